@@ -1,0 +1,66 @@
+"""Pieces every search shares: stop criteria, improvement trajectory, progress lines."""
+import sys
+import time
+from dataclasses import dataclass, field
+
+from ..errors import LsbenchError
+
+
+@dataclass
+class Stop:
+    """Stop when any given budget is spent or the target objective is reached (<= target)."""
+
+    iterations: int | None = None
+    evaluations: int | None = None
+    seconds: float | None = None
+    target: float | None = None
+
+    def __post_init__(self):
+        for name in ("iterations", "evaluations", "seconds"):
+            v = getattr(self, name)
+            if v is not None and v < 0:
+                raise LsbenchError(f"--{name}: must be non-negative, got {v}")
+        if self.iterations is None and self.evaluations is None and self.seconds is None \
+                and self.target is None:
+            raise LsbenchError("no stop criterion: give --iterations, --evaluations, --seconds or --target")
+
+    def iteration_budget(self, done):
+        return None if self.iterations is None else max(0, self.iterations - done)
+
+    def reached(self, iterations, evaluations, elapsed, best):
+        return ((self.iterations is not None and iterations >= self.iterations)
+                or (self.evaluations is not None and evaluations >= self.evaluations)
+                or (self.seconds is not None and elapsed >= self.seconds)
+                or (self.target is not None and best <= self.target))
+
+
+@dataclass
+class Trajectory:
+    """[iteration, seconds, objective] at each improvement of the best solution."""
+
+    start: float = field(default_factory=time.perf_counter)
+    points: list = field(default_factory=list)
+
+    def elapsed(self):
+        return time.perf_counter() - self.start
+
+    def improved(self, iteration, objective, seconds=None):
+        self.points.append([int(iteration), round(self.elapsed() if seconds is None else seconds, 6),
+                            objective])
+
+
+class Progress:
+    """One status line per search on stderr, at most every `every` seconds."""
+
+    def __init__(self, label, every=2.0, enabled=True):
+        self.label = label
+        self.every = every
+        self.enabled = enabled and every > 0
+        self.last = time.perf_counter()
+
+    def tick(self, iteration, best, current=None, force=False):
+        now = time.perf_counter()
+        if self.enabled and (force or now - self.last >= self.every):
+            self.last = now
+            cur = "" if current is None else f" current {current}"
+            print(f"[{self.label}] iteration {iteration} best {best}{cur}", file=sys.stderr, flush=True)

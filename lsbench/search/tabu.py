@@ -1,0 +1,281 @@
+"""Tabu search over the evaluator interface, and Taillard's robust tabu search (Ro-TS) for QAP.
+
+Tabu search: each iteration takes the best admissible move (not tabu, or tabu but leading below
+the best objective found: aspiration), lowest move index on ties, so every backend that returns
+the same move costs yields the same trajectory. The attributes a move forbids and for how long
+are the neighbourhood's (`tabu_record`); the tenure is fixed (Janiak et al.: 7 for TSP, 10 for
+PFSP) or drawn per move in [tenure_min, tenure_max].
+"""
+import numpy as np
+from numba import njit
+
+from .. import rng
+from ..errors import LsbenchError
+from ..neighborhoods import index_to_pair
+from ..problems.qap import swap_and_update
+from .common import Trajectory
+
+_BIG = np.iinfo(np.int64).max
+
+
+@njit(cache=True)
+def select_admissible(deltas, tabu, current, best):
+    """Best non-tabu move, or a tabu move that beats the best (aspiration); -1 if none."""
+    k_best = -1
+    d_best = deltas[0]
+    for k in range(deltas.shape[0]):
+        d = deltas[k]
+        if (not tabu[k] or current + d < best) and (k_best < 0 or d < d_best):
+            k_best = k
+            d_best = d
+    return k_best
+
+
+@njit(cache=True)
+def select_least_bad(deltas):
+    """When every move is tabu: the move of least cost (lowest index on ties)."""
+    return np.argmin(deltas)
+
+
+@njit(cache=True)
+def rots_select(deltas, p, expiry, it, aspiration, current, best):
+    """Taillard's Ro-TS rule over the triangular delta table; -1 if every move is tabu.
+
+    A swap (i, j) is authorised unless both facilities would return to forbidden locations; it is
+    aspired (forced) if it improves the best, or if a location it assigns was not used for
+    `aspiration` iterations. The first aspired move wins, then the cheapest aspired one.
+    """
+    n = p.shape[0]
+    k_best = -1
+    d_best = 0
+    already_aspired = False
+    k = 0
+    for i in range(n - 1):
+        pi = p[i]
+        for j in range(i + 1, n):
+            d = deltas[k]
+            t1 = expiry[i, p[j]]
+            t2 = expiry[j, pi]
+            aspired = t1 < it - aspiration or t2 < it - aspiration or current + d < best
+            if aspired:
+                if not already_aspired or d < d_best:
+                    k_best = k
+                    d_best = d
+                    already_aspired = True
+            elif not already_aspired and (t1 < it or t2 < it) and (k_best < 0 or d < d_best):
+                k_best = k
+                d_best = d
+            k += 1
+    return k_best
+
+
+@njit(cache=True)
+def rots_record(p_before, r, s, expiry, it, rng_state, tenure_min, tenure_max):
+    """Forbid r and s from going back to their old locations for a random tenure each."""
+    expiry[r, p_before[r]] = it + rng.between(rng_state, tenure_min, tenure_max)
+    expiry[s, p_before[s]] = it + rng.between(rng_state, tenure_min, tenure_max)
+
+
+def rots_expiry(n):
+    """Taillard's initial tabu list: -(n i + j), distinct, so early moves are never aspired by age."""
+    return -(n * np.arange(n)[:, None] + np.arange(n)[None, :]).astype(np.int64)
+
+
+class TabuSearch:
+    """Tabu search over any evaluator (backend)."""
+
+    name = "tabu"
+
+    def __init__(self, tenure=None, tenure_min=None, tenure_max=None, aspiration=True):
+        self.tenure = tenure
+        self.tenure_min = tenure_min
+        self.tenure_max = tenure_max
+        self.aspiration = aspiration
+
+    def params(self, neighbourhood):
+        n = neighbourhood.problem.size
+        lo = self.tenure_min if self.tenure_min is not None else (self.tenure or neighbourhood.default_tenure(n))
+        hi = self.tenure_max if self.tenure_max is not None else (self.tenure or neighbourhood.default_tenure(n))
+        if lo < 0 or hi < lo:
+            raise LsbenchError(f"--param tenure: need 0 <= tenure_min <= tenure_max, got {lo}, {hi}")
+        return {"tenure_min": int(lo), "tenure_max": int(hi), "aspiration": bool(self.aspiration)}
+
+    def run(self, problem, neighbourhood, evaluator, stop, seed, progress=None):
+        prm = self.params(neighbourhood)
+        state = rng.new_state(seed)
+        sol = problem.random_solution(state)
+        return _tabu_loop(problem, neighbourhood, evaluator, stop, state, sol, prm, progress)
+
+
+def _tabu_loop(problem, nb, evaluator, stop, rng_state, sol, prm, progress):
+    traj = Trajectory()
+    current = problem.objective(sol)
+    best, best_sol = current, sol.copy()
+    traj.improved(0, best)
+    evaluator.reset(sol)
+    memory = nb.tabu_memory()
+    flags = np.zeros(nb.size, dtype=np.bool_)
+    it = evals = 0
+    aspiration_value = best if prm["aspiration"] else -np.inf
+    while not stop.reached(it, evals, traj.elapsed(), best):
+        it += 1
+        deltas = evaluator.evaluate()
+        evals += nb.size
+        nb.tabu_flags(sol, memory, it, flags)
+        move = select_admissible(deltas, flags, current, aspiration_value)
+        if move < 0:
+            move = select_least_bad(deltas)
+        tenure = prm["tenure_min"] if prm["tenure_min"] == prm["tenure_max"] else \
+            rng.between(rng_state, prm["tenure_min"], prm["tenure_max"])
+        nb.tabu_record(sol, move, memory, it + tenure)
+        current = current + deltas[move]
+        nb.perform(sol, move)
+        evaluator.apply(move)
+        if current < best:
+            best, best_sol = current, sol.copy()
+            traj.improved(it, _plain(best))
+            if prm["aspiration"]:
+                aspiration_value = best
+        if progress:
+            progress.tick(it, _plain(best), _plain(current))
+    return {"best_objective": _plain(best), "best_solution": best_sol, "iterations": it,
+            "evaluations": evals, "trajectory": traj.points, "params": prm,
+            "final_objective": _plain(current)}
+
+
+def _plain(x):
+    return int(x) if isinstance(x, (np.integer, int)) else float(x)
+
+
+@njit(cache=True)
+def rots_chunk(a, b, p, delta, expiry, rng_state, it0, n_iter, current, best, best_sol,
+               tenure_min, tenure_max, aspiration, target, improve_it, improve_obj):
+    """Fused CPU Ro-TS: `n_iter` iterations from iteration it0+1, all in compiled code.
+
+    Returns (iterations done, current, best, improvements recorded). Stops early at `target`.
+    """
+    n = p.shape[0]
+    n_imp = 0
+    done = 0
+    for step in range(n_iter):
+        it = it0 + step + 1
+        k = rots_select(delta, p, expiry, it, aspiration, current, best)
+        done += 1
+        if k < 0:
+            continue
+        r, s = index_to_pair(k, n)
+        rots_record(p, r, s, expiry, it, rng_state, tenure_min, tenure_max)
+        current += delta[k]
+        swap_and_update(a, b, p, delta, r, s)
+        if current < best:
+            best = current
+            best_sol[:] = p
+            improve_it[n_imp] = it
+            improve_obj[n_imp] = best
+            n_imp += 1
+            if best <= target:
+                break
+    return done, current, best, n_imp
+
+
+class RobustTabuSearch:
+    """Taillard's Ro-TS for QAP: tenure drawn in [0.9n, 1.1n] per move, aspiration by age 2n^2.
+
+    On the `cpu` backend the whole loop runs compiled (`rots_chunk`), returning to Python only
+    between chunks of iterations to check the clock; on every other backend the same selection
+    and tabu rules run over the evaluator's delta table, so trajectories are identical.
+    """
+
+    name = "rots"
+
+    def __init__(self, tenure_min=None, tenure_max=None, aspiration=None):
+        self.tenure_min = tenure_min
+        self.tenure_max = tenure_max
+        self.aspiration = aspiration
+
+    def params(self, problem):
+        n = problem.n
+        prm = {"tenure_min": int(self.tenure_min if self.tenure_min is not None else 9 * n // 10),
+               "tenure_max": int(self.tenure_max if self.tenure_max is not None else 11 * n // 10),
+               "aspiration": int(self.aspiration if self.aspiration is not None else 2 * n * n)}
+        if prm["tenure_min"] < 0 or prm["tenure_max"] < prm["tenure_min"]:
+            raise LsbenchError("--param tenure_min/tenure_max: need 0 <= tenure_min <= tenure_max")
+        return prm
+
+    def run(self, problem, neighbourhood, evaluator, stop, seed, progress=None):
+        if problem.kind != "qap" or neighbourhood.name != "swap":
+            raise LsbenchError("--algorithm rots: robust tabu search is defined for QAP (swap) only")
+        prm = self.params(problem)
+        state = rng.new_state(seed)
+        sol = problem.random_solution(state)
+        if getattr(evaluator, "fused", False):
+            return self._run_fused(problem, stop, state, sol, prm, progress)
+        return self._run_evaluator(problem, neighbourhood, evaluator, stop, state, sol, prm, progress)
+
+    def _run_evaluator(self, problem, nb, evaluator, stop, state, sol, prm, progress):
+        traj = Trajectory()
+        current = problem.objective(sol)
+        best, best_sol = current, sol.copy()
+        traj.improved(0, best)
+        evaluator.reset(sol)
+        expiry = rots_expiry(problem.n)
+        it = evals = 0
+        while not stop.reached(it, evals, traj.elapsed(), best):
+            it += 1
+            deltas = evaluator.evaluate()
+            evals += nb.size
+            k = rots_select(deltas, sol, expiry, it, prm["aspiration"], current, best)
+            if k < 0:
+                continue
+            r, s = index_to_pair(k, problem.n)
+            rots_record(sol, r, s, expiry, it, state, prm["tenure_min"], prm["tenure_max"])
+            current += int(deltas[k])
+            nb.perform(sol, k)
+            evaluator.apply(k)
+            if current < best:
+                best, best_sol = current, sol.copy()
+                traj.improved(it, int(best))
+            if progress:
+                progress.tick(it, int(best), int(current))
+        return {"best_objective": int(best), "best_solution": best_sol, "iterations": it,
+                "evaluations": evals, "trajectory": traj.points, "params": prm,
+                "final_objective": int(current)}
+
+    def _run_fused(self, problem, stop, state, sol, prm, progress):
+        traj = Trajectory()
+        nb = problem.neighbourhood("swap")
+        current = problem.objective(sol)
+        best, best_sol = current, sol.copy()
+        traj.improved(0, best)
+        (delta,) = nb.state(sol)
+        expiry = rots_expiry(problem.n)
+        target = np.int64(stop.target) if stop.target is not None else np.int64(-_BIG)
+        it = evals = 0
+        chunk = 64
+        chunk_cap = 1 << 16
+        imp_it = np.empty(chunk_cap, dtype=np.int64)
+        imp_obj = np.empty(chunk_cap, dtype=np.int64)
+        while not stop.reached(it, evals, traj.elapsed(), best):
+            n_iter = chunk
+            budget = stop.iteration_budget(it)
+            if budget is not None:
+                n_iter = min(n_iter, budget)
+            if stop.evaluations is not None:
+                n_iter = min(n_iter, max(1, -(-(stop.evaluations - evals) // nb.size)))
+            n_iter = min(n_iter, chunk_cap)
+            t0 = traj.elapsed()
+            done, current, best, n_imp = rots_chunk(
+                problem.a, problem.b, sol, delta, expiry, state, it, n_iter, current, best, best_sol,
+                prm["tenure_min"], prm["tenure_max"], prm["aspiration"], target, imp_it, imp_obj)
+            t1 = traj.elapsed()
+            for m in range(n_imp):  # improvements are stamped at the end of their chunk
+                traj.improved(imp_it[m], int(imp_obj[m]), seconds=t1)
+            it += done
+            evals += done * nb.size
+            if t1 - t0 < 0.02:  # grow chunks until one takes ~20 ms: clock checks stay cheap
+                chunk = min(chunk * 2, chunk_cap)
+            if progress:
+                progress.tick(it, int(best), int(current))
+        return {"best_objective": int(best), "best_solution": best_sol, "iterations": it,
+                "evaluations": evals, "trajectory": traj.points, "params": prm,
+                "final_objective": int(current)}
