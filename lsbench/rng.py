@@ -18,13 +18,25 @@ def new_state(seed):
     return np.array([mixed], dtype=np.uint64)
 
 
-@njit(cache=True)
-def next_u64(state):
-    state[0] += _GOLDEN
-    z = state[0]
+@njit(cache=True, inline="always")
+def mix64(z):
+    """SplitMix64's finaliser: a bijective hash of a 64-bit word (also the counter-based RNG)."""
     z = (z ^ (z >> np.uint64(30))) * _MIX1
     z = (z ^ (z >> np.uint64(27))) * _MIX2
     return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def next_u64(state):
+    state[0] += _GOLDEN
+    return mix64(state[0])
+
+
+@njit(cache=True, inline="always")
+def tie_rank(k, key):
+    """Pseudo-random rank of move k under an iteration's key: breaks ties between equal moves
+    the same way on every backend."""
+    return mix64(np.uint64(k) ^ key)
 
 
 @njit(cache=True)

@@ -138,7 +138,7 @@ class QapSwap(Neighbourhood):
         return (delta,)
 
     def default_tenure(self, n):
-        return n
+        return 9 * n // 10, 11 * n // 10  # Taillard's range, drawn per move
 
     def perform(self, solution, move):
         r, s = index_to_pair(move, self.n)

@@ -19,22 +19,32 @@ _BIG = np.iinfo(np.int64).max
 
 
 @njit(cache=True)
-def select_admissible(deltas, tabu, current, best):
-    """Best non-tabu move, or a tabu move that beats the best (aspiration); -1 if none."""
+def select_admissible(deltas, tabu, current, best, tie_key):
+    """Best non-tabu move, or a tabu move that beats the best (aspiration); -1 if none.
+
+    Equal deltas are ranked by rng.tie_rank(k, tie_key): flow-shop makespan landscapes have
+    plateaus of dozens of equal moves, and always taking the lowest index walks in circles there.
+    """
     k_best = -1
     d_best = deltas[0]
+    r_best = np.uint64(0)
     for k in range(deltas.shape[0]):
         d = deltas[k]
-        if (not tabu[k] or current + d < best) and (k_best < 0 or d < d_best):
+        if tabu[k] and not current + d < best:
+            continue
+        r = rng.tie_rank(k, tie_key)
+        if k_best < 0 or d < d_best or (d == d_best and r < r_best):
             k_best = k
             d_best = d
+            r_best = r
     return k_best
 
 
 @njit(cache=True)
-def select_least_bad(deltas):
-    """When every move is tabu: the move of least cost (lowest index on ties)."""
-    return np.argmin(deltas)
+def select_least_bad(deltas, tie_key):
+    """When every move is tabu: the move of least cost, ties ranked as in select_admissible."""
+    no_tabu = np.zeros(deltas.shape[0], dtype=np.bool_)
+    return select_admissible(deltas, no_tabu, 0, 0, tie_key)
 
 
 @njit(cache=True)
@@ -93,9 +103,11 @@ class TabuSearch:
         self.aspiration = aspiration
 
     def params(self, neighbourhood):
-        n = neighbourhood.problem.size
-        lo = self.tenure_min if self.tenure_min is not None else (self.tenure or neighbourhood.default_tenure(n))
-        hi = self.tenure_max if self.tenure_max is not None else (self.tenure or neighbourhood.default_tenure(n))
+        lo, hi = neighbourhood.default_tenure(neighbourhood.problem.size)
+        if self.tenure is not None:
+            lo = hi = self.tenure
+        lo = self.tenure_min if self.tenure_min is not None else lo
+        hi = self.tenure_max if self.tenure_max is not None else hi
         if lo < 0 or hi < lo:
             raise LsbenchError(f"--param tenure: need 0 <= tenure_min <= tenure_max, got {lo}, {hi}")
         return {"tenure_min": int(lo), "tenure_max": int(hi), "aspiration": bool(self.aspiration)}
@@ -122,15 +134,17 @@ def _tabu_loop(problem, nb, evaluator, stop, rng_state, sol, prm, progress):
         deltas = evaluator.evaluate()
         evals += nb.size
         nb.tabu_flags(sol, memory, it, flags)
-        move = select_admissible(deltas, flags, current, aspiration_value)
+        tie_key = np.uint64(rng.next_u64(rng_state))
+        move = select_admissible(deltas, flags, current, aspiration_value, tie_key)
         if move < 0:
-            move = select_least_bad(deltas)
+            move = select_least_bad(deltas, tie_key)
         tenure = prm["tenure_min"] if prm["tenure_min"] == prm["tenure_max"] else \
             rng.between(rng_state, prm["tenure_min"], prm["tenure_max"])
         nb.tabu_record(sol, move, memory, it + tenure)
-        current = current + deltas[move]
         nb.perform(sol, move)
         evaluator.apply(move)
+        # float objectives are recomputed rather than accumulated, so no rounding drift builds up
+        current = current + deltas[move] if problem.integer else problem.objective(sol)
         if current < best:
             best, best_sol = current, sol.copy()
             traj.improved(it, _plain(best))

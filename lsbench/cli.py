@@ -1,0 +1,146 @@
+"""Command line: `lsbench instances ...`, `lsbench run ...`, `lsbench verify ...`.
+
+Every user error ends with one line `lsbench: error: ...` on stderr and exit code 2.
+"""
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+from . import instances as registry
+from .errors import LsbenchError
+
+PROBLEM_PARAMS = {"objective": str, "weights": lambda v: tuple(int(x) for x in v.split(",")),
+                  "precision": int, "neighbours": int, "b": float, "h": float, "terms": int}
+ALGORITHM_PARAMS = {"tenure": int, "tenure_min": int, "tenure_max": int, "aspiration": int,
+                    "restarts": int}
+
+
+def parse_params(pairs):
+    problem, algorithm = {}, {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise LsbenchError(f"--param {pair!r}: expected KEY=VALUE")
+        table = PROBLEM_PARAMS if key in PROBLEM_PARAMS else ALGORITHM_PARAMS if key in ALGORITHM_PARAMS else None
+        if table is None:
+            raise LsbenchError(f"--param {key}: unknown parameter (known: "
+                               f"{', '.join(sorted({**PROBLEM_PARAMS, **ALGORITHM_PARAMS}))})")
+        try:
+            (problem if table is PROBLEM_PARAMS else algorithm)[key] = table[key](value)
+        except ValueError:
+            raise LsbenchError(f"--param {key}: bad value {value!r}")
+    return problem, algorithm
+
+
+def cmd_instances(args):
+    if args.action == "list":
+        rows = registry.entries(args.problem)
+        print(f"{'problem':8} {'name':12} {'size':>8} {'best known':>14} {'optimal':8} source")
+        for e in rows:
+            print(f"{e.problem:8} {e.name:12} {e.size:>8} {e.bks:>14} {e.optimal:8} {e.source_url}")
+        print(f"# {len(rows)} instances; generated families: PPP M-N[-sSEED], weierstrass-D, "
+              "rnd-pfsp-NxM-SEED, rnd-atsp-N-SEED")
+        return 0
+    if args.action == "show":
+        if not args.names:
+            raise LsbenchError("instances show: give an instance name")
+        for name in args.names:
+            p = registry.load(name, args.problem, args.data_dir)
+            entry = registry.manifest().get(name)
+            print(f"{p.name} ({p.kind})")
+            for k, v in p.describe().items():
+                print(f"  {k}: {v}")
+            print(f"  best known value: {registry.bks_of(p)}"
+                  + (f" (optimal: {entry.optimal})" if entry else ""))
+            if entry:
+                print(f"  source: {entry.source_url}\n  sha256: {entry.sha256}")
+        return 0
+    if args.action == "fetch":
+        names = args.names or [e.name for e in registry.entries(args.problem)]
+        for name in names:
+            path = registry.fetch(name, args.data_dir, args.mirror)
+            print(f"{name}: {path}")
+        return 0
+    raise LsbenchError(f"instances: unknown action {args.action!r}")
+
+
+def cmd_run(args):
+    from .runner import run_one
+    problem_params, algorithm_params = parse_params(args.param)
+    record = run_one(problem=args.problem, instance=args.instance, algorithm=args.algorithm,
+                     backend=args.backend, neighbourhood=args.neighbourhood, seed=args.seed,
+                     iterations=args.iterations, evaluations=args.evaluations, seconds=args.seconds,
+                     target=args.target, problem_params=problem_params,
+                     algorithm_params=algorithm_params, data=args.data_dir, out=args.out,
+                     progress=not args.quiet, threads=args.threads)
+    gap = record["gap_percent"]
+    print(f"{record['instance']} {record['algorithm']}/{record['backend']} seed {record['seed']}: "
+          f"best {record['best_objective']}" + (f" (gap {gap:.3f}% to {record['bks']})" if gap is not None else "")
+          + f", {record['iterations']} iterations in {record['wall_s']:.2f} s"
+          + (f" -> {args.out}" if args.out else ""))
+    return 0
+
+
+def cmd_verify(args):
+    from .runner import verify_record
+    for path in args.records:
+        msg = verify_record(path, args.data_dir)
+        print(f"{path}: OK {msg}")
+    return 0
+
+
+def build_parser():
+    ap = argparse.ArgumentParser(prog="lsbench", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    pi = sub.add_parser("instances", help="list, show or fetch benchmark instances")
+    pi.add_argument("action", choices=["list", "show", "fetch"])
+    pi.add_argument("names", nargs="*")
+    pi.add_argument("--problem")
+    pi.add_argument("--data-dir", help="instance data directory (default $LSBENCH_DATA or ./data/instances)")
+    pi.add_argument("--mirror", help="fetch from this local folder or base URL instead of the public source")
+    pi.set_defaults(func=cmd_instances)
+
+    pr = sub.add_parser("run", help="run one search and write its run record")
+    pr.add_argument("--problem", help="qap, pfsp, tsp, ppp or weierstrass (needed with a file path)")
+    pr.add_argument("--instance", required=True, help="known instance name or instance file path")
+    pr.add_argument("--algorithm", default="tabu", help="tabu, rots (QAP), hc")
+    pr.add_argument("--neighbourhood", "--neighborhood", dest="neighbourhood")
+    pr.add_argument("--backend", default="cpu", help="cpu, cpu-parallel, ...")
+    pr.add_argument("--threads", type=int, help="threads for cpu-parallel (default: all cores)")
+    pr.add_argument("--iterations", type=int)
+    pr.add_argument("--evaluations", type=int)
+    pr.add_argument("--seconds", type=float)
+    pr.add_argument("--target", type=float, help="stop when the best objective is <= target")
+    pr.add_argument("--seed", type=int, default=1)
+    pr.add_argument("--param", action="append", metavar="KEY=VALUE",
+                    help="problem or algorithm parameter, e.g. tenure=7, objective=flowtime")
+    pr.add_argument("--out", help="run record path (JSON, written atomically)")
+    pr.add_argument("--data-dir")
+    pr.add_argument("--quiet", action="store_true", help="no progress lines")
+    pr.set_defaults(func=cmd_run)
+
+    pv = sub.add_parser("verify", help="re-check run records from scratch")
+    pv.add_argument("records", nargs="+")
+    pv.add_argument("--data-dir")
+    pv.set_defaults(func=cmd_verify)
+    return ap
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except LsbenchError as e:
+        print(f"lsbench: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("lsbench: interrupted; no record written", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""Best-improvement hill climbing with random restarts, over the evaluator interface."""
+import numpy as np
+from numba import njit
+
+from .. import rng
+from .common import Trajectory
+from .tabu import _plain
+
+
+@njit(cache=True)
+def best_move(deltas):
+    """Lowest-index move of least delta."""
+    return np.argmin(deltas)
+
+
+class HillClimbing:
+    name = "hc"
+
+    def __init__(self, restarts=True):
+        self.restarts = restarts
+
+    def run(self, problem, nb, evaluator, stop, seed, progress=None):
+        state = rng.new_state(seed)
+        traj = Trajectory()
+        sol = problem.random_solution(state)
+        current = problem.objective(sol)
+        best, best_sol = current, sol.copy()
+        traj.improved(0, _plain(best))
+        evaluator.reset(sol)
+        it = evals = restarts = 0
+        while not stop.reached(it, evals, traj.elapsed(), best):
+            it += 1
+            deltas = evaluator.evaluate()
+            evals += nb.size
+            k = best_move(deltas)
+            if deltas[k] < 0:
+                nb.perform(sol, k)
+                evaluator.apply(k)
+                current = current + deltas[k] if problem.integer else problem.objective(sol)
+            elif self.restarts:  # local optimum: restart from a random solution
+                restarts += 1
+                sol = problem.random_solution(state)
+                current = problem.objective(sol)
+                evaluator.reset(sol)
+            else:
+                break
+            if current < best:
+                best, best_sol = current, sol.copy()
+                traj.improved(it, _plain(best))
+            if progress:
+                progress.tick(it, _plain(best), _plain(current))
+        return {"best_objective": _plain(best), "best_solution": best_sol, "iterations": it,
+                "evaluations": evals, "trajectory": traj.points,
+                "params": {"restarts": bool(self.restarts), "restarts_done": restarts},
+                "final_objective": _plain(current)}
