@@ -44,6 +44,16 @@ def _is_number(token, dtype):
         return False
 
 
+def serial_and_parallel(fn):
+    """Two builds of one neighbourhood kernel: one core, and all cores (prange over its outer loop).
+
+    Only the serial build is cached: Numba's on-disk cache keys on the Python function, so two
+    cached builds of the same source could load each other's code.
+    """
+    from numba import njit
+    return njit(cache=True)(fn), njit(parallel=True)(fn)
+
+
 class Problem:
     """Base of all problems. Subclasses set `kind`, `neighbourhoods` and the data attributes."""
 

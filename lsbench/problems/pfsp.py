@@ -16,7 +16,7 @@ from .. import rng
 from ..errors import InstanceFormatError, LsbenchError
 from ..neighborhoods import index_to_insertion, index_to_pair, insertion_count, pair_count
 from .permutation import position_swap_tabu_flags, position_swap_tabu_record
-from .base import Neighbourhood, Problem, check_permutation, read_numbers, sha256_of
+from .base import serial_and_parallel, Neighbourhood, Problem, check_permutation, read_numbers, sha256_of
 
 MAKESPAN, FLOWTIME, THREE = 0, 1, 2
 OBJECTIVES = {"makespan": MAKESPAN, "flowtime": FLOWTIME, "three": THREE}
@@ -187,8 +187,7 @@ def _insertion_deltas(pt, due, seq, objective, w, current, out):
                 out[idx] = _continue_score(pt, due, part, k, cstart, fl, ta, la, objective, w) - current
 
 
-insertion_deltas = njit(cache=True)(_insertion_deltas)
-insertion_deltas_parallel = njit(cache=True, parallel=True)(_insertion_deltas)
+insertion_deltas, insertion_deltas_parallel = serial_and_parallel(_insertion_deltas)
 
 
 @njit(cache=True)
@@ -297,8 +296,7 @@ def _swap_deltas(pt, due, seq, objective, w, current, out):
         trial[i] = seq[i]
 
 
-swap_deltas = njit(cache=True)(_swap_deltas)
-swap_deltas_parallel = njit(cache=True, parallel=True)(_swap_deltas)
+swap_deltas, swap_deltas_parallel = serial_and_parallel(_swap_deltas)
 
 
 class PfspSwap(_PfspNeighbourhood):

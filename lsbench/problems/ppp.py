@@ -16,7 +16,7 @@ from numba import njit, prange
 from .. import rng
 from ..errors import LsbenchError
 from ..neighborhoods import hamming_count, index_to_pair, index_to_triple
-from .base import Neighbourhood, Problem
+from .base import serial_and_parallel, Neighbourhood, Problem
 
 PENALTY = 30
 
@@ -117,8 +117,7 @@ def _hamming_deltas(a, x, y, hist, target_hist, k, out):
                     r += 1
 
 
-hamming_deltas = njit(cache=True)(_hamming_deltas)
-hamming_deltas_parallel = njit(cache=True, parallel=True)(_hamming_deltas)
+hamming_deltas, hamming_deltas_parallel = serial_and_parallel(_hamming_deltas)
 
 
 @njit(cache=True)

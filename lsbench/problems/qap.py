@@ -10,7 +10,7 @@ from numba import njit, prange
 from ..errors import InstanceFormatError
 from .. import rng
 from ..neighborhoods import index_to_pair, pair_count
-from .base import Neighbourhood, Problem, check_permutation, read_numbers, sha256_of
+from .base import serial_and_parallel, Neighbourhood, Problem, check_permutation, read_numbers, sha256_of
 
 
 @njit(cache=True)
@@ -25,68 +25,79 @@ def qap_cost(a, b, p):
 
 
 @njit(cache=True, inline="always")
-def swap_delta(a, b, p, r, s):
-    """Cost change of swapping the locations of facilities r and s: O(n), general (asymmetric)."""
-    pr = p[r]
-    ps = p[s]
-    d = (a[r, r] - a[s, s]) * (b[ps, ps] - b[pr, pr]) + (a[r, s] - a[s, r]) * (b[ps, pr] - b[pr, ps])
-    for k in range(p.shape[0]):
-        if k != r and k != s:
-            pk = p[k]
-            d += (a[k, r] - a[k, s]) * (b[pk, ps] - b[pk, pr]) + (a[r, k] - a[s, k]) * (b[ps, pk] - b[pr, pk])
-    return d
+def swap_delta(a, at, bp, bpt, i, j):
+    """Cost change of swapping the locations of facilities i and j: O(n), general (asymmetric).
 
-
-@njit(cache=True, inline="always")
-def swap_delta_update(a, b, p, d_ij, i, j, r, s):
-    """Taillard's O(1) update of the delta of swap (i, j) after swap (r, s), {i,j} and {r,s} disjoint.
-
-    `p` is the permutation after the swap (r, s) was performed.
+    bp[k, l] = b[p[k], p[l]] is the distance matrix seen through the current permutation and
+    bpt its transpose, at the transpose of a: every operand is a contiguous row, so the k-loop
+    is branch-free and vectorises. The k = i and k = j terms are taken out after the loop.
     """
-    pi = p[i]
-    pj = p[j]
-    pr = p[r]
-    ps = p[s]
-    return d_ij + (a[r, i] - a[r, j] + a[s, j] - a[s, i]) * (b[ps, pi] - b[ps, pj] + b[pr, pj] - b[pr, pi]) \
-        + (a[i, r] - a[j, r] + a[j, s] - a[i, s]) * (b[pi, ps] - b[pj, ps] + b[pj, pr] - b[pi, pr])
+    i = np.int64(i)  # prange indices are unsigned; keep index arithmetic signed
+    j = np.int64(j)
+    d = (a[i, i] - a[j, j]) * (bp[j, j] - bp[i, i]) + (a[i, j] - a[j, i]) * (bp[j, i] - bp[i, j])
+    s = 0
+    for k in range(at.shape[0]):
+        s += (at[i, k] - at[j, k]) * (bpt[j, k] - bpt[i, k]) + (a[i, k] - a[j, k]) * (bp[j, k] - bp[i, k])
+    s -= (at[i, i] - at[j, i]) * (bpt[j, i] - bpt[i, i]) + (a[i, i] - a[j, i]) * (bp[j, i] - bp[i, i])
+    s -= (at[i, j] - at[j, j]) * (bpt[j, j] - bpt[i, j]) + (a[i, j] - a[j, j]) * (bp[j, j] - bp[i, j])
+    return d + s
 
 
-def _all_deltas(a, b, p, out):
-    n = p.shape[0]
+@njit(cache=True)
+def permuted_distances(b, p):
+    """bp[k, l] = b[p[k], p[l]] and its transpose (contiguous copies)."""
+    bp = np.ascontiguousarray(b[p][:, p])
+    return bp, np.ascontiguousarray(bp.T)
+
+
+def _all_deltas(a, at, bp, bpt, out):
+    n = a.shape[0]
     for r in prange(n - 1):
         base = r * (2 * n - r - 1) // 2 - r - 1
         for s in range(r + 1, n):
-            out[base + s] = swap_delta(a, b, p, r, s)
+            out[base + s] = swap_delta(a, at, bp, bpt, r, s)
 
 
-def _swap_and_update(a, b, p, delta, r, s):
-    """Perform swap (r, s) on p and bring the delta table up to date.
+def _swap_and_update(a, at, bp, bpt, p, delta, r, s):
+    """Perform swap (r, s) on p and bring bp, bpt and the delta table up to date.
 
     Taillard's O(1) update, factored: with u = a[r,:]-a[s,:], v = a[:,r]-a[:,s],
-    w = b[p_s,p]-b[p_r,p], z = b[p,p_s]-b[p,p_r] (after the swap), the delta of a disjoint
-    swap (i, j) grows by (u_i-u_j)(w_i-w_j) + (v_i-v_j)(z_i-z_j): contiguous, vectorisable rows.
+    w = bp[s,:]-bp[r,:], z = bp[:,s]-bp[:,r] (after the swap), the delta of a disjoint swap
+    (i, j) grows by (u_i-u_j)(w_i-w_j) + (v_i-v_j)(z_i-z_j): contiguous, vectorisable rows.
+    Moves touching r or s are recomputed in O(n).
     """
     n = p.shape[0]
     t = p[r]
     p[r] = p[s]
     p[s] = t
-    pr = p[r]
-    ps = p[s]
+    for k in range(n):  # swap rows and columns r, s of the permuted distances
+        t = bp[r, k]
+        bp[r, k] = bp[s, k]
+        bp[s, k] = t
+        t = bpt[r, k]
+        bpt[r, k] = bpt[s, k]
+        bpt[s, k] = t
+    for k in range(n):
+        t = bp[k, r]
+        bp[k, r] = bp[k, s]
+        bp[k, s] = t
+        t = bpt[k, r]
+        bpt[k, r] = bpt[k, s]
+        bpt[k, s] = t
     u = np.empty(n, dtype=np.int64)
     v = np.empty(n, dtype=np.int64)
     w = np.empty(n, dtype=np.int64)
     z = np.empty(n, dtype=np.int64)
     for k in range(n):
-        pk = p[k]
         u[k] = a[r, k] - a[s, k]
-        v[k] = a[k, r] - a[k, s]
-        w[k] = b[ps, pk] - b[pr, pk]
-        z[k] = b[pk, ps] - b[pk, pr]
+        v[k] = at[r, k] - at[s, k]
+        w[k] = bp[s, k] - bp[r, k]
+        z[k] = bpt[s, k] - bpt[r, k]
     for i in prange(n - 1):
         base = i * (2 * n - i - 1) // 2 - i - 1
         if i == r or i == s:
             for j in range(i + 1, n):
-                delta[base + j] = swap_delta(a, b, p, i, j)
+                delta[base + j] = swap_delta(a, at, bp, bpt, i, j)
         else:
             ui = u[i]
             vi = v[i]
@@ -95,15 +106,13 @@ def _swap_and_update(a, b, p, delta, r, s):
             for j in range(i + 1, n):
                 delta[base + j] += (ui - u[j]) * (wi - w[j]) + (vi - v[j]) * (zi - z[j])
             if r > i:
-                delta[base + r] = swap_delta(a, b, p, i, r)
+                delta[base + r] = swap_delta(a, at, bp, bpt, i, r)
             if s > i:
-                delta[base + s] = swap_delta(a, b, p, i, s)
+                delta[base + s] = swap_delta(a, at, bp, bpt, i, s)
 
 
-all_deltas = njit(cache=True)(_all_deltas)
-all_deltas_parallel = njit(cache=True, parallel=True)(_all_deltas)
-swap_and_update = njit(cache=True)(_swap_and_update)
-swap_and_update_parallel = njit(cache=True, parallel=True)(_swap_and_update)
+all_deltas, all_deltas_parallel = serial_and_parallel(_all_deltas)
+swap_and_update, swap_and_update_parallel = serial_and_parallel(_swap_and_update)
 
 
 @njit(cache=True)
@@ -133,9 +142,12 @@ class QapSwap(Neighbourhood):
         self.size = pair_count(problem.n)
 
     def state(self, solution, parallel=False):
+        """(delta table, b permuted by the solution, its transpose)."""
+        pr = self.problem
+        bp, bpt = permuted_distances(pr.b, solution)
         delta = np.empty(self.size, dtype=np.int64)
-        (all_deltas_parallel if parallel else all_deltas)(self.problem.a, self.problem.b, solution, delta)
-        return (delta,)
+        (all_deltas_parallel if parallel else all_deltas)(pr.a, pr.at, bp, bpt, delta)
+        return (delta, bp, bpt)
 
     def default_tenure(self, n):
         return 9 * n // 10, 11 * n // 10  # Taillard's range, drawn per move
@@ -151,7 +163,8 @@ class QapSwap(Neighbourhood):
     def apply(self, solution, state, move, parallel=False):
         r, s = index_to_pair(move, self.n)
         fn = swap_and_update_parallel if parallel else swap_and_update
-        fn(self.problem.a, self.problem.b, solution, state[0], r, s)
+        pr = self.problem
+        fn(pr.a, pr.at, state[1], state[2], solution, state[0], r, s)
 
     def tabu_memory(self):
         return np.full((self.n, self.n), -1, dtype=np.int64)
@@ -173,6 +186,7 @@ class QAP(Problem):
         super().__init__(name, source, sha256)
         self.a = np.ascontiguousarray(a, dtype=np.int64)
         self.b = np.ascontiguousarray(b, dtype=np.int64)
+        self.at = np.ascontiguousarray(self.a.T)
         self.n = self.a.shape[0]
         self.size = self.n
 

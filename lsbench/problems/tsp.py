@@ -13,7 +13,7 @@ from numba import njit, prange
 from .. import rng
 from ..errors import InstanceFormatError, LsbenchError
 from ..neighborhoods import index_to_pair, pair_count
-from .base import Neighbourhood, Problem, check_permutation, sha256_of
+from .base import serial_and_parallel, Neighbourhood, Problem, check_permutation, sha256_of
 from .permutation import position_swap_tabu_flags, position_swap_tabu_record
 
 MAX_CITIES = 20000  # a dense int32 matrix of 20000^2 is 1.6 GB
@@ -164,6 +164,8 @@ def _city_after_swap(t, q, i, j):
 def city_swap_delta(d, t, i, j):
     """Exact delta of exchanging the cities at positions i and j: edges touching them only."""
     n = t.shape[0]
+    i = np.int64(i)  # prange indices are unsigned; mixed with signed ints they would become floats
+    j = np.int64(j)
     e0 = (i - 1 + n) % n
     e1 = i
     e2 = (j - 1 + n) % n
@@ -190,8 +192,7 @@ def _swap_deltas(d, t, out):
             out[base + j] = city_swap_delta(d, t, i, j)
 
 
-swap_deltas = njit(cache=True)(_swap_deltas)
-swap_deltas_parallel = njit(cache=True, parallel=True)(_swap_deltas)
+swap_deltas, swap_deltas_parallel = serial_and_parallel(_swap_deltas)
 
 
 @njit(cache=True)
@@ -226,8 +227,7 @@ def _two_opt_deltas(d, t, fwd, bwd, out):
             out[base + j] = two_opt_delta(d, t, fwd, bwd, i, j)
 
 
-two_opt_deltas = njit(cache=True)(_two_opt_deltas)
-two_opt_deltas_parallel = njit(cache=True, parallel=True)(_two_opt_deltas)
+two_opt_deltas, two_opt_deltas_parallel = serial_and_parallel(_two_opt_deltas)
 
 
 @njit(cache=True)

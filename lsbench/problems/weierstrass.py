@@ -16,7 +16,7 @@ from numba import njit, prange
 
 from .. import rng
 from ..errors import LsbenchError
-from .base import Neighbourhood, Problem
+from .base import serial_and_parallel, Neighbourhood, Problem
 
 from ..rng import mix64
 
@@ -34,7 +34,7 @@ def _hash_words(words, seed):
 def solution_key(x, seed):
     """Hash of the exact bits of x and the instance seed (computed on the host, passed to kernels)."""
     words = x.view(np.uint64 if x.dtype == np.float64 else np.uint32).astype(np.uint64)
-    return _hash_words(words, np.uint64(seed))
+    return np.uint64(_hash_words(words, np.uint64(seed)))
 
 
 @njit(cache=True, inline="always")
@@ -85,8 +85,7 @@ def _crown_deltas(x, key, count, radius, b, h, terms, current, out):
         out[t] = weierstrass(y, b, h, terms) - current
 
 
-crown_deltas = njit(cache=True)(_crown_deltas)
-crown_deltas_parallel = njit(cache=True, parallel=True)(_crown_deltas)
+crown_deltas, crown_deltas_parallel = serial_and_parallel(_crown_deltas)
 
 
 class Crowns(Neighbourhood):

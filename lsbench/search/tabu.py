@@ -47,43 +47,53 @@ def select_least_bad(deltas, tie_key):
     return select_admissible(deltas, no_tabu, 0, 0, tie_key)
 
 
+_CLASS = np.int64(1) << np.int64(60)  # |delta| < 2^59 is checked when the search starts
+
+
 @njit(cache=True)
-def rots_select(deltas, p, expiry, it, aspiration, current, best):
+def rots_select(deltas, p, expiry, expiry_t, it, aspiration, current, best):
     """Taillard's Ro-TS rule over the triangular delta table; -1 if every move is tabu.
 
-    A swap (i, j) is authorised unless both facilities would return to forbidden locations; it is
-    aspired (forced) if it improves the best, or if a location it assigns was not used for
-    `aspiration` iterations. The first aspired move wins, then the cheapest aspired one.
+    A swap (i, j) is authorised unless both facilities would return to forbidden locations
+    (expiry[f, loc] >= it); it is aspired if it improves the best, or if one of the assignments
+    it makes was last forbidden more than `aspiration` iterations ago. Taillard's loop takes the
+    cheapest aspired move if any, else the cheapest authorised one, lowest index on ties: here
+    the lexicographic minimum of (class, delta, index) as one branch-light integer key.
+    `expiry_t` is the transpose of `expiry`, kept so both lookups read rows.
     """
     n = p.shape[0]
     k_best = -1
-    d_best = 0
-    already_aspired = False
+    key_best = 3 * _CLASS
     k = 0
     for i in range(n - 1):
         pi = p[i]
         for j in range(i + 1, n):
             d = deltas[k]
-            t1 = expiry[i, p[j]]
-            t2 = expiry[j, pi]
-            aspired = t1 < it - aspiration or t2 < it - aspiration or current + d < best
-            if aspired:
-                if not already_aspired or d < d_best:
-                    k_best = k
-                    d_best = d
-                    already_aspired = True
-            elif not already_aspired and (t1 < it or t2 < it) and (k_best < 0 or d < d_best):
+            oldest = min(expiry[i, p[j]], expiry_t[pi, j])
+            if oldest < it - aspiration or current + d < best:
+                key = d
+            elif oldest < it:
+                key = d + _CLASS
+            else:
+                key = d + 2 * _CLASS
+            if key < key_best:
+                key_best = key
                 k_best = k
-                d_best = d
             k += 1
+    if key_best >= 2 * _CLASS - (_CLASS >> 1):
+        return -1
     return k_best
 
 
 @njit(cache=True)
-def rots_record(p_before, r, s, expiry, it, rng_state, tenure_min, tenure_max):
+def rots_record(p_before, r, s, expiry, expiry_t, it, rng_state, tenure_min, tenure_max):
     """Forbid r and s from going back to their old locations for a random tenure each."""
-    expiry[r, p_before[r]] = it + rng.between(rng_state, tenure_min, tenure_max)
-    expiry[s, p_before[s]] = it + rng.between(rng_state, tenure_min, tenure_max)
+    t = it + rng.between(rng_state, tenure_min, tenure_max)
+    expiry[r, p_before[r]] = t
+    expiry_t[p_before[r], r] = t
+    t = it + rng.between(rng_state, tenure_min, tenure_max)
+    expiry[s, p_before[s]] = t
+    expiry_t[p_before[s], s] = t
 
 
 def rots_expiry(n):
@@ -162,7 +172,7 @@ def _plain(x):
 
 
 @njit(cache=True)
-def rots_chunk(a, b, p, delta, expiry, rng_state, it0, n_iter, current, best, best_sol,
+def rots_chunk(a, at, bp, bpt, p, delta, expiry, expiry_t, rng_state, it0, n_iter, current, best, best_sol,
                tenure_min, tenure_max, aspiration, target, improve_it, improve_obj):
     """Fused CPU Ro-TS: `n_iter` iterations from iteration it0+1, all in compiled code.
 
@@ -173,14 +183,14 @@ def rots_chunk(a, b, p, delta, expiry, rng_state, it0, n_iter, current, best, be
     done = 0
     for step in range(n_iter):
         it = it0 + step + 1
-        k = rots_select(delta, p, expiry, it, aspiration, current, best)
+        k = rots_select(delta, p, expiry, expiry_t, it, aspiration, current, best)
         done += 1
         if k < 0:
             continue
         r, s = index_to_pair(k, n)
-        rots_record(p, r, s, expiry, it, rng_state, tenure_min, tenure_max)
+        rots_record(p, r, s, expiry, expiry_t, it, rng_state, tenure_min, tenure_max)
         current += delta[k]
-        swap_and_update(a, b, p, delta, r, s)
+        swap_and_update(a, at, bp, bpt, p, delta, r, s)
         if current < best:
             best = current
             best_sol[:] = p
@@ -220,6 +230,9 @@ class RobustTabuSearch:
         if problem.kind != "qap" or neighbourhood.name != "swap":
             raise LsbenchError("--algorithm rots: robust tabu search is defined for QAP (swap) only")
         prm = self.params(problem)
+        bound = 4 * problem.n * int(np.abs(problem.a).max()) * int(np.abs(problem.b).max())
+        if bound >= 1 << 59:
+            raise LsbenchError(f"instance {problem.name}: move costs may exceed 2^59, beyond Ro-TS's key range")
         state = rng.new_state(seed)
         sol = problem.random_solution(state)
         if getattr(evaluator, "fused", False):
@@ -233,16 +246,17 @@ class RobustTabuSearch:
         traj.improved(0, best)
         evaluator.reset(sol)
         expiry = rots_expiry(problem.n)
+        expiry_t = np.ascontiguousarray(expiry.T)
         it = evals = 0
         while not stop.reached(it, evals, traj.elapsed(), best):
             it += 1
             deltas = evaluator.evaluate()
             evals += nb.size
-            k = rots_select(deltas, sol, expiry, it, prm["aspiration"], current, best)
+            k = rots_select(deltas, sol, expiry, expiry_t, it, prm["aspiration"], current, best)
             if k < 0:
                 continue
             r, s = index_to_pair(k, problem.n)
-            rots_record(sol, r, s, expiry, it, state, prm["tenure_min"], prm["tenure_max"])
+            rots_record(sol, r, s, expiry, expiry_t, it, state, prm["tenure_min"], prm["tenure_max"])
             current += int(deltas[k])
             nb.perform(sol, k)
             evaluator.apply(k)
@@ -261,8 +275,9 @@ class RobustTabuSearch:
         current = problem.objective(sol)
         best, best_sol = current, sol.copy()
         traj.improved(0, best)
-        (delta,) = nb.state(sol)
+        delta, bp, bpt = nb.state(sol)
         expiry = rots_expiry(problem.n)
+        expiry_t = np.ascontiguousarray(expiry.T)
         target = np.int64(stop.target) if stop.target is not None else np.int64(-_BIG)
         it = evals = 0
         chunk = 64
@@ -279,7 +294,7 @@ class RobustTabuSearch:
             n_iter = min(n_iter, chunk_cap)
             t0 = traj.elapsed()
             done, current, best, n_imp = rots_chunk(
-                problem.a, problem.b, sol, delta, expiry, state, it, n_iter, current, best, best_sol,
+                problem.a, problem.at, bp, bpt, sol, delta, expiry, expiry_t, state, it, n_iter, current, best, best_sol,
                 prm["tenure_min"], prm["tenure_max"], prm["aspiration"], target, imp_it, imp_obj)
             t1 = traj.elapsed()
             for m in range(n_imp):  # improvements are stamped at the end of their chunk

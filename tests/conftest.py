@@ -1,0 +1,20 @@
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("LSBENCH_TEST_DATA", ROOT.parent / "shared" / "instances"))
+
+
+@pytest.fixture(scope="session")
+def shared():
+    """The real QAPLIB/TSPLIB/Taillard files beside the checkout (CI has them)."""
+    if not (SHARED / "qaplib").is_dir():
+        pytest.fail(f"real instance files not found at {SHARED}; set LSBENCH_TEST_DATA")
+    return SHARED
+
+
+@pytest.fixture(autouse=True)
+def data_dir_env(monkeypatch):
+    monkeypatch.setenv("LSBENCH_DATA", str(SHARED))

@@ -1,0 +1,91 @@
+"""The command line as a user runs it: results, verification, and bad input."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+
+def lsbench(*args, env=None):
+    e = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "lsbench", *args], capture_output=True, text=True,
+                          cwd=ROOT, env=e, timeout=600)
+
+
+def test_run_then_verify(tmp_path):
+    out = tmp_path / "runs" / "x.json"
+    r = lsbench("run", "--problem", "qap", "--instance", "tai12a", "--algorithm", "tabu", "--backend", "cpu",
+                "--iterations", "2000", "--seed", "1", "--out", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(out.read_text())
+    for key in ("problem", "instance", "instance_sha256", "algorithm", "backend", "seed", "params", "host",
+                "versions", "iterations", "evaluations", "wall_s", "best_objective", "best_solution",
+                "trajectory", "bks", "gap_percent"):
+        assert key in rec
+    assert rec["iterations"] == 2000 and sorted(rec["best_solution"]) == list(range(12))
+    assert rec["trajectory"][-1][2] == rec["best_objective"]
+    v = lsbench("verify", str(out))
+    assert v.returncode == 0 and "OK" in v.stdout
+    # a tampered record is caught
+    rec["best_objective"] -= 1
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(rec))
+    v = lsbench("verify", str(bad))
+    assert v.returncode == 2 and "evaluates to" in v.stderr
+
+
+def test_run_with_instance_file_path_and_instances_listing(tmp_path, shared):
+    r = lsbench("run", "--problem", "tsp", "--instance", str(shared / "tsplib" / "eil51.tsp"), "--iterations",
+                "50", "--quiet", "--out", str(tmp_path / "t.json"))
+    assert r.returncode == 0, r.stderr
+    assert lsbench("verify", str(tmp_path / "t.json")).returncode == 0
+    ls = lsbench("instances", "list", "--problem", "qap")
+    assert ls.returncode == 0 and "tai100a" in ls.stdout and "ta001" not in ls.stdout
+    show = lsbench("instances", "show", "ta001")
+    assert show.returncode == 0 and "1278" in show.stdout and "m (machines): 5" in show.stdout
+
+
+def _bad_file(tmp_path, name, text):
+    f = tmp_path / name
+    f.write_text(text)
+    return str(f)
+
+
+@pytest.mark.parametrize("make_args,needle", [
+    (lambda t: ["--problem", "qap", "--instance", _bad_file(t, "trunc.dat", "12\n1 2 3\n")], "trunc.dat"),
+    (lambda t: ["--problem", "qap", "--instance", _bad_file(t, "nan.dat", "2\n1 2 3 x 5 6 7 8\n")], "non-numeric"),
+    (lambda t: ["--problem", "pfsp", "--instance", _bad_file(t, "size.txt", "3 2\n1 2 3\n4 5\n")], "size.txt"),
+    (lambda t: ["--instance", "no-such-instance"], "unknown instance"),
+    (lambda t: ["--problem", "knapsack", "--instance", "tai12a"], "unknown problem"),
+    (lambda t: ["--instance", "tai12a", "--backend", "abacus"], "unknown backend"),
+    (lambda t: ["--instance", "tai12a", "--iterations", "-5"], "--iterations"),
+    (lambda t: ["--instance", "tai12a", "--algorithm", "annealing"], "unknown algorithm"),
+    (lambda t: ["--instance", "tai12a", "--param", "tenure=abc"], "tenure"),
+    (lambda t: ["--instance", "ta001", "--param", "objective=lateness"], "objective"),
+    (lambda t: ["--instance", "tai12a", "--neighbourhood", "3opt"], "neighbourhood"),
+])
+def test_bad_input_one_line_exit_2_no_file(tmp_path, make_args, needle):
+    out = tmp_path / "out.json"
+    r = lsbench("run", "--iterations", "10", *make_args(tmp_path), "--out", str(out), "--quiet")
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in r.stderr
+    assert not out.exists() and not list(tmp_path.glob(".out.json*"))
+
+
+def test_missing_data_file_names_the_fetch_command(tmp_path):
+    r = lsbench("run", "--instance", "tai12a", "--iterations", "5", "--quiet", env={"LSBENCH_DATA": str(tmp_path)})
+    assert r.returncode == 2 and "lsbench instances fetch tai12a" in r.stderr
+
+
+def test_verify_rejects_malformed_records(tmp_path):
+    f = tmp_path / "r.json"
+    f.write_text("{not json")
+    r = lsbench("verify", str(f))
+    assert r.returncode == 2 and "not a JSON run record" in r.stderr
+    f.write_text(json.dumps({"problem": "qap"}))
+    r = lsbench("verify", str(f))
+    assert r.returncode == 2 and "lacks field" in r.stderr

@@ -1,0 +1,123 @@
+"""Incremental move costs equal full re-evaluation, for every problem and neighbourhood;
+serial and all-cores builds give identical move costs."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lsbench import rng
+from lsbench.problems import PFSP, PPP, QAP, TSP, Weierstrass
+
+
+def random_qap(seed, n, symmetric):
+    g = np.random.default_rng(seed)
+    a = g.integers(0, 50, (n, n))
+    b = g.integers(0, 50, (n, n))
+    if symmetric:
+        a, b = a + a.T, b + b.T
+    return QAP(a, b)
+
+
+def random_tsp(seed, n, symmetric):
+    g = np.random.default_rng(seed)
+    d = g.integers(1, 1000, (n, n))
+    if symmetric:
+        d = d + d.T
+    np.fill_diagonal(d, 0)
+    return TSP(d)
+
+
+def full_deltas(problem, nb, solution):
+    cur = problem.objective(solution)
+    out = []
+    for k in range(nb.size):
+        s = solution.copy()
+        nb.perform(s, k)
+        out.append(problem.objective(s) - cur)
+    return np.array(out)
+
+
+def incremental(nb, solution, parallel):
+    out = np.empty(nb.size, dtype=nb.delta_dtype())
+    nb.evaluate(solution, nb.state(solution, parallel), out, parallel)
+    return out
+
+
+def check_integer(problem, nb_name, seed):
+    nb = problem.neighbourhood(nb_name)
+    sol = problem.random_solution(rng.new_state(seed))
+    inc = incremental(nb, sol, False)
+    assert np.array_equal(inc, full_deltas(problem, nb, sol))
+    assert np.array_equal(inc, incremental(nb, sol, True))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10**6), st.integers(4, 14), st.booleans())
+def test_qap_swap(seed, n, symmetric):
+    check_integer(random_qap(seed, n, symmetric), "swap", seed)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10**6), st.integers(4, 12), st.booleans())
+def test_qap_delta_table_updates_match_recomputation(seed, n, symmetric):
+    """Taillard's O(1) update after a sequence of swaps equals the table recomputed from scratch."""
+    p = random_qap(seed, n, symmetric)
+    nb = p.neighbourhood("swap")
+    sol = p.random_solution(rng.new_state(seed))
+    state = nb.state(sol)
+    st_rng = rng.new_state(seed + 1)
+    for _ in range(8):
+        nb.apply(sol, state, rng.below(st_rng, nb.size), parallel=bool(seed % 2))
+        assert np.array_equal(state[0], nb.state(sol)[0])
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 10**6), st.integers(3, 12), st.integers(1, 5),
+       st.sampled_from(["makespan", "flowtime", "three"]), st.sampled_from(["insertion", "swap"]))
+def test_pfsp(seed, n, m, objective, nb_name):
+    p = PFSP.random("r", n, m, seed, objective=objective, weights=(3, 1, 7))
+    check_integer(p, nb_name, seed)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10**6), st.integers(5, 14), st.booleans(), st.sampled_from(["swap", "2opt"]))
+def test_tsp(seed, n, symmetric, nb_name):
+    check_integer(random_tsp(seed, n, symmetric), nb_name, seed)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 10**6), st.integers(3, 15), st.integers(3, 13),
+       st.sampled_from(["hamming1", "hamming2", "hamming3"]))
+def test_ppp(seed, m, n, nb_name):
+    p = PPP.pointcheval(m, n, seed)
+    check_integer(p, nb_name, seed)
+    nb = p.neighbourhood(nb_name)
+    sol = p.random_solution(rng.new_state(seed))
+    state = nb.state(sol)
+    nb.apply(sol, state, seed % nb.size)  # Y and its histogram follow the flips
+    fresh = nb.state(sol)
+    assert np.array_equal(state[0], fresh[0]) and np.array_equal(state[1], fresh[1])
+
+
+def test_ppp_secret_has_fitness_zero_and_others_do_not():
+    p = PPP.pointcheval(101, 117, 3)
+    assert p.objective(p.secret) == 0
+    assert p.objective(1 - p.secret) > 0
+
+
+@pytest.mark.parametrize("precision,rtol", [(64, 1e-12), (32, 1e-5)])
+def test_weierstrass_crowns(precision, rtol):
+    p = Weierstrass(4, neighbours=64, precision=precision)
+    nb = p.neighbourhood()
+    sol = p.random_solution(rng.new_state(7))
+    inc = incremental(nb, sol, False)
+    np.testing.assert_allclose(inc, full_deltas(p, nb, sol), rtol=rtol, atol=rtol)
+    assert np.array_equal(inc, incremental(nb, sol, True))
+    # neighbour t lies in crown t: distance within [t R/K, (t+1) R/K] (before clipping)
+    from lsbench.problems.weierstrass import neighbour, solution_key
+    x = np.zeros(4, dtype=p.dtype)
+    y = np.empty_like(x)
+    for t in (0, 17, 63):
+        neighbour(x, solution_key(x, p.seed), t, 64, 0.25, y)
+        r = np.linalg.norm(y.astype(np.float64))
+        assert t * 0.25 / 64 - 1e-6 <= r <= (t + 1) * 0.25 / 64 + 1e-6

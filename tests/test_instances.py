@@ -1,0 +1,104 @@
+"""Real instance files: parsing, best-known values, Taillard generation, manifest checksums."""
+import csv
+import re
+
+import numpy as np
+import pytest
+
+from lsbench import instances as registry
+from lsbench.errors import LsbenchError
+from lsbench.problems import PFSP, QAP, TSP
+from lsbench.problems.base import sha256_of
+from lsbench.problems.pfsp import taillard_times
+from lsbench.problems.qap import read_sln
+
+
+def test_taillard_generator_reproduces_all_120_files(shared):
+    rows = list(csv.DictReader(open(shared / "taillard_pfsp" / "seeds.csv")))
+    assert len(rows) == 120
+    for r in rows:
+        generated, _ = taillard_times(int(r["n"]), int(r["m"]), int(r["time_seed"]))
+        from_file = PFSP.from_file(str(shared / "taillard_pfsp" / f"{r['name']}.txt"))
+        assert np.array_equal(generated, from_file.times_machine_major()), r["name"]
+        assert registry.manifest()[r["name"]].sha256 == sha256_of(shared / "taillard_pfsp" / f"{r['name']}.txt")
+
+
+def test_qaplib_solutions_reproduce_best_known_values(shared):
+    checked = 0
+    for r in csv.DictReader(open(shared / "qaplib" / "bks.csv")):
+        if r["sln_convention"] == "unverified":
+            continue
+        p = QAP.from_file(str(shared / "qaplib" / f"{r['name']}.dat"))
+        value, perm = read_sln(str(shared / "qaplib" / f"{r['name']}.sln"))
+        if r["sln_convention"] == "inverse":
+            perm = np.argsort(perm)
+        assert p.objective(perm) == int(r["bks"]) == value, r["name"]
+        checked += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize("name", ["eil51", "berlin52", "kroA100", "eil101", "pcb442", "gr96", "fri26",
+                                  "ulysses16", "pr2392"])
+def test_tsplib_optimal_tours(shared, name):
+    p = TSP.from_file(str(shared / "tsplib" / f"{name}.tsp"))
+    toks = (shared / "tsplib" / f"{name}.opt.tour").read_text().split("TOUR_SECTION")[1].split()
+    tour = []
+    for t in toks:
+        if t in ("-1", "EOF"):
+            break
+        tour.append(int(t) - 1)
+    assert p.objective(np.array(tour)) == registry.manifest()[name].bks_value()
+
+
+def test_manifest_checksums_match_the_files(shared):
+    for e in registry.entries():
+        if e.generated:
+            continue
+        assert sha256_of(registry.local_path(e, shared)) == e.sha256, e.name
+
+
+def test_load_by_name_and_generated_families():
+    assert registry.load("tai12a").n == 12
+    assert registry.load("ta001").objective(np.arange(20)) > 0
+    assert registry.load("73-73").m == 73
+    assert registry.load("weierstrass-10").d == 10
+    p = registry.load("rnd-pfsp-10x5-3")
+    assert (p.m, p.n) == (5, 10) and 1 <= p.pt.min() and p.pt.max() <= 100
+    t = registry.load("rnd-atsp-20-3")
+    assert t.n == 20 and not t.symmetric and t.d.max() <= 1000
+
+
+def test_fetch_from_mirror_checks_sha256(shared, tmp_path):
+    path = registry.fetch("tai12a", data=tmp_path, mirror=str(shared))
+    assert sha256_of(path) == registry.manifest()["tai12a"].sha256
+    bad = tmp_path / "badmirror" / "qaplib"
+    bad.mkdir(parents=True)
+    (bad / "nug12.dat").write_text((shared / "qaplib" / "nug12.dat").read_text().replace("1", "2", 1))
+    with pytest.raises(LsbenchError, match="sha256 mismatch"):
+        registry.fetch("nug12", data=tmp_path / "d", mirror=str(tmp_path / "badmirror"))
+    assert not (tmp_path / "d" / "qaplib" / "nug12.dat").exists()
+    generated = registry.fetch("ta005", data=tmp_path)
+    assert sha256_of(generated) == sha256_of(shared / "taillard_pfsp" / "ta005.txt")
+
+
+@pytest.mark.parametrize("content,message", [
+    ("12\n1 2 3", "expected 2 matrices"),
+    ("3\n" + "1 " * 17 + "x", "non-numeric"),
+    ("", "empty file"),
+])
+def test_malformed_qap_files(tmp_path, content, message):
+    f = tmp_path / "bad.dat"
+    f.write_text(content)
+    with pytest.raises(LsbenchError, match=message):
+        QAP.from_file(str(f))
+
+
+def test_malformed_tsp_and_pfsp_files(tmp_path):
+    f = tmp_path / "bad.tsp"
+    f.write_text("NAME: x\nDIMENSION: 6\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 1 1\nEOF\n")
+    with pytest.raises(LsbenchError, match="NODE_COORD_SECTION"):
+        TSP.from_file(str(f))
+    g = tmp_path / "bad.txt"
+    g.write_text("5 2\n1 2 3 4 5\n1 2 3")
+    with pytest.raises(LsbenchError, match=re.escape("expected 2x5 = 10")):
+        PFSP.from_file(str(g))
