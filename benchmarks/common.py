@@ -1,0 +1,48 @@
+"""Benchmark plumbing: machine description, medians of repeats, JSON output."""
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from lsbench.records import host_info, versions, write_atomic  # noqa: E402
+
+
+def gpu_info():
+    try:
+        from numba import cuda
+        if not cuda.is_available():
+            return None
+        dev = cuda.get_current_device()
+        return {"name": dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name),
+                "compute_capability": list(dev.compute_capability),
+                "multiprocessors": dev.MULTIPROCESSOR_COUNT}
+    except Exception as e:  # no driver, no toolkit: the benchmark says so instead of failing
+        return {"unavailable": str(e).splitlines()[0]}
+
+
+def median_of(fn, repeats):
+    values = []
+    for _ in range(repeats):
+        values.append(fn())
+    return statistics.median(values), values
+
+
+def timed(fn):
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def write_result(name, payload, out_dir=None):
+    out_dir = Path(out_dir or os.environ.get("OUT") or Path(__file__).parent / "results")
+    record = {"benchmark": name, "command": " ".join([sys.executable] + sys.argv),
+              "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host": host_info(), "versions": versions(),
+              "gpu": gpu_info(), "python_implementation": platform.python_implementation(), **payload}
+    path = out_dir / f"{name}-{record['host']['hostname']}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    write_atomic(path, record)
+    return path
