@@ -15,7 +15,8 @@ from .errors import LsbenchError
 PROBLEM_PARAMS = {"objective": str, "weights": lambda v: tuple(int(x) for x in v.split(",")),
                   "precision": int, "neighbours": int, "b": float, "h": float, "terms": int}
 ALGORITHM_PARAMS = {"tenure": int, "tenure_min": int, "tenure_max": int, "aspiration": int,
-                    "restarts": int}
+                    "restarts": int, "ants": int, "rho": float, "gamma": float, "ls": str,
+                    "ls_iterations": int, "p_best": float}
 
 
 def parse_params(pairs):
@@ -107,7 +108,7 @@ def build_parser():
     pr = sub.add_parser("run", help="run one search and write its run record")
     pr.add_argument("--problem", help="qap, pfsp, tsp, ppp or weierstrass (needed with a file path)")
     pr.add_argument("--instance", required=True, help="known instance name or instance file path")
-    pr.add_argument("--algorithm", default="tabu", help="tabu, rots (QAP), hc")
+    pr.add_argument("--algorithm", default="tabu", help="tabu, rots (QAP), hc, cas (QAP)")
     pr.add_argument("--neighbourhood", "--neighborhood", dest="neighbourhood")
     pr.add_argument("--backend", default="cpu", help="cpu, cpu-parallel, ...")
     pr.add_argument("--threads", type=int, help="threads for cpu-parallel (default: all cores)")

@@ -73,3 +73,19 @@ def test_stop_criteria():
     assert 0.3 <= rec["wall_s"] < 3
     rec = run(instance="tai12a", algorithm="rots", target=10**9)
     assert rec["iterations"] == 0
+
+
+def test_cas_is_identical_on_cpu_and_cpu_parallel_and_improves():
+    recs = [run(instance="tai25a", algorithm="cas", iterations=40000, seed=2, backend=b,
+                algorithm_params={"ls_iterations": 100}) for b in ("cpu", "cpu-parallel")]
+    assert recs[0]["trajectory"][-1][::2] == recs[1]["trajectory"][-1][::2]
+    assert recs[0]["best_solution"] == recs[1]["best_solution"]
+    assert recs[0]["params"]["generations"] >= 10
+    # the colony beats its first generation of independent local searches
+    assert recs[0]["best_objective"] < recs[0]["trajectory"][0][2] or recs[0]["gap_percent"] == 0
+
+
+def test_cas_with_two_opt_local_search():
+    rec = run(instance="tai25b", algorithm="cas", iterations=20000, seed=1, algorithm_params={"ls": "2opt"})
+    assert rec["params"]["ants"] == 100 and rec["params"]["ls"] == "2opt"
+    assert rec["gap_percent"] < 5

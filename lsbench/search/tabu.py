@@ -85,20 +85,35 @@ def rots_select(deltas, p, expiry, expiry_t, it, aspiration, current, best):
     return k_best
 
 
+@njit(cache=True, inline="always")
+def draw_tenure(rng_state, tenure_min, tenure_max, tenure_cube):
+    """Uniform in [tenure_min, tenure_max] (Taillard), or floor(T u^3) when tenure_cube = T > 0
+    (Taillard's later variant, used by Tsutsui & Fujimoto's ACO + TS)."""
+    if tenure_cube > 0:
+        u = rng.uniform(rng_state)
+        return np.int64(tenure_cube * u * u * u)
+    return rng.between(rng_state, tenure_min, tenure_max)
+
+
 @njit(cache=True)
-def rots_record(p_before, r, s, expiry, expiry_t, it, rng_state, tenure_min, tenure_max):
+def rots_record(p_before, r, s, expiry, expiry_t, it, rng_state, tenure_min, tenure_max, tenure_cube=0):
     """Forbid r and s from going back to their old locations for a random tenure each."""
-    t = it + rng.between(rng_state, tenure_min, tenure_max)
+    t = it + draw_tenure(rng_state, tenure_min, tenure_max, tenure_cube)
     expiry[r, p_before[r]] = t
     expiry_t[p_before[r], r] = t
-    t = it + rng.between(rng_state, tenure_min, tenure_max)
+    t = it + draw_tenure(rng_state, tenure_min, tenure_max, tenure_cube)
     expiry[s, p_before[s]] = t
     expiry_t[p_before[s], s] = t
 
 
+@njit(cache=True)
 def rots_expiry(n):
     """Taillard's initial tabu list: -(n i + j), distinct, so early moves are never aspired by age."""
-    return -(n * np.arange(n)[:, None] + np.arange(n)[None, :]).astype(np.int64)
+    e = np.empty((n, n), dtype=np.int64)
+    for i in range(n):
+        for j in range(n):
+            e[i, j] = -(n * i + j)
+    return e
 
 
 class TabuSearch:
@@ -173,7 +188,7 @@ def _plain(x):
 
 @njit(cache=True)
 def rots_chunk(a, at, bp, bpt, p, delta, expiry, expiry_t, rng_state, it0, n_iter, current, best, best_sol,
-               tenure_min, tenure_max, aspiration, target, improve_it, improve_obj):
+               tenure_min, tenure_max, aspiration, target, improve_it, improve_obj, tenure_cube=0):
     """Fused CPU Ro-TS: `n_iter` iterations from iteration it0+1, all in compiled code.
 
     Returns (iterations done, current, best, improvements recorded). Stops early at `target`.
@@ -188,7 +203,7 @@ def rots_chunk(a, at, bp, bpt, p, delta, expiry, expiry_t, rng_state, it0, n_ite
         if k < 0:
             continue
         r, s = index_to_pair(k, n)
-        rots_record(p, r, s, expiry, expiry_t, it, rng_state, tenure_min, tenure_max)
+        rots_record(p, r, s, expiry, expiry_t, it, rng_state, tenure_min, tenure_max, tenure_cube)
         current += delta[k]
         swap_and_update(a, at, bp, bpt, p, delta, r, s)
         if current < best:

@@ -1,0 +1,189 @@
+"""Cunning Ant System (cAS) with a local search, for QAP (Tsutsui & Fujimoto, MEDAL 2011005).
+
+The colony has m units; unit k keeps its best ant ant*_k. Each generation every unit builds a
+cunning ant from its donor ant*_k: a share gamma of the facilities (on average) is reassigned
+from the pheromone matrix tau, the rest keep the donor's locations; the local search improves it
+and it replaces ant*_k if not worse. tau is updated from all ant*_k as in their Eqs. (1)-(2) and
+clamped to [tau_min, tau_max] as in MAX-MIN AS. Local search: Ro-TS with tenure floor(n u^3) and
+plain aspiration for IT_TS iterations (`ls=tabu`), or best-improvement 2-opt (pair exchange) for at
+most IT_2OPT iterations (`ls=2opt`).
+The m local searches of a generation are independent (own RNG stream each): `cpu` runs them one
+after another, `cpu-parallel` on all cores, with identical results.
+`iterations` counts local-search iterations over all ants (IT_TOTAL of the paper).
+"""
+import numpy as np
+from numba import njit, prange
+
+from .. import rng
+from ..errors import LsbenchError
+from ..neighborhoods import index_to_pair
+from ..problems.base import serial_and_parallel
+from ..problems.qap import permuted_distances, all_deltas, qap_cost, swap_and_update
+from .common import Trajectory
+from .tabu import rots_chunk, rots_expiry
+
+NO_AGE_ASPIRATION = np.int64(1) << np.int64(40)
+
+
+@njit(cache=True)
+def tabu_local_search(a, at, b, sol, seed, iterations, tenure):
+    """Ro-TS from `sol` (modified in place to its best) for `iterations`; returns the best cost."""
+    n = sol.shape[0]
+    bp, bpt = permuted_distances(b, sol)
+    delta = np.empty(n * (n - 1) // 2, dtype=np.int64)
+    all_deltas(a, at, bp, bpt, delta)
+    expiry = rots_expiry(n)
+    expiry_t = np.ascontiguousarray(expiry.T)
+    state = np.empty(1, dtype=np.uint64)
+    state[0] = seed
+    cur = qap_cost(a, b, sol)
+    best_sol = sol.copy()
+    imp = np.empty(iterations + 1, dtype=np.int64)
+    _, _, best, _ = rots_chunk(a, at, bp, bpt, sol, delta, expiry, expiry_t, state, 0, iterations, cur, cur,
+                               best_sol, 0, 0, NO_AGE_ASPIRATION, np.int64(-(1 << 62)), imp, imp, tenure)
+    sol[:] = best_sol
+    return best
+
+
+@njit(cache=True)
+def two_opt_local_search(a, at, b, sol, iterations):
+    """Best-improvement pair exchange until a local optimum or `iterations` moves."""
+    n = sol.shape[0]
+    bp, bpt = permuted_distances(b, sol)
+    delta = np.empty(n * (n - 1) // 2, dtype=np.int64)
+    all_deltas(a, at, bp, bpt, delta)
+    cur = qap_cost(a, b, sol)
+    for _ in range(iterations):
+        k = np.argmin(delta)
+        if delta[k] >= 0:
+            break
+        cur += delta[k]
+        r, s = index_to_pair(k, n)
+        swap_and_update(a, at, bp, bpt, sol, delta, r, s)
+    return cur
+
+
+def _local_search_batch(a, at, b, sols, seeds, costs, iterations, tenure, use_tabu):
+    for k in prange(sols.shape[0]):
+        if use_tabu:
+            costs[k] = tabu_local_search(a, at, b, sols[k], seeds[k], iterations, tenure)
+        else:
+            costs[k] = two_opt_local_search(a, at, b, sols[k], iterations)
+
+
+local_search_batch, local_search_batch_parallel = serial_and_parallel(_local_search_batch)
+
+
+@njit(cache=True)
+def construct(donor, tau, gamma, state):
+    """A cunning ant: facilities kept from the donor with probability 1 - gamma, the others placed
+    in random order, each on a free location with probability proportional to tau[i, loc]."""
+    n = donor.shape[0]
+    sol = donor.copy()
+    free = np.zeros(n, dtype=np.bool_)
+    todo = np.empty(n, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        if rng.uniform(state) < gamma:
+            free[donor[i]] = True
+            todo[m] = i
+            m += 1
+    for t in range(m - 1, 0, -1):  # random order of the facilities to place
+        u = rng.below(state, t + 1)
+        todo[t], todo[u] = todo[u], todo[t]
+    for t in range(m):
+        i = todo[t]
+        total = 0.0
+        for loc in range(n):
+            if free[loc]:
+                total += tau[i, loc]
+        x = rng.uniform(state) * total
+        chosen = -1
+        for loc in range(n):
+            if free[loc]:
+                chosen = loc
+                x -= tau[i, loc]
+                if x < 0:
+                    break
+        sol[i] = chosen
+        free[chosen] = False
+    return sol
+
+
+def update_pheromone(tau, ants, costs, best, rho, p_best):
+    """Eq. (1)-(2): tau = rho tau + sum_k 1/C*_k on ant*_k's assignments, clamped to
+    [tau_min, tau_max] with MAX-MIN AS's bounds from the best cost so far."""
+    n = tau.shape[0]
+    tau *= rho
+    rows = np.arange(n)
+    for sol, c in zip(ants, costs):
+        tau[rows, sol] += 1.0 / max(int(c), 1)
+    tau_max = 1.0 / ((1.0 - rho) * max(best, 1))
+    root = p_best ** (1.0 / n)
+    tau_min = tau_max * (1.0 - root) / ((n / 2.0 - 1.0) * root) if n > 2 else tau_max
+    np.clip(tau, tau_min, tau_max, out=tau)
+
+
+class CunningAntSystem:
+    name = "cas"
+
+    def __init__(self, ants=None, rho=0.5, gamma=None, ls="tabu", ls_iterations=None, tenure=None,
+                 p_best=0.005):
+        self.ants, self.rho, self.gamma, self.ls = ants, float(rho), gamma, ls
+        self.ls_iterations, self.tenure, self.p_best = ls_iterations, tenure, float(p_best)
+
+    def params(self, problem):
+        n = problem.n
+        real_life = problem.name.endswith("b") and problem.name.startswith("tai")  # class (iv) of the paper
+        if self.ls not in ("tabu", "2opt"):
+            raise LsbenchError(f"--param ls: tabu or 2opt, got {self.ls!r}")
+        prm = {"ants": int(self.ants or (4 * n if real_life else n)), "rho": self.rho,
+               "gamma": float(self.gamma if self.gamma is not None else (0.5 if real_life else 0.4)),
+               "ls": self.ls, "ls_iterations": int(self.ls_iterations or (4 * n if real_life or self.ls == "2opt" else 16 * n)),
+               "tenure": int(self.tenure or n), "p_best": self.p_best}
+        if not 0 <= prm["rho"] < 1 or not 0 < prm["gamma"] <= 1 or prm["ants"] < 1:
+            raise LsbenchError("--param: need 0 <= rho < 1, 0 < gamma <= 1, ants >= 1")
+        return prm
+
+    def run(self, problem, nb, evaluator, stop, seed, progress=None):
+        if problem.kind != "qap":
+            raise LsbenchError("--algorithm cas: the cunning ant system is implemented for QAP")
+        if evaluator.name not in ("cpu", "cpu-parallel"):
+            raise LsbenchError(f"--algorithm cas runs on cpu or cpu-parallel, not {evaluator.name}")
+        prm = self.params(problem)
+        n, m = problem.n, prm["ants"]
+        batch = local_search_batch_parallel if evaluator.parallel else local_search_batch
+        state = rng.new_state(seed)
+        traj = Trajectory()
+        ants = np.array([rng.permutation(state, n) for _ in range(m)])
+        costs = np.empty(m, dtype=np.int64)
+        seeds = np.array([rng.next_u64(state) for _ in range(m)], dtype=np.uint64)
+        batch(problem.a, problem.at, problem.b, ants, seeds, costs, prm["ls_iterations"], prm["tenure"],
+              prm["ls"] == "tabu")
+        ls_iters = m * prm["ls_iterations"]
+        k = int(np.argmin(costs))
+        best, best_sol = int(costs[k]), ants[k].copy()
+        traj.improved(ls_iters, best)
+        tau = np.full((n, n), 1.0 / ((1.0 - prm["rho"]) * max(best, 1)))  # tau_0 = tau_max
+        generation = 0
+        while not stop.reached(ls_iters, ls_iters, traj.elapsed(), best):
+            generation += 1
+            update_pheromone(tau, ants, costs, best, prm["rho"], prm["p_best"])
+            children = np.array([construct(ants[k], tau, prm["gamma"], state) for k in range(m)])
+            seeds = np.array([rng.next_u64(state) for _ in range(m)], dtype=np.uint64)
+            child_costs = np.empty(m, dtype=np.int64)
+            batch(problem.a, problem.at, problem.b, children, seeds, child_costs, prm["ls_iterations"],
+                  prm["tenure"], prm["ls"] == "tabu")
+            ls_iters += m * prm["ls_iterations"]
+            better = child_costs <= costs
+            ants[better] = children[better]
+            costs[better] = child_costs[better]
+            k = int(np.argmin(costs))
+            if costs[k] < best:
+                best, best_sol = int(costs[k]), ants[k].copy()
+                traj.improved(ls_iters, best)
+            if progress:
+                progress.tick(ls_iters, best)
+        return {"best_objective": best, "best_solution": best_sol, "iterations": ls_iters,
+                "evaluations": ls_iters * (n * (n - 1) // 2), "trajectory": traj.points,
+                "params": {**prm, "generations": generation}, "final_objective": int(costs.min())}
