@@ -43,7 +43,7 @@ def cmd_instances(args):
         for e in rows:
             print(f"{e.problem:8} {e.name:12} {e.size:>8} {e.bks:>14} {e.optimal:8} {e.source_url}")
         print(f"# {len(rows)} instances; generated families: PPP M-N[-sSEED], weierstrass-D, "
-              "rnd-pfsp-NxM-SEED, rnd-atsp-N-SEED")
+              "rnd-pfsp-NxM-SEED, rnd-atsp-N-SEED, rnd-qap-N-SEED")
         return 0
     if args.action == "show":
         if not args.names:

@@ -4,7 +4,8 @@ Named instances come from three places:
 - `instances/manifest.csv`: QAPLIB and TSPLIB files (downloaded into the data directory and
   checked against their sha256) and Taillard's ta001..ta120 (generated here, bit-exactly);
 - name patterns for generated families: PPP `M-N` or `M-N-sSEED` (Pointcheval's construction),
-  `weierstrass-D`, Janiak et al.'s random `rnd-pfsp-NxM-SEED` and `rnd-atsp-N-SEED`;
+  `weierstrass-D`, Janiak et al.'s random `rnd-pfsp-NxM-SEED` and `rnd-atsp-N-SEED`,
+  and uniform QAP `rnd-qap-N-SEED`;
 - a path to an instance file, read by the problem's parser (`--problem` says which).
 The data directory is `--data-dir`, else $LSBENCH_DATA, else ./data/instances.
 """
@@ -30,6 +31,7 @@ GENERATED_PATTERNS = {
     "weierstrass": re.compile(r"weierstrass-\d+"),
     "pfsp": re.compile(r"rnd-pfsp-(\d+)x(\d+)-(\d+)"),
     "tsp": re.compile(r"rnd-atsp-(\d+)-(\d+)"),
+    "qap": re.compile(r"rnd-qap-(\d+)-(\d+)"),
 }
 
 
@@ -129,6 +131,8 @@ def _generated(spec, problem, params):
             return cls.from_name(spec, **params)
         if kind == "pfsp":
             return cls.random(spec, int(mt.group(1)), int(mt.group(2)), int(mt.group(3)), **params)
+        if kind == "qap":
+            return cls.random(spec, int(mt.group(1)), int(mt.group(2)))
         return cls.random_asymmetric(spec, int(mt.group(1)), int(mt.group(2)))
     return None
 

@@ -208,6 +208,15 @@ class QAP(Problem):
         return cls(a, b, name or os.path.basename(path).rsplit(".", 1)[0], source=str(path),
                    sha256=sha256_of(path))
 
+    @classmethod
+    def random(cls, name, n, seed):
+        """A uniform instance in the style of Taillard's tai*a: flows and distances in [0, 99],
+        zero diagonals, from lsbench's portable RNG (built in, no download needed)."""
+        st = rng.new_state(seed)
+        a = np.array([[0 if i == j else rng.below(st, 100) for j in range(n)] for i in range(n)])
+        b = np.array([[0 if i == j else rng.below(st, 100) for j in range(n)] for i in range(n)])
+        return cls(a, b, name, source=None, sha256=None)
+
     def objective(self, solution):
         return int(qap_cost(self.a, self.b, np.asarray(solution, dtype=np.int64)))
 

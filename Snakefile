@@ -1,0 +1,12 @@
+# lsbench workflows. Default: the smoke experiment on built-in instances (`snakemake -c2`).
+# Another experiment: `snakemake -c2 --configfile workflows/config/luong_qap.yaml`.
+configfile: "workflows/config/default.yaml"
+
+
+include: "workflows/rules/common.smk"
+include: "workflows/rules/runs.smk"
+
+
+rule all:
+    input:
+        f"results/{EXPERIMENT}/report.html",

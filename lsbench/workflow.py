@@ -1,0 +1,182 @@
+"""Helpers for the Snakemake workflows: plan runs from a config, aggregate records, write reports."""
+import base64
+import html
+import io
+import json
+import shlex
+from pathlib import Path
+
+from .errors import LsbenchError
+
+GROUP_KEYS = {"name", "problem", "instances", "algorithm", "neighbourhood", "backends", "seeds", "iterations",
+              "evaluations", "seconds", "target", "params", "published"}
+
+
+def gpu_status():
+    """Whether this host has a usable CUDA GPU, and which."""
+    try:
+        from numba import cuda
+        if cuda.is_available():
+            dev = cuda.get_current_device()
+            name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+            return {"available": True, "name": name}
+        return {"available": False, "name": "no GPU on this host"}
+    except Exception as e:  # driver or toolkit missing
+        return {"available": False, "name": f"no GPU on this host ({str(e).splitlines()[0][:80]})"}
+
+
+def plan_runs(config, gpu_available):
+    """One dict per run record the experiment needs; GPU runs only where a GPU exists."""
+    exp = config.get("experiment")
+    if not exp:
+        raise LsbenchError("workflow config: missing field 'experiment'")
+    runs = []
+    for g in config.get("groups", []):
+        unknown = set(g) - GROUP_KEYS
+        if unknown:
+            raise LsbenchError(f"workflow config group {g.get('name')}: unknown field(s) {', '.join(sorted(unknown))}")
+        for field in ("name", "problem", "instances", "algorithm", "backends"):
+            if field not in g:
+                raise LsbenchError(f"workflow config group {g.get('name', '?')}: missing field '{field}'")
+        seeds = g.get("seeds", 1)
+        seed_list = list(range(1, seeds + 1)) if isinstance(seeds, int) else list(seeds)
+        for inst in g["instances"]:
+            for backend in g["backends"]:
+                if backend.startswith("gpu") and not gpu_available:
+                    continue
+                for s in seed_list:
+                    runs.append({**g, "instance": inst, "backend": backend, "seed": s,
+                                 "path": f"results/{exp}/runs/{g['name']}/{inst}/{backend}-s{s}.json"})
+    return runs
+
+
+def run_command(run, python, out):
+    cmd = [python, "-m", "lsbench", "run", "--problem", run["problem"], "--instance", str(run["instance"]),
+           "--algorithm", run["algorithm"], "--backend", run["backend"], "--seed", str(run["seed"]),
+           "--out", out]
+    if run.get("neighbourhood"):
+        cmd += ["--neighbourhood", run["neighbourhood"]]
+    for key in ("iterations", "evaluations", "seconds", "target"):
+        if run.get(key) is not None:
+            cmd += [f"--{key}", str(run[key])]
+    for k, v in (run.get("params") or {}).items():
+        v = ",".join(str(x) for x in v) if isinstance(v, (list, tuple)) else v
+        cmd += ["--param", f"{k}={v}"]
+    return " ".join(shlex.quote(c) for c in cmd)
+
+
+def aggregate_records(paths, out):
+    """Flatten run records into one Parquet table (one row per run), written atomically."""
+    import pandas as pd
+    rows = []
+    for p in paths:
+        rec = json.loads(Path(p).read_text())
+        group = Path(p).parent.parent.name
+        rows.append({
+            "group": group, "problem": rec["problem"], "instance": rec["instance"],
+            "algorithm": rec["algorithm"], "neighbourhood": rec.get("neighbourhood"),
+            "neighbourhood_size": rec.get("neighbourhood_size"), "backend": rec["backend"], "seed": rec["seed"],
+            "iterations": rec["iterations"], "evaluations": rec["evaluations"], "wall_s": rec["wall_s"],
+            "iterations_per_s": rec.get("iterations_per_s"), "best_objective": float(rec["best_objective"]),
+            "bks": None if rec["bks"] is None else float(rec["bks"]),
+            "gap_percent": rec["gap_percent"], "host": rec["host"]["hostname"],
+            "device": json.dumps(rec.get("backend_info", {})), "record": str(p),
+        })
+    df = pd.DataFrame(rows)
+    tmp = Path(out).with_suffix(".tmp.parquet")
+    df.to_parquet(tmp, index=False)
+    tmp.replace(out)
+    return df
+
+
+def summarise(df):
+    """Per (group, instance, backend): medians, speed-up vs `cpu` on the same instance, quality."""
+    import pandas as pd
+    g = df.groupby(["group", "instance", "backend"], sort=False)
+    out = g.agg(runs=("seed", "count"), wall_s=("wall_s", "median"), it_per_s=("iterations_per_s", "median"),
+                best=("best_objective", "min"), mean=("best_objective", "mean"),
+                gap=("gap_percent", "mean"), bks=("bks", "first")).reset_index()
+    at_bks = df.assign(hit=(df["bks"].notna() & (df["best_objective"] <= df["bks"])))
+    out["at_bks_percent"] = at_bks.groupby(["group", "instance", "backend"], sort=False)["hit"].mean().values * 100
+    cpu = out[out["backend"] == "cpu"].set_index(["group", "instance"])["wall_s"]
+    out["speedup_vs_cpu"] = [cpu.get((r.group, r.instance), float("nan")) / r.wall_s if r.wall_s else float("nan")
+                             for r in out.itertuples()]
+    return pd.DataFrame(out)
+
+
+def _plot(summary, group):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    s = summary[summary["group"] == group]
+    fig, ax = plt.subplots(figsize=(6, 3))
+    for backend, sub in s.groupby("backend", sort=False):
+        ax.bar([f"{i}\n{backend}" for i in sub["instance"]], sub["it_per_s"], label=backend)
+    ax.set_ylabel("iterations / s (median)")
+    ax.set_yscale("log")
+    ax.set_title(group)
+    ax.tick_params(axis="x", labelsize=7)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def write_report(table, out, config, gpu):
+    """One HTML page: host and versions, per group a table (ours beside the published figures,
+    when the config names a published CSV) and a plot."""
+    import pandas as pd
+
+    from .records import host_info, versions
+    df = pd.read_parquet(table)
+    summary = summarise(df)
+    parts = [f"<html><head><meta charset='utf-8'><title>{html.escape(config.get('title', ''))}</title>"
+             "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+             "td,th{border:1px solid #999;padding:3px 8px;text-align:right}th{background:#eee}"
+             ".nogpu{color:#a00}</style></head><body>",
+             f"<h1>{html.escape(config.get('title', config['experiment']))}</h1>",
+             f"<p>Host: {html.escape(json.dumps(host_info()))}<br>GPU: "
+             f"<b>{html.escape(gpu['name'])}</b><br>Versions: {html.escape(json.dumps(versions()))}</p>"]
+    for g in config.get("groups", []):
+        s = summary[summary["group"] == g["name"]]
+        parts.append(f"<h2>{html.escape(g['name'])}: {g['algorithm']} on {g['problem']}</h2>")
+        parts.append("<table><tr><th>instance</th><th>backend</th><th>runs</th><th>median time (s)</th>"
+                     "<th>median it/s</th><th>speed-up vs cpu</th><th>best</th><th>mean</th><th>mean gap %</th>"
+                     "<th>% runs at best known</th></tr>")
+        for inst in g["instances"]:
+            for backend in g["backends"]:
+                row = s[(s["instance"] == str(inst)) & (s["backend"] == backend)]
+                if row.empty:
+                    why = gpu["name"] if backend.startswith("gpu") and not gpu["available"] else "not run"
+                    parts.append(f"<tr><td>{inst}</td><td>{backend}</td><td class='nogpu' colspan=8>"
+                                 f"{html.escape(why)}</td></tr>")
+                    continue
+                r = row.iloc[0]
+                gap = "" if pd.isna(r.gap) else f"{r.gap:.3f}"
+                hit = "" if pd.isna(r.bks) else f"{r.at_bks_percent:.0f}"
+                parts.append(f"<tr><td>{inst}</td><td>{backend}</td><td>{r.runs}</td><td>{r.wall_s:.3f}</td>"
+                             f"<td>{r.it_per_s:.1f}</td><td>{r.speedup_vs_cpu:.2f}&times;</td><td>{r.best:g}</td>"
+                             f"<td>{r['mean']:.6g}</td><td>{gap}</td><td>{hit}</td></tr>")
+        parts.append("</table>")
+        parts.append(_published_table(g))
+        if not s.empty:
+            parts.append(f"<p><img alt='iterations per second, {html.escape(g['name'])}' "
+                         f"src='data:image/png;base64,{_plot(summary, g['name'])}'></p>")
+    parts.append("</body></html>")
+    tmp = Path(out).with_suffix(".tmp")
+    tmp.write_text("\n".join(parts))
+    tmp.replace(out)
+
+
+def _published_table(group):
+    """The paper's figures for this group, from workflows/published/*.csv, shown beside ours."""
+    spec = group.get("published")
+    if not spec:
+        return ""
+    import pandas as pd
+    pub = pd.read_csv(Path(spec["file"]))
+    if "table" in spec:
+        pub = pub[pub["table"] == spec["table"]]
+    return (f"<h3>Published: {html.escape(spec.get('caption', spec['file']))}</h3>"
+            + pub.to_html(index=False, na_rep=""))

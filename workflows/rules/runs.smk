@@ -1,0 +1,35 @@
+rule run_search:
+    """One search, one run record; written atomically by lsbench itself, so an interrupted job
+    leaves no record and Snakemake reruns it."""
+    output:
+        "results/{experiment}/runs/{group}/{instance}/{backend}-s{seed}.json",
+    params:
+        cmd=lambda w, output: run_command(RUN_PATHS[output[0]], sys.executable, output[0]),
+    resources:
+        gpu=lambda w: 1 if w.backend.startswith("gpu") else 0,
+    threads: lambda w: workflow.cores if w.backend in ("cpu-parallel", "cow", "grid") else 1
+    log:
+        "results/{experiment}/logs/{group}/{instance}/{backend}-s{seed}.log",
+    shell:
+        "{params.cmd} 2> {log}"
+
+
+rule aggregate:
+    """All run records of the experiment -> one Parquet table."""
+    input:
+        lambda w: [r["path"] for r in RUNS],
+    output:
+        "results/{experiment}/runs.parquet",
+    run:
+        from lsbench.workflow import aggregate_records
+        aggregate_records(input, output[0])
+
+
+rule report:
+    input:
+        table="results/{experiment}/runs.parquet",
+    output:
+        report("results/{experiment}/report.html", category="lsbench"),
+    run:
+        from lsbench.workflow import write_report
+        write_report(input.table, output[0], config, GPU)
