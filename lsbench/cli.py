@@ -19,21 +19,27 @@ ALGORITHM_PARAMS = {"tenure": int, "tenure_min": int, "tenure_max": int, "aspira
                     "ls_iterations": int, "p_best": float}
 
 
+BACKEND_PARAMS = {"generate": str, "reduce": str, "block": int, "moves_per_thread": int}
+
+
 def parse_params(pairs):
-    problem, algorithm = {}, {}
+    """Split --param KEY=VALUE pairs into problem, algorithm and backend parameters."""
+    problem, algorithm, backend = {}, {}, {}
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep:
             raise LsbenchError(f"--param {pair!r}: expected KEY=VALUE")
-        table = PROBLEM_PARAMS if key in PROBLEM_PARAMS else ALGORITHM_PARAMS if key in ALGORITHM_PARAMS else None
-        if table is None:
+        for table, target in ((PROBLEM_PARAMS, problem), (ALGORITHM_PARAMS, algorithm), (BACKEND_PARAMS, backend)):
+            if key in table:
+                try:
+                    target[key] = table[key](value)
+                except ValueError:
+                    raise LsbenchError(f"--param {key}: bad value {value!r}")
+                break
+        else:
             raise LsbenchError(f"--param {key}: unknown parameter (known: "
-                               f"{', '.join(sorted({**PROBLEM_PARAMS, **ALGORITHM_PARAMS}))})")
-        try:
-            (problem if table is PROBLEM_PARAMS else algorithm)[key] = table[key](value)
-        except ValueError:
-            raise LsbenchError(f"--param {key}: bad value {value!r}")
-    return problem, algorithm
+                               f"{', '.join(sorted({**PROBLEM_PARAMS, **ALGORITHM_PARAMS, **BACKEND_PARAMS}))})")
+    return problem, algorithm, backend
 
 
 def cmd_instances(args):
@@ -70,12 +76,12 @@ def cmd_instances(args):
 
 def cmd_run(args):
     from .runner import run_one
-    problem_params, algorithm_params = parse_params(args.param)
+    problem_params, algorithm_params, backend_params = parse_params(args.param)
     record = run_one(problem=args.problem, instance=args.instance, algorithm=args.algorithm,
                      backend=args.backend, neighbourhood=args.neighbourhood, seed=args.seed,
                      iterations=args.iterations, evaluations=args.evaluations, seconds=args.seconds,
                      target=args.target, problem_params=problem_params,
-                     algorithm_params=algorithm_params, data=args.data_dir, out=args.out,
+                     algorithm_params=algorithm_params, backend_params=backend_params, data=args.data_dir, out=args.out,
                      progress=not args.quiet, threads=args.threads)
     gap = record["gap_percent"]
     print(f"{record['instance']} {record['algorithm']}/{record['backend']} seed {record['seed']}: "

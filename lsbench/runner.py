@@ -13,13 +13,13 @@ from .search.common import Progress, Stop
 
 def run_one(problem, instance, algorithm="tabu", backend="cpu", neighbourhood=None, seed=1,
             iterations=None, evaluations=None, seconds=None, target=None, problem_params=None,
-            algorithm_params=None, data=None, out=None, progress=False, threads=None):
+            algorithm_params=None, backend_params=None, data=None, out=None, progress=False, threads=None):
     if algorithm not in ALGORITHMS:
         raise LsbenchError(f"--algorithm: unknown algorithm {algorithm!r} (known: {', '.join(ALGORITHMS)})")
     if seed is None or seed < 0:
         raise LsbenchError(f"--seed: must be a non-negative integer, got {seed}")
     stop = Stop(iterations, evaluations, seconds, target)
-    evaluator = get_evaluator(backend, **({"threads": threads} if threads else {}))
+    evaluator = get_evaluator(backend, **({"threads": threads} if threads else {}), **(backend_params or {}))
     prob = registry.load(instance, problem, data, problem_params)
     nb = prob.neighbourhood(neighbourhood)
     try:
@@ -38,7 +38,7 @@ def run_one(problem, instance, algorithm="tabu", backend="cpu", neighbourhood=No
         "instance_sha256": prob.sha256 or _generated_digest(prob),
         "algorithm": algorithm, "neighbourhood": nb.name, "neighbourhood_size": nb.size,
         "backend": backend, "backend_info": evaluator.describe(), "seed": seed,
-        "params": {**result["params"], **(problem_params or {}),
+        "params": {**result["params"], **(problem_params or {}), **(backend_params or {}),
                    "stop": {k: v for k, v in vars(stop).items() if v is not None}},
         "host": host_info(), "versions": versions(),
         "iterations": result["iterations"], "evaluations": result["evaluations"], "wall_s": round(wall, 6),

@@ -14,6 +14,9 @@ BACKENDS = {
 
 
 def get_evaluator(name, **options):
+    if name == "gpu":
+        from gpu.evaluator import GpuEvaluator
+        return GpuEvaluator(**options)
     if name not in BACKENDS:
-        raise LsbenchError(f"--backend: unknown backend {name!r} (known: {', '.join(BACKENDS)})")
+        raise LsbenchError(f"--backend: unknown backend {name!r} (known: {', '.join(BACKENDS)}, gpu)")
     return BACKENDS[name](**options)

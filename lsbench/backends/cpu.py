@@ -12,7 +12,10 @@ class CpuEvaluator:
     parallel = False
     fused = True  # searches may run their whole loop compiled on this backend
 
-    def __init__(self, threads=None):
+    def __init__(self, threads=None, **unknown):
+        if unknown:
+            from ..errors import LsbenchError
+            raise LsbenchError(f"--param {', '.join(unknown)}: not a parameter of the {self.name} backend")
         self.threads = threads
 
     def bind(self, problem, neighbourhood):

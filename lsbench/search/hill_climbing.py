@@ -4,7 +4,7 @@ from numba import njit
 
 from .. import rng
 from .common import Trajectory
-from .tabu import _plain
+from .tabu import MODE_ARGMIN, _plain
 
 
 @njit(cache=True)
@@ -30,13 +30,17 @@ class HillClimbing:
         it = evals = restarts = 0
         while not stop.reached(it, evals, traj.elapsed(), best):
             it += 1
-            deltas = evaluator.evaluate()
+            if getattr(evaluator, "device_reduction", False):
+                k, delta, _ = evaluator.select(MODE_ARGMIN, it, current, best)
+            else:
+                deltas = evaluator.evaluate()
+                k = best_move(deltas)
+                delta = deltas[k]
             evals += nb.size
-            k = best_move(deltas)
-            if deltas[k] < 0:
+            if delta < 0:
                 nb.perform(sol, k)
                 evaluator.apply(k)
-                current = current + deltas[k] if problem.integer else problem.objective(sol)
+                current = current + delta if problem.integer else problem.objective(sol)
             elif self.restarts:  # local optimum: restart from a random solution
                 restarts += 1
                 sol = problem.random_solution(state)

@@ -144,6 +144,9 @@ class TabuSearch:
         return _tabu_loop(problem, neighbourhood, evaluator, stop, state, sol, prm, progress)
 
 
+MODE_TABU, MODE_ROTS, MODE_ARGMIN = 0, 1, 2  # selection rules a device-side reduction applies
+
+
 def _tabu_loop(problem, nb, evaluator, stop, rng_state, sol, prm, progress):
     traj = Trajectory()
     current = problem.objective(sol)
@@ -152,24 +155,34 @@ def _tabu_loop(problem, nb, evaluator, stop, rng_state, sol, prm, progress):
     evaluator.reset(sol)
     memory = nb.tabu_memory()
     flags = np.zeros(nb.size, dtype=np.bool_)
+    on_device = getattr(evaluator, "device_reduction", False)
+    if on_device:
+        evaluator.init_tabu(memory)
     it = evals = 0
-    aspiration_value = best if prm["aspiration"] else -np.inf
+    no_aspiration = -np.inf if not problem.integer else np.iinfo(np.int64).min // 2
+    aspiration_value = best if prm["aspiration"] else no_aspiration
     while not stop.reached(it, evals, traj.elapsed(), best):
         it += 1
-        deltas = evaluator.evaluate()
-        evals += nb.size
-        nb.tabu_flags(sol, memory, it, flags)
         tie_key = np.uint64(rng.next_u64(rng_state))
-        move = select_admissible(deltas, flags, current, aspiration_value, tie_key)
-        if move < 0:
-            move = select_least_bad(deltas, tie_key)
+        if on_device:  # the same rule, applied by the device-side reduction
+            move, delta, _cls = evaluator.select(MODE_TABU, it, current, aspiration_value, tie_key)
+        else:
+            deltas = evaluator.evaluate()
+            nb.tabu_flags(sol, memory, it, flags)
+            move = select_admissible(deltas, flags, current, aspiration_value, tie_key)
+            if move < 0:
+                move = select_least_bad(deltas, tie_key)
+            delta = deltas[move]
+        evals += nb.size
         tenure = prm["tenure_min"] if prm["tenure_min"] == prm["tenure_max"] else \
             rng.between(rng_state, prm["tenure_min"], prm["tenure_max"])
         nb.tabu_record(sol, move, memory, it + tenure)
+        if on_device:
+            evaluator.record(sol, move, memory)
         nb.perform(sol, move)
         evaluator.apply(move)
         # float objectives are recomputed rather than accumulated, so no rounding drift builds up
-        current = current + deltas[move] if problem.integer else problem.objective(sol)
+        current = current + delta if problem.integer else problem.objective(sol)
         if current < best:
             best, best_sol = current, sol.copy()
             traj.improved(it, _plain(best))
@@ -262,17 +275,28 @@ class RobustTabuSearch:
         evaluator.reset(sol)
         expiry = rots_expiry(problem.n)
         expiry_t = np.ascontiguousarray(expiry.T)
+        on_device = getattr(evaluator, "device_reduction", False)
+        if on_device:
+            evaluator.init_tabu(expiry)
         it = evals = 0
         while not stop.reached(it, evals, traj.elapsed(), best):
             it += 1
-            deltas = evaluator.evaluate()
             evals += nb.size
-            k = rots_select(deltas, sol, expiry, expiry_t, it, prm["aspiration"], current, best)
-            if k < 0:
-                continue
+            if on_device:
+                k, delta, cls = evaluator.select(MODE_ROTS, it, current, best, aspiration=prm["aspiration"])
+                if cls == 2:  # every move tabu: Taillard's loop keeps the solution
+                    continue
+            else:
+                deltas = evaluator.evaluate()
+                k = rots_select(deltas, sol, expiry, expiry_t, it, prm["aspiration"], current, best)
+                if k < 0:
+                    continue
+                delta = deltas[k]
             r, s = index_to_pair(k, problem.n)
             rots_record(sol, r, s, expiry, expiry_t, it, state, prm["tenure_min"], prm["tenure_max"])
-            current += int(deltas[k])
+            if on_device:
+                evaluator.record(sol, k, expiry)
+            current += int(delta)
             nb.perform(sol, k)
             evaluator.apply(k)
             if current < best:

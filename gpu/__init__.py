@@ -1,0 +1,14 @@
+"""Numba-CUDA evaluators (iteration level), solution-level makespan, and device-resident searches.
+
+Importing this package never requires a GPU; `gpu.available()` says whether one is usable, and the
+`gpu` backend fails with one clear error line where none is. Under NUMBA_ENABLE_CUDASIM=1 the
+kernels run in Numba's CUDA simulator (tests on machines without a GPU).
+"""
+
+
+def available():
+    try:
+        from numba import cuda
+        return bool(cuda.is_available())
+    except Exception:
+        return False

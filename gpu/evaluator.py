@@ -1,0 +1,303 @@
+"""The `gpu` backend: the iteration-level model of Luong et al. on Numba-CUDA.
+
+Each iteration the current solution goes to the GPU, one thread per move (grid-stride, as many
+moves per thread as the thread control chose) writes the move costs, and either the whole fitness
+array comes back for the search to select on the CPU (`reduce=host`), or a two-stage device-side
+reduction applies the search's own selection rule (tabu status, aspiration, tie ranking) and only
+the chosen move comes back (`reduce=device`). `generate=cpu` builds the move-parameter table on the
+host every iteration and copies it, instead of mapping move indices on the device. Problem data is
+copied to the device once, in `bind`. Times are split into process (host work), transfers and
+kernels.
+"""
+import time
+
+import numpy as np
+from numba import cuda, njit
+
+from lsbench.errors import LsbenchError
+from lsbench.neighborhoods import index_to_insertion, index_to_pair, index_to_triple
+
+from . import available, kernels
+from .launch import ThreadControl
+
+TABU_KINDS = {"swap@qap": 1, "swap@pfsp": 2, "swap@tsp": 2, "2opt@tsp": 3, "insertion@pfsp": 4,
+              "hamming1@ppp": 5, "hamming2@ppp": 5, "hamming3@ppp": 5, "crowns@weierstrass": 0}
+MODES = {"tabu": 0, "rots": 1, "argmin": 2}
+PPP_THREADS = 1 << 15  # one scratch histogram row per thread
+
+
+@njit(cache=True)
+def move_table(kind, size, n):
+    """The neighbourhood 'generated on the CPU': every move's parameters (i, j, k)."""
+    t = np.full((size, 3), -1, dtype=np.int64)
+    for idx in range(size):
+        if kind == 0:
+            t[idx, 0] = idx
+        elif kind == 1:
+            i, j = index_to_pair(idx, n)
+            t[idx, 0], t[idx, 1] = i, j
+        elif kind == 2:
+            i, k = index_to_insertion(idx, n)
+            t[idx, 0], t[idx, 1] = i, k
+        else:
+            i, j, k = index_to_triple(idx, n)
+            t[idx, 0], t[idx, 1], t[idx, 2] = i, j, k
+    return t
+
+
+class Timer:
+    def __init__(self):
+        self.process = self.transfer = self.kernel = 0.0
+
+    def as_dict(self):
+        return {"process_s": round(self.process, 6), "transfer_s": round(self.transfer, 6),
+                "kernel_s": round(self.kernel, 6)}
+
+
+class GpuEvaluator:
+    name = "gpu"
+    parallel = False
+    fused = False
+
+    def __init__(self, generate="gpu", reduce="host", block=None, moves_per_thread=1, autotune=True,
+                 launch_hook=None, threads=None):
+        if generate not in ("gpu", "cpu"):
+            raise LsbenchError(f"--param generate: gpu or cpu, got {generate!r}")
+        if reduce not in ("host", "device"):
+            raise LsbenchError(f"--param reduce: host or device, got {reduce!r}")
+        self.generate, self.reduce = generate, reduce
+        self.fixed = None if autotune and block is None else (int(block or 256), int(moves_per_thread))
+        self.launch_hook = launch_hook
+        self.timer = Timer()
+        self.device_reduction = reduce == "device"
+
+    # -- binding: data to the device once ---------------------------------------------------------
+    def bind(self, problem, nb):
+        if not available():
+            raise LsbenchError("--backend gpu: no CUDA GPU on this host (numba.cuda.is_available() is False)")
+        self.problem, self.nb = problem, nb
+        self.kind = problem.kind
+        self.key = f"{nb.name}@{problem.kind}"
+        self.size = nb.size
+        self.dtype = nb.delta_dtype()
+        self.n = problem.size
+        t = time.perf_counter()
+        if self.kind == "qap":
+            self.data = (cuda.to_device(problem.a), cuda.to_device(problem.b))
+        elif self.kind == "tsp":
+            self.data = (cuda.to_device(problem.d),)
+        elif self.kind == "pfsp":
+            if problem.m > kernels.MAX_MACHINES:
+                raise LsbenchError(f"--backend gpu: PFSP with more than {kernels.MAX_MACHINES} machines")
+            self.data = (cuda.to_device(problem.pt), cuda.to_device(problem.due))
+            if nb.name == "insertion":
+                n, m = problem.n, problem.m
+                self.scratch = (cuda.device_array((n, n, m), np.int64), cuda.device_array((n, n, m), np.int64),
+                                cuda.device_array((n, n), np.int64), cuda.device_array((n, n), np.int64),
+                                cuda.device_array((n, n), np.int64))
+        elif self.kind == "ppp":
+            self.data = (cuda.to_device(problem.a), cuda.to_device(problem.target_hist))
+            self.ppp_scratch = cuda.to_device(np.zeros((PPP_THREADS, problem.n + 1), dtype=np.int32))
+        elif self.kind == "weierstrass":
+            if problem.d > kernels.MAX_DIMENSION:
+                raise LsbenchError(f"--backend gpu: Weierstrass dimension above {kernels.MAX_DIMENSION}")
+            self.w_kernel = kernels.make_weierstrass_kernel(problem.dtype)
+        self.out = cuda.device_array(self.size, dtype=self.dtype)
+        self.host_out = np.empty(self.size, dtype=self.dtype)
+        self.no_params = cuda.to_device(np.zeros((1, 3), dtype=np.int64))
+        self.params = self.no_params
+        max_threads = PPP_THREADS if self.kind == "ppp" else None
+        self.control = ThreadControl(self.size, fixed=self.fixed, max_threads=max_threads,
+                                     launch_hook=self.launch_hook)
+        self.stage1, self.stage2 = kernels.make_reduce_kernels(self.dtype)
+        self.blocks_out = None
+        self.tabu_memory = None
+        self.timer.transfer += time.perf_counter() - t
+        return self
+
+    # -- the evaluator interface --------------------------------------------------------------------
+    def reset(self, solution):
+        self.solution = np.array(solution, copy=True)
+        self.state = self.nb.state(self.solution)
+        self._push()
+
+    def apply(self, move):
+        t = time.perf_counter()
+        self.nb.apply(self.solution, self.state, move)
+        self.timer.process += time.perf_counter() - t
+        self._push()
+
+    def evaluate(self):
+        self._evaluate_on_device()
+        t = time.perf_counter()
+        self.out.copy_to_host(self.host_out)
+        self.timer.transfer += time.perf_counter() - t
+        return self.host_out
+
+    def describe(self):
+        gpu = cuda.get_current_device()
+        name = getattr(gpu, "name", "CUDA simulator")
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        return {"backend": self.name, "device": name, "generate": self.generate, "reduce": self.reduce,
+                "thread_control": self.control.describe(), "time_split": self.timer.as_dict()}
+
+    # -- device-side selection ----------------------------------------------------------------------
+    def select(self, mode, it, current, best, tie_key=0, aspiration=0, flags_host=None):
+        """Evaluate and reduce on the device; returns (move, delta, class)."""
+        self._evaluate_on_device()
+        t = time.perf_counter()
+        blocks = min(1024, max(1, -(-self.size // kernels.REDUCE_BLOCK)))
+        if self.blocks_out is None or self.blocks_out[0].shape[0] != blocks:
+            self.blocks_out = (cuda.device_array(blocks, np.int64), cuda.device_array(blocks, self.dtype),
+                               cuda.device_array(blocks, np.uint64), cuda.device_array(blocks, np.int64))
+            self.result = (cuda.device_array(1, np.int64), cuda.device_array(1, self.dtype),
+                           cuda.device_array(1, np.int64))
+        flags = self._flags_device(it) if mode == MODES["tabu"] else self.out
+        expiry = self.tabu_memory if self.tabu_memory is not None else self.no_params
+        self.stage1[blocks, kernels.REDUCE_BLOCK](mode, self.out, flags, current, best, np.uint64(tie_key),
+                                                  self.sol_d, expiry, it, aspiration, self.n, *self.blocks_out)
+        self.stage2[1, kernels.REDUCE_BLOCK](*self.blocks_out, *self.result)
+        cuda.synchronize()
+        self.timer.kernel += time.perf_counter() - t
+        t = time.perf_counter()
+        c, d, i = (r.copy_to_host()[0] for r in self.result)
+        self.timer.transfer += time.perf_counter() - t
+        return int(i), d, int(c)
+
+    def init_tabu(self, memory):
+        """Mirror the search's tabu memory on the device (once; then `record` keeps it in sync)."""
+        mem = memory.reshape(1, -1) if memory.ndim == 1 else memory
+        self.tabu_memory = cuda.to_device(np.ascontiguousarray(mem))
+        self.tabu_kind = TABU_KINDS[self.key]
+
+    def record(self, solution_before, move, memory):
+        """Copy the entries of the host memory that the last record changed (O(1) to O(n))."""
+        if self.tabu_memory is None:
+            return
+        idx = changed_entries(self.tabu_kind, solution_before, move, self.nb)
+        mem = memory.reshape(1, -1) if memory.ndim == 1 else memory
+        for r, c in idx:
+            self.tabu_memory[r, c:c + 1].copy_to_device(mem[r, c:c + 1])
+
+    # -- internals ------------------------------------------------------------------------------------
+    def _push(self):
+        t = time.perf_counter()
+        self.sol_d = cuda.to_device(self.solution)
+        if self.kind == "ppp":
+            y, hist = self.state
+            self.ppp_state = (cuda.to_device(y), cuda.to_device(hist))
+        self.timer.transfer += time.perf_counter() - t
+
+    def _flags_device(self, it):
+        if not hasattr(self, "flags_d"):
+            self.flags_d = cuda.device_array(self.size, np.bool_)
+        if self.tabu_kind == 0:
+            self.flags_d[:] = False
+        else:
+            self.control_flags = getattr(self, "control_flags", ThreadControl(self.size, fixed=(256, 4)))
+            self.control_flags.launch(kernels.tabu_flags_kernel, self.tabu_kind, self.sol_d, self.tabu_memory,
+                                      it, self.n, self.flags_d)
+        return self.flags_d
+
+    def _evaluate_on_device(self):
+        t = time.perf_counter()
+        if self.generate == "cpu":
+            kind = {1: 0, 2: 1, 3: 3}.get(getattr(self.nb, "k", 0), 1) if self.kind == "ppp" else \
+                (2 if self.nb.name == "insertion" else 0 if self.kind == "weierstrass" else 1)
+            table = move_table(kind, self.size, self.n)
+            self.timer.process += time.perf_counter() - t
+            t = time.perf_counter()
+            self.params = cuda.to_device(table)
+            self.timer.transfer += time.perf_counter() - t
+            t = time.perf_counter()
+        use = 1 if self.generate == "cpu" else 0
+        p = self.params
+        if self.kind == "qap":
+            self.timer.kernel += self.control.launch(kernels.qap_swap_kernel, *self.data, self.sol_d, p, use, self.out)
+        elif self.kind == "tsp":
+            if self.nb.name == "swap":
+                self.timer.kernel += self.control.launch(kernels.tsp_swap_kernel, *self.data, self.sol_d, p, use,
+                                                         self.out)
+            else:
+                from lsbench.problems.tsp import path_prefix
+                fwd, bwd = path_prefix(self.problem.d, self.solution)
+                self.timer.process += time.perf_counter() - t
+                t = time.perf_counter()
+                fwd_d, bwd_d = cuda.to_device(fwd), cuda.to_device(bwd)
+                self.timer.transfer += time.perf_counter() - t
+                self.timer.kernel += self.control.launch(kernels.tsp_two_opt_kernel, *self.data, self.sol_d, fwd_d,
+                                                         bwd_d, p, use, self.out)
+        elif self.kind == "pfsp":
+            pr = self.problem
+            current = pr.objective(self.solution)
+            w = pr.weights
+            if self.nb.name == "insertion":
+                heads, tails, pf, ptd, pl = self.scratch
+                tt = time.perf_counter()
+                kernels.pfsp_heads_tails_kernel[-(-pr.n // 64), 64](*self.data, self.sol_d, heads, tails, pf, ptd, pl)
+                cuda.synchronize()
+                self.timer.kernel += time.perf_counter() - tt
+                self.timer.kernel += self.control.launch(
+                    kernels.pfsp_insertion_kernel, *self.data, self.sol_d, heads, tails, pf, ptd, pl,
+                    pr.objective_code, w[0], w[1], w[2], current, p, use, self.out)
+            else:
+                from lsbench.problems.pfsp import heads_and_tails
+                e, _ = heads_and_tails(pr.pt, self.solution)
+                prefix = swap_prefix(pr.pt, pr.due, self.solution, e)
+                self.timer.process += time.perf_counter() - t
+                t = time.perf_counter()
+                e_d, prefix_d = cuda.to_device(e), cuda.to_device(prefix)
+                self.timer.transfer += time.perf_counter() - t
+                self.timer.kernel += self.control.launch(
+                    kernels.pfsp_swap_kernel, *self.data, self.sol_d, e_d, prefix_d, pr.objective_code,
+                    w[0], w[1], w[2], current, p, use, self.out)
+        elif self.kind == "ppp":
+            a, target = self.data
+            y, hist = self.ppp_state
+            self.timer.kernel += self.control.launch(kernels.ppp_hamming_kernel, a, self.sol_d, y, hist, target,
+                                                     self.nb.k, p, use, self.ppp_scratch, self.out)
+        else:
+            from lsbench.problems.weierstrass import solution_key
+            pr = self.problem
+            key = solution_key(self.solution, pr.seed)
+            current = pr.objective_raw(self.solution)
+            self.timer.process += time.perf_counter() - t
+            self.timer.kernel += self.control.launch(self.w_kernel, self.sol_d, key, self.size, self.nb.radius,
+                                                     pr.b_value(), pr.h_value(), pr.terms, current, self.out)
+
+
+@njit(cache=True)
+def swap_prefix(pt, due, seq, e):
+    """(flow, tardiness, late jobs) of the first q jobs of seq, q = 0..n-1."""
+    n = seq.shape[0]
+    m = pt.shape[1]
+    out = np.zeros((n, 3), dtype=np.int64)
+    for q in range(n - 1):
+        ct = e[q + 1, m - 1]
+        job = seq[q]
+        out[q + 1, 0] = out[q, 0] + ct
+        out[q + 1, 1] = out[q, 1] + max(0, ct - due[job])
+        out[q + 1, 2] = out[q, 2] + (1 if ct > due[job] else 0)
+    return out
+
+
+def changed_entries(kind, sol, move, nb):
+    """Entries (row, column) of the tabu memory that the neighbourhood's `tabu_record` writes for
+    `move` on `sol` (the solution before the move); bit memories are one row."""
+    n = nb.problem.size
+    if kind == 1:
+        r, s = index_to_pair(move, n)
+        return [(r, sol[r]), (s, sol[s])]
+    if kind == 2:
+        i, j = index_to_pair(move, n)
+        return [(sol[i], sol[j])]
+    if kind == 3:
+        i, j = index_to_pair(move, n)
+        return [(sol[(i - 1) % n], sol[i]), (sol[j], sol[(j + 1) % n])]
+    if kind == 4:
+        i, k = index_to_insertion(move, n)
+        x = sol[i]
+        return [(x, sol[t]) for t in range(i + 1, k + 1)] if k > i else [(sol[t], x) for t in range(k, i)]
+    if kind == 5:
+        return [(0, b) for b in nb.bits_of(move) if b >= 0]
+    return []

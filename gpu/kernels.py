@@ -1,0 +1,353 @@
+"""Neighbourhood-evaluation kernels (one thread per move, grid-stride), tabu tests and the
+two-stage device-side reduction. Move parameters come either from the shared index functions
+(neighbourhood generated on the GPU) or from a host-built table `params` (generated on the CPU)."""
+import numpy as np
+from numba import config, cuda
+
+from . import device as dv
+
+MAX_MACHINES = 64   # per-thread completion-time row for PFSP flow time / three objectives
+MAX_DIMENSION = 64  # per-thread neighbour for Weierstrass
+# threads of the reduction kernels (a power of two); small under the simulator, which runs every
+# thread of a block as a Python thread
+REDUCE_BLOCK = 32 if config.ENABLE_CUDASIM else 256
+
+
+# ------------------------------------------------------------------ move parameters
+@cuda.jit(device=True, inline=True)
+def pair_of(idx, n, params, use_params):
+    if use_params:
+        return params[idx, 0], params[idx, 1]
+    return dv.index_to_pair(idx, n)
+
+
+@cuda.jit
+def qap_swap_kernel(a, b, p, params, use_params, out):
+    n = p.shape[0]
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for idx in range(start, out.shape[0], stride):
+        r, s = pair_of(idx, n, params, use_params)
+        out[idx] = dv.qap_swap_delta(a, b, p, r, s)
+
+
+@cuda.jit
+def tsp_swap_kernel(d, t, params, use_params, out):
+    n = t.shape[0]
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for idx in range(start, out.shape[0], stride):
+        i, j = pair_of(idx, n, params, use_params)
+        out[idx] = dv.tsp_swap_delta(d, t, i, j)
+
+
+@cuda.jit
+def tsp_two_opt_kernel(d, t, fwd, bwd, params, use_params, out):
+    n = t.shape[0]
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for idx in range(start, out.shape[0], stride):
+        i, j = pair_of(idx, n, params, use_params)
+        out[idx] = dv.tsp_two_opt_delta(d, t, fwd, bwd, i, j)
+
+
+@cuda.jit
+def pfsp_heads_tails_kernel(pt, due, seq, heads, tails, pflow, ptard, plate):
+    """Thread i: heads/tails of the sequence without position i (Taillard), and prefix flow time,
+    tardiness and late jobs of its first k jobs."""
+    i = cuda.grid(1)
+    n = seq.shape[0]
+    m = pt.shape[1]
+    if i >= n:
+        return
+    for j in range(m):
+        heads[i, 0, j] = 0
+        tails[i, n - 1, j] = 0
+    pflow[i, 0] = 0
+    ptard[i, 0] = 0
+    plate[i, 0] = 0
+    for k in range(n - 1):
+        job = seq[k] if k < i else seq[k + 1]
+        heads[i, k + 1, 0] = heads[i, k, 0] + pt[job, 0]
+        for j in range(1, m):
+            heads[i, k + 1, j] = max(heads[i, k + 1, j - 1], heads[i, k, j]) + pt[job, j]
+        ct = heads[i, k + 1, m - 1]
+        pflow[i, k + 1] = pflow[i, k] + ct
+        ptard[i, k + 1] = ptard[i, k] + max(0, ct - due[job])
+        plate[i, k + 1] = plate[i, k] + (1 if ct > due[job] else 0)
+    for k in range(n - 2, -1, -1):
+        job = seq[k] if k < i else seq[k + 1]
+        tails[i, k, m - 1] = tails[i, k + 1, m - 1] + pt[job, m - 1]
+        for j in range(m - 2, -1, -1):
+            tails[i, k, j] = max(tails[i, k, j + 1], tails[i, k + 1, j]) + pt[job, j]
+
+
+@cuda.jit
+def pfsp_insertion_kernel(pt, due, seq, heads, tails, pflow, ptard, plate, objective, w0, w1, w2, current,
+                          params, use_params, out):
+    n = seq.shape[0]
+    m = pt.shape[1]
+    c = cuda.local.array(MAX_MACHINES, np.int64)
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for idx in range(start, out.shape[0], stride):
+        if use_params:
+            i = params[idx, 0]
+            k = params[idx, 1]
+        else:
+            i, k = dv.index_to_insertion(idx, n)
+        x = seq[i]
+        if objective == 0:  # Taillard: O(m) from heads and tails
+            f = heads[i, k, 0] + pt[x, 0]
+            cmax = f + tails[i, k, 0]
+            for j in range(1, m):
+                f = max(f, heads[i, k, j]) + pt[x, j]
+                cmax = max(cmax, f + tails[i, k, j])
+            out[idx] = cmax - current
+        else:
+            for j in range(m):
+                c[j] = heads[i, k, j]
+            flow = pflow[i, k]
+            tard = ptard[i, k]
+            late = plate[i, k]
+            for v in range(k, n):  # virtual sequence: x at k, then the rest of seq without i
+                if v == k:
+                    job = x
+                else:
+                    u = v - 1
+                    job = seq[u] if u < i else seq[u + 1]
+                c[0] += pt[job, 0]
+                for j in range(1, m):
+                    c[j] = max(c[j], c[j - 1]) + pt[job, j]
+                flow += c[m - 1]
+                if c[m - 1] > due[job]:
+                    tard += c[m - 1] - due[job]
+                    late += 1
+            value = flow if objective == 1 else w0 * c[m - 1] + w1 * tard + w2 * late
+            out[idx] = value - current
+
+
+@cuda.jit
+def pfsp_swap_kernel(pt, due, seq, heads0, prefix, objective, w0, w1, w2, current, params, use_params, out):
+    """heads0: heads of the current sequence; prefix[q] = (flow, tardiness, late) of its first q jobs."""
+    n = seq.shape[0]
+    m = pt.shape[1]
+    c = cuda.local.array(MAX_MACHINES, np.int64)
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for idx in range(start, out.shape[0], stride):
+        i, j2 = pair_of(idx, n, params, use_params)
+        for j in range(m):
+            c[j] = heads0[i, j]
+        flow = prefix[i, 0]
+        tard = prefix[i, 1]
+        late = prefix[i, 2]
+        for v in range(i, n):
+            job = seq[j2] if v == i else (seq[i] if v == j2 else seq[v])
+            c[0] += pt[job, 0]
+            for j in range(1, m):
+                c[j] = max(c[j], c[j - 1]) + pt[job, j]
+            flow += c[m - 1]
+            if c[m - 1] > due[job]:
+                tard += c[m - 1] - due[job]
+                late += 1
+        if objective == 0:
+            value = c[m - 1]
+        elif objective == 1:
+            value = flow
+        else:
+            value = w0 * c[m - 1] + w1 * tard + w2 * late
+        out[idx] = value - current
+
+
+@cuda.jit
+def ppp_hamming_kernel(a, x, y, hist, target_hist, k, params, use_params, scratch, out):
+    """Grid-stride over moves; each thread owns one zeroed row of `scratch` (one per thread)."""
+    n = x.shape[0]
+    tid = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    row = scratch[tid]
+    for idx in range(tid, out.shape[0], stride):
+        if k == 1:
+            k1 = params[idx, 0] if use_params else idx
+            k2 = -1
+            k3 = -1
+        elif k == 2:
+            k1, k2 = pair_of(idx, n, params, use_params)
+            k3 = -1
+        else:
+            if use_params:
+                k1 = params[idx, 0]
+                k2 = params[idx, 1]
+                k3 = params[idx, 2]
+            else:
+                k1, k2, k3 = dv.index_to_triple(idx, n)
+        out[idx] = dv.ppp_flip_delta(a, x, y, hist, target_hist, k1, k2, k3, row)
+
+
+def make_weierstrass_kernel(dtype):
+    """One kernel per precision: the neighbour is built in the solution's precision, as on the CPU."""
+    @cuda.jit
+    def kernel(x, key, count, radius, b, h, terms, current, out):
+        y = cuda.local.array(MAX_DIMENSION, dtype)
+        start = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        for t in range(start, out.shape[0], stride):
+            out[t] = dv.weierstrass_neighbour_value(x, key, t, count, radius, b, h, terms, y) - current
+    return kernel
+
+
+# ------------------------------------------------------------------ tabu tests on the device
+@cuda.jit
+def tabu_flags_kernel(kind, sol, expiry, it, n, flags):
+    """kind 1: facility-location (QAP swap); 2: ordered pairs, position swap (TSP/PFSP swap);
+    3: 2-opt edges; 4: insertion (every jumped job); 5: bits (Hamming-k, k = flags' size)."""
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for idx in range(start, flags.shape[0], stride):
+        tabu = False
+        if kind == 1:
+            r, s = dv.index_to_pair(idx, n)
+            tabu = expiry[r, sol[s]] >= it and expiry[s, sol[r]] >= it
+        elif kind == 2:
+            i, j = dv.index_to_pair(idx, n)
+            tabu = expiry[sol[j], sol[i]] >= it
+        elif kind == 3:
+            i, j = dv.index_to_pair(idx, n)
+            prev = sol[(i - 1 + n) % n]
+            nxt = sol[(j + 1) % n]
+            tabu = expiry[prev, sol[j]] >= it or expiry[sol[i], nxt] >= it
+        elif kind == 4:
+            i, k = dv.index_to_insertion(idx, n)
+            x = sol[i]
+            if k < i:
+                for q in range(k, i):
+                    tabu = tabu or expiry[x, sol[q]] >= it
+            else:
+                for q in range(i + 1, k + 1):
+                    tabu = tabu or expiry[sol[q], x] >= it
+        elif kind == 5:
+            size = flags.shape[0]
+            if size == n:
+                tabu = expiry[0, idx] >= it
+            elif size == n * (n - 1) // 2:
+                i, j = dv.index_to_pair(idx, n)
+                tabu = expiry[0, i] >= it or expiry[0, j] >= it
+            else:
+                i, j, q = dv.index_to_triple(idx, n)
+                tabu = expiry[0, i] >= it or expiry[0, j] >= it or expiry[0, q] >= it
+        flags[idx] = tabu
+
+
+# ------------------------------------------------------------------ two-stage reduction
+@cuda.jit(device=True, inline=True)
+def key_less(c1, d1, r1, i1, c2, d2, r2, i2):
+    if c1 != c2:
+        return c1 < c2
+    if d1 != d2:
+        return d1 < d2
+    if r1 != r2:
+        return r1 < r2
+    return i1 < i2
+
+
+@cuda.jit(device=True, inline=True)
+def move_key(mode, idx, deltas, flags, current, best, tie_key, sol, expiry, it, aspiration, n):
+    """(class, delta, rank) of a move. mode 0: tabu search (class 1 = tabu and not aspired, rank =
+    seeded hash); mode 1: Ro-TS (0 aspired, 1 authorised, 2 excluded; rank = index); mode 2: plain
+    argmin (hill climbing; rank = index)."""
+    d = deltas[idx]
+    if mode == 0:
+        cls = 1 if (flags[idx] and not current + d < best) else 0
+        return cls, d, dv.tie_rank(idx, tie_key)
+    if mode == 1:
+        i, j = dv.index_to_pair(idx, n)
+        oldest = min(expiry[i, sol[j]], expiry[j, sol[i]])
+        if oldest < it - aspiration or current + d < best:
+            cls = 0
+        elif oldest < it:
+            cls = 1
+        else:
+            cls = 2
+        return cls, d, np.uint64(idx)
+    return 0, d, np.uint64(idx)
+
+
+def make_reduce_kernels(delta_dtype):
+    """Stage 1: each block reduces a grid-stride share of the moves in shared memory (a tree: the
+    simulator has no warp shuffles); stage 2: one block reduces the per-block winners."""
+    @cuda.jit
+    def stage1(mode, deltas, flags, current, best, tie_key, sol, expiry, it, aspiration, n,
+               bc, bd, br, bi):
+        sc = cuda.shared.array(REDUCE_BLOCK, np.int64)
+        sd = cuda.shared.array(REDUCE_BLOCK, delta_dtype)
+        sr = cuda.shared.array(REDUCE_BLOCK, np.uint64)
+        si = cuda.shared.array(REDUCE_BLOCK, np.int64)
+        tid = cuda.threadIdx.x
+        c_best = np.int64(3)
+        d_best = deltas[0]
+        r_best = np.uint64(0)
+        i_best = np.int64(-1)
+        for idx in range(cuda.grid(1), deltas.shape[0], cuda.gridsize(1)):
+            c, d, r = move_key(mode, idx, deltas, flags, current, best, tie_key, sol, expiry, it, aspiration, n)
+            if i_best < 0 or key_less(c, d, r, idx, c_best, d_best, r_best, i_best):
+                c_best, d_best, r_best, i_best = c, d, r, idx
+        sc[tid] = c_best if i_best >= 0 else 3
+        sd[tid] = d_best
+        sr[tid] = r_best
+        si[tid] = i_best
+        cuda.syncthreads()
+        step = REDUCE_BLOCK // 2
+        while step > 0:
+            if tid < step:
+                o = tid + step
+                if si[o] >= 0 and (si[tid] < 0 or key_less(sc[o], sd[o], sr[o], si[o], sc[tid], sd[tid], sr[tid], si[tid])):
+                    sc[tid] = sc[o]
+                    sd[tid] = sd[o]
+                    sr[tid] = sr[o]
+                    si[tid] = si[o]
+            cuda.syncthreads()
+            step //= 2
+        if tid == 0:
+            b = cuda.blockIdx.x
+            bc[b] = sc[0]
+            bd[b] = sd[0]
+            br[b] = sr[0]
+            bi[b] = si[0]
+
+    @cuda.jit
+    def stage2(bc, bd, br, bi, result_c, result_d, result_i):
+        sc = cuda.shared.array(REDUCE_BLOCK, np.int64)
+        sd = cuda.shared.array(REDUCE_BLOCK, delta_dtype)
+        sr = cuda.shared.array(REDUCE_BLOCK, np.uint64)
+        si = cuda.shared.array(REDUCE_BLOCK, np.int64)
+        tid = cuda.threadIdx.x
+        c_best = np.int64(3)
+        d_best = bd[0]
+        r_best = np.uint64(0)
+        i_best = np.int64(-1)
+        for b in range(tid, bc.shape[0], REDUCE_BLOCK):
+            if bi[b] >= 0 and (i_best < 0 or key_less(bc[b], bd[b], br[b], bi[b], c_best, d_best, r_best, i_best)):
+                c_best, d_best, r_best, i_best = bc[b], bd[b], br[b], bi[b]
+        sc[tid] = c_best
+        sd[tid] = d_best
+        sr[tid] = r_best
+        si[tid] = i_best
+        cuda.syncthreads()
+        step = REDUCE_BLOCK // 2
+        while step > 0:
+            if tid < step:
+                o = tid + step
+                if si[o] >= 0 and (si[tid] < 0 or key_less(sc[o], sd[o], sr[o], si[o], sc[tid], sd[tid], sr[tid], si[tid])):
+                    sc[tid] = sc[o]
+                    sd[tid] = sd[o]
+                    sr[tid] = sr[o]
+                    si[tid] = si[o]
+            cuda.syncthreads()
+            step //= 2
+        if tid == 0:
+            result_c[0] = sc[0]
+            result_d[0] = sd[0]
+            result_i[0] = si[0]
+
+    return stage1, stage2

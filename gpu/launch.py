@@ -1,0 +1,93 @@
+"""Thread control (Luong et al., section 5): pick the launch configuration by timing, and survive
+launches that fail for lack of resources.
+
+The kernels are grid-stride loops, so any (block, grid) computes the same result; only the speed
+differs. During the first iterations the tuner tries each candidate `waves` times ("waves" of
+trial launches), then keeps the fastest. A launch that raises (too many registers or shared memory
+for the block size, an invalid configuration) marks its candidate failed and is retried with the
+best configuration found so far (or the next untried one), so the search never stops for it.
+"""
+import time
+
+from numba import cuda
+
+DEFAULT_BLOCKS = (64, 128, 256, 512, 1024)
+DEFAULT_MOVES_PER_THREAD = (1, 4, 16)
+
+
+class LaunchFailure(RuntimeError):
+    """Every launch configuration failed."""
+
+
+class ThreadControl:
+    def __init__(self, size, blocks=DEFAULT_BLOCKS, moves_per_thread=DEFAULT_MOVES_PER_THREAD, waves=2,
+                 fixed=None, max_threads=None, launch_hook=None):
+        self.size = max(1, int(size))
+        if fixed is not None:
+            self.candidates = [tuple(fixed)]
+        else:
+            self.candidates = [(b, m) for b in blocks for m in moves_per_thread
+                               if m == 1 or b * m <= 4 * self.size]
+        self.max_threads = max_threads
+        self.waves = waves if fixed is None else 0
+        self.times = {c: [] for c in self.candidates}
+        self.failed = set()
+        self.best = None if fixed is None else tuple(fixed)
+        self.launch_hook = launch_hook  # tests: called before each launch, may raise
+        self.history = []  # (block, moves per thread, seconds or 'failed')
+
+    def grid(self, config):
+        block, mpt = config
+        blocks = max(1, -(-self.size // (block * mpt)))
+        if self.max_threads:
+            blocks = min(blocks, max(1, self.max_threads // block))
+        return blocks, block
+
+    def _next(self):
+        if self.best is not None and (self.waves == 0 or self._tuned()):
+            return self.best
+        for c in self.candidates:
+            if c not in self.failed and len(self.times[c]) < self.waves:
+                return c
+        return self._settle()
+
+    def _tuned(self):
+        return all(c in self.failed or len(self.times[c]) >= self.waves for c in self.candidates)
+
+    def _settle(self):
+        ok = {c: min(t) for c, t in self.times.items() if t and c not in self.failed}
+        if not ok:
+            raise LaunchFailure("no launch configuration could run this kernel")
+        self.best = min(ok, key=ok.get)
+        return self.best
+
+    def launch(self, kernel, *args):
+        """Launch `kernel[grid, block](*args)` with the current configuration; returns seconds."""
+        while True:
+            config = self._next()
+            grid, block = self.grid(config)
+            try:
+                if self.launch_hook:
+                    self.launch_hook(config)
+                t = time.perf_counter()
+                kernel[grid, block](*args)
+                cuda.synchronize()
+                dt = time.perf_counter() - t
+            except Exception as e:  # CudaAPIError, resource errors, invalid configurations
+                self.failed.add(config)
+                self.history.append((config[0], config[1], f"failed: {type(e).__name__}"))
+                if self.best == config:
+                    self.best = None
+                if all(c in self.failed for c in self.candidates):
+                    raise LaunchFailure(f"every launch configuration failed; last error: {e}") from e
+                continue
+            if self.waves and not self._tuned():
+                self.times[config].append(dt)
+                self.history.append((config[0], config[1], dt))
+                if self._tuned():
+                    self._settle()
+            return dt
+
+    def describe(self):
+        return {"chosen": None if self.best is None else {"block": self.best[0], "moves_per_thread": self.best[1]},
+                "tried": len(self.history), "failed": [list(c) for c in sorted(self.failed)]}

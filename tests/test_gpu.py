@@ -1,0 +1,98 @@
+"""The `gpu` backend gives exactly the CPU trajectory (simulator in CI), with every variant:
+fitness copied back or reduced on the device, neighbourhood generated on the GPU or the CPU;
+thread control survives failing launch configurations; a missing GPU is one clear error."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from lsbench.runner import run_one
+
+CASES = [
+    ("rnd-qap-8-1", "tabu", None, {}),
+    ("rnd-qap-8-1", "rots", None, {}),
+    ("rnd-qap-8-1", "hc", None, {}),
+    ("rnd-atsp-8-2", "tabu", "swap", {}),
+    ("rnd-atsp-8-2", "tabu", "2opt", {}),
+    ("rnd-pfsp-7x3-1", "tabu", "insertion", {}),
+    ("rnd-pfsp-7x3-1", "tabu", "insertion", {"objective": "three", "weights": (1, 2, 30)}),
+    ("rnd-pfsp-7x3-1", "tabu", "swap", {"objective": "flowtime"}),
+    ("9-8", "tabu", "hamming1", {}),
+    ("9-8", "tabu", "hamming2", {}),
+    ("9-8", "tabu", "hamming3", {}),
+    ("weierstrass-2", "tabu", "crowns", {"neighbours": 40}),
+    ("weierstrass-2", "tabu", "crowns", {"neighbours": 40, "precision": 32}),
+]
+VARIANTS = [{"reduce": "host"}, {"reduce": "device"}, {"reduce": "host", "generate": "cpu"},
+            {"reduce": "device", "generate": "cpu", "block": 64, "moves_per_thread": 4}]
+
+
+def trajectory(rec):
+    return [(it, obj) for it, _t, obj in rec["trajectory"]], rec["final_objective"], rec["best_solution"]
+
+
+@pytest.mark.parametrize("instance,algorithm,nb,params", CASES)
+def test_gpu_trajectory_equals_cpu(instance, algorithm, nb, params):
+    ref = run_one(None, instance, algorithm, "cpu", nb, seed=3, iterations=8, problem_params=params)
+    for variant in VARIANTS:
+        rec = run_one(None, instance, algorithm, "gpu", nb, seed=3, iterations=8, problem_params=params,
+                      backend_params=variant)
+        if instance.startswith("weierstrass"):
+            # float objectives: same moves chosen, values within the stated tolerance
+            (t1, f1, s1), (t2, f2, s2) = trajectory(ref), trajectory(rec)
+            assert [i for i, _ in t1] == [i for i, _ in t2]
+            rtol = 1e-5 if params.get("precision") == 32 else 1e-12
+            np.testing.assert_allclose([o for _, o in t1], [o for _, o in t2], rtol=rtol)
+            np.testing.assert_allclose(s1, s2, rtol=rtol, atol=rtol)
+        else:
+            assert trajectory(rec) == trajectory(ref), variant
+        split = rec["backend_info"]["time_split"]
+        assert split["kernel_s"] > 0 and split["transfer_s"] > 0
+
+
+def test_thread_control_recovers_from_failing_launches():
+    failing = {(64, 1), (128, 1)}
+
+    def hook(config):
+        if config in failing:
+            raise RuntimeError("too many resources requested for launch (injected)")
+
+    from lsbench import instances as registry
+    from lsbench.backends import get_evaluator
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import TabuSearch
+    p = registry.load("rnd-atsp-10-1")
+    nb = p.neighbourhood("2opt")
+    ev = get_evaluator("gpu", launch_hook=hook).bind(p, nb)
+    got = TabuSearch().run(p, nb, ev, Stop(iterations=40), seed=5)
+    cpu = get_evaluator("cpu").bind(p, nb)
+    want = TabuSearch().run(p, nb, cpu, Stop(iterations=40), seed=5)
+    assert [t[::2] for t in got["trajectory"]] == [t[::2] for t in want["trajectory"]]
+    info = ev.control.describe()
+    assert sorted(map(tuple, info["failed"])) == sorted(failing)
+    assert info["chosen"] is not None and (info["chosen"]["block"], info["chosen"]["moves_per_thread"]) not in failing
+
+
+def test_thread_control_gives_up_with_a_clear_error_when_nothing_launches():
+    from gpu.launch import LaunchFailure, ThreadControl
+    from gpu.kernels import tsp_swap_kernel
+
+    def hook(config):
+        raise RuntimeError("no resources")
+
+    with pytest.raises(LaunchFailure, match="every launch configuration failed"):
+        ThreadControl(100, launch_hook=hook).launch(tsp_swap_kernel)
+
+
+def test_missing_gpu_is_one_clear_error(tmp_path):
+    out = tmp_path / "x.json"
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "0", "CUDA_VISIBLE_DEVICES": ""}
+    r = subprocess.run([sys.executable, "-m", "lsbench", "run", "--instance", "rnd-qap-8-1", "--backend", "gpu",
+                        "--iterations", "5", "--out", str(out), "--quiet"], capture_output=True, text=True,
+                       cwd=ROOT, env=env, timeout=300)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [r.stderr.strip()] and "no CUDA GPU" in r.stderr
+    assert not out.exists()
