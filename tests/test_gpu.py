@@ -96,3 +96,17 @@ def test_missing_gpu_is_one_clear_error(tmp_path):
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [r.stderr.strip()] and "no CUDA GPU" in r.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("instance", ["ta001", "rnd-pfsp-9x4-2"])
+def test_solution_level_wavefront_equals_cpu_for_every_thread_count(instance):
+    from gpu.makespan import makespan_flowtime
+    from lsbench import instances as registry
+    from lsbench import rng
+    from lsbench.problems.pfsp import schedule_objectives
+    p = registry.load(instance)
+    perms = np.array([rng.permutation(rng.new_state(s), p.n) for s in range(3)])
+    want = [schedule_objectives(p.pt, p.due, q)[:2] for q in perms]
+    for threads in range(1, p.m + 2):
+        got = makespan_flowtime(p.pt, perms, threads)
+        assert [tuple(r) for r in got] == [tuple(int(v) for v in w) for w in want], threads

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Run on the device machine from the checkout: carried numpy wheel, instance copies in .devdata/.
+# Usage: bash benchmarks/device_run.sh [tests] [iteration ARGS...] [makespan] [rots]
+set -u
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+export PYTHONPATH=/tmp/site:$PWD LSBENCH_DATA=$PWD/.devdata PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+python3 -c "import numba, numpy, numba.cuda as c; print('numba', numba.__version__, 'numpy', numpy.__version__, 'cuda', c.is_available())"
+for step in "$@"; do
+  case "$step" in
+    tests) LSBENCH_TEST_REAL_GPU=1 python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py 2>&1 | tail -15 ;;
+    iteration*) (cd benchmarks && timeout 560 python3 gpu_iteration.py ${step#iteration} --out "${OUT:-results}") ;;
+    makespan) (cd benchmarks && timeout 300 python3 gpu_makespan.py) ;;
+    rots) (cd benchmarks && timeout 200 python3 cpu_rots.py --iterations 20000 --repeats 5) ;;
+  esac
+done
