@@ -112,13 +112,15 @@ def tsp_swap_delta(d, t, i, j):
 
 
 @cuda.jit(device=True, inline=True)
-def tsp_two_opt_delta(d, t, fwd, bwd, i, j):
+def tsp_two_opt_delta(d, t, fwd, bwd, edge, i, j):
+    """As lsbench.problems.tsp.two_opt_delta; the removed edges come from `edge` (coalesced) and
+    the two added ones from rows t[i-1] and t[i] of d, shared by the threads of one i."""
     n = t.shape[0]
     if i == 0 and j == n - 1:
-        return (bwd[n - 1] + d[t[0], t[n - 1]]) - (fwd[n - 1] + d[t[n - 1], t[0]])
+        return (bwd[n - 1] + d[t[0], t[n - 1]]) - (fwd[n - 1] + edge[n - 1])
     prev = t[(i - 1 + n) % n]
     nxt = t[(j + 1) % n]
-    return (d[prev, t[j]] + d[t[i], nxt] - d[prev, t[i]] - d[t[j], nxt]
+    return (d[prev, t[j]] + d[t[i], nxt] - edge[(i - 1 + n) % n] - edge[j]
             + (bwd[j] - bwd[i]) - (fwd[j] - fwd[i]))
 
 

@@ -92,7 +92,9 @@ class GpuEvaluator:
             self.data = (cuda.to_device(problem.pt), cuda.to_device(problem.due))
             if nb.name == "insertion":
                 n, m = problem.n, problem.m
-                self.scratch = (cuda.device_array((n, n, m), np.int64), cuda.device_array((n, n, m), np.int64),
+                # [position, machine, removed job]: neighbouring threads (removed jobs) touch
+                # neighbouring words
+                self.scratch = (cuda.device_array((n, m, n), np.int64), cuda.device_array((n, m, n), np.int64),
                                 cuda.device_array((n, n), np.int64), cuda.device_array((n, n), np.int64),
                                 cuda.device_array((n, n), np.int64))
         elif self.kind == "ppp":
@@ -154,8 +156,10 @@ class GpuEvaluator:
                            cuda.device_array(1, np.int64))
         flags = self._flags_device(it) if mode == MODES["tabu"] else self.out
         expiry = self.tabu_memory if self.tabu_memory is not None else self.no_params
+        # the Ro-TS rule reads the permutation; float solutions never reach it but must type as integers
+        sol = self.sol_d if self.problem.integer else self.no_params[0]
         self.stage1[blocks, kernels.REDUCE_BLOCK](mode, self.out, flags, current, best, np.uint64(tie_key),
-                                                  self.sol_d, expiry, it, aspiration, self.n, *self.blocks_out)
+                                                  sol, expiry, it, aspiration, self.n, *self.blocks_out)
         self.stage2[1, kernels.REDUCE_BLOCK](*self.blocks_out, *self.result)
         cuda.synchronize()
         self.timer.kernel += time.perf_counter() - t
@@ -219,14 +223,15 @@ class GpuEvaluator:
                 self.timer.kernel += self.control.launch(kernels.tsp_swap_kernel, *self.data, self.sol_d, p, use,
                                                          self.out)
             else:
-                from lsbench.problems.tsp import path_prefix
+                from lsbench.problems.tsp import path_prefix, tour_edges
                 fwd, bwd = path_prefix(self.problem.d, self.solution)
+                edge = tour_edges(self.problem.d, self.solution)
                 self.timer.process += time.perf_counter() - t
                 t = time.perf_counter()
-                fwd_d, bwd_d = cuda.to_device(fwd), cuda.to_device(bwd)
+                fwd_d, bwd_d, edge_d = cuda.to_device(fwd), cuda.to_device(bwd), cuda.to_device(edge)
                 self.timer.transfer += time.perf_counter() - t
                 self.timer.kernel += self.control.launch(kernels.tsp_two_opt_kernel, *self.data, self.sol_d, fwd_d,
-                                                         bwd_d, p, use, self.out)
+                                                         bwd_d, edge_d, p, use, self.out)
         elif self.kind == "pfsp":
             pr = self.problem
             current = pr.objective(self.solution)
@@ -234,7 +239,8 @@ class GpuEvaluator:
             if self.nb.name == "insertion":
                 heads, tails, pf, ptd, pl = self.scratch
                 tt = time.perf_counter()
-                kernels.pfsp_heads_tails_kernel[-(-pr.n // 64), 64](*self.data, self.sol_d, heads, tails, pf, ptd, pl)
+                kernels.pfsp_heads_tails_kernel[-(-2 * pr.n // 64), 64](*self.data, self.sol_d, heads, tails, pf, ptd,
+                                                                        pl, pr.objective_code)
                 cuda.synchronize()
                 self.timer.kernel += time.perf_counter() - tt
                 self.timer.kernel += self.control.launch(

@@ -196,6 +196,16 @@ swap_deltas, swap_deltas_parallel = serial_and_parallel(_swap_deltas)
 
 
 @njit(cache=True)
+def tour_edges(d, t):
+    """edge[k] = d(t[k], t[k+1 mod n]): the tour's own edges, read coalesced by GPU threads."""
+    n = t.shape[0]
+    e = np.empty(n, dtype=np.int64)
+    for k in range(n):
+        e[k] = d[t[k], t[(k + 1) % n]]
+    return e
+
+
+@njit(cache=True)
 def path_prefix(d, t):
     """fwd[k] = sum of d(t[q], t[q+1]) for q < k, bwd[k] likewise for d(t[q+1], t[q])."""
     n = t.shape[0]
