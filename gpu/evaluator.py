@@ -76,6 +76,7 @@ class GpuEvaluator:
         if not available():
             raise LsbenchError("--backend gpu: no CUDA GPU on this host (numba.cuda.is_available() is False)")
         self.problem, self.nb = problem, nb
+        self.buffers = {}
         self.kind = problem.kind
         self.key = f"{nb.name}@{problem.kind}"
         self.size = nb.size
@@ -152,8 +153,7 @@ class GpuEvaluator:
         if self.blocks_out is None or self.blocks_out[0].shape[0] != blocks:
             self.blocks_out = (cuda.device_array(blocks, np.int64), cuda.device_array(blocks, self.dtype),
                                cuda.device_array(blocks, np.uint64), cuda.device_array(blocks, np.int64))
-            self.result = (cuda.device_array(1, np.int64), cuda.device_array(1, self.dtype),
-                           cuda.device_array(1, np.int64))
+            self.result = (cuda.device_array(2, np.int64), cuda.device_array(1, self.dtype))
         flags = self._flags_device(it) if mode == MODES["tabu"] else self.out
         expiry = self.tabu_memory if self.tabu_memory is not None else self.no_params
         # the Ro-TS rule reads the permutation; float solutions never reach it but must type as integers
@@ -164,7 +164,7 @@ class GpuEvaluator:
         cuda.synchronize()
         self.timer.kernel += time.perf_counter() - t
         t = time.perf_counter()
-        c, d, i = (r.copy_to_host()[0] for r in self.result)
+        (c, i), (d,) = (r.copy_to_host() for r in self.result)
         self.timer.transfer += time.perf_counter() - t
         return int(i), d, int(c)
 
@@ -184,12 +184,22 @@ class GpuEvaluator:
             self.tabu_memory[r, c:c + 1].copy_to_device(mem[r, c:c + 1])
 
     # -- internals ------------------------------------------------------------------------------------
+    def _upload(self, name, host):
+        """Copy `host` into the device buffer `name`, allocated once: per-iteration copies reuse
+        their buffers (a fresh allocation per iteration costs more than the copy)."""
+        buf = self.buffers.get(name)
+        if buf is None or buf.shape != host.shape or buf.dtype != host.dtype:
+            buf = self.buffers[name] = cuda.to_device(host)
+        else:
+            buf.copy_to_device(host)
+        return buf
+
     def _push(self):
         t = time.perf_counter()
-        self.sol_d = cuda.to_device(self.solution)
+        self.sol_d = self._upload("solution", self.solution)
         if self.kind == "ppp":
             y, hist = self.state
-            self.ppp_state = (cuda.to_device(y), cuda.to_device(hist))
+            self.ppp_state = (self._upload("y", y), self._upload("hist", hist))
         self.timer.transfer += time.perf_counter() - t
 
     def _flags_device(self, it):
@@ -211,7 +221,7 @@ class GpuEvaluator:
             table = move_table(kind, self.size, self.n)
             self.timer.process += time.perf_counter() - t
             t = time.perf_counter()
-            self.params = cuda.to_device(table)
+            self.params = self._upload("params", table)
             self.timer.transfer += time.perf_counter() - t
             t = time.perf_counter()
         use = 1 if self.generate == "cpu" else 0
@@ -228,7 +238,7 @@ class GpuEvaluator:
                 edge = tour_edges(self.problem.d, self.solution)
                 self.timer.process += time.perf_counter() - t
                 t = time.perf_counter()
-                fwd_d, bwd_d, edge_d = cuda.to_device(fwd), cuda.to_device(bwd), cuda.to_device(edge)
+                fwd_d, bwd_d, edge_d = self._upload("fwd", fwd), self._upload("bwd", bwd), self._upload("edge", edge)
                 self.timer.transfer += time.perf_counter() - t
                 self.timer.kernel += self.control.launch(kernels.tsp_two_opt_kernel, *self.data, self.sol_d, fwd_d,
                                                          bwd_d, edge_d, p, use, self.out)
@@ -239,8 +249,12 @@ class GpuEvaluator:
             if self.nb.name == "insertion":
                 heads, tails, pf, ptd, pl = self.scratch
                 tt = time.perf_counter()
-                kernels.pfsp_heads_tails_kernel[-(-2 * pr.n // 64), 64](*self.data, self.sol_d, heads, tails, pf, ptd,
-                                                                        pl, pr.objective_code)
+                if pr.m <= kernels.WAVE:  # one warp per removed job sweeps anti-diagonals
+                    kernels.pfsp_heads_tails_wave_kernel[2 * pr.n, kernels.WAVE](
+                        *self.data, self.sol_d, heads, tails, pf, ptd, pl, pr.objective_code)
+                else:
+                    kernels.pfsp_heads_tails_kernel[-(-2 * pr.n // 64), 64](
+                        *self.data, self.sol_d, heads, tails, pf, ptd, pl, pr.objective_code)
                 cuda.synchronize()
                 self.timer.kernel += time.perf_counter() - tt
                 self.timer.kernel += self.control.launch(
@@ -252,7 +266,7 @@ class GpuEvaluator:
                 prefix = swap_prefix(pr.pt, pr.due, self.solution, e)
                 self.timer.process += time.perf_counter() - t
                 t = time.perf_counter()
-                e_d, prefix_d = cuda.to_device(e), cuda.to_device(prefix)
+                e_d, prefix_d = self._upload("heads", e), self._upload("prefix", prefix)
                 self.timer.transfer += time.perf_counter() - t
                 self.timer.kernel += self.control.launch(
                     kernels.pfsp_swap_kernel, *self.data, self.sol_d, e_d, prefix_d, pr.objective_code,

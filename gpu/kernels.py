@@ -53,7 +53,7 @@ def tsp_two_opt_kernel(d, t, fwd, bwd, edge, params, use_params, out):
 
 @cuda.jit
 def pfsp_heads_tails_kernel(pt, due, seq, heads, tails, pflow, ptard, plate, objective):
-    """Taillard's acceleration for the sequence without position i, laid out [k, machine, i]:
+    """(More than WAVE machines.) Taillard's acceleration for the sequence without position i, laid out [k, machine, i]:
     thread i < n computes its heads (and, for the slower objectives, prefix flow time, tardiness
     and late jobs of the first k jobs), thread n + i its tails. Rows k < i of the heads equal the
     full sequence's, but each thread recomputes them: fewer branches, same memory traffic."""
@@ -97,6 +97,65 @@ def pfsp_heads_tails_kernel(pt, due, seq, heads, tails, pflow, ptard, plate, obj
             for j in range(m - 2, -1, -1):
                 nxt = max(nxt, tails[k + 1, j, i]) + pt[job, j]
                 tails[k, j, i] = nxt
+
+
+WAVE = 32  # threads of the wavefront heads/tails kernel: one warp, one lane per machine
+
+
+@cuda.jit
+def pfsp_heads_tails_wave_kernel(pt, due, seq, heads, tails, pflow, ptard, plate, objective):
+    """As pfsp_heads_tails_kernel, but block b < n computes the heads of the sequence without
+    position b, block n + b its tails, with lane j owning machine j and sweeping the anti-diagonals
+    of the (position x machine) grid (Bożejko et al.'s wavefront): n + m - 1 steps instead of n m.
+    C[k][j] needs C[k][j-1] (lane j-1, previous step) and C[k-1][j] (own value, previous step)."""
+    last = cuda.shared.array(WAVE, np.int64)
+    b = cuda.blockIdx.x
+    j = cuda.threadIdx.x
+    n = seq.shape[0]
+    m = pt.shape[1]
+    tails_side = b >= n
+    i = b - n if tails_side else b
+    own = np.int64(0)
+    last[j] = 0
+    if not tails_side:
+        if j < m:
+            heads[0, j, i] = 0
+        if j == 0:
+            pflow[0, i] = 0
+            ptard[0, i] = 0
+            plate[0, i] = 0
+    elif j < m:
+        tails[n - 1, j, i] = 0
+    fl = np.int64(0)
+    ta = np.int64(0)
+    la = np.int64(0)
+    cuda.syncthreads()
+    for d in range(n - 1 + m - 1):
+        if tails_side:
+            mj = m - 1 - j          # tails run from the last machine and the last position
+            k = n - 2 - (d - j)
+        else:
+            mj = j
+            k = d - j               # heads: position k (0-based in the partial sequence)
+        active = j < m and 0 <= d - j < n - 1
+        left = last[j - 1] if j > 0 else 0
+        cuda.syncthreads()
+        if active:
+            job = seq[k] if k < i else seq[k + 1]
+            own = max(own, left) + pt[job, mj]
+            if tails_side:
+                tails[k, mj, i] = own
+            else:
+                heads[k + 1, mj, i] = own
+                if objective != 0 and j == m - 1:
+                    fl += own
+                    ta += max(0, own - due[job])
+                    la += 1 if own > due[job] else 0
+                    pflow[k + 1, i] = fl
+                    ptard[k + 1, i] = ta
+                    plate[k + 1, i] = la
+        last[j] = own
+        cuda.syncthreads()
 
 
 @cuda.jit
@@ -333,7 +392,7 @@ def make_reduce_kernels(delta_dtype):
             bi[b] = si[0]
 
     @cuda.jit
-    def stage2(bc, bd, br, bi, result_c, result_d, result_i):
+    def stage2(bc, bd, br, bi, result_ci, result_d):
         sc = cuda.shared.array(REDUCE_BLOCK, np.int64)
         sd = cuda.shared.array(REDUCE_BLOCK, delta_dtype)
         sr = cuda.shared.array(REDUCE_BLOCK, np.uint64)
@@ -363,8 +422,8 @@ def make_reduce_kernels(delta_dtype):
             cuda.syncthreads()
             step //= 2
         if tid == 0:
-            result_c[0] = sc[0]
+            result_ci[0] = sc[0]
+            result_ci[1] = si[0]
             result_d[0] = sd[0]
-            result_i[0] = si[0]
 
     return stage1, stage2
