@@ -1,6 +1,9 @@
 # lsbench workflows. Default: the smoke experiment on built-in instances (`snakemake -c2`).
 # Another experiment: `snakemake -c2 --configfile workflows/config/luong_qap.yaml`.
-configfile: "workflows/config/default.yaml"
+from pathlib import Path
+
+
+configfile: str(Path(workflow.basedir) / "workflows" / "config" / "default.yaml")
 
 
 include: "workflows/rules/common.smk"

@@ -9,7 +9,29 @@ from pathlib import Path
 from .errors import LsbenchError
 
 GROUP_KEYS = {"name", "problem", "instances", "algorithm", "neighbourhood", "backends", "seeds", "iterations",
-              "evaluations", "seconds", "target", "params", "published"}
+              "evaluations", "seconds", "target", "params", "published", "quick", "replicas"}
+RUNNABLE_BACKENDS = {"cpu", "cpu-parallel", "gpu"}  # cow and grid arrive with the hpc package
+NOT_AVAILABLE = "backend not available in this version of lsbench"
+
+
+def backend_entry(b):
+    """A backend of a group: 'cpu' or {name: gpu-device, backend: gpu, params: {reduce: device}}."""
+    if isinstance(b, str):
+        return {"name": b, "backend": b, "params": {}}
+    if not isinstance(b, dict) or "name" not in b or "backend" not in b:
+        raise LsbenchError(f"workflow config: backend entry {b!r} needs 'name' and 'backend'")
+    return {"name": b["name"], "backend": b["backend"], "params": dict(b.get("params") or {})}
+
+
+def expand_group(g, scale):
+    """The group at the requested scale ('paper' as configured, 'quick' with its overrides), with
+    `replicas: R` turning each 'NAME-1' generated instance into NAME-1 .. NAME-R."""
+    g = {**g, **(g.get("quick") or {})} if scale == "quick" else dict(g)
+    reps = int(g.get("replicas", 1))
+    if reps > 1:
+        g["instances"] = [f"{i[:-2]}-{r}" if str(i).endswith("-1") else i
+                          for i in g["instances"] for r in range(1, reps + 1)]
+    return g
 
 
 def gpu_status():
@@ -31,7 +53,11 @@ def plan_runs(config, gpu_available):
     if not exp:
         raise LsbenchError("workflow config: missing field 'experiment'")
     runs = []
+    scale = config.get("scale", "paper")
+    if scale not in ("paper", "quick"):
+        raise LsbenchError(f"workflow config: scale must be paper or quick, got {scale!r}")
     for g in config.get("groups", []):
+        g = expand_group(g, scale)
         unknown = set(g) - GROUP_KEYS
         if unknown:
             raise LsbenchError(f"workflow config group {g.get('name')}: unknown field(s) {', '.join(sorted(unknown))}")
@@ -41,12 +67,13 @@ def plan_runs(config, gpu_available):
         seeds = g.get("seeds", 1)
         seed_list = list(range(1, seeds + 1)) if isinstance(seeds, int) else list(seeds)
         for inst in g["instances"]:
-            for backend in g["backends"]:
-                if backend.startswith("gpu") and not gpu_available:
+            for b in map(backend_entry, g["backends"]):
+                if b["backend"] not in RUNNABLE_BACKENDS or (b["backend"] == "gpu" and not gpu_available):
                     continue
                 for s in seed_list:
-                    runs.append({**g, "instance": inst, "backend": backend, "seed": s,
-                                 "path": f"results/{exp}/runs/{g['name']}/{inst}/{backend}-s{s}.json"})
+                    runs.append({**g, "instance": inst, "backend": b["backend"], "label": b["name"],
+                                 "backend_params": b["params"], "seed": s,
+                                 "path": f"results/{exp}/runs/{g['name']}/{inst}/{b['name']}-s{s}.json"})
     return runs
 
 
@@ -59,7 +86,7 @@ def run_command(run, python, out):
     for key in ("iterations", "evaluations", "seconds", "target"):
         if run.get(key) is not None:
             cmd += [f"--{key}", str(run[key])]
-    for k, v in (run.get("params") or {}).items():
+    for k, v in {**(run.get("params") or {}), **(run.get("backend_params") or {})}.items():
         v = ",".join(str(x) for x in v) if isinstance(v, (list, tuple)) else v
         cmd += ["--param", f"{k}={v}"]
     return " ".join(shlex.quote(c) for c in cmd)
@@ -72,10 +99,11 @@ def aggregate_records(paths, out):
     for p in paths:
         rec = json.loads(Path(p).read_text())
         group = Path(p).parent.parent.name
+        label = Path(p).stem.rsplit("-s", 1)[0]
         rows.append({
             "group": group, "problem": rec["problem"], "instance": rec["instance"],
             "algorithm": rec["algorithm"], "neighbourhood": rec.get("neighbourhood"),
-            "neighbourhood_size": rec.get("neighbourhood_size"), "backend": rec["backend"], "seed": rec["seed"],
+            "neighbourhood_size": rec.get("neighbourhood_size"), "backend": label, "backend_kind": rec["backend"], "seed": rec["seed"],
             "iterations": rec["iterations"], "evaluations": rec["evaluations"], "wall_s": rec["wall_s"],
             "iterations_per_s": rec.get("iterations_per_s"), "best_objective": float(rec["best_objective"]),
             "bks": None if rec["bks"] is None else float(rec["bks"]),
@@ -92,6 +120,8 @@ def aggregate_records(paths, out):
 def summarise(df):
     """Per (group, instance, backend): medians, speed-up vs `cpu` on the same instance, quality."""
     import pandas as pd
+    df = df.assign(bks=pd.to_numeric(df["bks"], errors="coerce"),
+                   gap_percent=pd.to_numeric(df["gap_percent"], errors="coerce"))
     g = df.groupby(["group", "instance", "backend"], sort=False)
     out = g.agg(runs=("seed", "count"), wall_s=("wall_s", "median"), it_per_s=("iterations_per_s", "median"),
                 best=("best_objective", "min"), mean=("best_objective", "mean"),
@@ -139,16 +169,19 @@ def write_report(table, out, config, gpu):
              f"<p>Host: {html.escape(json.dumps(host_info()))}<br>GPU: "
              f"<b>{html.escape(gpu['name'])}</b><br>Versions: {html.escape(json.dumps(versions()))}</p>"]
     for g in config.get("groups", []):
+        g = expand_group(g, config.get("scale", "paper"))
         s = summary[summary["group"] == g["name"]]
         parts.append(f"<h2>{html.escape(g['name'])}: {g['algorithm']} on {g['problem']}</h2>")
         parts.append("<table><tr><th>instance</th><th>backend</th><th>runs</th><th>median time (s)</th>"
                      "<th>median it/s</th><th>speed-up vs cpu</th><th>best</th><th>mean</th><th>mean gap %</th>"
                      "<th>% runs at best known</th></tr>")
         for inst in g["instances"]:
-            for backend in g["backends"]:
+            for b in map(backend_entry, g["backends"]):
+                backend = b["name"]
                 row = s[(s["instance"] == str(inst)) & (s["backend"] == backend)]
                 if row.empty:
-                    why = gpu["name"] if backend.startswith("gpu") and not gpu["available"] else "not run"
+                    why = (gpu["name"] if b["backend"] == "gpu" and not gpu["available"] else
+                           NOT_AVAILABLE if b["backend"] not in RUNNABLE_BACKENDS else "not run")
                     parts.append(f"<tr><td>{inst}</td><td>{backend}</td><td class='nogpu' colspan=8>"
                                  f"{html.escape(why)}</td></tr>")
                     continue
@@ -175,8 +208,9 @@ def _published_table(group):
     if not spec:
         return ""
     import pandas as pd
-    pub = pd.read_csv(Path(spec["file"]))
+    from .instances import PROJECT_ROOT
+    pub = pd.read_csv(PROJECT_ROOT / spec["file"], dtype={"table": str})
     if "table" in spec:
-        pub = pub[pub["table"] == spec["table"]]
+        pub = pub[pub["table"] == str(spec["table"])]
     return (f"<h3>Published: {html.escape(spec.get('caption', spec['file']))}</h3>"
             + pub.to_html(index=False, na_rep=""))

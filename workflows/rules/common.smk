@@ -8,3 +8,17 @@ EXPERIMENT = config["experiment"]
 GPU = gpu_status()
 RUNS = plan_runs(config, gpu_available=GPU["available"])
 RUN_PATHS = {r["path"]: r for r in RUNS}
+
+
+def instance_files(run):
+    """Downloaded instance files a run needs (manifest entries that are not generated)."""
+    from lsbench import instances as registry
+    entry = registry.manifest().get(str(run["instance"]))
+    if entry is None or entry.generated:
+        return []
+    return [str(registry.local_path(entry))]
+
+
+def run_of(w):
+    """The planned run behind a run_search job's wildcards."""
+    return RUN_PATHS[f"results/{w.experiment}/runs/{w.group}/{w.instance}/{w.backend}-s{w.seed}.json"]

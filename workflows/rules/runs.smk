@@ -1,13 +1,25 @@
+rule fetch_instance:
+    """Download one QAPLIB/TSPLIB file into the data directory ($LSBENCH_DATA), sha256 checked."""
+    output:
+        "{datadir}/{folder}/{name}.{ext}",
+    wildcard_constraints:
+        folder="qaplib|tsplib",
+    shell:
+        "{sys.executable} -m lsbench instances fetch {wildcards.name} --data-dir {wildcards.datadir}"
+
+
 rule run_search:
     """One search, one run record; written atomically by lsbench itself, so an interrupted job
     leaves no record and Snakemake reruns it."""
+    input:
+        lambda w: instance_files(run_of(w)),
     output:
         "results/{experiment}/runs/{group}/{instance}/{backend}-s{seed}.json",
     params:
-        cmd=lambda w, output: run_command(RUN_PATHS[output[0]], sys.executable, output[0]),
+        cmd=lambda w, output: run_command(run_of(w), sys.executable, output[0]),
     resources:
-        gpu=lambda w: 1 if w.backend.startswith("gpu") else 0,
-    threads: lambda w: workflow.cores if w.backend in ("cpu-parallel", "cow", "grid") else 1
+        gpu=lambda w: 1 if run_of(w)["backend"] == "gpu" else 0,
+    threads: lambda w: workflow.cores if run_of(w)["backend"] in ("cpu-parallel", "cow", "grid") else 1
     log:
         "results/{experiment}/logs/{group}/{instance}/{backend}-s{seed}.log",
     shell:
