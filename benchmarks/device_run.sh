@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on the device machine from the checkout: carried numpy wheel, instance copies in .devdata/.
-# Usage: bash benchmarks/device_run.sh [tests] [iteration ARGS...] [makespan] [rots]
+# Usage: bash benchmarks/device_run.sh [tests] ['iteration ARGS'] [makespan] [rots] ['plan CONFIG ARGS']
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD LSBENCH_DATA=$PWD/.devdata PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
@@ -12,5 +12,8 @@ for step in "$@"; do
     iteration*) (cd benchmarks && timeout 560 python3 gpu_iteration.py ${step#iteration} --out "${OUT:-results}") ;;
     makespan) (cd benchmarks && timeout 300 python3 gpu_makespan.py) ;;
     rots) (cd benchmarks && timeout 200 python3 cpu_rots.py --iterations 20000 --repeats 5) ;;
+    plan*) set -- ${step#plan}
+           timeout "${PLAN_TIMEOUT:-480}" python3 workflows/scripts/run_plan.py "$@" | tail -40
+           tar czf "${OUT:-.}/runs.tgz" results ;;
   esac
 done
