@@ -166,7 +166,8 @@ def write_report(table, out, config, gpu):
              "td,th{border:1px solid #999;padding:3px 8px;text-align:right}th{background:#eee}"
              ".nogpu{color:#a00}</style></head><body>",
              f"<h1>{html.escape(config.get('title', config['experiment']))}</h1>",
-             f"<p>Host: {html.escape(json.dumps(host_info()))}<br>GPU: "
+             f"<p>Runs made on: {html.escape(', '.join(sorted(set(df['host']))))}; report written on "
+             f"{html.escape(json.dumps(host_info()))}<br>GPU: "
              f"<b>{html.escape(gpu['name'])}</b><br>Versions: {html.escape(json.dumps(versions()))}</p>"]
     for g in config.get("groups", []):
         g = expand_group(g, config.get("scale", "paper"))
