@@ -126,6 +126,16 @@ def tsp_two_opt_delta(d, t, fwd, bwd, edge, i, j):
 
 # ------------------------------------------------------------------ PPP
 @cuda.jit(device=True, inline=True)
+def ppp_row_after(a, y, j, k1, k2, k3, c1, c2_, c3):
+    new = y[j] + c1 * a[j, k1]
+    if k2 >= 0:
+        new += c2_ * a[j, k2]
+    if k3 >= 0:
+        new += c3 * a[j, k3]
+    return new
+
+
+@cuda.jit(device=True, inline=True)
 def ppp_flip_delta(a, x, y, hist, target_hist, k1, k2, k3, scratch):
     """Fitness change of flipping up to three bits, with this thread's zeroed scratch histogram
     (left zeroed on return). Two passes over the rows instead of the CPU's touched list."""
@@ -137,11 +147,7 @@ def ppp_flip_delta(a, x, y, hist, target_hist, k1, k2, k3, scratch):
     delta = 0
     for j in range(m):
         old = y[j]
-        new = old + c1 * a[j, k1]
-        if k2 >= 0:
-            new += c2_ * a[j, k2]
-        if k3 >= 0:
-            new += c3 * a[j, k3]
+        new = ppp_row_after(a, y, j, k1, k2, k3, c1, c2_, c3)
         if new != old:
             if old < 0:
                 delta -= 30 * (-2 * old)
@@ -153,11 +159,7 @@ def ppp_flip_delta(a, x, y, hist, target_hist, k1, k2, k3, scratch):
                 scratch[new] += 1
     for j in range(m):
         old = y[j]
-        new = old + c1 * a[j, k1]
-        if k2 >= 0:
-            new += c2_ * a[j, k2]
-        if k3 >= 0:
-            new += c3 * a[j, k3]
+        new = ppp_row_after(a, y, j, k1, k2, k3, c1, c2_, c3)
         if new != old:
             for v in (old, new):
                 if v >= 0 and v < n1 and scratch[v] != 0:

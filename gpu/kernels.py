@@ -349,6 +349,28 @@ def move_key(mode, idx, deltas, flags, current, best, tie_key, sol, expiry, it, 
     return 0, d, np.uint64(idx)
 
 
+@cuda.jit(device=True)
+def block_min(sc, sd, sr, si, tid, c, d, r, i):
+    """Shared-memory tree reduction of the block's candidates (class, delta, rank, index) into
+    slot 0; a thread without a candidate brings i = -1. Plain syncthreads: the simulator runs it."""
+    sc[tid] = c if i >= 0 else 3
+    sd[tid] = d
+    sr[tid] = r
+    si[tid] = i
+    cuda.syncthreads()
+    step = REDUCE_BLOCK // 2
+    while step > 0:
+        if tid < step:
+            o = tid + step
+            if si[o] >= 0 and (si[tid] < 0 or key_less(sc[o], sd[o], sr[o], si[o], sc[tid], sd[tid], sr[tid], si[tid])):
+                sc[tid] = sc[o]
+                sd[tid] = sd[o]
+                sr[tid] = sr[o]
+                si[tid] = si[o]
+        cuda.syncthreads()
+        step //= 2
+
+
 def make_reduce_kernels(delta_dtype):
     """Stage 1: each block reduces a grid-stride share of the moves in shared memory (a tree: the
     simulator has no warp shuffles); stage 2: one block reduces the per-block winners."""
@@ -368,22 +390,7 @@ def make_reduce_kernels(delta_dtype):
             c, d, r = move_key(mode, idx, deltas, flags, current, best, tie_key, sol, expiry, it, aspiration, n)
             if i_best < 0 or key_less(c, d, r, idx, c_best, d_best, r_best, i_best):
                 c_best, d_best, r_best, i_best = c, d, r, idx
-        sc[tid] = c_best if i_best >= 0 else 3
-        sd[tid] = d_best
-        sr[tid] = r_best
-        si[tid] = i_best
-        cuda.syncthreads()
-        step = REDUCE_BLOCK // 2
-        while step > 0:
-            if tid < step:
-                o = tid + step
-                if si[o] >= 0 and (si[tid] < 0 or key_less(sc[o], sd[o], sr[o], si[o], sc[tid], sd[tid], sr[tid], si[tid])):
-                    sc[tid] = sc[o]
-                    sd[tid] = sd[o]
-                    sr[tid] = sr[o]
-                    si[tid] = si[o]
-            cuda.syncthreads()
-            step //= 2
+        block_min(sc, sd, sr, si, tid, c_best, d_best, r_best, i_best)
         if tid == 0:
             b = cuda.blockIdx.x
             bc[b] = sc[0]
@@ -405,22 +412,7 @@ def make_reduce_kernels(delta_dtype):
         for b in range(tid, bc.shape[0], REDUCE_BLOCK):
             if bi[b] >= 0 and (i_best < 0 or key_less(bc[b], bd[b], br[b], bi[b], c_best, d_best, r_best, i_best)):
                 c_best, d_best, r_best, i_best = bc[b], bd[b], br[b], bi[b]
-        sc[tid] = c_best
-        sd[tid] = d_best
-        sr[tid] = r_best
-        si[tid] = i_best
-        cuda.syncthreads()
-        step = REDUCE_BLOCK // 2
-        while step > 0:
-            if tid < step:
-                o = tid + step
-                if si[o] >= 0 and (si[tid] < 0 or key_less(sc[o], sd[o], sr[o], si[o], sc[tid], sd[tid], sr[tid], si[tid])):
-                    sc[tid] = sc[o]
-                    sd[tid] = sd[o]
-                    sr[tid] = sr[o]
-                    si[tid] = si[o]
-            cuda.syncthreads()
-            step //= 2
+        block_min(sc, sd, sr, si, tid, c_best, d_best, r_best, i_best)
         if tid == 0:
             result_ci[0] = sc[0]
             result_ci[1] = si[0]

@@ -173,10 +173,14 @@ def write_report(table, out, config, gpu):
         g = expand_group(g, config.get("scale", "paper"))
         s = summary[summary["group"] == g["name"]]
         parts.append(f"<h2>{html.escape(g['name'])}: {g['algorithm']} on {g['problem']}</h2>")
+        published = _published_by_instance(g)
         parts.append("<table><tr><th>instance</th><th>backend</th><th>runs</th><th>median time (s)</th>"
                      "<th>median it/s</th><th>speed-up vs cpu</th><th>best</th><th>mean</th><th>mean gap %</th>"
-                     "<th>% runs at best known</th></tr>")
+                     "<th>% runs at best known</th>" + ("<th>published (paper's hardware)</th>" if published else "")
+                     + "</tr>")
         for inst in g["instances"]:
+            pub_cell = (f"<td rowspan={len(g['backends'])} style='text-align:left'>"
+                        f"{published.get(str(inst), '')}</td>") if published else ""
             for b in map(backend_entry, g["backends"]):
                 backend = b["name"]
                 row = s[(s["instance"] == str(inst)) & (s["backend"] == backend)]
@@ -184,14 +188,16 @@ def write_report(table, out, config, gpu):
                     why = (gpu["name"] if b["backend"] == "gpu" and not gpu["available"] else
                            NOT_AVAILABLE if b["backend"] not in RUNNABLE_BACKENDS else "not run")
                     parts.append(f"<tr><td>{inst}</td><td>{backend}</td><td class='nogpu' colspan=8>"
-                                 f"{html.escape(why)}</td></tr>")
+                                 f"{html.escape(why)}</td>{pub_cell}</tr>")
+                    pub_cell = ""
                     continue
                 r = row.iloc[0]
                 gap = "" if pd.isna(r.gap) else f"{r.gap:.3f}"
                 hit = "" if pd.isna(r.bks) else f"{r.at_bks_percent:.0f}"
                 parts.append(f"<tr><td>{inst}</td><td>{backend}</td><td>{r.runs}</td><td>{r.wall_s:.3f}</td>"
                              f"<td>{r.it_per_s:.1f}</td><td>{r.speedup_vs_cpu:.2f}&times;</td><td>{r.best:g}</td>"
-                             f"<td>{r['mean']:.6g}</td><td>{gap}</td><td>{hit}</td></tr>")
+                             f"<td>{r['mean']:.6g}</td><td>{gap}</td><td>{hit}</td>{pub_cell}</tr>")
+                pub_cell = ""
         parts.append("</table>")
         parts.append(_published_table(g))
         if not s.empty:
@@ -201,6 +207,29 @@ def write_report(table, out, config, gpu):
     tmp = Path(out).with_suffix(".tmp")
     tmp.write_text("\n".join(parts))
     tmp.replace(out)
+
+
+def _published_by_instance(group):
+    """instance -> the paper's figures for it, one line per hardware/variant, for the table."""
+    spec = group.get("published")
+    if not spec:
+        return {}
+    import pandas as pd
+
+    from .instances import PROJECT_ROOT
+    pub = pd.read_csv(PROJECT_ROOT / spec["file"], dtype={"table": str})
+    if "table" in spec:
+        pub = pub[pub["table"] == str(spec["table"])]
+    if "instance" not in pub.columns:
+        return {}
+    out = {}
+    for inst, rows in pub.groupby("instance", sort=False):
+        lines = []
+        for _, r in rows.iterrows():
+            fields = [f"{k}={r[k]}" for k in rows.columns if k not in ("table", "instance") and pd.notna(r[k])]
+            lines.append(html.escape(", ".join(fields)))
+        out[str(inst)] = "<br>".join(lines)
+    return out
 
 
 def _published_table(group):

@@ -5,6 +5,8 @@ length L equals a tenure of L iterations since one pair is recorded per iteratio
 """
 from numba import njit
 
+from ..neighborhoods import index_to_pair
+
 
 @njit(cache=True)
 def position_swap_tabu_flags(seq, expiry, it, flags):
@@ -21,3 +23,19 @@ def position_swap_tabu_flags(seq, expiry, it, flags):
 def position_swap_tabu_record(seq, i, j, expiry, until):
     """After swapping positions i < j: forbid putting the old seq[i] before the old seq[j] again."""
     expiry[seq[i], seq[j]] = until
+
+
+class PositionSwapMoves:
+    """Moves that exchange the elements at positions i < j (TSP and PFSP swap neighbourhoods),
+    with Janiak et al.'s ordered-pair tabu attributes. Mixed into a Neighbourhood with `n`."""
+
+    def perform(self, solution, move):
+        i, j = index_to_pair(move, self.n)
+        solution[i], solution[j] = solution[j], solution[i]
+
+    def tabu_flags(self, solution, memory, it, flags):
+        position_swap_tabu_flags(solution, memory, it, flags)
+
+    def tabu_record(self, solution_before, move, memory, until):
+        i, j = index_to_pair(move, self.n)
+        position_swap_tabu_record(solution_before, i, j, memory, until)

@@ -15,7 +15,7 @@ from numba import njit, prange
 from .. import rng
 from ..errors import InstanceFormatError, LsbenchError
 from ..neighborhoods import index_to_insertion, index_to_pair, insertion_count, pair_count
-from .permutation import position_swap_tabu_flags, position_swap_tabu_record
+from .permutation import PositionSwapMoves
 from .base import serial_and_parallel, Neighbourhood, Problem, check_permutation, read_numbers, sha256_of
 
 MAKESPAN, FLOWTIME, THREE = 0, 1, 2
@@ -299,7 +299,7 @@ def _swap_deltas(pt, due, seq, objective, w, current, out):
 swap_deltas, swap_deltas_parallel = serial_and_parallel(_swap_deltas)
 
 
-class PfspSwap(_PfspNeighbourhood):
+class PfspSwap(PositionSwapMoves, _PfspNeighbourhood):
     name = "swap"
 
     def __init__(self, problem):
@@ -310,17 +310,6 @@ class PfspSwap(_PfspNeighbourhood):
         pr = self.problem
         fn = swap_deltas_parallel if parallel else swap_deltas
         fn(pr.pt, pr.due, solution, pr.objective_code, pr.weights, self._current(solution), out)
-
-    def perform(self, solution, move):
-        i, j = index_to_pair(move, self.n)
-        solution[i], solution[j] = solution[j], solution[i]
-
-    def tabu_flags(self, solution, memory, it, flags):
-        position_swap_tabu_flags(solution, memory, it, flags)
-
-    def tabu_record(self, solution_before, move, memory, until):
-        i, j = index_to_pair(move, self.n)
-        position_swap_tabu_record(solution_before, i, j, memory, until)
 
 
 class PFSP(Problem):

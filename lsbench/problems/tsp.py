@@ -14,7 +14,7 @@ from .. import rng
 from ..errors import InstanceFormatError, LsbenchError
 from ..neighborhoods import index_to_pair, pair_count
 from .base import serial_and_parallel, Neighbourhood, Problem, check_permutation, sha256_of
-from .permutation import position_swap_tabu_flags, position_swap_tabu_record
+from .permutation import PositionSwapMoves
 
 MAX_CITIES = 20000  # a dense int32 matrix of 20000^2 is 1.6 GB
 
@@ -283,22 +283,11 @@ class _TspNeighbourhood(Neighbourhood):
         return 7, 7  # Janiak et al.
 
 
-class TspSwap(_TspNeighbourhood):
+class TspSwap(PositionSwapMoves, _TspNeighbourhood):
     name = "swap"
 
     def evaluate(self, solution, state, out, parallel=False):
         (swap_deltas_parallel if parallel else swap_deltas)(self.problem.d, solution, out)
-
-    def perform(self, solution, move):
-        i, j = index_to_pair(move, self.n)
-        solution[i], solution[j] = solution[j], solution[i]
-
-    def tabu_flags(self, solution, memory, it, flags):
-        position_swap_tabu_flags(solution, memory, it, flags)
-
-    def tabu_record(self, solution_before, move, memory, until):
-        i, j = index_to_pair(move, self.n)
-        position_swap_tabu_record(solution_before, i, j, memory, until)
 
 
 class TspTwoOpt(_TspNeighbourhood):
