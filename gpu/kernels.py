@@ -99,7 +99,9 @@ def pfsp_heads_tails_kernel(pt, due, seq, heads, tails, pflow, ptard, plate, obj
                 tails[k, j, i] = nxt
 
 
-WAVE = 32  # threads of the wavefront heads/tails kernel: one warp, one lane per machine
+# threads of the wavefront heads/tails kernel: one warp, one lane per machine (fewer in the
+# simulator, which runs every thread of a block as a Python thread)
+WAVE = 4 if config.ENABLE_CUDASIM else 32
 
 
 @cuda.jit

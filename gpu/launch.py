@@ -9,9 +9,10 @@ best configuration found so far (or the next untried one), so the search never s
 """
 import time
 
-from numba import cuda
+from numba import config, cuda
 
-DEFAULT_BLOCKS = (64, 128, 256, 512, 1024)
+# the simulator runs each thread as a Python thread: small blocks keep the tests fast there
+DEFAULT_BLOCKS = (32, 64, 128) if config.ENABLE_CUDASIM else (64, 128, 256, 512, 1024)
 DEFAULT_MOVES_PER_THREAD = (1, 4, 16)
 
 

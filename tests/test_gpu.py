@@ -36,9 +36,11 @@ def trajectory(rec):
 
 @pytest.mark.parametrize("instance,algorithm,nb,params", CASES)
 def test_gpu_trajectory_equals_cpu(instance, algorithm, nb, params):
-    ref = run_one(None, instance, algorithm, "cpu", nb, seed=3, iterations=8, problem_params=params)
+    # the PFSP insertion kernels synchronise blocks every step, which the simulator runs slowly
+    iterations = 4 if nb == "insertion" else 8
+    ref = run_one(None, instance, algorithm, "cpu", nb, seed=3, iterations=iterations, problem_params=params)
     for variant in VARIANTS:
-        rec = run_one(None, instance, algorithm, "gpu", nb, seed=3, iterations=8, problem_params=params,
+        rec = run_one(None, instance, algorithm, "gpu", nb, seed=3, iterations=iterations, problem_params=params,
                       backend_params=variant)
         if instance.startswith("weierstrass"):
             # float objectives: same moves chosen, values within the stated tolerance
@@ -54,7 +56,8 @@ def test_gpu_trajectory_equals_cpu(instance, algorithm, nb, params):
 
 
 def test_thread_control_recovers_from_failing_launches():
-    failing = {(64, 1), (128, 1)}
+    from gpu.launch import ThreadControl
+    failing = set(ThreadControl(45).candidates[:2])  # the first configurations it would try
 
     def hook(config):
         if config in failing:
