@@ -19,7 +19,7 @@ ALGORITHM_PARAMS = {"tenure": int, "tenure_min": int, "tenure_max": int, "aspira
                     "ls_iterations": int, "p_best": float}
 
 
-BACKEND_PARAMS = {"generate": str, "reduce": str, "block": int, "moves_per_thread": int}
+BACKEND_PARAMS = {"generate": str, "reduce": str, "block": int, "moves_per_thread": int, "worker_timeout": float}
 
 
 def parse_params(pairs):
@@ -74,15 +74,25 @@ def cmd_instances(args):
     raise LsbenchError(f"instances: unknown action {args.action!r}")
 
 
+def run_kwargs(args):
+    """The run_one arguments of `run` and `multistart` (seed and output excepted)."""
+    problem_params, algorithm_params, backend_params = parse_params(args.param)
+    if args.backend == "grid":
+        backend_params.update({k: v for k, v in (("workers", args.workers), ("scheduler", args.scheduler)) if v})
+    elif args.command == "run" and (args.workers or args.scheduler):
+        raise LsbenchError("--workers/--scheduler: only for --backend grid")
+    return dict(problem=args.problem, instance=args.instance, algorithm=args.algorithm, backend=args.backend,
+                neighbourhood=args.neighbourhood, iterations=args.iterations, evaluations=args.evaluations,
+                seconds=args.seconds, target=args.target, problem_params=problem_params,
+                algorithm_params=algorithm_params, backend_params=backend_params, data=args.data_dir,
+                threads=args.threads)
+
+
 def cmd_run(args):
     from .runner import run_one
-    problem_params, algorithm_params, backend_params = parse_params(args.param)
-    record = run_one(problem=args.problem, instance=args.instance, algorithm=args.algorithm,
-                     backend=args.backend, neighbourhood=args.neighbourhood, seed=args.seed,
-                     iterations=args.iterations, evaluations=args.evaluations, seconds=args.seconds,
-                     target=args.target, problem_params=problem_params,
-                     algorithm_params=algorithm_params, backend_params=backend_params, data=args.data_dir, out=args.out,
-                     progress=not args.quiet, threads=args.threads)
+    record = run_one(**run_kwargs(args), seed=args.seed, out=args.out, progress=not args.quiet)
+    if record is None:  # a COW worker rank: rank 0 reports
+        return 0
     gap = record["gap_percent"]
     print(f"{record['instance']} {record['algorithm']}/{record['backend']} seed {record['seed']}: "
           f"best {record['best_objective']}" + (f" (gap {gap:.3f}% to {record['bks']})" if gap is not None else "")
@@ -91,12 +101,50 @@ def cmd_run(args):
     return 0
 
 
+def cmd_multistart(args):
+    from hpc.multistart import run_multistart
+    if args.backend in ("cow", "grid"):
+        raise LsbenchError(f"--backend {args.backend}: multistart runs whole searches on each rank or worker; "
+                           "use cpu, cpu-parallel or gpu there")
+    summary = run_multistart(run_kwargs(args), args.searches, args.seed, args.out_dir, args.via, args.workers,
+                             args.scheduler)
+    if summary is None:  # an MPI rank other than 0: rank 0 reports
+        return 0
+    line = (f"{summary['completed']}/{summary['searches']} searches done via {summary['via']}"
+            + (f", best {summary['best_objective']} (seed {summary['best_seed']}), median "
+               f"{summary['median_objective']}, {summary['aggregate_iterations_per_s']:.1f} iterations/s in all"
+               if summary["completed"] else "")
+            + (f"; FAILED seeds {[f['seed'] for f in summary['failed']]}" if summary["failed"] else "")
+            + f" -> {args.out_dir}/summary.json")
+    print(line)
+    return 0 if not summary["failed"] else 1
+
+
 def cmd_verify(args):
     from .runner import verify_record
     for path in args.records:
         msg = verify_record(path, args.data_dir)
         print(f"{path}: OK {msg}")
     return 0
+
+
+def add_search_arguments(p):
+    p.add_argument("--problem", help="qap, pfsp, tsp, ppp or weierstrass (needed with a file path)")
+    p.add_argument("--instance", required=True, help="known instance name or instance file path")
+    p.add_argument("--algorithm", default="tabu", help="tabu, rots (QAP), hc, cas (QAP)")
+    p.add_argument("--neighbourhood", "--neighborhood", dest="neighbourhood")
+    p.add_argument("--backend", default="cpu", help="cpu, cpu-parallel, gpu, cow (under mpiexec), grid (Dask)")
+    p.add_argument("--threads", type=int,
+                   help="threads for cpu-parallel (default: all cores), per rank/worker for cow and grid")
+    p.add_argument("--workers", type=int, help="Dask workers of the LocalCluster the run starts (default 2)")
+    p.add_argument("--scheduler", help="join this Dask scheduler (tcp://HOST:PORT) instead")
+    p.add_argument("--iterations", type=int)
+    p.add_argument("--evaluations", type=int)
+    p.add_argument("--seconds", type=float)
+    p.add_argument("--target", type=float, help="stop when the best objective is <= target")
+    p.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="problem, algorithm or backend parameter, e.g. tenure=7, objective=flowtime")
+    p.add_argument("--data-dir")
 
 
 def build_parser():
@@ -112,23 +160,20 @@ def build_parser():
     pi.set_defaults(func=cmd_instances)
 
     pr = sub.add_parser("run", help="run one search and write its run record")
-    pr.add_argument("--problem", help="qap, pfsp, tsp, ppp or weierstrass (needed with a file path)")
-    pr.add_argument("--instance", required=True, help="known instance name or instance file path")
-    pr.add_argument("--algorithm", default="tabu", help="tabu, rots (QAP), hc, cas (QAP)")
-    pr.add_argument("--neighbourhood", "--neighborhood", dest="neighbourhood")
-    pr.add_argument("--backend", default="cpu", help="cpu, cpu-parallel, ...")
-    pr.add_argument("--threads", type=int, help="threads for cpu-parallel (default: all cores)")
-    pr.add_argument("--iterations", type=int)
-    pr.add_argument("--evaluations", type=int)
-    pr.add_argument("--seconds", type=float)
-    pr.add_argument("--target", type=float, help="stop when the best objective is <= target")
+    add_search_arguments(pr)
     pr.add_argument("--seed", type=int, default=1)
-    pr.add_argument("--param", action="append", metavar="KEY=VALUE",
-                    help="problem or algorithm parameter, e.g. tenure=7, objective=flowtime")
     pr.add_argument("--out", help="run record path (JSON, written atomically)")
-    pr.add_argument("--data-dir")
     pr.add_argument("--quiet", action="store_true", help="no progress lines")
     pr.set_defaults(func=cmd_run)
+
+    pm = sub.add_parser("multistart", help="K independent searches over MPI ranks, Dask workers or here")
+    add_search_arguments(pm)
+    pm.add_argument("--searches", type=int, required=True, help="number of searches K (seeds s..s+K-1)")
+    pm.add_argument("--seed", type=int, default=1, help="first seed s")
+    pm.add_argument("--via", default="auto", choices=["auto", "local", "mpi", "dask"],
+                    help="auto: mpi under mpiexec/srun, dask with --workers/--scheduler, else local")
+    pm.add_argument("--out-dir", required=True, help="folder for one record per search and summary.json")
+    pm.set_defaults(func=cmd_multistart)
 
     pv = sub.add_parser("verify", help="re-check run records from scratch")
     pv.add_argument("records", nargs="+")

@@ -93,3 +93,33 @@ def index_to_triple(idx, n):
 def hamming_count(n, k):
     """Moves flipping exactly k of n bits (k = 1, 2, 3)."""
     return (n, pair_count(n), triple_count(n))[k - 1]
+
+
+# -- rows: how a neighbourhood's moves split into contiguous slices (COW and grid workers) --------
+def pair_row_starts(n):
+    """First move index of each row i of a pair neighbourhood, then the size: n entries."""
+    return [i * (2 * n - i - 1) // 2 for i in range(n)]
+
+
+def triple_row_starts(n):
+    """First move index of the triples starting with i = 0..n-3, then the size."""
+    return [triple_count(n) - triple_count(n - i) for i in range(n - 1)]
+
+
+def split_rows(starts, parts):
+    """Row boundaries cutting the moves into `parts` contiguous slices of near-equal move counts.
+
+    Moves are split at row boundaries because one kernel row shares work (a prefix, heads and
+    tails) across its moves. Returns parts + 1 row indices; a slice may be empty.
+    """
+    import bisect
+    size = starts[-1]
+    bounds = [0]
+    for p in range(1, parts):
+        target = size * p // parts
+        r = bisect.bisect_left(starts, target)
+        if r > 0 and target - starts[r - 1] < starts[r] - target:
+            r -= 1
+        bounds.append(max(bounds[-1], min(r, len(starts) - 1)))
+    bounds.append(len(starts) - 1)
+    return bounds

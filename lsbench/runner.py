@@ -27,25 +27,36 @@ def run_one(problem, instance, algorithm="tabu", backend="cpu", neighbourhood=No
     except TypeError as e:
         raise LsbenchError(f"--param: not a parameter of {algorithm}: {e}")
     evaluator.bind(prob, nb)
-    # warm-up: JIT compilation (and GPU launch tuning) happen here, outside the timed run
-    tw = time.perf_counter()
-    warm = ALGORITHMS[algorithm](**{**(algorithm_params or {}), "ants": 2, "ls_iterations": 2}) \
-        if algorithm == "cas" else search
-    warm.run(prob, nb, evaluator, Stop(iterations=2), seed, None)
-    warmup_s = time.perf_counter() - tw
-    if hasattr(evaluator, "timer"):  # the GPU time split covers the timed run only
-        evaluator.timer = type(evaluator.timer)()
-    t0 = time.perf_counter()
-    label = f"{prob.name} {algorithm}/{backend} seed {seed}"
-    result = search.run(prob, nb, evaluator, stop, seed, Progress(label, enabled=progress))
-    wall = time.perf_counter() - t0
+    if getattr(evaluator, "is_worker", False):  # a COW worker rank: evaluate slices until told to stop
+        evaluator.serve()
+        return None
+    try:
+        # warm-up: JIT compilation (and GPU launch tuning) happen here, outside the timed run
+        tw = time.perf_counter()
+        warm = ALGORITHMS[algorithm](**{**(algorithm_params or {}), "ants": 2, "ls_iterations": 2}) \
+            if algorithm == "cas" else search
+        warm.run(prob, nb, evaluator, Stop(iterations=2), seed, None)
+        warmup_s = time.perf_counter() - tw
+        if hasattr(evaluator, "timer"):  # the time split covers the timed run only
+            evaluator.timer = type(evaluator.timer)()
+        t0 = time.perf_counter()
+        label = f"{prob.name} {algorithm}/{backend} seed {seed}"
+        result = search.run(prob, nb, evaluator, stop, seed, Progress(label, enabled=progress))
+        wall = time.perf_counter() - t0
+    finally:
+        if hasattr(evaluator, "close"):  # distributed backends: release workers, also on errors
+            evaluator.close()
+    backend_info = evaluator.describe()
+    split = backend_info.get("time_split", {})
+    if "communication_s" in split:  # distributed: what is left of the wall time is the master's
+        split["master_s"] = round(max(0.0, wall - split["evaluation_s"] - split["communication_s"]), 6)
     best = recheck(prob, result["best_solution"], result["best_objective"])
     bks = registry.bks_of(prob)
     record = {
         "problem": prob.kind, "instance": prob.name, "instance_source": prob.source,
         "instance_sha256": prob.sha256 or _generated_digest(prob),
         "algorithm": algorithm, "neighbourhood": nb.name, "neighbourhood_size": nb.size,
-        "backend": backend, "backend_info": evaluator.describe(), "seed": seed,
+        "backend": backend, "backend_info": backend_info, "seed": seed,
         "params": {**result["params"], **(problem_params or {}), **(backend_params or {}),
                    "stop": {k: v for k, v in vars(stop).items() if v is not None}},
         "host": host_info(), "versions": versions(),

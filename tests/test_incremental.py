@@ -121,3 +121,42 @@ def test_weierstrass_crowns(precision, rtol):
         neighbour(x, solution_key(x, p.seed), t, 64, 0.25, y)
         r = np.linalg.norm(y.astype(np.float64))
         assert t * 0.25 / 64 - 1e-6 <= r <= (t + 1) * 0.25 / 64 + 1e-6
+
+
+SLICE_CASES = [
+    (lambda: random_qap(5, 13, False), "swap"),
+    (lambda: PFSP.random("r", 11, 4, 5), "insertion"),
+    (lambda: PFSP.random("r", 11, 4, 5, objective="three", weights=(3, 1, 7)), "swap"),
+    (lambda: random_tsp(5, 12, False), "swap"),
+    (lambda: random_tsp(5, 12, True), "2opt"),
+    (lambda: PPP.pointcheval(9, 13, 5), "hamming1"),
+    (lambda: PPP.pointcheval(9, 13, 5), "hamming2"),
+    (lambda: PPP.pointcheval(9, 13, 5), "hamming3"),
+    (lambda: Weierstrass(3, neighbours=50), "crowns"),
+]
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3, 7])
+@pytest.mark.parametrize("make,nb_name", SLICE_CASES)
+def test_row_slices_from_the_solution_alone_cover_the_neighbourhood_exactly(make, nb_name, parts):
+    """What COW and grid workers compute: each slice of rows, from the solution only, gives the
+    same deltas as the local evaluator, and the slices tile the moves with balanced counts."""
+    from lsbench.neighborhoods import split_rows
+    p = make()
+    nb = p.neighbourhood(nb_name)
+    sol = p.random_solution(rng.new_state(11))
+    starts = nb.row_starts()
+    assert starts[0] == 0 and starts[-1] == nb.size and all(np.diff(starts) >= 0)
+    bounds = split_rows(starts, parts)
+    assert bounds[0] == 0 and bounds[-1] == len(starts) - 1 and all(np.diff(bounds) >= 0)
+    counts = [starts[bounds[q + 1]] - starts[bounds[q]] for q in range(parts)]
+    widest_row = max(np.diff(starts))
+    assert max(counts) - min(counts) <= 2 * widest_row
+    whole = incremental(nb, sol, False)
+    assembled = np.full(nb.size, -12345, dtype=nb.delta_dtype())
+    for q in range(parts):
+        part = np.full(nb.size, -12345, dtype=nb.delta_dtype())
+        nb.evaluate_rows(sol, bounds[q], bounds[q + 1], part, parallel=bool(q % 2))
+        lo, hi = starts[bounds[q]], starts[bounds[q + 1]]
+        assembled[lo:hi] = part[lo:hi]
+    assert np.array_equal(assembled, whole)

@@ -17,6 +17,12 @@ def get_evaluator(name, **options):
     if name == "gpu":
         from gpu.evaluator import GpuEvaluator
         return GpuEvaluator(**options)
+    if name == "cow":
+        from hpc.cow import CowEvaluator
+        return CowEvaluator(**options)
+    if name == "grid":
+        from hpc.grid import GridEvaluator
+        return GridEvaluator(**options)
     if name not in BACKENDS:
-        raise LsbenchError(f"--backend: unknown backend {name!r} (known: {', '.join(BACKENDS)}, gpu)")
+        raise LsbenchError(f"--backend: unknown backend {name!r} (known: {', '.join(BACKENDS)}, gpu, cow, grid)")
     return BACKENDS[name](**options)

@@ -121,5 +121,15 @@ class Neighbourhood:
     def delta_dtype(self):
         return np.int64 if self.problem.integer else np.float64
 
+    # -- slices for remote workers (COW, grid): moves grouped in rows, each row a kernel's outer loop
+    def row_starts(self):
+        """First move index of every row, then the size. Default: one move per row."""
+        return list(range(self.size + 1))
+
+    def evaluate_rows(self, solution, lo, hi, out, parallel=False):
+        """Deltas of the moves of rows lo..hi-1, from the solution alone (what a remote worker can
+        compute), written at their move indices in the full-size `out`. Default: everything."""
+        self.evaluate(solution, self.state(solution, parallel), out, parallel)
+
     def tabu_memory(self):
         raise LsbenchError(f"tabu search is not defined for the {self.name} neighbourhood")

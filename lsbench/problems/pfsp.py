@@ -14,7 +14,7 @@ from numba import njit, prange
 
 from .. import rng
 from ..errors import InstanceFormatError, LsbenchError
-from ..neighborhoods import index_to_insertion, index_to_pair, insertion_count, pair_count
+from ..neighborhoods import index_to_insertion, index_to_pair, insertion_count, pair_count, pair_row_starts
 from .permutation import PositionSwapMoves
 from .base import serial_and_parallel, Neighbourhood, Problem, check_permutation, read_numbers, sha256_of
 
@@ -141,11 +141,11 @@ def heads_and_tails(pt, seq):
 # ---------------------------------------------------------------------------------------------
 # Insertion neighbourhood
 # ---------------------------------------------------------------------------------------------
-def _insertion_deltas(pt, due, seq, objective, w, current, out):
-    """Delta of every insertion move (i -> k), i-major like index_to_insertion."""
+def _insertion_deltas(pt, due, seq, objective, w, current, lo, hi, out):
+    """Delta of every insertion move (i -> k) with lo <= i < hi, i-major like index_to_insertion."""
     n = seq.shape[0]
     m = pt.shape[1]
-    for i in prange(n):
+    for i in prange(lo, hi):
         job = seq[i]
         part = np.empty(n - 1, dtype=np.int64)
         for t in range(n - 1):
@@ -238,6 +238,9 @@ class _PfspNeighbourhood(Neighbourhood):
         super().__init__(problem)
         self.n = problem.n
 
+    def evaluate(self, solution, state, out, parallel=False):
+        self.evaluate_rows(solution, 0, self.rows, out, parallel)
+
     def tabu_memory(self):
         return np.full((self.n, self.n), -1, dtype=np.int64)
 
@@ -254,11 +257,15 @@ class PfspInsertion(_PfspNeighbourhood):
     def __init__(self, problem):
         super().__init__(problem)
         self.size = insertion_count(self.n)
+        self.rows = self.n
 
-    def evaluate(self, solution, state, out, parallel=False):
+    def row_starts(self):
+        return [i * (self.n - 1) for i in range(self.n + 1)]
+
+    def evaluate_rows(self, solution, lo, hi, out, parallel=False):
         pr = self.problem
         fn = insertion_deltas_parallel if parallel else insertion_deltas
-        fn(pr.pt, pr.due, solution, pr.objective_code, pr.weights, self._current(solution), out)
+        fn(pr.pt, pr.due, solution, pr.objective_code, pr.weights, self._current(solution), lo, hi, out)
 
     def perform(self, solution, move):
         i, k = index_to_insertion(move, self.n)
@@ -272,11 +279,11 @@ class PfspInsertion(_PfspNeighbourhood):
         insertion_tabu_record(solution_before, i, k, memory, until)
 
 
-def _swap_deltas(pt, due, seq, objective, w, current, out):
+def _swap_deltas(pt, due, seq, objective, w, current, lo, hi, out):
     n = seq.shape[0]
     m = pt.shape[1]
     e, _q = heads_and_tails(pt, seq)
-    for i in prange(n - 1):
+    for i in prange(lo, hi):
         trial = seq.copy()
         # prefix objectives of the unchanged first i jobs
         fl = 0
@@ -305,11 +312,15 @@ class PfspSwap(PositionSwapMoves, _PfspNeighbourhood):
     def __init__(self, problem):
         super().__init__(problem)
         self.size = pair_count(self.n)
+        self.rows = self.n - 1
 
-    def evaluate(self, solution, state, out, parallel=False):
+    def row_starts(self):
+        return pair_row_starts(self.n)
+
+    def evaluate_rows(self, solution, lo, hi, out, parallel=False):
         pr = self.problem
         fn = swap_deltas_parallel if parallel else swap_deltas
-        fn(pr.pt, pr.due, solution, pr.objective_code, pr.weights, self._current(solution), out)
+        fn(pr.pt, pr.due, solution, pr.objective_code, pr.weights, self._current(solution), lo, hi, out)
 
 
 class PFSP(Problem):

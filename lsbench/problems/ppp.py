@@ -15,7 +15,7 @@ from numba import njit, prange
 
 from .. import rng
 from ..errors import LsbenchError
-from ..neighborhoods import hamming_count, index_to_pair, index_to_triple
+from ..neighborhoods import hamming_count, index_to_pair, index_to_triple, pair_row_starts, triple_row_starts
 from .base import serial_and_parallel, Neighbourhood, Problem
 
 PENALTY = 30
@@ -89,24 +89,25 @@ def flip_delta(a, x, y, hist, target_hist, k1, k2, k3, scratch, touched):
     return delta
 
 
-def _hamming_deltas(a, x, y, hist, target_hist, k, out):
+def _hamming_deltas(a, x, y, hist, target_hist, k, lo, hi, out):
+    """Deltas of the moves whose first flipped bit i is in lo..hi-1."""
     n = x.shape[0]
     m = y.shape[0]
     n1 = target_hist.shape[0]
     if k == 1:
-        for i in prange(n):
+        for i in prange(lo, hi):
             scratch = np.zeros(n1, dtype=np.int64)
             touched = np.empty(2 * m, dtype=np.int64)
             out[i] = flip_delta(a, x, y, hist, target_hist, i, -1, -1, scratch, touched)
     elif k == 2:
-        for i in prange(n - 1):
+        for i in prange(lo, hi):
             scratch = np.zeros(n1, dtype=np.int64)
             touched = np.empty(2 * m, dtype=np.int64)
             base = i * (2 * n - i - 1) // 2 - i - 1
             for j in range(i + 1, n):
                 out[base + j] = flip_delta(a, x, y, hist, target_hist, i, j, -1, scratch, touched)
     else:
-        for i in prange(n - 2):
+        for i in prange(lo, hi):
             scratch = np.zeros(n1, dtype=np.int64)
             touched = np.empty(2 * m, dtype=np.int64)
             # rank of the first triple starting with i: C(n,3) - C(n-i,3)
@@ -189,7 +190,20 @@ class PppHamming(Neighbourhood):
     def evaluate(self, solution, state, out, parallel=False):
         y, hist = state
         fn = hamming_deltas_parallel if parallel else hamming_deltas
-        fn(self.problem.a, solution, y, hist, self.problem.target_hist, self.k, out)
+        fn(self.problem.a, solution, y, hist, self.problem.target_hist, self.k, 0, self.rows(), out)
+
+    def rows(self):
+        return (self.n, self.n - 1, self.n - 2)[self.k - 1]
+
+    def row_starts(self):
+        if self.k == 1:
+            return list(range(self.n + 1))
+        return pair_row_starts(self.n) if self.k == 2 else triple_row_starts(self.n)
+
+    def evaluate_rows(self, solution, lo, hi, out, parallel=False):
+        y, hist = self.state(solution, parallel)
+        fn = hamming_deltas_parallel if parallel else hamming_deltas
+        fn(self.problem.a, solution, y, hist, self.problem.target_hist, self.k, lo, hi, out)
 
     def perform(self, solution, move):
         for b in self.bits_of(move):

@@ -9,7 +9,7 @@ from numba import njit, prange
 
 from ..errors import InstanceFormatError
 from .. import rng
-from ..neighborhoods import index_to_pair, pair_count
+from ..neighborhoods import index_to_pair, pair_count, pair_row_starts
 from .base import serial_and_parallel, Neighbourhood, Problem, check_permutation, read_numbers, sha256_of
 
 
@@ -50,9 +50,10 @@ def permuted_distances(b, p):
     return bp, np.ascontiguousarray(bp.T)
 
 
-def _all_deltas(a, at, bp, bpt, out):
+def _all_deltas(a, at, bp, bpt, lo, hi, out):
+    """Deltas of the swaps (r, s) with lo <= r < hi, from scratch (O(n) each)."""
     n = a.shape[0]
-    for r in prange(n - 1):
+    for r in prange(lo, hi):
         base = r * (2 * n - r - 1) // 2 - r - 1
         for s in range(r + 1, n):
             out[base + s] = swap_delta(a, at, bp, bpt, r, s)
@@ -146,11 +147,19 @@ class QapSwap(Neighbourhood):
         pr = self.problem
         bp, bpt = permuted_distances(pr.b, solution)
         delta = np.empty(self.size, dtype=np.int64)
-        (all_deltas_parallel if parallel else all_deltas)(pr.a, pr.at, bp, bpt, delta)
+        (all_deltas_parallel if parallel else all_deltas)(pr.a, pr.at, bp, bpt, 0, self.n - 1, delta)
         return (delta, bp, bpt)
 
     def default_tenure(self, n):
         return 9 * n // 10, 11 * n // 10  # Taillard's range, drawn per move
+
+    def row_starts(self):
+        return pair_row_starts(self.n)
+
+    def evaluate_rows(self, solution, lo, hi, out, parallel=False):
+        pr = self.problem
+        bp, bpt = permuted_distances(pr.b, solution)
+        (all_deltas_parallel if parallel else all_deltas)(pr.a, pr.at, bp, bpt, lo, hi, out)
 
     def perform(self, solution, move):
         r, s = index_to_pair(move, self.n)

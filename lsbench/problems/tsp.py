@@ -12,7 +12,7 @@ from numba import njit, prange
 
 from .. import rng
 from ..errors import InstanceFormatError, LsbenchError
-from ..neighborhoods import index_to_pair, pair_count
+from ..neighborhoods import index_to_pair, pair_count, pair_row_starts
 from .base import serial_and_parallel, Neighbourhood, Problem, check_permutation, sha256_of
 from .permutation import PositionSwapMoves
 
@@ -184,9 +184,9 @@ def city_swap_delta(d, t, i, j):
     return delta
 
 
-def _swap_deltas(d, t, out):
+def _swap_deltas(d, t, lo, hi, out):
     n = t.shape[0]
-    for i in prange(n - 1):
+    for i in prange(lo, hi):
         base = i * (2 * n - i - 1) // 2 - i - 1
         for j in range(i + 1, n):
             out[base + j] = city_swap_delta(d, t, i, j)
@@ -229,9 +229,9 @@ def two_opt_delta(d, t, fwd, bwd, i, j):
             + (bwd[j] - bwd[i]) - (fwd[j] - fwd[i]))
 
 
-def _two_opt_deltas(d, t, fwd, bwd, out):
+def _two_opt_deltas(d, t, fwd, bwd, lo, hi, out):
     n = t.shape[0]
-    for i in prange(n - 1):
+    for i in prange(lo, hi):
         base = i * (2 * n - i - 1) // 2 - i - 1
         for j in range(i + 1, n):
             out[base + j] = two_opt_delta(d, t, fwd, bwd, i, j)
@@ -282,20 +282,26 @@ class _TspNeighbourhood(Neighbourhood):
     def default_tenure(self, n):
         return 7, 7  # Janiak et al.
 
+    def row_starts(self):
+        return pair_row_starts(self.n)
+
+    def evaluate(self, solution, state, out, parallel=False):
+        self.evaluate_rows(solution, 0, self.n - 1, out, parallel)
+
 
 class TspSwap(PositionSwapMoves, _TspNeighbourhood):
     name = "swap"
 
-    def evaluate(self, solution, state, out, parallel=False):
-        (swap_deltas_parallel if parallel else swap_deltas)(self.problem.d, solution, out)
+    def evaluate_rows(self, solution, lo, hi, out, parallel=False):
+        (swap_deltas_parallel if parallel else swap_deltas)(self.problem.d, solution, lo, hi, out)
 
 
 class TspTwoOpt(_TspNeighbourhood):
     name = "2opt"
 
-    def evaluate(self, solution, state, out, parallel=False):
+    def evaluate_rows(self, solution, lo, hi, out, parallel=False):
         fwd, bwd = path_prefix(self.problem.d, solution)
-        (two_opt_deltas_parallel if parallel else two_opt_deltas)(self.problem.d, solution, fwd, bwd, out)
+        (two_opt_deltas_parallel if parallel else two_opt_deltas)(self.problem.d, solution, fwd, bwd, lo, hi, out)
 
     def perform(self, solution, move):
         i, j = index_to_pair(move, self.n)

@@ -77,9 +77,9 @@ def neighbour(x, key, t, count, radius, out):
         out[c] = min(1.0, max(-1.0, v))
 
 
-def _crown_deltas(x, key, count, radius, b, h, terms, current, out):
+def _crown_deltas(x, key, count, radius, b, h, terms, current, lo, hi, out):
     d = x.shape[0]
-    for t in prange(count):
+    for t in prange(lo, hi):
         y = np.empty(d, dtype=x.dtype)
         neighbour(x, key, t, count, radius, y)
         out[t] = weierstrass(y, b, h, terms) - current
@@ -97,11 +97,14 @@ class Crowns(Neighbourhood):
         self.radius = 1.0 / problem.d
 
     def evaluate(self, solution, state, out, parallel=False):
+        self.evaluate_rows(solution, 0, self.size, out, parallel)
+
+    def evaluate_rows(self, solution, lo, hi, out, parallel=False):
         pr = self.problem
         key = solution_key(solution, pr.seed)
         fn = crown_deltas_parallel if parallel else crown_deltas
         fn(solution, key, self.size, self.radius, pr.b_value(), pr.h_value(), pr.terms,
-           pr.objective_raw(solution), out)
+           pr.objective_raw(solution), lo, hi, out)
 
     def perform(self, solution, move):
         key = solution_key(solution, self.problem.seed)

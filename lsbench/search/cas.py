@@ -31,7 +31,7 @@ def tabu_local_search(a, at, b, sol, seed, iterations, tenure):
     n = sol.shape[0]
     bp, bpt = permuted_distances(b, sol)
     delta = np.empty(n * (n - 1) // 2, dtype=np.int64)
-    all_deltas(a, at, bp, bpt, delta)
+    all_deltas(a, at, bp, bpt, 0, a.shape[0] - 1, delta)
     expiry = rots_expiry(n)
     expiry_t = np.ascontiguousarray(expiry.T)
     state = np.empty(1, dtype=np.uint64)
@@ -51,7 +51,7 @@ def two_opt_local_search(a, at, b, sol, iterations):
     n = sol.shape[0]
     bp, bpt = permuted_distances(b, sol)
     delta = np.empty(n * (n - 1) // 2, dtype=np.int64)
-    all_deltas(a, at, bp, bpt, delta)
+    all_deltas(a, at, bp, bpt, 0, a.shape[0] - 1, delta)
     cur = qap_cost(a, b, sol)
     for _ in range(iterations):
         k = np.argmin(delta)

@@ -1,0 +1,207 @@
+"""COW (mpi4py) and grid (Dask) backends, multistart, and what happens when a worker dies or hangs."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SHARED
+
+BIN = Path(sys.executable).parent
+MPIEXEC = str(BIN / "mpiexec")
+ENV = {**os.environ, "LSBENCH_DATA": str(SHARED)}
+
+SMALL_CASES = [  # (instance, neighbourhood, iterations): QAP, PFSP and PPP, as the issue asks
+    ("tai12a", None, 300),
+    ("ta001", "insertion", 120),
+    ("31-29", "hamming2", 60),
+]
+
+
+def lsbench(*args, mpi=None, timeout=300):
+    cmd = [sys.executable, "-m", "lsbench", *args]
+    if mpi:
+        cmd = [MPIEXEC, "-n", str(mpi), *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=timeout)
+
+
+def start(*args, mpi=None):
+    cmd = [sys.executable, "-m", "lsbench", *args]
+    if mpi:
+        cmd = [MPIEXEC, "-n", str(mpi), *cmd]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=ENV)
+
+
+def run_args(instance, nb, iterations, backend, out, seed=3):
+    args = ["run", "--instance", instance, "--algorithm", "tabu", "--backend", backend, "--iterations",
+            str(iterations), "--seed", str(seed), "--out", str(out), "--quiet"]
+    return args + (["--neighbourhood", nb] if nb else [])
+
+
+def path_of(rec):
+    return [(it, obj) for it, _t, obj in rec["trajectory"]], rec["best_solution"], rec["final_objective"]
+
+
+@pytest.fixture(scope="module")
+def cpu_records(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cpu")
+    recs = {}
+    for inst, nb, iters in SMALL_CASES:
+        r = lsbench(*run_args(inst, nb, iters, "cpu", d / f"{inst}.json"))
+        assert r.returncode == 0, r.stderr
+        recs[inst] = json.loads((d / f"{inst}.json").read_text())
+        assert len(recs[inst]["trajectory"]) >= 2  # the searches improve: equality is not vacuous
+    return recs
+
+
+@pytest.mark.parametrize("instance,nb,iterations", SMALL_CASES)
+def test_cow_with_three_ranks_follows_the_cpu_trajectory(instance, nb, iterations, cpu_records, tmp_path):
+    out = tmp_path / "cow.json"
+    r = lsbench(*run_args(instance, nb, iterations, "cow", out), mpi=3)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(out.read_text())
+    assert path_of(rec) == path_of(cpu_records[instance])
+    info = rec["backend_info"]
+    assert info["ranks"] == 3 and sum(info["rows_per_rank"]) > 0 and min(info["rows_per_rank"]) > 0
+    split = info["time_split"]
+    assert split["evaluate_calls"] == iterations and split["evaluation_s"] > 0 and split["master_s"] >= 0
+    assert lsbench("verify", str(out)).returncode == 0
+
+
+@pytest.mark.parametrize("instance,nb,iterations", SMALL_CASES)
+def test_grid_with_two_dask_workers_follows_the_cpu_trajectory(instance, nb, iterations, cpu_records, tmp_path):
+    out = tmp_path / "grid.json"
+    r = lsbench(*run_args(instance, nb, iterations, "grid", out), "--workers", "2")
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(out.read_text())
+    assert path_of(rec) == path_of(cpu_records[instance])
+    assert rec["backend_info"]["workers"] == 2
+    assert rec["backend_info"]["time_split"]["communication_s"] > 0
+
+
+def _processes_with(marker, env_key=None, env_value=None):
+    """PIDs of python processes whose command line (or environment) carries the marker."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            env = (d / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if "python" not in cmd:
+            continue
+        if env_key is not None:
+            if f"{env_key}={env_value}".encode() in env and marker in cmd:
+                pids.append(int(d.name))
+        elif marker in cmd:
+            pids.append(int(d.name))
+    return pids
+
+
+def _wait_for(fn, seconds=60):
+    end = time.time() + seconds
+    while time.time() < end:
+        got = fn()
+        if got:
+            return got
+        time.sleep(0.2)
+    raise AssertionError("timed out waiting")
+
+
+@pytest.mark.parametrize("how", ["kill", "hang"])
+def test_cow_worker_that_dies_or_hangs_ends_the_run_with_an_error_and_no_record(how, tmp_path):
+    out = tmp_path / f"cow-{how}.json"
+    p = start("run", "--instance", "ta001", "--neighbourhood", "insertion", "--backend", "cow", "--seconds", "120",
+              "--param", "worker_timeout=4", "--out", str(out), "--quiet", mpi=3)
+    try:
+        worker = _wait_for(lambda: _processes_with(str(out), "PMI_RANK", "1"))[0]
+        time.sleep(3)  # the search is running (past warm-up)
+        t = time.time()
+        os.kill(worker, signal.SIGKILL if how == "kill" else signal.SIGSTOP)
+        _out, err = p.communicate(timeout=60)
+        assert time.time() - t < 30  # bounded: far less than the 120 s the run asked for
+    finally:
+        if p.poll() is None:
+            p.kill()
+        for pid in _processes_with(str(out)):
+            os.kill(pid, signal.SIGKILL)
+    assert p.returncode != 0
+    assert not out.exists() and not list(tmp_path.glob("*.tmp*"))
+    if how == "hang":
+        assert "did not answer within 4 s" in err and "[1]" in err
+
+
+def _dask_workers_of(pid):
+    """Dask worker processes of the LocalCluster that process `pid` started (spawned children)."""
+    found = []
+    for d in Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid \
+                    and b"spawn_main" in (d / "cmdline").read_bytes():
+                found.append(int(d.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("how", ["kill", "hang"])
+def test_grid_worker_that_dies_or_hangs_ends_the_run_with_an_error_and_no_record(how, tmp_path):
+    out = tmp_path / f"grid-{how}.json"
+    p = start("run", "--instance", "ta001", "--neighbourhood", "insertion", "--backend", "grid", "--workers", "2",
+              "--seconds", "120", "--param", "worker_timeout=5", "--out", str(out), "--quiet")
+    try:
+        workers = _wait_for(lambda: len(_dask_workers_of(p.pid)) == 2 and _dask_workers_of(p.pid))
+        time.sleep(6)  # the search is running (past cluster start and warm-up)
+        t = time.time()
+        os.kill(workers[0], signal.SIGKILL if how == "kill" else signal.SIGSTOP)
+        _out, err = p.communicate(timeout=90)
+        assert time.time() - t < 60
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 2, err
+    assert err.strip().splitlines()[-1].startswith("lsbench: error: grid backend: worker")
+    assert not out.exists() and not list(tmp_path.glob("*.tmp*"))
+
+
+def test_multistart_over_mpi_writes_every_search_equal_to_its_single_run(tmp_path, cpu_records):
+    d = tmp_path / "ms"
+    r = lsbench("multistart", "--searches", "4", "--seed", "2", "--instance", "tai12a", "--algorithm", "tabu",
+                "--iterations", "300", "--out-dir", str(d), mpi=2)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((d / "summary.json").read_text())
+    assert summary["via"] == "mpi" and summary["completed"] == 4 and not summary["failed"]
+    assert {p["rank"] for p in summary["placements"].values()} == {0, 1}
+    seed3 = json.loads((d / "seed-3.json").read_text())
+    assert path_of(seed3) == path_of(cpu_records["tai12a"])  # seed 3, same search as the single run
+    bests = [json.loads((d / f"seed-{s}.json").read_text())["best_objective"] for s in range(2, 6)]
+    assert summary["best_objective"] == min(bests)
+    assert lsbench("verify", *[str(d / f"seed-{s}.json") for s in range(2, 6)]).returncode == 0
+
+
+def test_multistart_over_dask_reports_a_killed_workers_search_as_failed_and_keeps_the_others(tmp_path):
+    d = tmp_path / "ms"
+    p = start("multistart", "--searches", "4", "--workers", "2", "--instance", "ta001", "--neighbourhood",
+              "insertion", "--seconds", "5", "--out-dir", str(d))
+    try:
+        workers = _wait_for(lambda: len(_dask_workers_of(p.pid)) == 2 and _dask_workers_of(p.pid))
+        time.sleep(4)  # the first two searches are running
+        os.kill(workers[0], signal.SIGKILL)
+        _out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 1, err
+    summary = json.loads((d / "summary.json").read_text())
+    assert len(summary["failed"]) >= 1 and summary["completed"] >= 2
+    assert summary["completed"] + len(summary["failed"]) == 4 and not summary["pending"]
+    assert "worker lost" in summary["failed"][0]["error"]
+    kept = sorted(d.glob("seed-*.json"))
+    assert len(kept) == summary["completed"]
+    assert lsbench("verify", *map(str, kept)).returncode == 0
