@@ -19,7 +19,8 @@ ALGORITHM_PARAMS = {"tenure": int, "tenure_min": int, "tenure_max": int, "aspira
                     "ls_iterations": int, "p_best": float}
 
 
-BACKEND_PARAMS = {"generate": str, "reduce": str, "block": int, "moves_per_thread": int, "worker_timeout": float}
+BACKEND_PARAMS = {"generate": str, "reduce": str, "block": int, "moves_per_thread": int, "worker_timeout": float,
+                  "workers": int, "scheduler": str}
 
 
 def parse_params(pairs):

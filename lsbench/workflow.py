@@ -10,17 +10,24 @@ from .errors import LsbenchError
 
 GROUP_KEYS = {"name", "problem", "instances", "algorithm", "neighbourhood", "backends", "seeds", "iterations",
               "evaluations", "seconds", "target", "params", "published", "quick", "replicas"}
-RUNNABLE_BACKENDS = {"cpu", "cpu-parallel", "gpu"}  # cow and grid arrive with the hpc package
+RUNNABLE_BACKENDS = {"cpu", "cpu-parallel", "gpu", "cow", "grid"}
 NOT_AVAILABLE = "backend not available in this version of lsbench"
 
 
+DEFAULT_COW_RANKS = 4
+
+
 def backend_entry(b):
-    """A backend of a group: 'cpu' or {name: gpu-device, backend: gpu, params: {reduce: device}}."""
+    """A backend of a group: 'cpu' or {name: gpu-device, backend: gpu, params: {reduce: device}};
+    a cow entry may give `ranks` (MPI tasks, default 4)."""
     if isinstance(b, str):
-        return {"name": b, "backend": b, "params": {}}
+        b = {"name": b, "backend": b}
     if not isinstance(b, dict) or "name" not in b or "backend" not in b:
         raise LsbenchError(f"workflow config: backend entry {b!r} needs 'name' and 'backend'")
-    return {"name": b["name"], "backend": b["backend"], "params": dict(b.get("params") or {})}
+    ranks = b.get("ranks", DEFAULT_COW_RANKS)
+    if not isinstance(ranks, int) or ranks < 1:
+        raise LsbenchError(f"workflow config: backend {b['name']}: ranks must be a positive integer, got {ranks!r}")
+    return {"name": b["name"], "backend": b["backend"], "params": dict(b.get("params") or {}), "ranks": ranks}
 
 
 def expand_group(g, scale):
@@ -72,7 +79,7 @@ def plan_runs(config, gpu_available):
                     continue
                 for s in seed_list:
                     runs.append({**g, "instance": inst, "backend": b["backend"], "label": b["name"],
-                                 "backend_params": b["params"], "seed": s,
+                                 "backend_params": b["params"], "ranks": b["ranks"], "seed": s,
                                  "path": f"results/{exp}/runs/{g['name']}/{inst}/{b['name']}-s{s}.json"})
     return runs
 

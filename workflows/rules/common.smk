@@ -8,6 +8,9 @@ EXPERIMENT = config["experiment"]
 GPU = gpu_status()
 RUNS = plan_runs(config, gpu_available=GPU["available"])
 RUN_PATHS = {r["path"]: r for r in RUNS}
+# the MPI launcher beside this Python (the mpich wheel's), else the one on PATH; profiles may override
+MPIEXEC = str(Path(sys.executable).parent / "mpiexec") if (Path(sys.executable).parent / "mpiexec").exists() \
+    else "mpiexec"
 
 
 def instance_files(run):

@@ -16,14 +16,18 @@ rule run_search:
     output:
         "results/{experiment}/runs/{group}/{instance}/{backend}-s{seed}.json",
     params:
+        # cow runs start under MPI through Snakemake's `mpi` resource: mpiexec here, srun on SLURM
+        launch=lambda w, resources: f"{resources.mpi} -n {resources.tasks} " if run_of(w)["backend"] == "cow" else "",
         cmd=lambda w, output: run_command(run_of(w), sys.executable, output[0]),
     resources:
         gpu=lambda w: 1 if run_of(w)["backend"] == "gpu" else 0,
+        mpi=MPIEXEC,
+        tasks=lambda w: run_of(w)["ranks"] if run_of(w)["backend"] == "cow" else 1,
     threads: lambda w: workflow.cores if run_of(w)["backend"] in ("cpu-parallel", "cow", "grid") else 1
     log:
         "results/{experiment}/logs/{group}/{instance}/{backend}-s{seed}.log",
     shell:
-        "{params.cmd} 2> {log}"
+        "{params.launch}{params.cmd} 2> {log}"
 
 
 rule aggregate:
