@@ -91,7 +91,8 @@ def run_kwargs(args):
 
 def cmd_run(args):
     from .runner import run_one
-    record = run_one(**run_kwargs(args), seed=args.seed, out=args.out, progress=not args.quiet)
+    record = run_one(**run_kwargs(args), seed=args.seed, out=args.out, progress=not args.quiet,
+                     searches=args.searches)
     if record is None:  # a COW worker rank: rank 0 reports
         return 0
     gap = record["gap_percent"]
@@ -163,6 +164,8 @@ def build_parser():
     pr = sub.add_parser("run", help="run one search and write its run record")
     add_search_arguments(pr)
     pr.add_argument("--seed", type=int, default=1)
+    pr.add_argument("--searches", type=int, default=1,
+                    help="gpu-resident: K independent searches (seeds s..s+K-1) on the GPU at once")
     pr.add_argument("--out", help="run record path (JSON, written atomically)")
     pr.add_argument("--quiet", action="store_true", help="no progress lines")
     pr.set_defaults(func=cmd_run)

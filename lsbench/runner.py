@@ -13,12 +13,19 @@ from .search.common import Progress, Stop
 
 def run_one(problem, instance, algorithm="tabu", backend="cpu", neighbourhood=None, seed=1,
             iterations=None, evaluations=None, seconds=None, target=None, problem_params=None,
-            algorithm_params=None, backend_params=None, data=None, out=None, progress=False, threads=None):
+            algorithm_params=None, backend_params=None, data=None, out=None, progress=False, threads=None,
+            searches=1):
     if algorithm not in ALGORITHMS:
         raise LsbenchError(f"--algorithm: unknown algorithm {algorithm!r} (known: {', '.join(ALGORITHMS)})")
     if seed is None or seed < 0:
         raise LsbenchError(f"--seed: must be a non-negative integer, got {seed}")
     stop = Stop(iterations, evaluations, seconds, target)
+    if backend == "gpu-resident":
+        return _run_resident(problem, instance, algorithm, seed, stop, problem_params, algorithm_params,
+                             backend_params, data, out, progress, searches)
+    if searches != 1:
+        raise LsbenchError("--searches: several searches in one run need --backend gpu-resident "
+                           "(or use `lsbench multistart`)")
     evaluator = get_evaluator(backend, **({"threads": threads} if threads else {}), **(backend_params or {}))
     prob = registry.load(instance, problem, data, problem_params)
     nb = prob.neighbourhood(neighbourhood)
@@ -50,6 +57,16 @@ def run_one(problem, instance, algorithm="tabu", backend="cpu", neighbourhood=No
     split = backend_info.get("time_split", {})
     if "communication_s" in split:  # distributed: what is left of the wall time is the master's
         split["master_s"] = round(max(0.0, wall - split["evaluation_s"] - split["communication_s"]), 6)
+    record = _record(prob, nb, algorithm, backend, backend_info, seed, result, stop, wall, warmup_s,
+                     problem_params, backend_params)
+    if out:
+        write_atomic(out, record)
+    return record
+
+
+def _record(prob, nb, algorithm, backend, backend_info, seed, result, stop, wall, warmup_s, problem_params,
+            backend_params):
+    """The run record, its best solution re-checked from scratch."""
     best = recheck(prob, result["best_solution"], result["best_objective"])
     bks = registry.bks_of(prob)
     record = {
@@ -69,6 +86,50 @@ def run_one(problem, instance, algorithm="tabu", backend="cpu", neighbourhood=No
     }
     if hasattr(prob, "objectives"):
         record["objectives"] = prob.objectives(result["best_solution"])
+    return record
+
+
+def _run_resident(problem, instance, algorithm, seed, stop, problem_params, algorithm_params, backend_params,
+                  data, out, progress, searches):
+    """The device-resident fast path: K searches (seeds seed..seed+K-1) as K thread blocks. The record
+    is the best search's, with every search's result (each re-checked) under `searches`."""
+    from gpu.resident import ResidentRots
+    if algorithm != "rots":
+        raise LsbenchError(f"--backend gpu-resident: runs --algorithm rots (QAP), not {algorithm}")
+    if searches is None or searches < 1:
+        raise LsbenchError(f"--searches: must be at least 1, got {searches}")
+    prob = registry.load(instance, problem, data, problem_params)
+    if prob.kind != "qap":
+        raise LsbenchError("--backend gpu-resident: robust tabu search is defined for QAP only")
+    nb = prob.neighbourhood("swap")
+    try:
+        search = ALGORITHMS[algorithm](**(algorithm_params or {}))
+    except TypeError as e:
+        raise LsbenchError(f"--param: not a parameter of {algorithm}: {e}")
+    unknown = set(backend_params or {}) - {"block"}
+    if unknown:
+        raise LsbenchError(f"--param {', '.join(sorted(unknown))}: not a parameter of the gpu-resident backend")
+    engine = ResidentRots(prob, search.params(prob), threads=(backend_params or {}).get("block"))
+    tw = time.perf_counter()
+    engine.run([seed], Stop(iterations=2))  # JIT compile outside the timed run
+    warmup_s = time.perf_counter() - tw
+    seeds = list(range(seed, seed + searches))
+    t0 = time.perf_counter()
+    results = engine.run(seeds, stop, Progress(f"{prob.name} rots/gpu-resident x{searches}", enabled=progress))
+    wall = time.perf_counter() - t0
+    every = []
+    for s, r in zip(seeds, results):
+        every.append({"seed": s, "best_objective": recheck(prob, r["best_solution"], r["best_objective"]),
+                      "best_solution": prob.solution_to_list(r["best_solution"]), "iterations": r["iterations"],
+                      "final_objective": r["final_objective"], "trajectory": r["trajectory"]})
+    top = min(range(searches), key=lambda q: (results[q]["best_objective"], q))
+    info = {**engine.describe(), "searches": searches, "kernel_s": round(engine.kernel_s, 6)}
+    record = _record(prob, nb, algorithm, "gpu-resident", info, seed, results[top], stop, wall, warmup_s,
+                     problem_params, backend_params)
+    total = sum(r["iterations"] for r in results)
+    record.update({"best_seed": seeds[top], "searches": every,
+                   "aggregate_iterations": total,
+                   "aggregate_iterations_per_s": round(total / wall, 3) if wall > 0 else None})
     if out:
         write_atomic(out, record)
     return record
@@ -104,6 +165,8 @@ def verify_record(path, data=None):
     if gap != rec["gap_percent"] and not (gap is not None and rec["gap_percent"] is not None
                                           and abs(gap - rec["gap_percent"]) < 1e-6):
         raise LsbenchError(f"{path}: gap_percent {rec['gap_percent']} but recomputed {gap}")
+    for entry in rec.get("searches", []):  # gpu-resident runs keep every search's best solution
+        recheck(prob, prob.solution_from_list(entry["best_solution"]), entry["best_objective"])
     traj = rec["trajectory"]
     if traj and traj[-1][2] != rec["best_objective"] and prob.integer:
         raise LsbenchError(f"{path}: trajectory ends at {traj[-1][2]}, best_objective is {rec['best_objective']}")

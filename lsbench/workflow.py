@@ -10,7 +10,8 @@ from .errors import LsbenchError
 
 GROUP_KEYS = {"name", "problem", "instances", "algorithm", "neighbourhood", "backends", "seeds", "iterations",
               "evaluations", "seconds", "target", "params", "published", "quick", "replicas"}
-RUNNABLE_BACKENDS = {"cpu", "cpu-parallel", "gpu", "cow", "grid"}
+RUNNABLE_BACKENDS = {"cpu", "cpu-parallel", "gpu", "gpu-resident", "cow", "grid"}
+GPU_BACKENDS = {"gpu", "gpu-resident"}
 NOT_AVAILABLE = "backend not available in this version of lsbench"
 
 
@@ -75,7 +76,7 @@ def plan_runs(config, gpu_available):
         seed_list = list(range(1, seeds + 1)) if isinstance(seeds, int) else list(seeds)
         for inst in g["instances"]:
             for b in map(backend_entry, g["backends"]):
-                if b["backend"] not in RUNNABLE_BACKENDS or (b["backend"] == "gpu" and not gpu_available):
+                if b["backend"] not in RUNNABLE_BACKENDS or (b["backend"] in GPU_BACKENDS and not gpu_available):
                     continue
                 for s in seed_list:
                     runs.append({**g, "instance": inst, "backend": b["backend"], "label": b["name"],
@@ -192,7 +193,7 @@ def write_report(table, out, config, gpu):
                 backend = b["name"]
                 row = s[(s["instance"] == str(inst)) & (s["backend"] == backend)]
                 if row.empty:
-                    why = (gpu["name"] if b["backend"] == "gpu" and not gpu["available"] else
+                    why = (gpu["name"] if b["backend"] in GPU_BACKENDS and not gpu["available"] else
                            NOT_AVAILABLE if b["backend"] not in RUNNABLE_BACKENDS else "not run")
                     parts.append(f"<tr><td>{inst}</td><td>{backend}</td><td class='nogpu' colspan=8>"
                                  f"{html.escape(why)}</td>{pub_cell}</tr>")

@@ -113,3 +113,60 @@ def test_solution_level_wavefront_equals_cpu_for_every_thread_count(instance):
     for threads in range(1, p.m + 2):
         got = makespan_flowtime(p.pt, perms, threads)
         assert [tuple(r) for r in got] == [tuple(int(v) for v in w) for w in want], threads
+
+
+# -- device-resident robust tabu search (the fast path) ------------------------------------------
+def _cpu_rots(problem, seed, stop):
+    from lsbench.backends import get_evaluator
+    from lsbench.search.tabu import RobustTabuSearch
+    nb = problem.neighbourhood("swap")
+    return RobustTabuSearch().run(problem, nb, get_evaluator("cpu").bind(problem, nb), stop, seed)
+
+
+def _same_search(cpu, dev):
+    assert [(it, obj) for it, _t, obj in cpu["trajectory"]] == [(it, obj) for it, _t, obj in dev["trajectory"]]
+    assert list(cpu["best_solution"]) == list(dev["best_solution"])
+    assert (cpu["final_objective"], cpu["iterations"]) == (dev["final_objective"], dev["iterations"])
+    assert len(cpu["trajectory"]) >= 3  # the search improved several times: the comparison bites
+
+
+def test_resident_rots_follows_the_cpu_trajectory_on_tai12a():
+    from gpu.resident import ResidentRots
+    from lsbench import instances as registry
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    p = registry.load("tai12a")
+    dev = ResidentRots(p, RobustTabuSearch().params(p)).run([3], Stop(iterations=30))[0]
+    _same_search(_cpu_rots(p, 3, Stop(iterations=30)), dev)
+
+
+def test_resident_rots_with_64_bit_deltas_in_global_memory_and_several_searches():
+    """Large flows and distances need 64-bit move costs; the table in global memory (large n) is
+    forced here on a small instance; two searches run as two blocks, each its own CPU trajectory."""
+    from gpu.resident import ResidentRots
+    from lsbench.problems import QAP
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    g = np.random.default_rng(4)
+    p = QAP(g.integers(0, 3_000_000, (9, 9)), g.integers(0, 3_000, (9, 9)))
+    engine = ResidentRots(p, RobustTabuSearch().params(p), delta_in_shared=False)
+    assert engine.shape["wide"] and not engine.shape["delta_in_shared"]
+    devs = engine.run([5, 6], Stop(iterations=25))
+    for seed, dev in zip([5, 6], devs):
+        _same_search(_cpu_rots(p, seed, Stop(iterations=25)), dev)
+
+
+def test_resident_rots_cli_stops_each_search_at_the_target_and_keeps_every_search(tmp_path):
+    out = tmp_path / "res.json"
+    rec = run_one("qap", "tai12a", algorithm="rots", backend="gpu-resident", seed=3, iterations=30,
+                  target=224416, searches=2, out=str(out))  # seeds 3 and 4 reach the optimum at 19 and 18
+    from lsbench.search.common import Stop
+    from lsbench import instances as registry
+    p = registry.load("tai12a")
+    for entry in rec["searches"]:
+        cpu = _cpu_rots(p, entry["seed"], Stop(iterations=30, target=224416))
+        assert entry["iterations"] == cpu["iterations"] < 30 and entry["best_objective"] == cpu["best_objective"]
+    assert rec["best_objective"] == min(e["best_objective"] for e in rec["searches"])
+    r = subprocess.run([sys.executable, "-m", "lsbench", "verify", str(out)], capture_output=True, text=True,
+                       cwd=ROOT)
+    assert r.returncode == 0, r.stderr

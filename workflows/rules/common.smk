@@ -2,7 +2,7 @@
 import sys
 from pathlib import Path
 
-from lsbench.workflow import gpu_status, plan_runs, run_command
+from lsbench.workflow import GPU_BACKENDS, gpu_status, plan_runs, run_command
 
 EXPERIMENT = config["experiment"]
 GPU = gpu_status()

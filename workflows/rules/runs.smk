@@ -20,7 +20,7 @@ rule run_search:
         launch=lambda w, resources: f"{resources.mpi} -n {resources.tasks} " if run_of(w)["backend"] == "cow" else "",
         cmd=lambda w, output: run_command(run_of(w), sys.executable, output[0]),
     resources:
-        gpu=lambda w: 1 if run_of(w)["backend"] == "gpu" else 0,
+        gpu=lambda w: 1 if run_of(w)["backend"] in GPU_BACKENDS else 0,
         mpi=MPIEXEC,
         tasks=lambda w: run_of(w)["ranks"] if run_of(w)["backend"] == "cow" else 1,
     threads: lambda w: workflow.cores if run_of(w)["backend"] in ("cpu-parallel", "cow", "grid") else 1

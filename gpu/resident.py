@@ -1,0 +1,398 @@
+"""Device-resident robust tabu search for QAP (`--backend gpu-resident`): the fast path.
+
+One thread block per search, the whole Ro-TS loop on the GPU (Tsutsui & Fujimoto's MATA design):
+- the delta table in shared memory (32-bit where the instance's bound allows, checked), the
+  permutation and the update vectors too; flows, distances and the tabu (expiry) matrix in global
+  memory, read through the L1 cache;
+- selection: each thread scans a strided share of the moves under Taillard's rule (tabu,
+  aspiration by improvement and by age), then a block-level lexicographic argmin of
+  (class + delta, move index) -- exactly the CPU's rule, lowest index on ties;
+- O(1) updates of the moves disjoint from the last swap by all threads, and the 2n-3 O(n)
+  recomputations of the moves touching it by whole warps, lanes splitting the sum (warp shuffles
+  on the device, a shared-memory reduction under the simulator);
+- thread 0 draws the tenures from the search's SplitMix64 stream, as the CPU search does.
+K searches (seeds s..s+K-1) run as K blocks; the host launches chunks of iterations and reads back
+only the best values, improvements and, at the end, the best solutions. One search gives exactly
+the trajectory of `lsbench run --algorithm rots --backend cpu` with the same seed.
+"""
+import math
+import time
+
+import numpy as np
+from numba import config, cuda, int32, int64
+
+from lsbench import rng
+from lsbench.errors import LsbenchError
+from lsbench.search.common import Trajectory
+from lsbench.search.tabu import rots_expiry
+
+SHUFFLE = not config.ENABLE_CUDASIM  # the simulator has no warp shuffles
+CLASS = np.int64(1) << np.int64(60)
+MAX_KEY = np.int64(3) * CLASS
+SHARED_DELTA_BYTES = 40 * 1024  # static shared memory is capped at 48 KB per block
+IMPROVEMENT_CAP = 1 << 12  # improvements recorded per chunk (chunks are no longer than this)
+
+_kernels = {}
+
+
+def plan(problem, threads=None, delta_in_shared=None):
+    """Kernel shape for an instance: delta width (checked bound), where the table lives, threads."""
+    n = problem.n
+    bound = 4 * n * int(np.abs(problem.a).max()) * int(np.abs(problem.b).max())
+    if bound >= 1 << 59:
+        raise LsbenchError(f"instance {problem.name}: move costs may exceed 2^59, beyond Ro-TS's key range")
+    wide = bound >= (1 << 31) - 1
+    moves = n * (n - 1) // 2
+    shared = moves * (8 if wide else 4) <= SHARED_DELTA_BYTES
+    if delta_in_shared is not None:  # tests force the global-memory table on small instances
+        shared = shared and bool(delta_in_shared)
+    if threads is None:
+        threads = 32 if config.ENABLE_CUDASIM else (512 if moves > 2048 else 256)
+    if threads % 32 or not 32 <= threads <= 1024:
+        raise LsbenchError(f"--param block: threads per search must be a multiple of 32 in 32..1024, got {threads}")
+    return {"n": n, "moves": moves, "wide": wide, "delta_in_shared": shared, "threads": threads}
+
+
+def kernel_for(n, threads, wide, delta_in_shared):
+    key = (n, threads, wide, delta_in_shared)
+    if key not in _kernels:
+        _kernels[key] = _make_kernel(n, threads, wide, delta_in_shared)
+    return _kernels[key]
+
+
+def _make_kernel(N, T, WIDE, DELTA_SHARED):
+    M = N * (N - 1) // 2
+    W = T // 32  # warps per block
+    ITEMS = 2 * N - 3  # moves touching the last swap: recomputed in O(n)
+    ROUNDS = (ITEMS + W - 1) // W
+    DT = int64 if WIDE else int32
+    DTN = np.int64 if WIDE else np.int32
+    MS = M if DELTA_SHARED else 1
+
+    @cuda.jit(device=True, inline=True)
+    def lex_less(k1, i1, k2, i2):
+        return k1 < k2 or (k1 == k2 and i1 < i2)
+
+    @cuda.jit(device=True, inline=True)
+    def touching_pair(item, r, s):
+        """The item-th move touching the last swap (r, s): (x, r) for x != r, then (x, s) for x != r, s."""
+        if item < N - 1:
+            x = item if item < r else item + 1
+            y = r
+        else:
+            x = item - (N - 1)
+            lo = r if r < s else s
+            hi = s if r < s else r
+            if x >= lo:
+                x += 1
+            if x >= hi:
+                x += 1
+            y = s
+        return (x, y) if x < y else (y, x)
+
+    @cuda.jit(device=True, inline=True)
+    def recompute(a, b, p, i, j, first, stride):
+        """Part (k = first, first + stride, ...) of the O(n) cost of swap (i, j); the k-free terms
+        go to the part with first = 0."""
+        pi = p[i]
+        pj = p[j]
+        acc = DTN(0)
+        for k in range(first, N, stride):
+            if k != i and k != j:
+                pk = p[k]
+                acc += (a[k, i] - a[k, j]) * (b[pk, pj] - b[pk, pi]) + (a[i, k] - a[j, k]) * (b[pj, pk] - b[pi, pk])
+        if first == 0:
+            acc += (a[i, i] - a[j, j]) * (b[pj, pj] - b[pi, pi]) + (a[i, j] - a[j, i]) * (b[pj, pi] - b[pi, pj])
+        return acc
+
+    @cuda.jit
+    def rots_kernel(a, b, mi, mj, P, DELTA, EXP, STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE,
+                    ACTIVE, tenure_min, tenure_max, aspiration, target, it0, n_iter):
+        sid = cuda.blockIdx.x
+        if ACTIVE[sid] == 0:  # this search reached its target in an earlier chunk
+            return
+        tid = cuda.threadIdx.x
+        lane = tid % 32
+        warp = tid // 32
+        p = cuda.shared.array(N, int32)
+        u = cuda.shared.array(N, DT)
+        v = cuda.shared.array(N, DT)
+        w = cuda.shared.array(N, DT)
+        z = cuda.shared.array(N, DT)
+        rkey = cuda.shared.array(T, int64)
+        ridx = cuda.shared.array(T, int32)
+        scal = cuda.shared.array(8, int64)  # current, best, k, improved, stop, n_imp, done
+        dsh = cuda.shared.array(MS, DT)
+        dl = dsh if DELTA_SHARED else DELTA[sid]
+        ex = EXP[sid]
+        for q in range(tid, N, T):
+            p[q] = P[sid, q]
+        if DELTA_SHARED:
+            for q in range(tid, M, T):
+                dl[q] = DELTA[sid, q]
+        if tid == 0:
+            scal[0] = CUR[sid]
+            scal[1] = BEST[sid]
+            scal[4] = 0
+            scal[5] = 0
+            scal[6] = 0
+        state = STATE[sid]
+        cuda.syncthreads()
+        for step in range(n_iter):
+            it = it0 + step + 1
+            current = scal[0]
+            best = scal[1]
+            # -- selection: Taillard's rule, lexicographic (class + delta, index) minimum
+            kb = MAX_KEY
+            ib = np.int32(M)
+            for k in range(tid, M, T):
+                i = mi[k]
+                j = mj[k]
+                d = np.int64(dl[k])
+                e1 = ex[i, p[j]]
+                e2 = ex[j, p[i]]
+                oldest = e1 if e1 < e2 else e2
+                if oldest < it - aspiration or current + d < best:
+                    key = d
+                elif oldest < it:
+                    key = d + CLASS
+                else:
+                    key = d + 2 * CLASS
+                if key < kb:
+                    kb = key
+                    ib = k
+            if SHUFFLE:
+                off = 16
+                while off > 0:
+                    k2 = cuda.shfl_down_sync(0xFFFFFFFF, kb, off)
+                    i2 = cuda.shfl_down_sync(0xFFFFFFFF, ib, off)
+                    if lex_less(k2, i2, kb, ib):
+                        kb = k2
+                        ib = i2
+                    off //= 2
+                if lane == 0:
+                    rkey[warp] = kb
+                    ridx[warp] = ib
+                cuda.syncthreads()
+                if warp == 0:
+                    kb = rkey[lane] if lane < W else MAX_KEY
+                    ib = ridx[lane] if lane < W else np.int32(M)
+                    off = 16
+                    while off > 0:
+                        k2 = cuda.shfl_down_sync(0xFFFFFFFF, kb, off)
+                        i2 = cuda.shfl_down_sync(0xFFFFFFFF, ib, off)
+                        if lex_less(k2, i2, kb, ib):
+                            kb = k2
+                            ib = i2
+                        off //= 2
+            else:
+                rkey[tid] = kb
+                ridx[tid] = ib
+                cuda.syncthreads()
+                half = T // 2
+                while half > 0:
+                    if tid < half and lex_less(rkey[tid + half], ridx[tid + half], rkey[tid], ridx[tid]):
+                        rkey[tid] = rkey[tid + half]
+                        ridx[tid] = ridx[tid + half]
+                    cuda.syncthreads()
+                    half //= 2
+                kb = rkey[0]
+                ib = ridx[0]
+            # -- thread 0: tabu record (tenures from the search's stream), objective, the swap
+            if tid == 0:
+                scal[6] += 1
+                scal[3] = 0
+                if kb >= 2 * CLASS - (CLASS >> 1):  # every move tabu: Taillard's loop keeps the solution
+                    scal[2] = -1
+                else:
+                    scal[2] = ib
+                    r = mi[ib]
+                    s = mj[ib]
+                    span = np.uint64(tenure_max - tenure_min + 1)
+                    state += np.uint64(0x9E3779B97F4A7C15)
+                    t1 = tenure_min + np.int64((_mix(state) >> np.uint64(11)) % span)
+                    state += np.uint64(0x9E3779B97F4A7C15)
+                    t2 = tenure_min + np.int64((_mix(state) >> np.uint64(11)) % span)
+                    ex[r, p[r]] = it + t1
+                    ex[s, p[s]] = it + t2
+                    current += np.int64(dl[ib])
+                    pr = p[r]
+                    p[r] = p[s]
+                    p[s] = pr
+                    scal[0] = current
+                    if current < best:
+                        scal[1] = current
+                        scal[3] = 1
+                        m = scal[5]
+                        IMP_IT[sid, m] = it
+                        IMP_OBJ[sid, m] = current
+                        scal[5] = m + 1
+                        if current <= target:
+                            scal[4] = 1
+            cuda.syncthreads()
+            kk = scal[2]
+            if kk >= 0:
+                r = mi[kk]
+                s = mj[kk]
+                pr = p[r]
+                ps = p[s]
+                for q in range(tid, N, T):
+                    pq = p[q]
+                    u[q] = a[r, q] - a[s, q]
+                    v[q] = a[q, r] - a[q, s]
+                    w[q] = b[ps, pq] - b[pr, pq]
+                    z[q] = b[pq, ps] - b[pq, pr]
+                    if scal[3] == 1:
+                        BEST_SOL[sid, q] = pq
+                cuda.syncthreads()
+                # O(1) updates of the moves disjoint from (r, s)
+                for k in range(tid, M, T):
+                    i = mi[k]
+                    j = mj[k]
+                    if i != r and i != s and j != r and j != s:
+                        dl[k] += (u[i] - u[j]) * (w[i] - w[j]) + (v[i] - v[j]) * (z[i] - z[j])
+                # O(n) recomputations of the 2n-3 moves touching r or s: on the device one warp each,
+                # lanes splitting the sum (MATA); under the simulator one thread each
+                if SHUFFLE:
+                    for rnd in range(ROUNDS):
+                        item = rnd * W + warp
+                        if item < ITEMS:  # uniform within the warp
+                            i, j = touching_pair(item, r, s)
+                            acc = recompute(a, b, p, i, j, lane, 32)
+                            off = 16
+                            while off > 0:
+                                acc += cuda.shfl_down_sync(0xFFFFFFFF, acc, off)
+                                off //= 2
+                            if lane == 0:
+                                dl[i * (2 * N - i - 1) // 2 + j - i - 1] = acc
+                else:
+                    for item in range(tid, ITEMS, T):
+                        i, j = touching_pair(item, r, s)
+                        dl[i * (2 * N - i - 1) // 2 + j - i - 1] = recompute(a, b, p, i, j, 0, 1)
+            cuda.syncthreads()
+            if scal[4] == 1:
+                break
+        # -- the state goes back to global memory for the next chunk
+        for q in range(tid, N, T):
+            P[sid, q] = p[q]
+        if DELTA_SHARED:
+            for q in range(tid, M, T):
+                DELTA[sid, q] = dl[q]
+        if tid == 0:
+            CUR[sid] = scal[0]
+            BEST[sid] = scal[1]
+            STATE[sid] = state
+            NIMP[sid] = scal[5]
+            DONE[sid] = scal[6]
+
+    return rots_kernel
+
+
+@cuda.jit(device=True, inline=True)
+def _mix(z):
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+class ResidentRots:
+    """Runs K Ro-TS searches on the GPU, one block each; `run` returns one result per search in the
+    format of the CPU searches (best, best solution, trajectory, iterations, ...)."""
+
+    def __init__(self, problem, prm, threads=None, delta_in_shared=None):
+        import gpu
+        if not gpu.available():
+            raise LsbenchError("--backend gpu-resident: no usable CUDA GPU on this host (set NUMBA_ENABLE_CUDASIM=1 "
+                               "to run the kernels in Numba's simulator)")
+        self.problem, self.prm = problem, prm
+        self.shape = plan(problem, threads, delta_in_shared)
+        n = problem.n
+        dt = np.int64 if self.shape["wide"] else np.int32
+        small = max(int(np.abs(problem.a).max()), int(np.abs(problem.b).max())) < (1 << 31)
+        if not small:
+            raise LsbenchError(f"instance {problem.name}: flows/distances exceed 32 bits")
+        self.a = cuda.to_device(problem.a.astype(dt))
+        self.b = cuda.to_device(problem.b.astype(dt))
+        i, j = np.triu_indices(n, 1)  # row-major upper triangle: the pair numbering of neighborhoods.py
+        self.mi = cuda.to_device(i.astype(np.int32))
+        self.mj = cuda.to_device(j.astype(np.int32))
+        self.kernel = kernel_for(n, self.shape["threads"], self.shape["wide"], self.shape["delta_in_shared"])
+        self.delta_dtype = dt
+
+    def run(self, seeds, stop, progress=None, chunk=None):
+        pr, prm, n = self.problem, self.prm, self.problem.n
+        nb = pr.neighbourhood("swap")
+        K = len(seeds)
+        states, sols, deltas, curs = [], [], [], []
+        for seed in seeds:  # exactly the CPU search's start: permutation, then tenures from that stream
+            st = rng.new_state(seed)
+            sol = pr.random_solution(st)
+            states.append(st[0])
+            sols.append(sol)
+            deltas.append(nb.state(sol)[0])
+            curs.append(pr.objective(sol))
+        P = cuda.to_device(np.array(sols, dtype=np.int32))
+        DELTA = cuda.to_device(np.array(deltas).astype(self.delta_dtype))
+        EXP = cuda.to_device(np.broadcast_to(rots_expiry(n).astype(np.int32), (K, n, n)).copy())
+        STATE = cuda.to_device(np.array(states, dtype=np.uint64))
+        CUR = cuda.to_device(np.array(curs, dtype=np.int64))
+        BEST = cuda.to_device(np.array(curs, dtype=np.int64))
+        BEST_SOL = cuda.to_device(np.array(sols, dtype=np.int32))
+        IMP_IT = cuda.device_array((K, IMPROVEMENT_CAP), dtype=np.int64)
+        IMP_OBJ = cuda.device_array((K, IMPROVEMENT_CAP), dtype=np.int64)
+        NIMP = cuda.device_array(K, dtype=np.int64)
+        DONE = cuda.device_array(K, dtype=np.int64)
+        ACTIVE = cuda.to_device(np.ones(K, dtype=np.int32))
+        target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
+        trajs = [Trajectory() for _ in seeds]
+        for t, c in zip(trajs, curs):
+            t.improved(0, int(c))
+        its = np.zeros(K, dtype=np.int64)
+        best = np.array(curs, dtype=np.int64)
+        finished = np.zeros(K, dtype=bool)
+        step = chunk or (4 if config.ENABLE_CUDASIM else 256)
+        t_start = time.perf_counter()
+        it = 0
+        kernel_s = 0.0
+        while not stop.reached(it, it * nb.size, time.perf_counter() - t_start, int(best.max())):
+            n_iter = min(step, IMPROVEMENT_CAP)
+            budget = stop.iteration_budget(it)
+            if budget is not None:
+                n_iter = min(n_iter, budget)
+            if stop.evaluations is not None:
+                n_iter = min(n_iter, max(1, -(-(stop.evaluations - it * nb.size) // nb.size)))
+            t0 = time.perf_counter()
+            self.kernel[K, self.shape["threads"]](
+                self.a, self.b, self.mi, self.mj, P, DELTA, EXP, STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ,
+                NIMP, DONE, ACTIVE, prm["tenure_min"], prm["tenure_max"], prm["aspiration"], target, it, n_iter)
+            nimp, done, best = NIMP.copy_to_host(), DONE.copy_to_host(), BEST.copy_to_host()
+            t1 = time.perf_counter()
+            kernel_s += t1 - t0
+            if nimp.any():
+                imp_it, imp_obj = IMP_IT.copy_to_host(), IMP_OBJ.copy_to_host()
+                for q in np.flatnonzero(nimp):
+                    for m in range(nimp[q]):  # stamped at the end of their chunk, as the fused CPU loop
+                        trajs[q].improved(int(imp_it[q, m]), int(imp_obj[q, m]), seconds=t1 - t_start)
+            its += np.where(finished, 0, done)
+            if (best <= target).any() and not finished[best <= target].all():
+                finished |= best <= target
+                ACTIVE.copy_to_device(np.where(finished, 0, 1).astype(np.int32))
+            it += n_iter
+            if finished.all():
+                break
+            if t1 - t0 < 0.02 and not config.ENABLE_CUDASIM:
+                step = min(step * 2, IMPROVEMENT_CAP)
+            if progress:
+                progress.tick(it, int(best.min()))
+        best_sol, cur = BEST_SOL.copy_to_host().astype(np.int64), CUR.copy_to_host()
+        self.kernel_s = kernel_s
+        return [{"best_objective": int(best[q]), "best_solution": best_sol[q], "iterations": int(its[q]),
+                 "evaluations": int(its[q]) * nb.size, "trajectory": trajs[q].points, "params": dict(prm),
+                 "final_objective": int(cur[q])} for q in range(K)]
+
+    def describe(self):
+        dev = cuda.get_current_device()
+        name = getattr(dev, "name", "CUDA simulator")
+        return {"backend": "gpu-resident", "device": name.decode() if isinstance(name, bytes) else str(name),
+                "threads_per_search": self.shape["threads"], "delta_bits": 64 if self.shape["wide"] else 32,
+                "delta_in_shared_memory": self.shape["delta_in_shared"]}
