@@ -224,8 +224,8 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED):
                         scal[1] = current
                         scal[3] = 1
                         m = scal[5]
-                        IMP_IT[sid, m] = it
-                        IMP_OBJ[sid, m] = current
+                        IMP_IT[m, sid] = it
+                        IMP_OBJ[m, sid] = current
                         scal[5] = m + 1
                         if current <= target:
                             scal[4] = 1
@@ -338,8 +338,8 @@ class ResidentRots:
         CUR = cuda.to_device(np.array(curs, dtype=np.int64))
         BEST = cuda.to_device(np.array(curs, dtype=np.int64))
         BEST_SOL = cuda.to_device(np.array(sols, dtype=np.int32))
-        IMP_IT = cuda.device_array((K, IMPROVEMENT_CAP), dtype=np.int64)
-        IMP_OBJ = cuda.device_array((K, IMPROVEMENT_CAP), dtype=np.int64)
+        IMP_IT = cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64)  # [m, search]: read back by rows
+        IMP_OBJ = cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64)
         NIMP = cuda.device_array(K, dtype=np.int64)
         DONE = cuda.device_array(K, dtype=np.int64)
         ACTIVE = cuda.to_device(np.ones(K, dtype=np.int32))
@@ -369,10 +369,11 @@ class ResidentRots:
             t1 = time.perf_counter()
             kernel_s += t1 - t0
             if nimp.any():
-                imp_it, imp_obj = IMP_IT.copy_to_host(), IMP_OBJ.copy_to_host()
+                rows = int(nimp.max())
+                imp_it, imp_obj = IMP_IT[:rows].copy_to_host(), IMP_OBJ[:rows].copy_to_host()
                 for q in np.flatnonzero(nimp):
                     for m in range(nimp[q]):  # stamped at the end of their chunk, as the fused CPU loop
-                        trajs[q].improved(int(imp_it[q, m]), int(imp_obj[q, m]), seconds=t1 - t_start)
+                        trajs[q].improved(int(imp_it[m, q]), int(imp_obj[m, q]), seconds=t1 - t_start)
             its += np.where(finished, 0, done)
             if (best <= target).any() and not finished[best <= target].all():
                 finished |= best <= target
@@ -386,6 +387,7 @@ class ResidentRots:
                 progress.tick(it, int(best.min()))
         best_sol, cur = BEST_SOL.copy_to_host().astype(np.int64), CUR.copy_to_host()
         self.kernel_s = kernel_s
+        self.loop_s = time.perf_counter() - t_start  # the search loop, without the one-off set-up
         return [{"best_objective": int(best[q]), "best_solution": best_sol[q], "iterations": int(its[q]),
                  "evaluations": int(its[q]) * nb.size, "trajectory": trajs[q].points, "params": dict(prm),
                  "final_objective": int(cur[q])} for q in range(K)]

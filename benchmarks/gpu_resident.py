@@ -1,0 +1,137 @@
+"""Device-resident Ro-TS (gpu-resident) vs the CPU Ro-TS on one host, one run: QAP tai100a.
+
+    python benchmarks/gpu_resident.py [--instance tai100a] [--seconds 3]
+
+- CPU one core: the fused Numba Ro-TS (`--backend cpu`), one search;
+- CPU all cores: one independent search per core (processes started together behind a barrier),
+  aggregate iterations/s = all iterations / the slowest process's timed seconds;
+- GPU one search: its iterations/s (latency a user with one long run feels);
+- GPU many searches: K blocks at once for several K and threads per search; aggregate iterations/s.
+All after warm-up and JIT compile; medians of repeats for the single-search figures. A trajectory
+check compares one GPU search with the CPU search of the same seed on the real device.
+"""
+import argparse
+import multiprocessing as mp
+import os
+import statistics
+import sys
+import time
+
+from common import write_result
+
+from lsbench import instances as registry
+from lsbench.backends import get_evaluator
+from lsbench.search.common import Stop
+from lsbench.search.tabu import RobustTabuSearch
+
+
+def cpu_search(problem, seed, iterations):
+    nb = problem.neighbourhood("swap")
+    t = time.perf_counter()
+    r = RobustTabuSearch().run(problem, nb, get_evaluator("cpu").bind(problem, nb), Stop(iterations=iterations), seed)
+    return r, time.perf_counter() - t
+
+
+def _core_worker(instance, data, seed, iterations, barrier, queue):
+    os.environ.pop("NUMBA_NUM_THREADS", None)
+    p = registry.load(instance, None, data)
+    cpu_search(p, seed, 50)  # JIT (cached) and warm caches
+    barrier.wait()
+    r, dt = cpu_search(p, seed, iterations)
+    queue.put((r["iterations"], dt))
+
+
+def cpu_all_cores(instance, data, iterations, cores):
+    ctx = mp.get_context("fork")
+    barrier, queue = ctx.Barrier(cores), ctx.Queue()
+    procs = [ctx.Process(target=_core_worker, args=(instance, data, 100 + c, iterations, barrier, queue))
+             for c in range(cores)]
+    for p in procs:
+        p.start()
+    got = [queue.get() for _ in procs]
+    for p in procs:
+        p.join()
+    return sum(i for i, _ in got) / max(dt for _, dt in got), got
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--instance", default="tai100a")
+    ap.add_argument("--seconds", type=float, default=3.0, help="target length of each timed run")
+    ap.add_argument("--searches", default="1,66,132,264,528,1056")
+    ap.add_argument("--threads", default="256,512")
+    ap.add_argument("--check-iterations", type=int, default=3000)
+    ap.add_argument("--data-dir")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    from numba import cuda
+    from gpu.resident import ResidentRots
+    p = registry.load(args.instance, None, args.data_dir)
+    prm = RobustTabuSearch().params(p)
+    out = {"instance": args.instance, "n": p.n, "params": prm}
+
+    # CPU one core: size the run, then median of 3
+    cpu_search(p, 1, 100)
+    _, dt = cpu_search(p, 1, 2000)
+    cpu_iters = max(2000, int(2000 * args.seconds / dt))
+    one = [cpu_search(p, 1 + r, cpu_iters) for r in range(3)]
+    cpu1 = statistics.median(r["iterations"] / t for r, t in one)
+    cores = len(os.sched_getaffinity(0))
+    cpu_all, per_core = cpu_all_cores(args.instance, args.data_dir, cpu_iters, cores)
+    out["cpu"] = {"one_core_it_per_s": cpu1, "iterations": cpu_iters, "cores": cores,
+                  "all_cores_it_per_s": cpu_all, "per_core": per_core}
+    print(f"CPU one core {cpu1:,.0f} it/s; {cores} cores {cpu_all:,.0f} it/s", flush=True)
+
+    # real-device trajectory check: one search vs the CPU search, same seed
+    eng = ResidentRots(p, prm)
+    eng.run([7], Stop(iterations=2))
+    dev = eng.run([7], Stop(iterations=args.check_iterations))[0]
+    cpu, _ = cpu_search(p, 7, args.check_iterations)
+    same = ([(i, o) for i, _t, o in cpu["trajectory"]] == [(i, o) for i, _t, o in dev["trajectory"]]
+            and list(cpu["best_solution"]) == list(dev["best_solution"])
+            and cpu["final_objective"] == dev["final_objective"])
+    out["trajectory_check"] = {"seed": 7, "iterations": args.check_iterations, "same": bool(same),
+                               "improvements": len(cpu["trajectory"])}
+    print(f"trajectory check ({args.check_iterations} iterations, seed 7): {same}", flush=True)
+
+    rows = []
+    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    for threads in [int(t) for t in args.threads.split(",")]:
+        eng = ResidentRots(p, prm, threads=threads)
+        eng.run([1], Stop(iterations=2))
+        for k in [int(s) for s in args.searches.split(",")]:
+            probe_it = 200
+            t = time.perf_counter()
+            eng.run(list(range(1, k + 1)), Stop(iterations=probe_it), chunk=probe_it)
+            dt = time.perf_counter() - t
+            iters = max(probe_it, int(probe_it * args.seconds / dt))
+            reps = []
+            for _ in range(3 if k == 1 else 1):
+                res = eng.run(list(range(1, k + 1)), Stop(iterations=iters))
+                reps.append(sum(r["iterations"] for r in res) / eng.loop_s)  # set-up of K starts excluded
+            agg = statistics.median(reps)
+            rows.append({"threads": threads, "searches": k, "blocks_per_sm": round(k / sms, 2), "iterations": iters,
+                         "aggregate_it_per_s": agg, "per_search_it_per_s": agg / k,
+                         "vs_cpu_one_core": agg / cpu1, "vs_cpu_all_cores": agg / cpu_all,
+                         "shape": eng.describe()})
+            print(f"threads {threads:4} searches {k:5}: {agg:14,.0f} it/s aggregate, {agg / k:10,.0f} per search, "
+                  f"{agg / cpu1:8.1f}x one core, {agg / cpu_all:6.1f}x all cores", flush=True)
+    out["gpu"] = rows
+    single = max((r for r in rows if r["searches"] == 1), key=lambda r: r["aggregate_it_per_s"])
+    many = max(rows, key=lambda r: r["aggregate_it_per_s"])
+    out["summary"] = {"single_search_vs_one_core": single["vs_cpu_one_core"],
+                      "aggregate_vs_one_core": many["vs_cpu_one_core"],
+                      "aggregate_vs_all_cores": many["vs_cpu_all_cores"], "best_config": {
+                          "threads": many["threads"], "searches": many["searches"]}}
+    path = write_result("gpu_resident", out, args.out)
+    print(f"\n{args.instance} Ro-TS, gpu-resident vs CPU (same run) -> {path}")
+    print(f"  one search:  {single['aggregate_it_per_s']:12,.0f} it/s = {single['vs_cpu_one_core']:.1f}x one core "
+          f"(goal 20x)")
+    print(f"  aggregate:   {many['aggregate_it_per_s']:12,.0f} it/s = {many['vs_cpu_one_core']:.0f}x one core "
+          f"(goal 1000x), {many['vs_cpu_all_cores']:.1f}x {cores} cores (goal 60x); "
+          f"{many['searches']} searches x {many['threads']} threads")
+    print(f"  same trajectory as CPU: {same}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
