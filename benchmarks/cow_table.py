@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import write_result
+from common import write_atomic, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTANCES = ["73-73", "201-217", "401-417", "601-617", "801-817", "1001-1017", "1301-1317"]
@@ -35,7 +35,7 @@ def mpirun():
 def run(instance, iterations, backend, out, ranks=None, params=()):
     cmd = [sys.executable, "-m", "lsbench", "run", "--instance", instance, "--neighbourhood", "hamming2",
            "--algorithm", "tabu", "--backend", backend, "--seed", "1", "--iterations", str(iterations),
-           "--out", str(out), "--quiet"]
+           "--warmup", "1", "--out", str(out), "--quiet"]
     for p in params:
         cmd += ["--param", p]
     if ranks:
@@ -61,11 +61,11 @@ def main():
     ranks = [int(r) for r in args.ranks.split(",")]
     rows = []
     tmp = Path(tempfile.mkdtemp())
+    path = None
     for inst in args.instances.split(","):
-        probe = run(inst, 3, "cpu", tmp / "probe.json")  # sizes the budget
-        per_it = probe["wall_s"] / 3
-        iterations = max(3, int(args.budget / per_it))
-        cpu = run(inst, iterations, "cpu", tmp / "cpu.json")
+        probe = run(inst, 1, "cpu", tmp / "probe.json")  # sizes the budget
+        iterations = max(1, int(args.budget / probe["wall_s"]))
+        cpu = run(inst, iterations, "cpu", tmp / "cpu.json") if iterations > 1 else probe
         row = {"instance": inst, "n": len(cpu["best_solution"]), "moves": cpu["neighbourhood_size"],
                "iterations": iterations, "cpu_s": cpu["wall_s"], "cpu_it_per_s": cpu["iterations_per_s"],
                "cow": {}, "same_trajectory": True}
@@ -81,8 +81,11 @@ def main():
                           "device": rec["backend_info"].get("device")}
         rows.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "cow"}), flush=True)
-    path = write_result("cow_table", {"ranks": ranks, "rows": rows, "threads_per_rank": 1,
-                                      "mpirun": " ".join(mpirun())}, args.out)
+        payload = {"ranks": ranks, "rows": rows, "threads_per_rank": 1, "mpirun": " ".join(mpirun())}
+        if path is None:
+            path = write_result("cow_table", payload, args.out)
+        else:  # rewritten after every instance: a cut-short run keeps what it measured
+            write_atomic(path, {**json.loads(path.read_text()), **payload})
     print(f"\nCOW PPP Hamming-2, tabu search, speed-up vs one CPU core (same run) -> {path}")
     print(f"{'instance':>10} {'iters':>6} {'cpu s':>8} " + " ".join(f"{'cow' + str(k):>7}" for k in ranks)
           + f" {'gpu':>8} same-traj")

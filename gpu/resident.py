@@ -53,14 +53,19 @@ def plan(problem, threads=None, delta_in_shared=None):
     return {"n": n, "moves": moves, "wide": wide, "delta_in_shared": shared, "threads": threads}
 
 
-def kernel_for(n, threads, wide, delta_in_shared):
-    key = (n, threads, wide, delta_in_shared)
+def kernel_for(n, threads, wide, delta_in_shared, phases=("select", "update", "recompute")):
+    """The compiled kernel for one shape. `phases` drops parts of the iteration for profiling only
+    (benchmarks/resident_phases.py): without them the search is not Ro-TS any more."""
+    key = (n, threads, wide, delta_in_shared, tuple(phases))
     if key not in _kernels:
-        _kernels[key] = _make_kernel(n, threads, wide, delta_in_shared)
+        _kernels[key] = _make_kernel(n, threads, wide, delta_in_shared, tuple(phases))
     return _kernels[key]
 
 
-def _make_kernel(N, T, WIDE, DELTA_SHARED):
+def _make_kernel(N, T, WIDE, DELTA_SHARED, PHASES):
+    DO_SELECT = "select" in PHASES
+    DO_UPDATE = "update" in PHASES
+    DO_RECOMPUTE = "recompute" in PHASES
     M = N * (N - 1) // 2
     W = T // 32  # warps per block
     ITEMS = 2 * N - 3  # moves touching the last swap: recomputed in O(n)
@@ -91,22 +96,23 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED):
         return (x, y) if x < y else (y, x)
 
     @cuda.jit(device=True, inline=True)
-    def recompute(a, b, p, i, j, first, stride):
+    def recompute(a, at, b, bt, p, i, j, first, stride):
         """Part (k = first, first + stride, ...) of the O(n) cost of swap (i, j); the k-free terms
-        go to the part with first = 0."""
+        go to the part with first = 0. Every operand is read along a row (at, bt: transposes), so
+        the lanes of a warp read neighbouring words."""
         pi = p[i]
         pj = p[j]
         acc = DTN(0)
         for k in range(first, N, stride):
             if k != i and k != j:
                 pk = p[k]
-                acc += (a[k, i] - a[k, j]) * (b[pk, pj] - b[pk, pi]) + (a[i, k] - a[j, k]) * (b[pj, pk] - b[pi, pk])
+                acc += (at[i, k] - at[j, k]) * (bt[pj, pk] - bt[pi, pk]) + (a[i, k] - a[j, k]) * (b[pj, pk] - b[pi, pk])
         if first == 0:
             acc += (a[i, i] - a[j, j]) * (b[pj, pj] - b[pi, pi]) + (a[i, j] - a[j, i]) * (b[pj, pi] - b[pi, pj])
         return acc
 
     @cuda.jit
-    def rots_kernel(a, b, mi, mj, P, DELTA, EXP, STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE,
+    def rots_kernel(a, at, b, bt, mi, mj, P, DELTA, EXP, EXPT, STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE,
                     ACTIVE, tenure_min, tenure_max, aspiration, target, it0, n_iter):
         sid = cuda.blockIdx.x
         if ACTIVE[sid] == 0:  # this search reached its target in an earlier chunk
@@ -125,6 +131,7 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED):
         dsh = cuda.shared.array(MS, DT)
         dl = dsh if DELTA_SHARED else DELTA[sid]
         ex = EXP[sid]
+        ext = EXPT[sid]  # its transpose: the selection reads both along rows
         for q in range(tid, N, T):
             p[q] = P[sid, q]
         if DELTA_SHARED:
@@ -145,12 +152,15 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED):
             # -- selection: Taillard's rule, lexicographic (class + delta, index) minimum
             kb = MAX_KEY
             ib = np.int32(M)
-            for k in range(tid, M, T):
+            if not DO_SELECT:  # profiling: a fixed pseudo-random move, no scan
+                kb = np.int64(0)
+                ib = np.int32((it * 7919) % M)
+            for k in range(tid, M if DO_SELECT else 0, T):
                 i = mi[k]
                 j = mj[k]
                 d = np.int64(dl[k])
                 e1 = ex[i, p[j]]
-                e2 = ex[j, p[i]]
+                e2 = ext[p[i], j]
                 oldest = e1 if e1 < e2 else e2
                 if oldest < it - aspiration or current + d < best:
                     key = d
@@ -214,7 +224,9 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED):
                     state += np.uint64(0x9E3779B97F4A7C15)
                     t2 = tenure_min + np.int64((_mix(state) >> np.uint64(11)) % span)
                     ex[r, p[r]] = it + t1
+                    ext[p[r], r] = it + t1
                     ex[s, p[s]] = it + t2
+                    ext[p[s], s] = it + t2
                     current += np.int64(dl[ib])
                     pr = p[r]
                     p[r] = p[s]
@@ -239,14 +251,14 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED):
                 for q in range(tid, N, T):
                     pq = p[q]
                     u[q] = a[r, q] - a[s, q]
-                    v[q] = a[q, r] - a[q, s]
+                    v[q] = at[r, q] - at[s, q]
                     w[q] = b[ps, pq] - b[pr, pq]
-                    z[q] = b[pq, ps] - b[pq, pr]
+                    z[q] = bt[ps, pq] - bt[pr, pq]
                     if scal[3] == 1:
                         BEST_SOL[sid, q] = pq
                 cuda.syncthreads()
                 # O(1) updates of the moves disjoint from (r, s)
-                for k in range(tid, M, T):
+                for k in range(tid, M if DO_UPDATE else 0, T):
                     i = mi[k]
                     j = mj[k]
                     if i != r and i != s and j != r and j != s:
@@ -254,11 +266,11 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED):
                 # O(n) recomputations of the 2n-3 moves touching r or s: on the device one warp each,
                 # lanes splitting the sum (MATA); under the simulator one thread each
                 if SHUFFLE:
-                    for rnd in range(ROUNDS):
+                    for rnd in range(ROUNDS if DO_RECOMPUTE else 0):
                         item = rnd * W + warp
                         if item < ITEMS:  # uniform within the warp
                             i, j = touching_pair(item, r, s)
-                            acc = recompute(a, b, p, i, j, lane, 32)
+                            acc = recompute(a, at, b, bt, p, i, j, lane, 32)
                             off = 16
                             while off > 0:
                                 acc += cuda.shfl_down_sync(0xFFFFFFFF, acc, off)
@@ -268,7 +280,7 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED):
                 else:
                     for item in range(tid, ITEMS, T):
                         i, j = touching_pair(item, r, s)
-                        dl[i * (2 * N - i - 1) // 2 + j - i - 1] = recompute(a, b, p, i, j, 0, 1)
+                        dl[i * (2 * N - i - 1) // 2 + j - i - 1] = recompute(a, at, b, bt, p, i, j, 0, 1)
             cuda.syncthreads()
             if scal[4] == 1:
                 break
@@ -312,7 +324,9 @@ class ResidentRots:
         if not small:
             raise LsbenchError(f"instance {problem.name}: flows/distances exceed 32 bits")
         self.a = cuda.to_device(problem.a.astype(dt))
+        self.at = cuda.to_device(np.ascontiguousarray(problem.a.T).astype(dt))
         self.b = cuda.to_device(problem.b.astype(dt))
+        self.bt = cuda.to_device(np.ascontiguousarray(problem.b.T).astype(dt))
         i, j = np.triu_indices(n, 1)  # row-major upper triangle: the pair numbering of neighborhoods.py
         self.mi = cuda.to_device(i.astype(np.int32))
         self.mj = cuda.to_device(j.astype(np.int32))
@@ -333,7 +347,9 @@ class ResidentRots:
             curs.append(pr.objective(sol))
         P = cuda.to_device(np.array(sols, dtype=np.int32))
         DELTA = cuda.to_device(np.array(deltas).astype(self.delta_dtype))
-        EXP = cuda.to_device(np.broadcast_to(rots_expiry(n).astype(np.int32), (K, n, n)).copy())
+        expiry = rots_expiry(n).astype(np.int32)
+        EXP = cuda.to_device(np.broadcast_to(expiry, (K, n, n)).copy())
+        EXPT = cuda.to_device(np.broadcast_to(np.ascontiguousarray(expiry.T), (K, n, n)).copy())
         STATE = cuda.to_device(np.array(states, dtype=np.uint64))
         CUR = cuda.to_device(np.array(curs, dtype=np.int64))
         BEST = cuda.to_device(np.array(curs, dtype=np.int64))
@@ -363,7 +379,7 @@ class ResidentRots:
                 n_iter = min(n_iter, max(1, -(-(stop.evaluations - it * nb.size) // nb.size)))
             t0 = time.perf_counter()
             self.kernel[K, self.shape["threads"]](
-                self.a, self.b, self.mi, self.mj, P, DELTA, EXP, STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ,
+                self.a, self.at, self.b, self.bt, self.mi, self.mj, P, DELTA, EXP, EXPT, STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ,
                 NIMP, DONE, ACTIVE, prm["tenure_min"], prm["tenure_max"], prm["aspiration"], target, it, n_iter)
             nimp, done, best = NIMP.copy_to_host(), DONE.copy_to_host(), BEST.copy_to_host()
             t1 = time.perf_counter()

@@ -86,7 +86,7 @@ def run_kwargs(args):
                 neighbourhood=args.neighbourhood, iterations=args.iterations, evaluations=args.evaluations,
                 seconds=args.seconds, target=args.target, problem_params=problem_params,
                 algorithm_params=algorithm_params, backend_params=backend_params, data=args.data_dir,
-                threads=args.threads)
+                threads=args.threads, warmup=args.warmup)
 
 
 def cmd_run(args):
@@ -146,6 +146,8 @@ def add_search_arguments(p):
     p.add_argument("--target", type=float, help="stop when the best objective is <= target")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="problem, algorithm or backend parameter, e.g. tenure=7, objective=flowtime")
+    p.add_argument("--warmup", type=int, default=2,
+                   help="untimed iterations first (JIT compile, GPU launch tuning); 0 for none")
     p.add_argument("--data-dir")
 
 

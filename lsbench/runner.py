@@ -14,11 +14,13 @@ from .search.common import Progress, Stop
 def run_one(problem, instance, algorithm="tabu", backend="cpu", neighbourhood=None, seed=1,
             iterations=None, evaluations=None, seconds=None, target=None, problem_params=None,
             algorithm_params=None, backend_params=None, data=None, out=None, progress=False, threads=None,
-            searches=1):
+            searches=1, warmup=2):
     if algorithm not in ALGORITHMS:
         raise LsbenchError(f"--algorithm: unknown algorithm {algorithm!r} (known: {', '.join(ALGORITHMS)})")
     if seed is None or seed < 0:
         raise LsbenchError(f"--seed: must be a non-negative integer, got {seed}")
+    if warmup is None or warmup < 0:
+        raise LsbenchError(f"--warmup: must be a non-negative number of iterations, got {warmup}")
     stop = Stop(iterations, evaluations, seconds, target)
     if backend == "gpu-resident":
         return _run_resident(problem, instance, algorithm, seed, stop, problem_params, algorithm_params,
@@ -42,7 +44,8 @@ def run_one(problem, instance, algorithm="tabu", backend="cpu", neighbourhood=No
         tw = time.perf_counter()
         warm = ALGORITHMS[algorithm](**{**(algorithm_params or {}), "ants": 2, "ls_iterations": 2}) \
             if algorithm == "cas" else search
-        warm.run(prob, nb, evaluator, Stop(iterations=2), seed, None)
+        if warmup:
+            warm.run(prob, nb, evaluator, Stop(iterations=warmup), seed, None)
         warmup_s = time.perf_counter() - tw
         if hasattr(evaluator, "timer"):  # the time split covers the timed run only
             evaluator.timer = type(evaluator.timer)()

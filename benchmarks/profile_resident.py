@@ -1,0 +1,17 @@
+"""One gpu-resident Ro-TS launch to profile under Nsight Compute (ncu), e.g.
+    ncu --kernel-name regex:rots --launch-skip 1 --launch-count 1 --section LaunchStats \
+        --section WarpStateStats python3 benchmarks/profile_resident.py tai100a 1
+"""
+import sys
+
+from gpu.resident import ResidentRots
+from lsbench import instances as registry
+from lsbench.search.common import Stop
+from lsbench.search.tabu import RobustTabuSearch
+
+p = registry.load(sys.argv[1] if len(sys.argv) > 1 else "tai100a")
+k = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+eng = ResidentRots(p, RobustTabuSearch().params(p))
+eng.run([1], Stop(iterations=2))
+eng.run(list(range(1, k + 1)), Stop(iterations=2000), chunk=2000)
+print(f"{k} searches, {2000 / eng.loop_s:,.0f} iterations/s per search")
