@@ -94,7 +94,9 @@ class CowEvaluator:
             requests.append(self.comm.Irecv(self.compute[r:r + 1], source=r, tag=TAG_TIME))
         self.message[:8] = np.array([CMD_EVAL], dtype=np.int64).view(np.uint8)
         self.message[8:] = self.solution.view(np.uint8)
-        requests.append(self.comm.Ibcast(self.message, root=0))
+        # the broadcast completes before rank 0 computes: MPI libraries progress a non-blocking
+        # collective only inside MPI calls, and the workers must not wait for rank 0's slice
+        self._wait([self.comm.Ibcast(self.message, root=0)], "receiving the solution")
         self.compute[0] = self._own_slice(self.solution)
         self._wait(requests, "evaluating its slice")
         self.timer.add(time.perf_counter() - t0, float(self.compute.max()))
@@ -105,7 +107,7 @@ class CowEvaluator:
         while not self.MPI.Request.Testall(requests):
             if time.perf_counter() > deadline:
                 late = sorted({r for r in range(1, self.size)
-                               if not requests[2 * (r - 1)].Test()}) if len(requests) > 1 else []
+                               if not requests[2 * (r - 1)].Test()}) if len(requests) > 2 else []
                 print(f"lsbench: error: cow backend: worker rank(s) {late or '?'} did not answer within "
                       f"{self.worker_timeout:g} s while {doing} (dead or hung); aborting the MPI job, "
                       "no record written", file=sys.stderr, flush=True)
