@@ -59,7 +59,7 @@ def main():
     ap.add_argument("--instance", default="tai100a")
     ap.add_argument("--seconds", type=float, default=3.0, help="target length of each timed run")
     ap.add_argument("--searches", default="1,66,132,264,528,1056")
-    ap.add_argument("--threads", default="256,512")
+    ap.add_argument("--threads", default="256,512", help="threads per search; THREADS/REGS caps registers")
     ap.add_argument("--check-iterations", type=int, default=3000)
     ap.add_argument("--data-dir")
     ap.add_argument("--out")
@@ -96,8 +96,10 @@ def main():
 
     rows = []
     sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
-    for threads in [int(t) for t in args.threads.split(",")]:
-        eng = ResidentRots(p, prm, threads=threads)
+    for spec in args.threads.split(","):
+        threads, _, regs = spec.partition("/")
+        threads, regs = int(threads), int(regs) if regs else None
+        eng = ResidentRots(p, prm, threads=threads, max_registers=regs)
         eng.run([1], Stop(iterations=2))
         for k in [int(s) for s in args.searches.split(",")]:
             probe_it = 200
@@ -110,11 +112,11 @@ def main():
                 res = eng.run(list(range(1, k + 1)), Stop(iterations=iters))
                 reps.append(sum(r["iterations"] for r in res) / eng.loop_s)  # set-up of K starts excluded
             agg = statistics.median(reps)
-            rows.append({"threads": threads, "searches": k, "blocks_per_sm": round(k / sms, 2), "iterations": iters,
+            rows.append({"threads": threads, "max_registers": regs, "searches": k, "blocks_per_sm": round(k / sms, 2), "iterations": iters,
                          "aggregate_it_per_s": agg, "per_search_it_per_s": agg / k,
                          "vs_cpu_one_core": agg / cpu1, "vs_cpu_all_cores": agg / cpu_all,
                          "shape": eng.describe()})
-            print(f"threads {threads:4} searches {k:5}: {agg:14,.0f} it/s aggregate, {agg / k:10,.0f} per search, "
+            print(f"threads {spec:>7} searches {k:5}: {agg:14,.0f} it/s aggregate, {agg / k:10,.0f} per search, "
                   f"{agg / cpu1:8.1f}x one core, {agg / cpu_all:6.1f}x all cores", flush=True)
     out["gpu"] = rows
     single = max((r for r in rows if r["searches"] == 1), key=lambda r: r["aggregate_it_per_s"])

@@ -53,16 +53,17 @@ def plan(problem, threads=None, delta_in_shared=None):
     return {"n": n, "moves": moves, "wide": wide, "delta_in_shared": shared, "threads": threads}
 
 
-def kernel_for(n, threads, wide, delta_in_shared, phases=("select", "update", "recompute")):
+def kernel_for(n, threads, wide, delta_in_shared, phases=("select", "update", "recompute"), max_registers=None):
     """The compiled kernel for one shape. `phases` drops parts of the iteration for profiling only
-    (benchmarks/resident_phases.py): without them the search is not Ro-TS any more."""
-    key = (n, threads, wide, delta_in_shared, tuple(phases))
+    (benchmarks/resident_phases.py): without them the search is not Ro-TS any more.
+    `max_registers` caps registers per thread so that more blocks (searches) fit on an SM."""
+    key = (n, threads, wide, delta_in_shared, tuple(phases), max_registers)
     if key not in _kernels:
-        _kernels[key] = _make_kernel(n, threads, wide, delta_in_shared, tuple(phases))
+        _kernels[key] = _make_kernel(n, threads, wide, delta_in_shared, tuple(phases), max_registers)
     return _kernels[key]
 
 
-def _make_kernel(N, T, WIDE, DELTA_SHARED, PHASES):
+def _make_kernel(N, T, WIDE, DELTA_SHARED, PHASES, MAX_REGISTERS=None):
     DO_SELECT = "select" in PHASES
     DO_UPDATE = "update" in PHASES
     DO_RECOMPUTE = "recompute" in PHASES
@@ -79,39 +80,38 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED, PHASES):
         return k1 < k2 or (k1 == k2 and i1 < i2)
 
     @cuda.jit(device=True, inline=True)
-    def touching_pair(item, r, s):
-        """The item-th move touching the last swap (r, s): (x, r) for x != r, then (x, s) for x != r, s."""
+    def touching(item, r, s):
+        """The item-th move touching the last swap (r, s): (x, r) for x != r, then (x, s) for
+        x != r, s. Returns x and which of r (0) or s (1) is the other facility."""
         if item < N - 1:
-            x = item if item < r else item + 1
-            y = r
-        else:
-            x = item - (N - 1)
-            lo = r if r < s else s
-            hi = s if r < s else r
-            if x >= lo:
-                x += 1
-            if x >= hi:
-                x += 1
-            y = s
-        return (x, y) if x < y else (y, x)
+            return (item if item < r else item + 1), 0
+        x = item - (N - 1)
+        lo = r if r < s else s
+        hi = s if r < s else r
+        if x >= lo:
+            x += 1
+        if x >= hi:
+            x += 1
+        return x, 1
 
     @cuda.jit(device=True, inline=True)
-    def recompute(a, at, b, bt, p, i, j, first, stride):
-        """Part (k = first, first + stride, ...) of the O(n) cost of swap (i, j); the k-free terms
-        go to the part with first = 0. Every operand is read along a row (at, bt: transposes), so
-        the lanes of a warp read neighbouring words."""
-        pi = p[i]
-        pj = p[j]
+    def recompute(a, at, b, bt, p, ya, yat, yb, ybt, x, y, c, first, stride):
+        """Part (k = first, first + stride, ...) of the O(n) cost of swapping x and y (symmetric in
+        x, y); the k-free terms go to the part with first = 0. Row y of a, at and of b, bt seen
+        through the permutation are staged in shared memory (ya[c], ...); the rest is read along
+        rows, so the lanes of a warp read neighbouring words."""
+        px = p[x]
+        py = p[y]
         acc = DTN(0)
         for k in range(first, N, stride):
-            if k != i and k != j:
+            if k != x and k != y:
                 pk = p[k]
-                acc += (at[i, k] - at[j, k]) * (bt[pj, pk] - bt[pi, pk]) + (a[i, k] - a[j, k]) * (b[pj, pk] - b[pi, pk])
+                acc += (at[x, k] - yat[c, k]) * (ybt[c, k] - bt[px, pk]) + (a[x, k] - ya[c, k]) * (yb[c, k] - b[px, pk])
         if first == 0:
-            acc += (a[i, i] - a[j, j]) * (b[pj, pj] - b[pi, pi]) + (a[i, j] - a[j, i]) * (b[pj, pi] - b[pi, pj])
+            acc += (a[x, x] - a[y, y]) * (b[py, py] - b[px, px]) + (a[x, y] - a[y, x]) * (b[py, px] - b[px, py])
         return acc
 
-    @cuda.jit
+    @(cuda.jit(max_registers=MAX_REGISTERS) if MAX_REGISTERS else cuda.jit)
     def rots_kernel(a, at, b, bt, mi, mj, P, DELTA, EXP, EXPT, STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE,
                     ACTIVE, tenure_min, tenure_max, aspiration, target, it0, n_iter):
         sid = cuda.blockIdx.x
@@ -125,6 +125,10 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED, PHASES):
         v = cuda.shared.array(N, DT)
         w = cuda.shared.array(N, DT)
         z = cuda.shared.array(N, DT)
+        ya = cuda.shared.array((2, N), DT)  # rows r, s of a, at and of b, bt through the permutation
+        yat = cuda.shared.array((2, N), DT)
+        yb = cuda.shared.array((2, N), DT)
+        ybt = cuda.shared.array((2, N), DT)
         rkey = cuda.shared.array(T, int64)
         ridx = cuda.shared.array(T, int32)
         scal = cuda.shared.array(8, int64)  # current, best, k, improved, stop, n_imp, done
@@ -254,6 +258,14 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED, PHASES):
                     v[q] = at[r, q] - at[s, q]
                     w[q] = b[ps, pq] - b[pr, pq]
                     z[q] = bt[ps, pq] - bt[pr, pq]
+                    ya[0, q] = a[r, q]
+                    ya[1, q] = a[s, q]
+                    yat[0, q] = at[r, q]
+                    yat[1, q] = at[s, q]
+                    yb[0, q] = b[pr, pq]
+                    yb[1, q] = b[ps, pq]
+                    ybt[0, q] = bt[pr, pq]
+                    ybt[1, q] = bt[ps, pq]
                     if scal[3] == 1:
                         BEST_SOL[sid, q] = pq
                 cuda.syncthreads()
@@ -269,18 +281,25 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED, PHASES):
                     for rnd in range(ROUNDS if DO_RECOMPUTE else 0):
                         item = rnd * W + warp
                         if item < ITEMS:  # uniform within the warp
-                            i, j = touching_pair(item, r, s)
-                            acc = recompute(a, at, b, bt, p, i, j, lane, 32)
+                            x, c = touching(item, r, s)
+                            y = r if c == 0 else s
+                            acc = recompute(a, at, b, bt, p, ya, yat, yb, ybt, x, y, c, lane, 32)
                             off = 16
                             while off > 0:
                                 acc += cuda.shfl_down_sync(0xFFFFFFFF, acc, off)
                                 off //= 2
                             if lane == 0:
+                                i = x if x < y else y
+                                j = y if x < y else x
                                 dl[i * (2 * N - i - 1) // 2 + j - i - 1] = acc
                 else:
                     for item in range(tid, ITEMS, T):
-                        i, j = touching_pair(item, r, s)
-                        dl[i * (2 * N - i - 1) // 2 + j - i - 1] = recompute(a, at, b, bt, p, i, j, 0, 1)
+                        x, c = touching(item, r, s)
+                        y = r if c == 0 else s
+                        i = x if x < y else y
+                        j = y if x < y else x
+                        dl[i * (2 * N - i - 1) // 2 + j - i - 1] = recompute(a, at, b, bt, p, ya, yat, yb, ybt,
+                                                                             x, y, c, 0, 1)
             cuda.syncthreads()
             if scal[4] == 1:
                 break
@@ -311,7 +330,7 @@ class ResidentRots:
     """Runs K Ro-TS searches on the GPU, one block each; `run` returns one result per search in the
     format of the CPU searches (best, best solution, trajectory, iterations, ...)."""
 
-    def __init__(self, problem, prm, threads=None, delta_in_shared=None):
+    def __init__(self, problem, prm, threads=None, delta_in_shared=None, max_registers=None):
         import gpu
         if not gpu.available():
             raise LsbenchError("--backend gpu-resident: no usable CUDA GPU on this host (set NUMBA_ENABLE_CUDASIM=1 "
@@ -320,17 +339,23 @@ class ResidentRots:
         self.shape = plan(problem, threads, delta_in_shared)
         n = problem.n
         dt = np.int64 if self.shape["wide"] else np.int32
-        small = max(int(np.abs(problem.a).max()), int(np.abs(problem.b).max())) < (1 << 31)
-        if not small:
+        largest = max(int(np.abs(problem.a).max()), int(np.abs(problem.b).max()))
+        if largest >= 1 << 31:
             raise LsbenchError(f"instance {problem.name}: flows/distances exceed 32 bits")
-        self.a = cuda.to_device(problem.a.astype(dt))
-        self.at = cuda.to_device(np.ascontiguousarray(problem.a.T).astype(dt))
-        self.b = cuda.to_device(problem.b.astype(dt))
-        self.bt = cuda.to_device(np.ascontiguousarray(problem.b.T).astype(dt))
+        # narrow storage keeps more of the instance in L1; compiled code widens before arithmetic,
+        # the simulator's NumPy scalars would not, so it keeps the delta width
+        data = np.int16 if largest < 1 << 15 and not config.ENABLE_CUDASIM else dt
+        self.shape["data_bits"] = np.dtype(data).itemsize * 8
+        self.a = cuda.to_device(problem.a.astype(data))
+        self.at = cuda.to_device(np.ascontiguousarray(problem.a.T).astype(data))
+        self.b = cuda.to_device(problem.b.astype(data))
+        self.bt = cuda.to_device(np.ascontiguousarray(problem.b.T).astype(data))
         i, j = np.triu_indices(n, 1)  # row-major upper triangle: the pair numbering of neighborhoods.py
         self.mi = cuda.to_device(i.astype(np.int32))
         self.mj = cuda.to_device(j.astype(np.int32))
-        self.kernel = kernel_for(n, self.shape["threads"], self.shape["wide"], self.shape["delta_in_shared"])
+        self.shape["max_registers"] = max_registers
+        self.kernel = kernel_for(n, self.shape["threads"], self.shape["wide"], self.shape["delta_in_shared"],
+                                 max_registers=max_registers)
         self.delta_dtype = dt
 
     def run(self, seeds, stop, progress=None, chunk=None):
@@ -413,4 +438,5 @@ class ResidentRots:
         name = getattr(dev, "name", "CUDA simulator")
         return {"backend": "gpu-resident", "device": name.decode() if isinstance(name, bytes) else str(name),
                 "threads_per_search": self.shape["threads"], "delta_bits": 64 if self.shape["wide"] else 32,
+                "data_bits": self.shape["data_bits"], "max_registers": self.shape["max_registers"],
                 "delta_in_shared_memory": self.shape["delta_in_shared"]}
