@@ -32,13 +32,13 @@ def main():
         out = Path(tempfile.mkdtemp()) / "ms"
         cmd = [*mpirun(), "-n", str(g), sys.executable, "-m", "lsbench", "multistart", "--searches",
                str(g * args.searches_per_gpu), "--instance", args.instance, "--neighbourhood", args.neighbourhood,
-               "--algorithm", "tabu", "--backend", "gpu", "--param", "reduce=device", "--iterations",
+               "--algorithm", "tabu", "--via", "mpi", "--backend", "gpu", "--param", "reduce=device", "--iterations",
                str(args.iterations), "--out-dir", str(out)]
         r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900)
         if r.returncode != 0:
             raise SystemExit(f"{' '.join(cmd)} failed:\n{r.stderr[-3000:]}")
         s = json.loads((out / "summary.json").read_text())
-        gpus_used = sorted({(p["host"], p["gpu"]) for p in s["placements"].values()}, key=str)
+        gpus_used = sorted({(p["host"], p.get("gpu")) for p in s["placements"].values()}, key=str)
         rows.append({"gpus": g, "searches": s["searches"], "completed": s["completed"],
                      "aggregate_iterations_per_s": s["aggregate_iterations_per_s"], "wall_s": s["wall_s"],
                      "busiest_placement_s": s["busiest_placement_s"], "gpus_used": gpus_used,
