@@ -80,6 +80,19 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED, PHASES, MAX_REGISTERS=None):
         return k1 < k2 or (k1 == k2 and i1 < i2)
 
     @cuda.jit(device=True, inline=True)
+    def warp_argmin(kb, ib):
+        """Lexicographic (key, index) minimum over a warp, in lane 0 (device only: shuffles)."""
+        off = 16
+        while off > 0:
+            k2 = cuda.shfl_down_sync(0xFFFFFFFF, kb, off)
+            i2 = cuda.shfl_down_sync(0xFFFFFFFF, ib, off)
+            if lex_less(k2, i2, kb, ib):
+                kb = k2
+                ib = i2
+            off //= 2
+        return kb, ib
+
+    @cuda.jit(device=True, inline=True)
     def touching(item, r, s):
         """The item-th move touching the last swap (r, s): (x, r) for x != r, then (x, s) for
         x != r, s. Returns x and which of r (0) or s (1) is the other facility."""
@@ -176,14 +189,7 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED, PHASES, MAX_REGISTERS=None):
                     kb = key
                     ib = k
             if SHUFFLE:
-                off = 16
-                while off > 0:
-                    k2 = cuda.shfl_down_sync(0xFFFFFFFF, kb, off)
-                    i2 = cuda.shfl_down_sync(0xFFFFFFFF, ib, off)
-                    if lex_less(k2, i2, kb, ib):
-                        kb = k2
-                        ib = i2
-                    off //= 2
+                kb, ib = warp_argmin(kb, ib)
                 if lane == 0:
                     rkey[warp] = kb
                     ridx[warp] = ib
@@ -191,14 +197,7 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED, PHASES, MAX_REGISTERS=None):
                 if warp == 0:
                     kb = rkey[lane] if lane < W else MAX_KEY
                     ib = ridx[lane] if lane < W else np.int32(M)
-                    off = 16
-                    while off > 0:
-                        k2 = cuda.shfl_down_sync(0xFFFFFFFF, kb, off)
-                        i2 = cuda.shfl_down_sync(0xFFFFFFFF, ib, off)
-                        if lex_less(k2, i2, kb, ib):
-                            kb = k2
-                            ib = i2
-                        off //= 2
+                    kb, ib = warp_argmin(kb, ib)
             else:
                 rkey[tid] = kb
                 ridx[tid] = ib
