@@ -22,6 +22,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpus", default="1,2")
     ap.add_argument("--searches-per-gpu", type=int, default=2)
+    ap.add_argument("--ranks-per-gpu", type=int, default=1, help="MPI ranks sharing each GPU")
     ap.add_argument("--instance", default="1001-1017")
     ap.add_argument("--neighbourhood", default="hamming2")
     ap.add_argument("--iterations", type=int, default=300)
@@ -30,7 +31,7 @@ def main():
     rows = []
     for g in [int(x) for x in args.gpus.split(",")]:
         out = Path(tempfile.mkdtemp()) / "ms"
-        cmd = [*mpirun(), "-n", str(g), sys.executable, "-m", "lsbench", "multistart", "--searches",
+        cmd = [*mpirun(), "-n", str(g * args.ranks_per_gpu), sys.executable, "-m", "lsbench", "multistart", "--searches",
                str(g * args.searches_per_gpu), "--instance", args.instance, "--neighbourhood", args.neighbourhood,
                "--algorithm", "tabu", "--via", "mpi", "--backend", "gpu", "--param", "reduce=device", "--iterations",
                str(args.iterations), "--out-dir", str(out)]
@@ -39,7 +40,7 @@ def main():
             raise SystemExit(f"{' '.join(cmd)} failed:\n{r.stderr[-3000:]}")
         s = json.loads((out / "summary.json").read_text())
         gpus_used = sorted({(p["host"], p.get("gpu")) for p in s["placements"].values()}, key=str)
-        rows.append({"gpus": g, "searches": s["searches"], "completed": s["completed"],
+        rows.append({"gpus": g, "ranks": g * args.ranks_per_gpu, "searches": s["searches"], "completed": s["completed"],
                      "aggregate_iterations_per_s": s["aggregate_iterations_per_s"], "wall_s": s["wall_s"],
                      "busiest_placement_s": s["busiest_placement_s"], "gpus_used": gpus_used,
                      "search_iterations_per_s": s["search_iterations_per_s"], "command": " ".join(cmd)})
