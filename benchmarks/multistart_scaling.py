@@ -9,6 +9,7 @@ aggregate(1)). Checks that every rank ran on its own GPU.
 """
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -35,7 +36,8 @@ def main():
                str(g * args.searches_per_gpu), "--instance", args.instance, "--neighbourhood", args.neighbourhood,
                "--algorithm", "tabu", "--via", "mpi", "--backend", "gpu", "--param", "reduce=device", "--iterations",
                str(args.iterations), "--out-dir", str(out)]
-        r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900)
+        env = {**os.environ, "CUDA_VISIBLE_DEVICES": ",".join(map(str, range(g)))}  # exactly G GPUs
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
         if r.returncode != 0:
             raise SystemExit(f"{' '.join(cmd)} failed:\n{r.stderr[-3000:]}")
         s = json.loads((out / "summary.json").read_text())
