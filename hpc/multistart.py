@@ -93,12 +93,14 @@ class Collector:
         write_atomic(os.path.join(self.out_dir, "summary.json"), self.summary())
 
 
-def run_multistart(run_kwargs, searches, seed, out_dir, via="auto", workers=None, scheduler=None):
+def run_multistart(run_kwargs, searches, seed, out_dir, via="auto", workers=None, scheduler=None, exchange_every=0):
     if searches < 1:
         raise LsbenchError(f"--searches: must be at least 1, got {searches}")
     if via == "auto":
         via = "mpi" if under_mpi() else ("dask" if workers or scheduler else "local")
     seeds = list(range(seed, seed + searches))
+    if exchange_every:
+        return _islands(run_kwargs, seeds, out_dir, via, exchange_every)
     if via == "mpi":
         return _over_mpi(run_kwargs, seeds, out_dir)
     if via == "dask":
@@ -182,3 +184,99 @@ def _over_dask(run_kwargs, seeds, out_dir, workers, scheduler):
         client.close(timeout=10)
         if cluster is not None:
             cluster.close(timeout=10)
+
+
+# -- cooperative variant: an island ring ----------------------------------------------------------
+def _islands(run_kwargs, seeds, out_dir, via, every):
+    """Searches in epochs of `every` iterations; after each, island i receives island i-1's best
+    and starts its next epoch from it if it beats its own best, else from its own best. Epoch 0
+    of island i is exactly the independent search with seed s_i. Over MPI, ranks exchange only
+    the islands' best objectives and solutions (allgather), then the records go to rank 0."""
+    from lsbench.records import gap_percent, recheck
+    from lsbench import instances as registry
+    total = run_kwargs.get("iterations")
+    if every < 1 or not total:
+        raise LsbenchError("--exchange-every: needs a positive epoch length and --iterations (the budget per island)")
+    if via not in ("local", "mpi"):
+        raise LsbenchError(f"--exchange-every: islands run --via local or mpi, not {via}")
+    comm = rank = None
+    size = 1
+    if via == "mpi":
+        from hpc.cow import _mpi
+        comm = _mpi().COMM_WORLD
+        rank, size = comm.Get_rank(), comm.Get_size()
+    mine = [i for i in range(len(seeds)) if i % size == (rank or 0)]
+    merged = {i: None for i in mine}
+    starts = {i: None for i in mine}
+    received = {i: [] for i in mine}
+    epochs = -(-total // every)
+    for e in range(epochs):
+        budget = min(every, total - e * every)
+        bests = []
+        for i in mine:
+            seed = seeds[i] if e == 0 else seeds[i] * 1_000_003 + e  # a fresh stream per epoch
+            rec = _epoch(run_kwargs, seed, budget, starts[i])
+            merged[i] = _merge(merged[i], rec)
+            bests.append((i, merged[i]["best_objective"], merged[i]["best_solution"]))
+        everyone = [b for part in comm.allgather(bests) for b in part] if comm else bests
+        by_island = {i: (obj, sol) for i, obj, sol in everyone}
+        if e == epochs - 1:
+            break
+        for i in mine:  # migration along the ring: i-1 -> i
+            left_obj, left_sol = by_island[(i - 1) % len(seeds)]
+            if left_obj < merged[i]["best_objective"]:
+                starts[i] = left_sol
+                received[i].append(e + 1)
+            else:
+                starts[i] = merged[i]["best_solution"]
+    prob = None
+    finals = []
+    for i in mine:
+        rec = merged[i]
+        if prob is None:
+            prob = registry.load(run_kwargs["instance"], run_kwargs.get("problem"), run_kwargs.get("data"),
+                                 run_kwargs.get("problem_params"))
+        rec["best_objective"] = recheck(prob, prob.solution_from_list(rec["best_solution"]), rec["best_objective"])
+        rec["gap_percent"] = gap_percent(rec["best_objective"], rec["bks"])
+        rec["seed"] = seeds[i]
+        rec["params"]["islands"] = {"exchange_every": every, "epochs": epochs, "ring_size": len(seeds),
+                                    "received_at_epochs": received[i]}
+        finals.append((seeds[i], rec, {"host": host_info()["hostname"], "rank": rank}))
+    if comm:
+        gathered = comm.gather(finals, root=0)
+        if rank != 0:
+            return None
+        finals = [f for part in gathered for f in part]
+    col = Collector(out_dir, seeds, {**run_kwargs, "exchange_every": every}, f"{via}-islands", size)
+    for s, rec, where in sorted(finals, key=lambda f: f[0]):
+        col.add(s, rec, where)
+    return col.summary()
+
+
+def _epoch(run_kwargs, seed, iterations, start):
+    from lsbench.runner import run_one
+    return run_one(**{**run_kwargs, "seed": seed, "iterations": iterations, "out": None, "progress": False,
+                      "initial": start})
+
+
+def _merge(acc, rec):
+    """One island's record over its epochs: iterations and times add up, the trajectory keeps the
+    island's own improvements (shifted to the island's clock), the best is the best of all."""
+    if acc is None:
+        return {**rec, "epoch_seeds": [rec["seed"]]}
+    it0, t0 = acc["iterations"], acc["wall_s"]
+    out = dict(acc)
+    points, best = list(acc["trajectory"]), acc["best_objective"]
+    for it, t, obj in rec["trajectory"]:
+        if obj < best:
+            points.append([it + it0, round(t + t0, 6), obj])
+            best = obj
+    out["trajectory"] = points
+    if rec["best_objective"] < acc["best_objective"]:
+        out["best_objective"], out["best_solution"] = rec["best_objective"], rec["best_solution"]
+    for key in ("iterations", "evaluations", "wall_s", "warmup_s"):
+        out[key] = acc[key] + rec[key]
+    out["iterations_per_s"] = round(out["iterations"] / out["wall_s"], 3) if out["wall_s"] > 0 else None
+    out["final_objective"] = rec["final_objective"]
+    out["epoch_seeds"] = acc["epoch_seeds"] + [rec["seed"]]
+    return out

@@ -109,7 +109,7 @@ def cmd_multistart(args):
         raise LsbenchError(f"--backend {args.backend}: multistart runs whole searches on each rank or worker; "
                            "use cpu, cpu-parallel or gpu there")
     summary = run_multistart(run_kwargs(args), args.searches, args.seed, args.out_dir, args.via, args.workers,
-                             args.scheduler)
+                             args.scheduler, args.exchange_every)
     if summary is None:  # an MPI rank other than 0: rank 0 reports
         return 0
     line = (f"{summary['completed']}/{summary['searches']} searches done via {summary['via']}"
@@ -178,6 +178,9 @@ def build_parser():
     pm.add_argument("--seed", type=int, default=1, help="first seed s")
     pm.add_argument("--via", default="auto", choices=["auto", "local", "mpi", "dask"],
                     help="auto: mpi under mpiexec/srun, dask with --workers/--scheduler, else local")
+    pm.add_argument("--exchange-every", type=int, default=0, metavar="E",
+                    help="cooperative islands: every E iterations each search passes its best to the next "
+                         "in a ring (0: independent searches, the default)")
     pm.add_argument("--out-dir", required=True, help="folder for one record per search and summary.json")
     pm.set_defaults(func=cmd_multistart)
 

@@ -14,7 +14,7 @@ from .search.common import Progress, Stop
 def run_one(problem, instance, algorithm="tabu", backend="cpu", neighbourhood=None, seed=1,
             iterations=None, evaluations=None, seconds=None, target=None, problem_params=None,
             algorithm_params=None, backend_params=None, data=None, out=None, progress=False, threads=None,
-            searches=1, warmup=2):
+            searches=1, warmup=2, initial=None):
     if algorithm not in ALGORITHMS:
         raise LsbenchError(f"--algorithm: unknown algorithm {algorithm!r} (known: {', '.join(ALGORITHMS)})")
     if seed is None or seed < 0:
@@ -23,6 +23,8 @@ def run_one(problem, instance, algorithm="tabu", backend="cpu", neighbourhood=No
         raise LsbenchError(f"--warmup: must be a non-negative number of iterations, got {warmup}")
     stop = Stop(iterations, evaluations, seconds, target)
     if backend == "gpu-resident":
+        if initial is not None:
+            raise LsbenchError("--backend gpu-resident draws its own start solutions")
         return _run_resident(problem, instance, algorithm, seed, stop, problem_params, algorithm_params,
                              backend_params, data, out, progress, searches)
     if searches != 1:
@@ -35,6 +37,10 @@ def run_one(problem, instance, algorithm="tabu", backend="cpu", neighbourhood=No
         search = ALGORITHMS[algorithm](**(algorithm_params or {}))
     except TypeError as e:
         raise LsbenchError(f"--param: not a parameter of {algorithm}: {e}")
+    if initial is not None:
+        if algorithm == "cas":
+            raise LsbenchError("an initial solution is for single-trajectory searches (tabu, rots, hc), not cas")
+        search.initial = initial  # the warm-up starts there too: same code path, untimed
     evaluator.bind(prob, nb)
     if getattr(evaluator, "is_worker", False):  # a COW worker rank: evaluate slices until told to stop
         evaluator.serve()

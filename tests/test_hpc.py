@@ -205,3 +205,37 @@ def test_multistart_over_dask_reports_a_killed_workers_search_as_failed_and_keep
     kept = sorted(d.glob("seed-*.json"))
     assert len(kept) == summary["completed"]
     assert lsbench("verify", *map(str, kept)).returncode == 0
+
+
+def _records(d):
+    return {int(f.stem.split("-")[1]): json.loads(f.read_text()) for f in d.glob("seed-*.json")}
+
+
+def test_island_ring_exchanges_elites_the_same_way_locally_and_over_mpi(tmp_path):
+    """Cooperative multistart: epoch 0 of each island is its independent search; islands that
+    received an elite restart from it; the ring gives the same records in one process and over
+    MPI ranks (only results cross ranks)."""
+    args = ["multistart", "--searches", "4", "--seed", "1", "--instance", "ta021", "--neighbourhood", "insertion",
+            "--iterations", "150", "--exchange-every", "50"]
+    r = lsbench(*args, "--via", "local", "--out-dir", str(tmp_path / "local"))
+    assert r.returncode == 0, r.stderr
+    r = lsbench(*args, "--out-dir", str(tmp_path / "mpi"), mpi=2)
+    assert r.returncode == 0, r.stderr
+    local, over_mpi = _records(tmp_path / "local"), _records(tmp_path / "mpi")
+    assert json.loads((tmp_path / "mpi" / "summary.json").read_text())["via"] == "mpi-islands"
+    assert sorted(local) == sorted(over_mpi) == [1, 2, 3, 4]
+    for s in local:
+        assert path_of(local[s]) == path_of(over_mpi[s])
+        assert local[s]["iterations"] == 150
+    received = {s: rec["params"]["islands"]["received_at_epochs"] for s, rec in local.items()}
+    assert any(received.values())  # elites did travel
+    for s, rec in local.items():
+        single = lsbench("run", "--instance", "ta021", "--neighbourhood", "insertion", "--iterations", "50",
+                         "--seed", str(s), "--out", str(tmp_path / f"single-{s}.json"), "--quiet")
+        assert single.returncode == 0, single.stderr
+        first = json.loads((tmp_path / f"single-{s}.json").read_text())["trajectory"]
+        assert [(i, o) for i, _t, o in rec["trajectory"] if i <= 50][:len(first)] == [(i, o) for i, _t, o in first]
+        for e in received[s]:  # an island that received starts its epoch at an elite below its own best
+            at = [o for i, _t, o in rec["trajectory"] if i == 50 * e]
+            assert at, (s, e, rec["trajectory"])
+    assert lsbench("verify", *map(str, sorted((tmp_path / "mpi").glob("seed-*.json")))).returncode == 0

@@ -64,3 +64,16 @@ class Progress:
             self.last = now
             cur = "" if current is None else f" current {current}"
             print(f"[{self.label}] iteration {iteration} best {best}{cur}", file=sys.stderr, flush=True)
+
+
+def start_solution(problem, rng_state, search):
+    """The search's first solution: drawn from its stream, or the one it was given
+    (`search.initial`, e.g. an elite received from another island); the draw happens either
+    way, so the rest of the stream does not depend on where the start came from."""
+    drawn = problem.random_solution(rng_state)
+    given = getattr(search, "initial", None)
+    if given is None:
+        return drawn
+    sol = problem.solution_from_list(given)
+    problem.check_solution(sol)
+    return sol.astype(drawn.dtype)

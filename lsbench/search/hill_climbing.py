@@ -3,7 +3,7 @@ import numpy as np
 from numba import njit
 
 from .. import rng
-from .common import Trajectory
+from .common import Trajectory, start_solution
 from .tabu import MODE_ARGMIN, _plain
 
 
@@ -22,7 +22,7 @@ class HillClimbing:
     def run(self, problem, nb, evaluator, stop, seed, progress=None):
         state = rng.new_state(seed)
         traj = Trajectory()
-        sol = problem.random_solution(state)
+        sol = start_solution(problem, state, self)
         current = problem.objective(sol)
         best, best_sol = current, sol.copy()
         traj.improved(0, _plain(best))

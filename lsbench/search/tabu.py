@@ -13,7 +13,7 @@ from .. import rng
 from ..errors import LsbenchError
 from ..neighborhoods import index_to_pair
 from ..problems.qap import swap_and_update
-from .common import Trajectory
+from .common import Trajectory, start_solution
 
 _BIG = np.iinfo(np.int64).max
 
@@ -140,7 +140,7 @@ class TabuSearch:
     def run(self, problem, neighbourhood, evaluator, stop, seed, progress=None):
         prm = self.params(neighbourhood)
         state = rng.new_state(seed)
-        sol = problem.random_solution(state)
+        sol = start_solution(problem, state, self)
         return _tabu_loop(problem, neighbourhood, evaluator, stop, state, sol, prm, progress)
 
 
@@ -262,7 +262,7 @@ class RobustTabuSearch:
         if bound >= 1 << 59:
             raise LsbenchError(f"instance {problem.name}: move costs may exceed 2^59, beyond Ro-TS's key range")
         state = rng.new_state(seed)
-        sol = problem.random_solution(state)
+        sol = start_solution(problem, state, self)
         if getattr(evaluator, "fused", False):
             return self._run_fused(problem, stop, state, sol, prm, progress)
         return self._run_evaluator(problem, neighbourhood, evaluator, stop, state, sol, prm, progress)
