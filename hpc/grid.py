@@ -1,7 +1,8 @@
 """`grid` backend: the grid baseline of Luong et al. over Dask distributed.
 
 The run starts a `LocalCluster` of `--workers N` processes bound to 127.0.0.1 (dashboard too), or
-joins an existing scheduler with `--scheduler ADDRESS`. The neighbourhood (problem data included)
+N SLURM jobs through dask-jobqueue (`--scheduler slurm --param slurm_host=ADDRESS ...`), or joins an
+existing scheduler with `--scheduler ADDRESS`. The neighbourhood (problem data included)
 is scattered to every worker once; each iteration only the current solution travels, each worker
 evaluates its slice of move rows with the Numba CPU code on its share of the cores, and the
 master gathers and selects: the `cpu` trajectory, exactly.
@@ -32,8 +33,33 @@ def _evaluate_slice(nb, solution, lo, hi, threads):
     return out[starts[lo]:starts[hi]], time.perf_counter() - t
 
 
-def start_client(workers=None, scheduler=None, threads=None, allowed_failures=None):
-    """A Dask client: on a new LocalCluster bound to 127.0.0.1, or on the scheduler given."""
+SLURM_OPTIONS = ("slurm_host", "slurm_partition", "slurm_account", "slurm_memory", "slurm_walltime")
+
+
+def slurm_cluster(threads=None, slurm_host=None, slurm_partition=None, slurm_account=None, slurm_memory="4GB",
+                  slurm_walltime="01:00:00"):
+    """A dask-jobqueue SLURMCluster (one worker per SLURM job, `threads` cores each), not yet
+    scaled. Its scheduler must be reachable from the compute nodes, so it binds where told
+    (`slurm_host`: this node's address on the cluster network, or `interface:NAME`), never by
+    default."""
+    if not slurm_host:
+        raise LsbenchError("--scheduler slurm: give --param slurm_host=ADDRESS (this node's address on the "
+                           "cluster network, where the compute nodes' workers connect)")
+    try:
+        from dask_jobqueue import SLURMCluster
+    except ImportError as e:
+        raise LsbenchError(f"--scheduler slurm needs dask-jobqueue (pip install -e '.[hpc]'): {e}")
+    if slurm_host.startswith("interface:"):  # e.g. interface:ib0, the address of that interface
+        where = {"interface": slurm_host.split(":", 1)[1]}
+    else:
+        where = {"host": slurm_host, "dashboard_address": f"{slurm_host}:0"}
+    return SLURMCluster(cores=int(threads or 1), processes=1, memory=slurm_memory, walltime=slurm_walltime,
+                        queue=slurm_partition, account=slurm_account, scheduler_options=where)
+
+
+def start_client(workers=None, scheduler=None, threads=None, allowed_failures=None, slurm=None):
+    """A Dask client: on a new LocalCluster bound to 127.0.0.1, on SLURM jobs (`scheduler='slurm'`,
+    dask-jobqueue), or on the scheduler address given."""
     try:
         import dask
         from distributed import Client, LocalCluster
@@ -41,6 +67,12 @@ def start_client(workers=None, scheduler=None, threads=None, allowed_failures=No
         raise LsbenchError(f"the grid backend needs Dask distributed (pip install -e '.[hpc]'): {e}")
     if allowed_failures is not None:  # read by the scheduler when it starts
         dask.config.set({"distributed.scheduler.allowed-failures": allowed_failures})
+    if scheduler == "slurm":
+        cluster = slurm_cluster(threads, **(slurm or {}))
+        cluster.scale(jobs=int(workers or 2))
+        client = Client(cluster)
+        client.wait_for_workers(int(workers or 2), timeout=3600)  # the jobs wait in the queue first
+        return client, cluster
     if scheduler:
         try:
             client = Client(scheduler, timeout="30s")
@@ -68,7 +100,9 @@ class GridEvaluator:
     parallel = True
     fused = False
 
-    def __init__(self, workers=2, scheduler=None, threads=None, worker_timeout=120.0, **unknown):
+    def __init__(self, workers=2, scheduler=None, threads=None, worker_timeout=120.0, **options):
+        self.slurm = {k: options.pop(k) for k in SLURM_OPTIONS if k in options}
+        unknown = options
         if unknown:
             raise LsbenchError(f"--param {', '.join(unknown)}: not a parameter of the grid backend")
         if float(worker_timeout) <= 0:
@@ -80,7 +114,8 @@ class GridEvaluator:
 
     def bind(self, problem, neighbourhood):
         self.problem, self.nb = problem, neighbourhood
-        self.client, self.cluster = start_client(self.workers_wanted, self.scheduler)
+        self.client, self.cluster = start_client(self.workers_wanted, self.scheduler, self.threads,
+                                                 slurm=self.slurm)
         info = self.client.scheduler_info()
         self.addresses = sorted(info["workers"])
         if not self.addresses:

@@ -79,8 +79,10 @@ def plan_runs(config, gpu_available):
                 if b["backend"] not in RUNNABLE_BACKENDS or (b["backend"] in GPU_BACKENDS and not gpu_available):
                     continue
                 for s in seed_list:
+                    params = {**(config.get("grid_params") or {}), **b["params"]} if b["backend"] == "grid" \
+                        else b["params"]  # grid_params: where grid runs find Dask (the SLURM profile)
                     runs.append({**g, "instance": inst, "backend": b["backend"], "label": b["name"],
-                                 "backend_params": b["params"], "ranks": b["ranks"], "seed": s,
+                                 "backend_params": params, "ranks": b["ranks"], "seed": s,
                                  "path": f"results/{exp}/runs/{g['name']}/{inst}/{b['name']}-s{s}.json"})
     return runs
 

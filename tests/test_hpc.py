@@ -239,3 +239,34 @@ def test_island_ring_exchanges_elites_the_same_way_locally_and_over_mpi(tmp_path
             at = [o for i, _t, o in rec["trajectory"] if i == 50 * e]
             assert at, (s, e, rec["trajectory"])
     assert lsbench("verify", *map(str, sorted((tmp_path / "mpi").glob("seed-*.json")))).returncode == 0
+
+
+def test_grid_on_slurm_builds_worker_jobs_bound_where_told_and_refuses_without_an_address():
+    from hpc.grid import slurm_cluster
+    from lsbench.errors import LsbenchError
+    with pytest.raises(LsbenchError, match="slurm_host"):
+        slurm_cluster(threads=4)
+    cluster = slurm_cluster(threads=4, slurm_host="127.0.0.1", slurm_partition="gpu", slurm_account="proj1",
+                            slurm_memory="8GB", slurm_walltime="02:00:00")
+    try:
+        script = cluster.job_script()
+        for line in ("#SBATCH -p gpu", "#SBATCH -A proj1", "#SBATCH --cpus-per-task=4", "#SBATCH -t 02:00:00"):
+            assert line in script
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        assert "--nthreads 4" in script and cluster.scheduler_address in script
+    finally:
+        cluster.close()
+
+
+def test_workflow_grid_params_reach_every_grid_run(tmp_path):
+    """What the SLURM profile sets (`--config grid_params=...`) ends up on each grid command line."""
+    env = {**ENV, "NUMBA_ENABLE_CUDASIM": "0"}
+    r = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(tmp_path), "-n",
+                        "-p", "--configfile", str(ROOT / "workflows" / "config" / "luong_cow_grid.yaml"),
+                        "--config", "scale=quick", "grid_params={scheduler: slurm, slurm_host: 'interface:ib0'}"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    grid_lines = [line for line in r.stdout.splitlines() if "--backend grid" in line]
+    assert grid_lines and all("--param scheduler=slurm" in line and "--param slurm_host=interface:ib0" in line
+                              for line in grid_lines)
+    assert not any("scheduler=slurm" in line for line in r.stdout.splitlines() if "--backend cow" in line)
