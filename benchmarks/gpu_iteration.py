@@ -5,7 +5,9 @@
 For each problem and size family of the papers: milliseconds per full neighbourhood evaluation
 (median of repeats after warm-up and JIT compile) on one CPU core (`cpu`), all cores
 (`cpu-parallel`), and the GPU variants: fitness copied back (`gpu/host`), device-side reduction
-(`gpu/device`: evaluation + reduction + the chosen move copied back), neighbourhood generated on the
+(`gpu/device`: evaluation + reduction + the chosen move copied back; evaluation and the first
+reduction stage are one kernel where the neighbourhood has a fused move function,
+`gpu/device-unfused` keeps them apart), neighbourhood generated on the
 CPU (`gpu/cpugen`, copied each iteration); then tabu-search iterations per second for cpu and
 gpu/device, and a trajectory check (gpu/device must follow the cpu trajectory exactly; float
 problems to 1e-9 relative). Speed-up = ratio of medians in this run. The kernel's fraction of
@@ -40,6 +42,7 @@ CASES = {
                      lambda n: 8) for d in (1, 2, 4, 6, 8, 10)],
 }
 GPU_VARIANTS = {"gpu/host": {"reduce": "host"}, "gpu/device": {"reduce": "device"},
+                "gpu/device-unfused": {"reduce": "device", "fuse": 0},
                 "gpu/cpugen": {"reduce": "host", "generate": "cpu"}}
 
 

@@ -4,7 +4,9 @@ Each iteration the current solution goes to the GPU, one thread per move (grid-s
 moves per thread as the thread control chose) writes the move costs, and either the whole fitness
 array comes back for the search to select on the CPU (`reduce=host`), or a two-stage device-side
 reduction applies the search's own selection rule (tabu status, aspiration, tie ranking) and only
-the chosen move comes back (`reduce=device`). `generate=cpu` builds the move-parameter table on the
+the chosen move comes back (`reduce=device`; for QAP swap, TSP swap and 2-opt and PFSP insertion the
+moves are evaluated inside the reduction's first stage, so no fitness array is written at all --
+`fuse=0` keeps the two kernels apart for comparison). `generate=cpu` builds the move-parameter table on the
 host every iteration and copies it, instead of mapping move indices on the device. Problem data is
 copied to the device once, in `bind`. Times are split into process (host work), transfers and
 kernels.
@@ -12,7 +14,7 @@ kernels.
 import time
 
 import numpy as np
-from numba import cuda, njit
+from numba import config, cuda, njit
 
 from lsbench.errors import LsbenchError
 from lsbench.neighborhoods import index_to_insertion, index_to_pair, index_to_triple
@@ -60,7 +62,10 @@ class GpuEvaluator:
     fused = False
 
     def __init__(self, generate="gpu", reduce="host", block=None, moves_per_thread=1, autotune=True,
-                 launch_hook=None, threads=None):
+                 launch_hook=None, threads=None, fuse=1):
+        if str(fuse) not in ("0", "1", "True", "False"):
+            raise LsbenchError(f"--param fuse: 1 (evaluate inside the device-side reduction) or 0, got {fuse!r}")
+        self.fuse = str(fuse) in ("1", "True")
         if generate not in ("gpu", "cpu"):
             raise LsbenchError(f"--param generate: gpu or cpu, got {generate!r}")
         if reduce not in ("host", "device"):
@@ -86,7 +91,7 @@ class GpuEvaluator:
         if self.kind == "qap":
             self.data = (cuda.to_device(problem.a), cuda.to_device(problem.b))
         elif self.kind == "tsp":
-            self.data = (cuda.to_device(problem.d),)
+            self.data = (cuda.to_device(narrow(problem.d, 4)),)
         elif self.kind == "pfsp":
             if problem.m > kernels.MAX_MACHINES:
                 raise LsbenchError(f"--backend gpu: PFSP with more than {kernels.MAX_MACHINES} machines")
@@ -95,7 +100,9 @@ class GpuEvaluator:
                 n, m = problem.n, problem.m
                 # [position, machine, removed job]: neighbouring threads (removed jobs) touch
                 # neighbouring words
-                self.scratch = (cuda.device_array((n, m, n), np.int64), cuda.device_array((n, m, n), np.int64),
+                # completion times are at most the sum of all processing times
+                ct = np.int32 if int(problem.pt.sum()) < (1 << 31) and not config.ENABLE_CUDASIM else np.int64
+                self.scratch = (cuda.device_array((n, m, n), ct), cuda.device_array((n, m, n), ct),
                                 cuda.device_array((n, n), np.int64), cuda.device_array((n, n), np.int64),
                                 cuda.device_array((n, n), np.int64))
         elif self.kind == "ppp":
@@ -113,6 +120,9 @@ class GpuEvaluator:
         self.control = ThreadControl(self.size, fixed=self.fixed, max_threads=max_threads,
                                      launch_hook=self.launch_hook)
         self.stage1, self.stage2 = kernels.make_reduce_kernels(self.dtype)
+        fused = kernels.FUSED_MOVES.get(self.key) if self.fuse and self.reduce == "device" and self.generate == "gpu" \
+            else None
+        self.fused_select = None if fused is None else kernels.make_select_kernel(fused, self.dtype)
         self.blocks_out = None
         self.tabu_memory = None
         self.timer.transfer += time.perf_counter() - t
@@ -142,12 +152,19 @@ class GpuEvaluator:
         name = getattr(gpu, "name", "CUDA simulator")
         name = name.decode() if isinstance(name, bytes) else str(name)
         return {"backend": self.name, "device": name, "generate": self.generate, "reduce": self.reduce,
-                "thread_control": self.control.describe(), "time_split": self.timer.as_dict()}
+                "fused_selection": self.fused_select is not None, "thread_control": self.control.describe(), "time_split": self.timer.as_dict()}
 
     # -- device-side selection ----------------------------------------------------------------------
     def select(self, mode, it, current, best, tie_key=0, aspiration=0, flags_host=None):
-        """Evaluate and reduce on the device; returns (move, delta, class)."""
-        self._evaluate_on_device()
+        """Evaluate and reduce on the device; returns (move, delta, class). Where the neighbourhood
+        has a fused move function, evaluation and stage 1 are one kernel (no fitness array)."""
+        kernel, args, data = self._prepare()
+        if self.fused_select is None or data is None:
+            self.timer.kernel += self.control.launch(kernel, *args)
+            data = (self.out,)
+            stage1 = self.stage1
+        else:
+            stage1 = self.fused_select
         t = time.perf_counter()
         blocks = min(1024, max(1, -(-self.size // kernels.REDUCE_BLOCK)))
         if self.blocks_out is None or self.blocks_out[0].shape[0] != blocks:
@@ -158,8 +175,8 @@ class GpuEvaluator:
         expiry = self.tabu_memory if self.tabu_memory is not None else self.no_params
         # the Ro-TS rule reads the permutation; float solutions never reach it but must type as integers
         sol = self.sol_d if self.problem.integer else self.no_params[0]
-        self.stage1[blocks, kernels.REDUCE_BLOCK](mode, self.out, flags, current, best, np.uint64(tie_key),
-                                                  sol, expiry, it, aspiration, self.n, *self.blocks_out)
+        stage1[blocks, kernels.REDUCE_BLOCK](mode, data, self.size, flags, current, best, np.uint64(tie_key),
+                                             sol, expiry, it, aspiration, self.n, *self.blocks_out)
         self.stage2[1, kernels.REDUCE_BLOCK](*self.blocks_out, *self.result)
         cuda.synchronize()
         self.timer.kernel += time.perf_counter() - t
@@ -214,6 +231,12 @@ class GpuEvaluator:
         return self.flags_d
 
     def _evaluate_on_device(self):
+        kernel, args, _ = self._prepare()
+        self.timer.kernel += self.control.launch(kernel, *args)
+
+    def _prepare(self):
+        """This iteration's device inputs (host-side prefixes, copies, Taillard's heads and tails):
+        returns the evaluation kernel, its arguments, and the data of the fused move function."""
         t = time.perf_counter()
         if self.generate == "cpu":
             kind = {1: 0, 2: 1, 3: 3}.get(getattr(self.nb, "k", 0), 1) if self.kind == "ppp" else \
@@ -227,22 +250,22 @@ class GpuEvaluator:
         use = 1 if self.generate == "cpu" else 0
         p = self.params
         if self.kind == "qap":
-            self.timer.kernel += self.control.launch(kernels.qap_swap_kernel, *self.data, self.sol_d, p, use, self.out)
-        elif self.kind == "tsp":
+            data = (*self.data, self.sol_d)
+            return kernels.qap_swap_kernel, (*data, p, use, self.out), data
+        if self.kind == "tsp":
             if self.nb.name == "swap":
-                self.timer.kernel += self.control.launch(kernels.tsp_swap_kernel, *self.data, self.sol_d, p, use,
-                                                         self.out)
-            else:
-                from lsbench.problems.tsp import path_prefix, tour_edges
-                fwd, bwd = path_prefix(self.problem.d, self.solution)
-                edge = tour_edges(self.problem.d, self.solution)
-                self.timer.process += time.perf_counter() - t
-                t = time.perf_counter()
-                fwd_d, bwd_d, edge_d = self._upload("fwd", fwd), self._upload("bwd", bwd), self._upload("edge", edge)
-                self.timer.transfer += time.perf_counter() - t
-                self.timer.kernel += self.control.launch(kernels.tsp_two_opt_kernel, *self.data, self.sol_d, fwd_d,
-                                                         bwd_d, edge_d, p, use, self.out)
-        elif self.kind == "pfsp":
+                data = (*self.data, self.sol_d)
+                return kernels.tsp_swap_kernel, (*data, p, use, self.out), data
+            from lsbench.problems.tsp import path_prefix, tour_edges
+            fwd, bwd = path_prefix(self.problem.d, self.solution)
+            edge = tour_edges(self.problem.d, self.solution)
+            self.timer.process += time.perf_counter() - t
+            t = time.perf_counter()
+            data = (*self.data, self.sol_d, self._upload("fwd", fwd), self._upload("bwd", bwd),
+                    self._upload("edge", edge))
+            self.timer.transfer += time.perf_counter() - t
+            return kernels.tsp_two_opt_kernel, (*data, p, use, self.out), data
+        if self.kind == "pfsp":
             pr = self.problem
             current = pr.objective(self.solution)
             w = pr.weights
@@ -257,33 +280,39 @@ class GpuEvaluator:
                         *self.data, self.sol_d, heads, tails, pf, ptd, pl, pr.objective_code)
                 cuda.synchronize()
                 self.timer.kernel += time.perf_counter() - tt
-                self.timer.kernel += self.control.launch(
-                    kernels.pfsp_insertion_kernel, *self.data, self.sol_d, heads, tails, pf, ptd, pl,
-                    pr.objective_code, w[0], w[1], w[2], current, p, use, self.out)
-            else:
-                from lsbench.problems.pfsp import heads_and_tails
-                e, _ = heads_and_tails(pr.pt, self.solution)
-                prefix = swap_prefix(pr.pt, pr.due, self.solution, e)
-                self.timer.process += time.perf_counter() - t
-                t = time.perf_counter()
-                e_d, prefix_d = self._upload("heads", e), self._upload("prefix", prefix)
-                self.timer.transfer += time.perf_counter() - t
-                self.timer.kernel += self.control.launch(
-                    kernels.pfsp_swap_kernel, *self.data, self.sol_d, e_d, prefix_d, pr.objective_code,
-                    w[0], w[1], w[2], current, p, use, self.out)
-        elif self.kind == "ppp":
+                data = (*self.data, self.sol_d, heads, tails, pf, ptd, pl, pr.objective_code, w[0], w[1], w[2],
+                        current)
+                return kernels.pfsp_insertion_kernel, (*data, p, use, self.out), data
+            from lsbench.problems.pfsp import heads_and_tails
+            e, _ = heads_and_tails(pr.pt, self.solution)
+            prefix = swap_prefix(pr.pt, pr.due, self.solution, e)
+            self.timer.process += time.perf_counter() - t
+            t = time.perf_counter()
+            e_d, prefix_d = self._upload("heads", e), self._upload("prefix", prefix)
+            self.timer.transfer += time.perf_counter() - t
+            return kernels.pfsp_swap_kernel, (*self.data, self.sol_d, e_d, prefix_d, pr.objective_code, w[0], w[1],
+                                              w[2], current, p, use, self.out), None
+        if self.kind == "ppp":
             a, target = self.data
             y, hist = self.ppp_state
-            self.timer.kernel += self.control.launch(kernels.ppp_hamming_kernel, a, self.sol_d, y, hist, target,
-                                                     self.nb.k, p, use, self.ppp_scratch, self.out)
-        else:
-            from lsbench.problems.weierstrass import solution_key
-            pr = self.problem
-            key = solution_key(self.solution, pr.seed)
-            current = pr.objective_raw(self.solution)
-            self.timer.process += time.perf_counter() - t
-            self.timer.kernel += self.control.launch(self.w_kernel, self.sol_d, key, self.size, self.nb.radius,
-                                                     pr.b_value(), pr.h_value(), pr.terms, current, self.out)
+            return kernels.ppp_hamming_kernel, (a, self.sol_d, y, hist, target, self.nb.k, p, use, self.ppp_scratch,
+                                                self.out), None
+        from lsbench.problems.weierstrass import solution_key
+        pr = self.problem
+        key = solution_key(self.solution, pr.seed)
+        current = pr.objective_raw(self.solution)
+        self.timer.process += time.perf_counter() - t
+        return self.w_kernel, (self.sol_d, key, self.size, self.nb.radius, pr.b_value(), pr.h_value(), pr.terms,
+                               current, self.out), None
+
+
+def narrow(values, terms):
+    """`values` as int32 when a sum of `terms` of them cannot overflow it (half the bytes per
+    gathered read); compiled device code widens to 64 bits before adding, the simulator's NumPy
+    scalars would not, so it keeps int64."""
+    if values.dtype.kind == "i" and not config.ENABLE_CUDASIM and terms * int(np.abs(values).max()) < (1 << 31):
+        return values.astype(np.int32)
+    return values
 
 
 @njit(cache=True)

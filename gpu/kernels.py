@@ -1,6 +1,8 @@
 """Neighbourhood-evaluation kernels (one thread per move, grid-stride), tabu tests and the
 two-stage device-side reduction. Move parameters come either from the shared index functions
 (neighbourhood generated on the GPU) or from a host-built table `params` (generated on the CPU)."""
+import functools
+
 import numpy as np
 from numba import config, cuda
 
@@ -160,49 +162,67 @@ def pfsp_heads_tails_wave_kernel(pt, due, seq, heads, tails, pflow, ptard, plate
         cuda.syncthreads()
 
 
+@cuda.jit(device=True, inline=True)
+def insertion_of_item(t, n):
+    """Work item t -> (move index, i, k). Consecutive items remove consecutive positions i, so the
+    threads of a warp read neighbouring words of the [position, machine, removed job] tables."""
+    i = t % n
+    kk = t // n
+    k = kk + 1 if kk >= i else kk
+    return i * (n - 1) + kk, i, k
+
+
+@cuda.jit(device=True, inline=True)
+def pfsp_insertion_delta(pt, due, seq, heads, tails, pflow, ptard, plate, objective, w0, w1, w2, current, i, k):
+    """Cost change of moving the job at position i to position k (Taillard's heads and tails)."""
+    n = seq.shape[0]
+    m = pt.shape[1]
+    x = seq[i]
+    if objective == 0:  # Taillard: O(m) from heads and tails
+        f = heads[k, 0, i] + pt[x, 0]
+        cmax = f + tails[k, 0, i]
+        for j in range(1, m):
+            f = max(f, heads[k, j, i]) + pt[x, j]
+            cmax = max(cmax, f + tails[k, j, i])
+        return cmax - current
+    c = cuda.local.array(MAX_MACHINES, np.int64)
+    for j in range(m):
+        c[j] = heads[k, j, i]
+    flow = pflow[k, i]
+    tard = ptard[k, i]
+    late = plate[k, i]
+    for v in range(k, n):  # virtual sequence: x at k, then the rest of seq without i
+        if v == k:
+            job = x
+        else:
+            u = v - 1
+            job = seq[u] if u < i else seq[u + 1]
+        c[0] += pt[job, 0]
+        for j in range(1, m):
+            c[j] = max(c[j], c[j - 1]) + pt[job, j]
+        flow += c[m - 1]
+        if c[m - 1] > due[job]:
+            tard += c[m - 1] - due[job]
+            late += 1
+    value = flow if objective == 1 else w0 * c[m - 1] + w1 * tard + w2 * late
+    return value - current
+
+
 @cuda.jit
 def pfsp_insertion_kernel(pt, due, seq, heads, tails, pflow, ptard, plate, objective, w0, w1, w2, current,
                           params, use_params, out):
     n = seq.shape[0]
-    m = pt.shape[1]
-    c = cuda.local.array(MAX_MACHINES, np.int64)
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
-    for idx in range(start, out.shape[0], stride):
+    for t in range(start, out.shape[0], stride):
         if use_params:
-            i = params[idx, 0]
-            k = params[idx, 1]
+            idx = t
+            i = params[t, 0]
+            k = params[t, 1]
         else:
-            i, k = dv.index_to_insertion(idx, n)
-        x = seq[i]
-        if objective == 0:  # Taillard: O(m) from heads and tails
-            f = heads[k, 0, i] + pt[x, 0]
-            cmax = f + tails[k, 0, i]
-            for j in range(1, m):
-                f = max(f, heads[k, j, i]) + pt[x, j]
-                cmax = max(cmax, f + tails[k, j, i])
-            out[idx] = cmax - current
-        else:
-            for j in range(m):
-                c[j] = heads[k, j, i]
-            flow = pflow[k, i]
-            tard = ptard[k, i]
-            late = plate[k, i]
-            for v in range(k, n):  # virtual sequence: x at k, then the rest of seq without i
-                if v == k:
-                    job = x
-                else:
-                    u = v - 1
-                    job = seq[u] if u < i else seq[u + 1]
-                c[0] += pt[job, 0]
-                for j in range(1, m):
-                    c[j] = max(c[j], c[j - 1]) + pt[job, j]
-                flow += c[m - 1]
-                if c[m - 1] > due[job]:
-                    tard += c[m - 1] - due[job]
-                    late += 1
-            value = flow if objective == 1 else w0 * c[m - 1] + w1 * tard + w2 * late
-            out[idx] = value - current
+            idx, i, k = insertion_of_item(t, n)
+        out[idx] = pfsp_insertion_delta(pt, due, seq, heads, tails, pflow, ptard, plate, objective, w0, w1, w2,
+                                        current, i, k)
 
 
 @cuda.jit
@@ -330,11 +350,10 @@ def key_less(c1, d1, r1, i1, c2, d2, r2, i2):
 
 
 @cuda.jit(device=True, inline=True)
-def move_key(mode, idx, deltas, flags, current, best, tie_key, sol, expiry, it, aspiration, n):
-    """(class, delta, rank) of a move. mode 0: tabu search (class 1 = tabu and not aspired, rank =
-    seeded hash); mode 1: Ro-TS (0 aspired, 1 authorised, 2 excluded; rank = index); mode 2: plain
-    argmin (hill climbing; rank = index)."""
-    d = deltas[idx]
+def move_key(mode, idx, d, flags, current, best, tie_key, sol, expiry, it, aspiration, n):
+    """(class, delta, rank) of move idx with delta d. mode 0: tabu search (class 1 = tabu and not
+    aspired, rank = seeded hash); mode 1: Ro-TS (0 aspired, 1 authorised, 2 excluded; rank = index);
+    mode 2: plain argmin (hill climbing; rank = index)."""
     if mode == 0:
         cls = 1 if (flags[idx] and not current + d < best) else 0
         return cls, d, dv.tie_rank(idx, tie_key)
@@ -373,23 +392,70 @@ def block_min(sc, sd, sr, si, tid, c, d, r, i):
         step //= 2
 
 
-def make_reduce_kernels(delta_dtype):
-    """Stage 1: each block reduces a grid-stride share of the moves in shared memory (a tree: the
-    simulator has no warp shuffles); stage 2: one block reduces the per-block winners."""
+# fused evaluation + selection (reduce=device): move functions for make_select_kernel
+@cuda.jit(device=True, inline=True)
+def qap_swap_move(data, t, n):
+    a, b, p = data
+    r, s = dv.index_to_pair(t, n)
+    return t, dv.qap_swap_delta(a, b, p, r, s)
+
+
+@cuda.jit(device=True, inline=True)
+def tsp_swap_move(data, t, n):
+    d, tour = data
+    i, j = dv.index_to_pair(t, n)
+    return t, dv.tsp_swap_delta(d, tour, i, j)
+
+
+@cuda.jit(device=True, inline=True)
+def tsp_two_opt_move(data, t, n):
+    d, tour, fwd, bwd, edge = data
+    i, j = dv.index_to_pair(t, n)
+    return t, dv.tsp_two_opt_delta(d, tour, fwd, bwd, edge, i, j)
+
+
+@cuda.jit(device=True, inline=True)
+def pfsp_insertion_move(data, t, n):
+    pt, due, seq, heads, tails, pflow, ptard, plate, objective, w0, w1, w2, current = data
+    idx, i, k = insertion_of_item(t, n)
+    return idx, pfsp_insertion_delta(pt, due, seq, heads, tails, pflow, ptard, plate, objective, w0, w1, w2,
+                                     current, i, k)
+
+
+FUSED_MOVES = {"swap@qap": qap_swap_move, "swap@tsp": tsp_swap_move, "2opt@tsp": tsp_two_opt_move,
+               "insertion@pfsp": pfsp_insertion_move}
+
+
+@cuda.jit(device=True, inline=True)
+def stored_delta(data, t, n):
+    """Move t's delta from the fitness array an evaluation kernel wrote."""
+    return t, data[0][t]
+
+
+@functools.lru_cache(maxsize=None)
+def make_select_kernel(move_delta, delta_dtype):
+    """Stage 1 of the device-side selection: each block reduces a grid-stride share of the moves
+    in shared memory (a tree: the simulator has no warp shuffles) to one (class, delta, rank, index)
+    winner. `move_delta(data, t, n) -> (move index, delta)` either reads the fitness array
+    (`stored_delta`) or evaluates move t on the spot (fused: no fitness array written and read
+    back); t is the thread's work item, which may visit the moves in another order than their
+    index for coalesced reads -- ties still go to the lowest index."""
+    zero = np.zeros(1, delta_dtype)[0]
+
     @cuda.jit
-    def stage1(mode, deltas, flags, current, best, tie_key, sol, expiry, it, aspiration, n,
-               bc, bd, br, bi):
+    def stage1(mode, data, size, flags, current, best, tie_key, sol, expiry, it, aspiration, n, bc, bd, br, bi):
         sc = cuda.shared.array(REDUCE_BLOCK, np.int64)
         sd = cuda.shared.array(REDUCE_BLOCK, delta_dtype)
         sr = cuda.shared.array(REDUCE_BLOCK, np.uint64)
         si = cuda.shared.array(REDUCE_BLOCK, np.int64)
         tid = cuda.threadIdx.x
         c_best = np.int64(3)
-        d_best = deltas[0]
+        d_best = zero
         r_best = np.uint64(0)
         i_best = np.int64(-1)
-        for idx in range(cuda.grid(1), deltas.shape[0], cuda.gridsize(1)):
-            c, d, r = move_key(mode, idx, deltas, flags, current, best, tie_key, sol, expiry, it, aspiration, n)
+        for t in range(cuda.grid(1), size, cuda.gridsize(1)):
+            idx, d = move_delta(data, t, n)
+            c, d, r = move_key(mode, idx, d, flags, current, best, tie_key, sol, expiry, it, aspiration, n)
             if i_best < 0 or key_less(c, d, r, idx, c_best, d_best, r_best, i_best):
                 c_best, d_best, r_best, i_best = c, d, r, idx
         block_min(sc, sd, sr, si, tid, c_best, d_best, r_best, i_best)
@@ -399,6 +465,14 @@ def make_reduce_kernels(delta_dtype):
             bd[b] = sd[0]
             br[b] = sr[0]
             bi[b] = si[0]
+
+    return stage1
+
+
+@functools.lru_cache(maxsize=None)
+def make_reduce_kernels(delta_dtype):
+    """Stage 1 over a stored fitness array, and stage 2: one block reduces the per-block winners."""
+    stage1 = make_select_kernel(stored_delta, delta_dtype)
 
     @cuda.jit
     def stage2(bc, bd, br, bi, result_ci, result_d):

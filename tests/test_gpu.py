@@ -28,6 +28,8 @@ CASES = [
 ]
 VARIANTS = [{"reduce": "host"}, {"reduce": "device"}, {"reduce": "host", "generate": "cpu"},
             {"reduce": "device", "generate": "cpu", "block": 64, "moves_per_thread": 4}]
+# neighbourhoods whose device-side selection evaluates the moves inside the reduction (fused)
+FUSED = {("rnd-qap-8-1", None), ("rnd-atsp-8-2", "swap"), ("rnd-atsp-8-2", "2opt"), ("rnd-pfsp-7x3-1", "insertion")}
 
 
 def trajectory(rec):
@@ -51,6 +53,8 @@ def test_gpu_trajectory_equals_cpu(instance, algorithm, nb, params):
             np.testing.assert_allclose(s1, s2, rtol=rtol, atol=rtol)
         else:
             assert trajectory(rec) == trajectory(ref), variant
+        fused = variant == {"reduce": "device"} and (instance, nb) in FUSED
+        assert rec["backend_info"]["fused_selection"] == fused, variant
         split = rec["backend_info"]["time_split"]
         assert split["kernel_s"] > 0 and split["transfer_s"] > 0
 
