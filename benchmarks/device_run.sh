@@ -9,7 +9,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 python3 -c "import numba, numpy, numba.cuda as c; print('numba', numba.__version__, 'numpy', numpy.__version__, 'cuda', c.is_available())"
 for step in "$@"; do
   case "$step" in
-    tests) LSBENCH_TEST_REAL_GPU=1 python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py 2>&1 | tail -15 ;;
+    tests) LSBENCH_TEST_REAL_GPU=1 timeout 400 python3 -m pytest -q -x -p no:cacheprovider tests/test_gpu.py 2>&1 | tail -15 ;;
     iteration*) (cd benchmarks && timeout 560 python3 gpu_iteration.py ${step#iteration} --out "${OUT:-results}") ;;
     resident*) (cd benchmarks && timeout 560 python3 gpu_resident.py ${step#resident} --out "${OUT:-results}") ;;
     cow*) (cd benchmarks && timeout 560 python3 cow_table.py ${step#cow} --out "${OUT:-results}") ;;

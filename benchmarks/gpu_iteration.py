@@ -51,7 +51,7 @@ def time_evaluations(ev, solution, budget_s, max_repeats=15, device_reduce=False
     step = (lambda: ev.select(MODE_ARGMIN, 1, 0, 0)) if device_reduce else ev.evaluate
     step()  # warm-up: JIT compile, thread-control tuning
     if hasattr(ev, "control"):
-        while ev.control.waves and not ev.control._tuned():
+        while ev.control.waves and ev.control.history and not ev.control._tuned():  # fused: no tuning
             step()
     times = []
     t_end = time.perf_counter() + budget_s

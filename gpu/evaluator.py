@@ -119,12 +119,13 @@ class GpuEvaluator:
         max_threads = PPP_THREADS if self.kind == "ppp" else None
         self.control = ThreadControl(self.size, fixed=self.fixed, max_threads=max_threads,
                                      launch_hook=self.launch_hook)
-        self.stage1, self.stage2 = kernels.make_reduce_kernels(self.dtype)
+        self.stored_select = kernels.make_select_kernel(kernels.stored_delta, self.dtype)
         fused = kernels.FUSED_MOVES.get(self.key) if self.fuse and self.reduce == "device" and self.generate == "gpu" \
             else None
         self.fused_select = None if fused is None else kernels.make_select_kernel(fused, self.dtype)
         self.blocks_out = None
         self.tabu_memory = None
+        self.tsp_prefix = None
         self.timer.transfer += time.perf_counter() - t
         return self
 
@@ -156,34 +157,38 @@ class GpuEvaluator:
 
     # -- device-side selection ----------------------------------------------------------------------
     def select(self, mode, it, current, best, tie_key=0, aspiration=0, flags_host=None):
-        """Evaluate and reduce on the device; returns (move, delta, class). Where the neighbourhood
-        has a fused move function, evaluation and stage 1 are one kernel (no fitness array)."""
+        """Evaluate and reduce on the device in one selection kernel (after the evaluation kernel,
+        or fused with it where the neighbourhood has a fused move function); returns
+        (move, delta, class)."""
         kernel, args, data = self._prepare()
         if self.fused_select is None or data is None:
             self.timer.kernel += self.control.launch(kernel, *args)
             data = (self.out,)
-            stage1 = self.stage1
+            select = self.stored_select
         else:
-            stage1 = self.fused_select
+            select = self.fused_select
         t = time.perf_counter()
         blocks = min(1024, max(1, -(-self.size // kernels.REDUCE_BLOCK)))
         if self.blocks_out is None or self.blocks_out[0].shape[0] != blocks:
             self.blocks_out = (cuda.device_array(blocks, np.int64), cuda.device_array(blocks, self.dtype),
-                               cuda.device_array(blocks, np.uint64), cuda.device_array(blocks, np.int64))
-            self.result = (cuda.device_array(2, np.int64), cuda.device_array(1, self.dtype))
+                               cuda.device_array(blocks, np.uint64), cuda.device_array(blocks, np.int64),
+                               cuda.to_device(np.zeros(1, np.int32)))
+            # (class, index, delta): floats hold the first two exactly
+            wide = np.float64 if np.dtype(self.dtype).kind == "f" else np.int64
+            self.result = cuda.device_array(3, wide)
+            self.host_result = cuda.pinned_array(3, wide)
         flags = self._flags_device(it) if mode == MODES["tabu"] else self.out
         expiry = self.tabu_memory if self.tabu_memory is not None else self.no_params
         # the Ro-TS rule reads the permutation; float solutions never reach it but must type as integers
         sol = self.sol_d if self.problem.integer else self.no_params[0]
-        stage1[blocks, kernels.REDUCE_BLOCK](mode, data, self.size, flags, current, best, np.uint64(tie_key),
-                                             sol, expiry, it, aspiration, self.n, *self.blocks_out)
-        self.stage2[1, kernels.REDUCE_BLOCK](*self.blocks_out, *self.result)
+        select[blocks, kernels.REDUCE_BLOCK](mode, data, self.size, flags, current, best, np.uint64(tie_key),
+                                             sol, expiry, it, aspiration, self.n, *self.blocks_out, self.result)
         cuda.synchronize()
         self.timer.kernel += time.perf_counter() - t
         t = time.perf_counter()
-        (c, i), (d,) = (r.copy_to_host() for r in self.result)
+        c, i, d = self.result.copy_to_host(self.host_result)
         self.timer.transfer += time.perf_counter() - t
-        return int(i), d, int(c)
+        return int(i), np.dtype(self.dtype).type(d), int(c)
 
     def init_tabu(self, memory):
         """Mirror the search's tabu memory on the device (once; then `record` keeps it in sync)."""
@@ -257,12 +262,17 @@ class GpuEvaluator:
                 data = (*self.data, self.sol_d)
                 return kernels.tsp_swap_kernel, (*data, p, use, self.out), data
             from lsbench.problems.tsp import path_prefix, tour_edges
-            fwd, bwd = path_prefix(self.problem.d, self.solution)
-            edge = tour_edges(self.problem.d, self.solution)
+            if self.tsp_prefix is None:  # one pinned staging row each, one copy per iteration
+                self.tsp_prefix = cuda.pinned_array((3, self.n), np.int64)
+                self.tsp_prefix_d = cuda.to_device(self.tsp_prefix)
+                self.tsp_prefix_views = tuple(self.tsp_prefix_d[q] for q in range(3))
+            pre = self.tsp_prefix
+            pre[0], pre[1] = path_prefix(self.problem.d, self.solution)
+            pre[2] = tour_edges(self.problem.d, self.solution)
             self.timer.process += time.perf_counter() - t
             t = time.perf_counter()
-            data = (*self.data, self.sol_d, self._upload("fwd", fwd), self._upload("bwd", bwd),
-                    self._upload("edge", edge))
+            self.tsp_prefix_d.copy_to_device(pre)
+            data = (*self.data, self.sol_d, *self.tsp_prefix_views)
             self.timer.transfer += time.perf_counter() - t
             return kernels.tsp_two_opt_kernel, (*data, p, use, self.out), data
         if self.kind == "pfsp":
@@ -278,8 +288,7 @@ class GpuEvaluator:
                 else:
                     kernels.pfsp_heads_tails_kernel[-(-2 * pr.n // 64), 64](
                         *self.data, self.sol_d, heads, tails, pf, ptd, pl, pr.objective_code)
-                cuda.synchronize()
-                self.timer.kernel += time.perf_counter() - tt
+                self.timer.kernel += time.perf_counter() - tt  # it finishes before the next kernel starts
                 data = (*self.data, self.sol_d, heads, tails, pf, ptd, pl, pr.objective_code, w[0], w[1], w[2],
                         current)
                 return kernels.pfsp_insertion_kernel, (*data, p, use, self.out), data

@@ -434,20 +434,24 @@ def stored_delta(data, t, n):
 
 @functools.lru_cache(maxsize=None)
 def make_select_kernel(move_delta, delta_dtype):
-    """Stage 1 of the device-side selection: each block reduces a grid-stride share of the moves
+    """The device-side selection in one launch. Each block reduces a grid-stride share of the moves
     in shared memory (a tree: the simulator has no warp shuffles) to one (class, delta, rank, index)
-    winner. `move_delta(data, t, n) -> (move index, delta)` either reads the fitness array
-    (`stored_delta`) or evaluates move t on the spot (fused: no fitness array written and read
-    back); t is the thread's work item, which may visit the moves in another order than their
-    index for coalesced reads -- ties still go to the lowest index."""
+    winner; the last block to finish (a ticket counter after a memory fence) reduces the blocks'
+    winners into `result` = (class, index, delta) and resets the counter for the next call.
+    `move_delta(data, t, n) -> (move index, delta)` either reads the fitness array (`stored_delta`)
+    or evaluates move t on the spot (fused: no fitness array written and read back); t is the
+    thread's work item, which may visit the moves in another order than their index for coalesced
+    reads -- ties still go to the lowest index."""
     zero = np.zeros(1, delta_dtype)[0]
 
     @cuda.jit
-    def stage1(mode, data, size, flags, current, best, tie_key, sol, expiry, it, aspiration, n, bc, bd, br, bi):
+    def select(mode, data, size, flags, current, best, tie_key, sol, expiry, it, aspiration, n, bc, bd, br, bi,
+               ticket, result):
         sc = cuda.shared.array(REDUCE_BLOCK, np.int64)
         sd = cuda.shared.array(REDUCE_BLOCK, delta_dtype)
         sr = cuda.shared.array(REDUCE_BLOCK, np.uint64)
         si = cuda.shared.array(REDUCE_BLOCK, np.int64)
+        last = cuda.shared.array(1, np.int32)
         tid = cuda.threadIdx.x
         c_best = np.int64(3)
         d_best = zero
@@ -465,33 +469,25 @@ def make_select_kernel(move_delta, delta_dtype):
             bd[b] = sd[0]
             br[b] = sr[0]
             bi[b] = si[0]
+            cuda.threadfence()  # the winner is visible to every block before the ticket is
+            last[0] = 1 if cuda.atomic.add(ticket, 0, 1) == cuda.gridDim.x - 1 else 0
+        cuda.syncthreads()
+        if last[0] == 1:
+            c_best = np.int64(3)
+            d_best = zero
+            r_best = np.uint64(0)
+            i_best = np.int64(-1)
+            for b in range(tid, cuda.gridDim.x, REDUCE_BLOCK):
+                if bi[b] >= 0 and (i_best < 0 or key_less(bc[b], bd[b], br[b], bi[b], c_best, d_best, r_best,
+                                                           i_best)):
+                    c_best, d_best, r_best, i_best = bc[b], bd[b], br[b], bi[b]
+            block_min(sc, sd, sr, si, tid, c_best, d_best, r_best, i_best)
+            if tid == 0:
+                result[0] = sc[0]
+                result[1] = si[0]
+                result[2] = sd[0]
+                ticket[0] = 0
 
-    return stage1
+    return select
 
 
-@functools.lru_cache(maxsize=None)
-def make_reduce_kernels(delta_dtype):
-    """Stage 1 over a stored fitness array, and stage 2: one block reduces the per-block winners."""
-    stage1 = make_select_kernel(stored_delta, delta_dtype)
-
-    @cuda.jit
-    def stage2(bc, bd, br, bi, result_ci, result_d):
-        sc = cuda.shared.array(REDUCE_BLOCK, np.int64)
-        sd = cuda.shared.array(REDUCE_BLOCK, delta_dtype)
-        sr = cuda.shared.array(REDUCE_BLOCK, np.uint64)
-        si = cuda.shared.array(REDUCE_BLOCK, np.int64)
-        tid = cuda.threadIdx.x
-        c_best = np.int64(3)
-        d_best = bd[0]
-        r_best = np.uint64(0)
-        i_best = np.int64(-1)
-        for b in range(tid, bc.shape[0], REDUCE_BLOCK):
-            if bi[b] >= 0 and (i_best < 0 or key_less(bc[b], bd[b], br[b], bi[b], c_best, d_best, r_best, i_best)):
-                c_best, d_best, r_best, i_best = bc[b], bd[b], br[b], bi[b]
-        block_min(sc, sd, sr, si, tid, c_best, d_best, r_best, i_best)
-        if tid == 0:
-            result_ci[0] = sc[0]
-            result_ci[1] = si[0]
-            result_d[0] = sd[0]
-
-    return stage1, stage2
