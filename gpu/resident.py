@@ -23,8 +23,10 @@ from numba import config, cuda, int32, int64
 
 from lsbench import rng
 from lsbench.errors import LsbenchError
-from lsbench.search.common import Trajectory
+from lsbench.search.common import Stop, Trajectory
 from lsbench.search.tabu import rots_expiry
+
+from . import device as dv
 
 SHUFFLE = not config.ENABLE_CUDASIM  # the simulator has no warp shuffles
 CLASS = np.int64(1) << np.int64(60)
@@ -126,7 +128,7 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED, PHASES, MAX_REGISTERS=None):
 
     @(cuda.jit(max_registers=MAX_REGISTERS) if MAX_REGISTERS else cuda.jit)
     def rots_kernel(a, at, b, bt, mi, mj, P, DELTA, EXP, EXPT, STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE,
-                    ACTIVE, tenure_min, tenure_max, aspiration, target, it0, n_iter):
+                    ACTIVE, tenure_min, tenure_max, aspiration, target, it0, n_iter, tenure_cube):
         sid = cuda.blockIdx.x
         if ACTIVE[sid] == 0:  # this search reached its target in an earlier chunk
             return
@@ -221,11 +223,10 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED, PHASES, MAX_REGISTERS=None):
                     scal[2] = ib
                     r = mi[ib]
                     s = mj[ib]
-                    span = np.uint64(tenure_max - tenure_min + 1)
                     state += np.uint64(0x9E3779B97F4A7C15)
-                    t1 = tenure_min + np.int64((_mix(state) >> np.uint64(11)) % span)
+                    t1 = _tenure(_mix(state), tenure_min, tenure_max, tenure_cube)
                     state += np.uint64(0x9E3779B97F4A7C15)
-                    t2 = tenure_min + np.int64((_mix(state) >> np.uint64(11)) % span)
+                    t2 = _tenure(_mix(state), tenure_min, tenure_max, tenure_cube)
                     ex[r, p[r]] = it + t1
                     ext[p[r], r] = it + t1
                     ex[s, p[s]] = it + t2
@@ -319,6 +320,28 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED, PHASES, MAX_REGISTERS=None):
 
 
 @cuda.jit(device=True, inline=True)
+def _tenure(word, tenure_min, tenure_max, tenure_cube):
+    """lsbench.search.tabu.draw_tenure from one stream word: uniform in [min, max], or
+    floor(T u^3) with u in [0, 1) from 53 bits when tenure_cube = T > 0."""
+    bits = word >> np.uint64(11)
+    if tenure_cube > 0:
+        u = np.float64(bits) * (1.0 / 9007199254740992.0)
+        return np.int64(tenure_cube * u * u * u)
+    return tenure_min + np.int64(bits % np.uint64(tenure_max - tenure_min + 1))
+
+
+@cuda.jit
+def delta_table_kernel(a, b, P, DELTA):
+    """Block q: the full O(n) cost of every swap of search q's permutation (its start table)."""
+    sid = cuda.blockIdx.x
+    n = P.shape[1]
+    p = P[sid]
+    for k in range(cuda.threadIdx.x, DELTA.shape[1], cuda.blockDim.x):
+        r, s = dv.index_to_pair(k, n)
+        DELTA[sid, k] = dv.qap_swap_delta(a, b, p, r, s)
+
+
+@cuda.jit(device=True, inline=True)
 def _mix(z):
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
@@ -358,19 +381,39 @@ class ResidentRots:
         self.delta_dtype = dt
 
     def run(self, seeds, stop, progress=None, chunk=None):
-        pr, prm, n = self.problem, self.prm, self.problem.n
-        nb = pr.neighbourhood("swap")
-        K = len(seeds)
-        states, sols, deltas, curs = [], [], [], []
+        """K = len(seeds) Ro-TS searches, each exactly the CPU search with its seed."""
+        pr = self.problem
+        states, sols = [], []
         for seed in seeds:  # exactly the CPU search's start: permutation, then tenures from that stream
             st = rng.new_state(seed)
-            sol = pr.random_solution(st)
+            sols.append(pr.random_solution(st))
             states.append(st[0])
-            sols.append(sol)
-            deltas.append(nb.state(sol)[0])
-            curs.append(pr.objective(sol))
+        prm = self.prm
+        return self._search(sols, states, stop, prm["tenure_min"], prm["tenure_max"], prm["aspiration"], 0,
+                            progress, chunk)
+
+    def local_search_batch(self, a, at, b, sols, seeds, costs, iterations, tenure, use_tabu):
+        """lsbench.search.cas.local_search_batch on the GPU, one block per ant: Ro-TS from each of
+        `sols` with stream state seeds[q], tenure floor(tenure u^3), no aspiration by age, for
+        `iterations`; each ant becomes its best solution, `costs` their costs."""
+        if not use_tabu:
+            raise LsbenchError("--backend gpu-resident: cas runs its tabu local search on the GPU (ls=tabu), not 2opt")
+        from lsbench.search.cas import NO_AGE_ASPIRATION
+        res = self._search(list(sols), [np.uint64(q) for q in seeds], Stop(iterations=iterations), 0, 0,
+                           int(NO_AGE_ASPIRATION), int(tenure))
+        for q, r in enumerate(res):
+            sols[q] = r["best_solution"]
+            costs[q] = r["best_objective"]
+
+    def _search(self, sols, states, stop, tenure_min, tenure_max, aspiration, tenure_cube, progress=None,
+                chunk=None):
+        pr, n = self.problem, self.problem.n
+        nb = pr.neighbourhood("swap")
+        K = len(sols)
+        curs = [pr.objective(sol) for sol in sols]
         P = cuda.to_device(np.array(sols, dtype=np.int32))
-        DELTA = cuda.to_device(np.array(deltas).astype(self.delta_dtype))
+        DELTA = cuda.device_array((K, n * (n - 1) // 2), dtype=self.delta_dtype)
+        delta_table_kernel[K, self.shape["threads"]](self.a, self.b, P, DELTA)
         expiry = rots_expiry(n).astype(np.int32)
         EXP = cuda.to_device(np.broadcast_to(expiry, (K, n, n)).copy())
         EXPT = cuda.to_device(np.broadcast_to(np.ascontiguousarray(expiry.T), (K, n, n)).copy())
@@ -384,7 +427,7 @@ class ResidentRots:
         DONE = cuda.device_array(K, dtype=np.int64)
         ACTIVE = cuda.to_device(np.ones(K, dtype=np.int32))
         target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
-        trajs = [Trajectory() for _ in seeds]
+        trajs = [Trajectory() for _ in sols]
         for t, c in zip(trajs, curs):
             t.improved(0, int(c))
         its = np.zeros(K, dtype=np.int64)
@@ -403,8 +446,9 @@ class ResidentRots:
                 n_iter = min(n_iter, max(1, -(-(stop.evaluations - it * nb.size) // nb.size)))
             t0 = time.perf_counter()
             self.kernel[K, self.shape["threads"]](
-                self.a, self.at, self.b, self.bt, self.mi, self.mj, P, DELTA, EXP, EXPT, STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ,
-                NIMP, DONE, ACTIVE, prm["tenure_min"], prm["tenure_max"], prm["aspiration"], target, it, n_iter)
+                self.a, self.at, self.b, self.bt, self.mi, self.mj, P, DELTA, EXP, EXPT, STATE, CUR, BEST, BEST_SOL,
+                IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration, target, it, n_iter,
+                tenure_cube)
             nimp, done, best = NIMP.copy_to_host(), DONE.copy_to_host(), BEST.copy_to_host()
             t1 = time.perf_counter()
             kernel_s += t1 - t0
@@ -428,8 +472,11 @@ class ResidentRots:
         best_sol, cur = BEST_SOL.copy_to_host().astype(np.int64), CUR.copy_to_host()
         self.kernel_s = kernel_s
         self.loop_s = time.perf_counter() - t_start  # the search loop, without the one-off set-up
+        prm = {"tenure_min": tenure_min, "tenure_max": tenure_max, "aspiration": aspiration}
+        if tenure_cube:
+            prm["tenure_cube"] = tenure_cube
         return [{"best_objective": int(best[q]), "best_solution": best_sol[q], "iterations": int(its[q]),
-                 "evaluations": int(its[q]) * nb.size, "trajectory": trajs[q].points, "params": dict(prm),
+                 "evaluations": int(its[q]) * nb.size, "trajectory": trajs[q].points, "params": prm,
                  "final_objective": int(cur[q])} for q in range(K)]
 
     def describe(self):
@@ -439,3 +486,25 @@ class ResidentRots:
                 "threads_per_search": self.shape["threads"], "delta_bits": 64 if self.shape["wide"] else 32,
                 "data_bits": self.shape["data_bits"], "max_registers": self.shape["max_registers"],
                 "delta_in_shared_memory": self.shape["delta_in_shared"]}
+
+
+class ResidentLocalSearch:
+    """`--algorithm cas --backend gpu-resident`: each generation's tabu local searches run on the
+    GPU at once, one thread block per ant (`ResidentRots.local_search_batch`); the colony's
+    construction and pheromone update stay on the host. Same results as cas on `cpu`."""
+    name = "gpu-resident"
+    parallel = False
+    fused = False
+
+    def __init__(self, block=None):
+        self.threads = None if block is None else int(block)
+
+    def bind(self, problem, nb):
+        if problem.kind != "qap":
+            raise LsbenchError("--backend gpu-resident: cas runs on QAP only")
+        self.engine = ResidentRots(problem, {}, threads=self.threads)
+        self.local_search_batch = self.engine.local_search_batch
+        return self
+
+    def describe(self):
+        return {**self.engine.describe(), "model": "cas colony on the host, one block per ant's tabu search"}

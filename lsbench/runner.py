@@ -22,13 +22,13 @@ def run_one(problem, instance, algorithm="tabu", backend="cpu", neighbourhood=No
     if warmup is None or warmup < 0:
         raise LsbenchError(f"--warmup: must be a non-negative number of iterations, got {warmup}")
     stop = Stop(iterations, evaluations, seconds, target)
-    if backend == "gpu-resident":
+    if backend == "gpu-resident" and algorithm != "cas":
         if initial is not None:
             raise LsbenchError("--backend gpu-resident draws its own start solutions")
         return _run_resident(problem, instance, algorithm, seed, stop, problem_params, algorithm_params,
                              backend_params, data, out, progress, searches)
     if searches != 1:
-        raise LsbenchError("--searches: several searches in one run need --backend gpu-resident "
+        raise LsbenchError("--searches: several searches in one run need --backend gpu-resident --algorithm rots "
                            "(or use `lsbench multistart`)")
     evaluator = get_evaluator(backend, **({"threads": threads} if threads else {}), **(backend_params or {}))
     prob = registry.load(instance, problem, data, problem_params)

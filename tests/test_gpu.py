@@ -174,3 +174,22 @@ def test_resident_rots_cli_stops_each_search_at_the_target_and_keeps_every_searc
     r = subprocess.run([sys.executable, "-m", "lsbench", "verify", str(out)], capture_output=True, text=True,
                        cwd=ROOT)
     assert r.returncode == 0, r.stderr
+
+
+def test_cas_with_its_tabu_local_searches_on_the_gpu_equals_cas_on_the_cpu(tmp_path):
+    """One thread block per ant: same ants, same pheromone, same best as the CPU colony."""
+    params = {"ants": 3, "ls_iterations": 8}
+    cpu = run_one("qap", "tai12a", algorithm="cas", backend="cpu", seed=2, iterations=3 * 8 * 4,
+                  algorithm_params=params, warmup=0)
+    out = tmp_path / "cas.json"
+    gpu = run_one("qap", "tai12a", algorithm="cas", backend="gpu-resident", seed=2, iterations=3 * 8 * 4,
+                  algorithm_params=params, warmup=0, out=str(out))
+    assert gpu["params"]["generations"] == cpu["params"]["generations"] == 3
+    assert [(i, o) for i, _t, o in gpu["trajectory"]] == [(i, o) for i, _t, o in cpu["trajectory"]]
+    assert gpu["best_solution"] == cpu["best_solution"] and gpu["final_objective"] == cpu["final_objective"]
+    r = subprocess.run([sys.executable, "-m", "lsbench", "verify", str(out)], capture_output=True, text=True,
+                       cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    with pytest.raises(Exception, match="ls=tabu"):
+        run_one("qap", "tai12a", algorithm="cas", backend="gpu-resident", seed=2, iterations=8,
+                algorithm_params={**params, "ls": "2opt"}, warmup=0)

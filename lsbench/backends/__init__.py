@@ -17,6 +17,9 @@ def get_evaluator(name, **options):
     if name == "gpu":
         from gpu.evaluator import GpuEvaluator
         return GpuEvaluator(**options)
+    if name == "gpu-resident":  # reached for cas; rots takes runner._run_resident
+        from gpu.resident import ResidentLocalSearch
+        return ResidentLocalSearch(**options)
     if name == "cow":
         from hpc.cow import CowEvaluator
         return CowEvaluator(**options)
@@ -24,5 +27,5 @@ def get_evaluator(name, **options):
         from hpc.grid import GridEvaluator
         return GridEvaluator(**options)
     if name not in BACKENDS:
-        raise LsbenchError(f"--backend: unknown backend {name!r} (known: {', '.join(BACKENDS)}, gpu, cow, grid)")
+        raise LsbenchError(f"--backend: unknown backend {name!r} (known: {', '.join(BACKENDS)}, gpu, gpu-resident, cow, grid)")
     return BACKENDS[name](**options)

@@ -8,7 +8,8 @@ clamped to [tau_min, tau_max] as in MAX-MIN AS. Local search: Ro-TS with tenure 
 plain aspiration for IT_TS iterations (`ls=tabu`), or best-improvement 2-opt (pair exchange) for at
 most IT_2OPT iterations (`ls=2opt`).
 The m local searches of a generation are independent (own RNG stream each): `cpu` runs them one
-after another, `cpu-parallel` on all cores, with identical results.
+after another, `cpu-parallel` on all cores, `gpu-resident` as one GPU thread block each (tabu
+local search only), all with identical results.
 `iterations` counts local-search iterations over all ants (IT_TOTAL of the paper).
 """
 import numpy as np
@@ -148,11 +149,14 @@ class CunningAntSystem:
     def run(self, problem, nb, evaluator, stop, seed, progress=None):
         if problem.kind != "qap":
             raise LsbenchError("--algorithm cas: the cunning ant system is implemented for QAP")
-        if evaluator.name not in ("cpu", "cpu-parallel"):
-            raise LsbenchError(f"--algorithm cas runs on cpu or cpu-parallel, not {evaluator.name}")
+        if evaluator.name not in ("cpu", "cpu-parallel", "gpu-resident"):
+            raise LsbenchError(f"--algorithm cas runs on cpu, cpu-parallel or gpu-resident, not {evaluator.name}")
         prm = self.params(problem)
         n, m = problem.n, prm["ants"]
-        batch = local_search_batch_parallel if evaluator.parallel else local_search_batch
+        if evaluator.name == "gpu-resident":  # one thread block per ant's local search
+            batch = evaluator.local_search_batch
+        else:
+            batch = local_search_batch_parallel if evaluator.parallel else local_search_batch
         state = rng.new_state(seed)
         traj = Trajectory()
         ants = np.array([rng.permutation(state, n) for _ in range(m)])
