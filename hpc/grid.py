@@ -146,13 +146,11 @@ class GridEvaluator:
                                       self.rows[w + 1], self.threads, workers=[addr], allow_other_workers=False,
                                       pure=False)
                    for w, addr in enumerate(self.addresses)]
-        self._wait(futures, t0 + self.worker_timeout)
+        deadline = t0 + self.worker_timeout
+        self._wait(futures, deadline)
         slowest = 0.0
         for w, f in enumerate(futures):
-            try:
-                part, took = f.result()
-            except Exception as e:
-                self._fail(f"worker {self.addresses[w]} failed: {type(e).__name__}: {e}")
+            part, took = self._result(w, f, futures, deadline)
             self.out[self.moves[w]:self.moves[w + 1]] = part
             slowest = max(slowest, took)
         self.timer.add(time.perf_counter() - t0, slowest)
@@ -166,17 +164,33 @@ class GridEvaluator:
                 wait(futures, timeout=1.0)
                 return
             except TimeoutError:
-                pass
-            alive = set(self.client.scheduler_info()["workers"])
-            lost = [a for a in self.addresses if a not in alive]
-            if lost:
-                self._fail(f"worker(s) {', '.join(lost)} lost during the run (died or disconnected)")
-            if time.perf_counter() > deadline:
-                late = [self.addresses[w] for w, f in enumerate(futures) if not f.done()]
-                self._fail(f"worker(s) {', '.join(late)} did not answer within {self.worker_timeout:g} s "
-                           "(hung or overloaded)")
+                self._check(futures, deadline)
+
+    def _result(self, w, future, futures, deadline):
+        """A finished slice's result: its data still live on the worker, which may die before they
+        are fetched (the task then waits for a worker that never comes back)."""
+        while True:
+            try:
+                return future.result(timeout=1.0)
+            except TimeoutError:
+                self._check(futures, deadline)
+            except Exception as e:
+                self._fail(f"worker {self.addresses[w]} failed: {type(e).__name__}: {e}")
+
+    def _check(self, futures, deadline):
+        alive = set(self.client.scheduler_info()["workers"])
+        lost = [a for a in self.addresses if a not in alive]
+        if lost:
+            self._fail(f"worker(s) {', '.join(lost)} lost during the run (died or disconnected)")
+        if time.perf_counter() > deadline:
+            late = [self.addresses[w] for w, f in enumerate(futures) if not f.done()]
+            self._fail(f"worker(s) {', '.join(late) or 'holding results'} did not answer within "
+                       f"{self.worker_timeout:g} s (hung or overloaded)")
 
     def _fail(self, why):
+        # an abandoned result fetch would log "Task exception was never retrieved" after the
+        # error line at exit: the error line already says what went wrong
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         self.close()
         raise LsbenchError(f"grid backend: {why}; no record written")
 

@@ -166,7 +166,7 @@ def test_grid_worker_that_dies_or_hangs_ends_the_run_with_an_error_and_no_record
         if p.poll() is None:
             p.kill()
     assert p.returncode == 2, err
-    assert err.strip().splitlines()[-1].startswith("lsbench: error: grid backend: worker")
+    assert err.strip().splitlines()[-1].startswith("lsbench: error: grid backend: worker"), err[-3000:]
     assert not out.exists() and not list(tmp_path.glob("*.tmp*"))
 
 
