@@ -163,6 +163,21 @@ def pfsp_heads_tails_wave_kernel(pt, due, seq, heads, tails, pflow, ptard, plate
 
 
 @cuda.jit(device=True, inline=True)
+def append_job(pt, due, c, job, flow, tard, late):
+    """Append `job` to a schedule whose last job ends at c[machine]: c moves on, and the flow
+    time, tardiness and late-job count take in the new job's completion."""
+    m = pt.shape[1]
+    c[0] += pt[job, 0]
+    for j in range(1, m):
+        c[j] = max(c[j], c[j - 1]) + pt[job, j]
+    flow += c[m - 1]
+    if c[m - 1] > due[job]:
+        tard += c[m - 1] - due[job]
+        late += 1
+    return flow, tard, late
+
+
+@cuda.jit(device=True, inline=True)
 def insertion_of_item(t, n):
     """Work item t -> (move index, i, k). Consecutive items remove consecutive positions i, so the
     threads of a warp read neighbouring words of the [position, machine, removed job] tables."""
@@ -197,13 +212,7 @@ def pfsp_insertion_delta(pt, due, seq, heads, tails, pflow, ptard, plate, object
         else:
             u = v - 1
             job = seq[u] if u < i else seq[u + 1]
-        c[0] += pt[job, 0]
-        for j in range(1, m):
-            c[j] = max(c[j], c[j - 1]) + pt[job, j]
-        flow += c[m - 1]
-        if c[m - 1] > due[job]:
-            tard += c[m - 1] - due[job]
-            late += 1
+        flow, tard, late = append_job(pt, due, c, job, flow, tard, late)
     value = flow if objective == 1 else w0 * c[m - 1] + w1 * tard + w2 * late
     return value - current
 
@@ -242,13 +251,7 @@ def pfsp_swap_kernel(pt, due, seq, heads0, prefix, objective, w0, w1, w2, curren
         late = prefix[i, 2]
         for v in range(i, n):
             job = seq[j2] if v == i else (seq[i] if v == j2 else seq[v])
-            c[0] += pt[job, 0]
-            for j in range(1, m):
-                c[j] = max(c[j], c[j - 1]) + pt[job, j]
-            flow += c[m - 1]
-            if c[m - 1] > due[job]:
-                tard += c[m - 1] - due[job]
-                late += 1
+            flow, tard, late = append_job(pt, due, c, job, flow, tard, late)
         if objective == 0:
             value = c[m - 1]
         elif objective == 1:

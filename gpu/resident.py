@@ -24,7 +24,6 @@ from numba import config, cuda, int32, int64
 from lsbench import rng
 from lsbench.errors import LsbenchError
 from lsbench.search.common import Stop, Trajectory
-from lsbench.search.tabu import rots_expiry
 
 from . import device as dv
 
@@ -331,14 +330,21 @@ def _tenure(word, tenure_min, tenure_max, tenure_cube):
 
 
 @cuda.jit
-def delta_table_kernel(a, b, P, DELTA):
-    """Block q: the full O(n) cost of every swap of search q's permutation (its start table)."""
+def start_kernel(a, b, P, DELTA, EXP, EXPT):
+    """Block q: search q's start state on the device -- the full O(n) cost of every swap of its
+    permutation, and Taillard's initial tabu list (rots_expiry) with its transpose -- so a new
+    batch of searches (a cas generation) copies up only its permutations."""
     sid = cuda.blockIdx.x
     n = P.shape[1]
     p = P[sid]
     for k in range(cuda.threadIdx.x, DELTA.shape[1], cuda.blockDim.x):
         r, s = dv.index_to_pair(k, n)
         DELTA[sid, k] = dv.qap_swap_delta(a, b, p, r, s)
+    for k in range(cuda.threadIdx.x, n * n, cuda.blockDim.x):
+        i = k // n
+        j = k % n
+        EXP[sid, i, j] = -(n * i + j)
+        EXPT[sid, j, i] = -(n * i + j)
 
 
 @cuda.jit(device=True, inline=True)
@@ -413,10 +419,9 @@ class ResidentRots:
         curs = [pr.objective(sol) for sol in sols]
         P = cuda.to_device(np.array(sols, dtype=np.int32))
         DELTA = cuda.device_array((K, n * (n - 1) // 2), dtype=self.delta_dtype)
-        delta_table_kernel[K, self.shape["threads"]](self.a, self.b, P, DELTA)
-        expiry = rots_expiry(n).astype(np.int32)
-        EXP = cuda.to_device(np.broadcast_to(expiry, (K, n, n)).copy())
-        EXPT = cuda.to_device(np.broadcast_to(np.ascontiguousarray(expiry.T), (K, n, n)).copy())
+        EXP = cuda.device_array((K, n, n), dtype=np.int32)
+        EXPT = cuda.device_array((K, n, n), dtype=np.int32)
+        start_kernel[K, self.shape["threads"]](self.a, self.b, P, DELTA, EXP, EXPT)
         STATE = cuda.to_device(np.array(states, dtype=np.uint64))
         CUR = cuda.to_device(np.array(curs, dtype=np.int64))
         BEST = cuda.to_device(np.array(curs, dtype=np.int64))
