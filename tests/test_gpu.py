@@ -1,6 +1,7 @@
 """The `gpu` backend gives exactly the CPU trajectory (simulator in CI), with every variant:
 fitness copied back or reduced on the device, neighbourhood generated on the GPU or the CPU;
 thread control survives failing launch configurations; a missing GPU is one clear error."""
+import json
 import os
 import subprocess
 import sys
@@ -103,6 +104,20 @@ def test_missing_gpu_is_one_clear_error(tmp_path):
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [r.stderr.strip()] and "no CUDA GPU" in r.stderr
     assert not out.exists()
+
+
+def test_fuse_parameter_from_the_command_line(tmp_path):
+    """--param fuse=0 keeps evaluation and selection apart (same trajectory); fuse=2 is one error line."""
+    out = tmp_path / "f.json"
+    base = [sys.executable, "-m", "lsbench", "run", "--instance", "rnd-atsp-8-2", "--neighbourhood", "2opt",
+            "--backend", "gpu", "--param", "reduce=device", "--iterations", "4", "--quiet", "--out", str(out)]
+    r = subprocess.run(base + ["--param", "fuse=2"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == ["lsbench: error: --param fuse: 1 (evaluate "
+                                                                     "inside the device-side reduction) or 0, got 2"]
+    assert not out.exists()
+    r = subprocess.run(base + ["--param", "fuse=0"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["backend_info"]["fused_selection"] is False
 
 
 @pytest.mark.parametrize("instance", ["ta001", "rnd-pfsp-9x4-2"])
