@@ -2,11 +2,11 @@
 
 Each iteration the current solution goes to the GPU, one thread per move (grid-stride, as many
 moves per thread as the thread control chose) writes the move costs, and either the whole fitness
-array comes back for the search to select on the CPU (`reduce=host`), or a two-stage device-side
-reduction applies the search's own selection rule (tabu status, aspiration, tie ranking) and only
+array comes back for the search to select on the CPU (`reduce=host`), or a device-side selection
+kernel applies the search's own selection rule (tabu status, aspiration, tie ranking) and only
 the chosen move comes back (`reduce=device`; for QAP swap, TSP swap and 2-opt and PFSP insertion the
-moves are evaluated inside the reduction's first stage, so no fitness array is written at all --
-`fuse=0` keeps the two kernels apart for comparison). `generate=cpu` builds the move-parameter table on the
+moves are evaluated inside the selection kernel, so no fitness array is written at all --
+`fuse=0` keeps evaluation and selection apart for comparison). `generate=cpu` builds the move-parameter table on the
 host every iteration and copies it, instead of mapping move indices on the device. Problem data is
 copied to the device once, in `bind`. Times are split into process (host work), transfers and
 kernels.
@@ -63,9 +63,9 @@ class GpuEvaluator:
 
     def __init__(self, generate="gpu", reduce="host", block=None, moves_per_thread=1, autotune=True,
                  launch_hook=None, threads=None, fuse=1):
-        if str(fuse) not in ("0", "1", "True", "False"):
+        if fuse not in (0, 1):
             raise LsbenchError(f"--param fuse: 1 (evaluate inside the device-side reduction) or 0, got {fuse!r}")
-        self.fuse = str(fuse) in ("1", "True")
+        self.fuse = bool(fuse)
         if generate not in ("gpu", "cpu"):
             raise LsbenchError(f"--param generate: gpu or cpu, got {generate!r}")
         if reduce not in ("host", "device"):
@@ -153,7 +153,8 @@ class GpuEvaluator:
         name = getattr(gpu, "name", "CUDA simulator")
         name = name.decode() if isinstance(name, bytes) else str(name)
         return {"backend": self.name, "device": name, "generate": self.generate, "reduce": self.reduce,
-                "fused_selection": self.fused_select is not None, "thread_control": self.control.describe(), "time_split": self.timer.as_dict()}
+                "fused_selection": self.fused_select is not None, "thread_control": self.control.describe(),
+                "time_split": self.timer.as_dict()}
 
     # -- device-side selection ----------------------------------------------------------------------
     def select(self, mode, it, current, best, tie_key=0, aspiration=0, flags_host=None):
@@ -161,7 +162,7 @@ class GpuEvaluator:
         or fused with it where the neighbourhood has a fused move function); returns
         (move, delta, class)."""
         kernel, args, data = self._prepare()
-        if self.fused_select is None or data is None:
+        if self.fused_select is None:
             self.timer.kernel += self.control.launch(kernel, *args)
             data = (self.out,)
             select = self.stored_select
