@@ -15,7 +15,6 @@ for step in "$@"; do
     cas*) (cd benchmarks && timeout 560 python3 cas_gpu.py ${step#cas} --out "${OUT:-results}") ;;
     cow*) (cd benchmarks && timeout 560 python3 cow_table.py ${step#cow} --out "${OUT:-results}") ;;
     multistart*) (cd benchmarks && timeout 560 python3 multistart_scaling.py ${step#multistart} --out "${OUT:-results}") ;;
-    phases*) (cd benchmarks && timeout 300 python3 resident_phases.py ${step#phases} --out "${OUT:-results}") ;;
     ncu*) timeout 300 /usr/local/cuda/bin/ncu --kernel-name regex:rots --launch-skip 1 --launch-count 1 \
             --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
             --section MemoryWorkloadAnalysis ${NCU_EXTRA:-} python3 benchmarks/profile_resident.py ${step#ncu} 2>&1 | grep -v "^==PROF==" | tail -120 ;;

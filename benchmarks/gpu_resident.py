@@ -59,7 +59,8 @@ def main():
     ap.add_argument("--instance", default="tai100a")
     ap.add_argument("--seconds", type=float, default=3.0, help="target length of each timed run")
     ap.add_argument("--searches", default="1,66,132,264,528,1056")
-    ap.add_argument("--threads", default="256,512", help="threads per search; THREADS/REGS caps registers")
+    ap.add_argument("--threads", default="256,512,1024",
+                    help="threads per search; THREADS/REGS caps registers, THREADS:G sets lanes per recomputation")
     ap.add_argument("--check-iterations", type=int, default=3000)
     ap.add_argument("--data-dir")
     ap.add_argument("--out")
@@ -97,9 +98,10 @@ def main():
     rows = []
     sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
     for spec in args.threads.split(","):
-        threads, _, regs = spec.partition("/")
-        threads, regs = int(threads), int(regs) if regs else None
-        eng = ResidentRots(p, prm, threads=threads, max_registers=regs)
+        spec_, _, group = spec.partition(":")
+        threads, _, regs = spec_.partition("/")
+        threads, regs, group = int(threads), int(regs) if regs else None, int(group) if group else None
+        eng = ResidentRots(p, prm, threads=threads, group=group, max_registers=regs)
         eng.run([1], Stop(iterations=2))
         for k in [int(s) for s in args.searches.split(",")]:
             probe_it = 200

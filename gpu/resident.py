@@ -19,7 +19,7 @@ import math
 import time
 
 import numpy as np
-from numba import config, cuda, int32, int64
+from numba import config, cuda, int16, int32, int64
 
 from lsbench import rng
 from lsbench.errors import LsbenchError
@@ -28,53 +28,94 @@ from lsbench.search.common import Stop, Trajectory
 from . import device as dv
 
 SHUFFLE = not config.ENABLE_CUDASIM  # the simulator has no warp shuffles
+FULL = 0xFFFFFFFF
 CLASS = np.int64(1) << np.int64(60)
 MAX_KEY = np.int64(3) * CLASS
-SHARED_DELTA_BYTES = 40 * 1024  # static shared memory is capped at 48 KB per block
+SHARED_BYTES = 46 * 1024  # static shared memory is capped at 48 KB per block
 IMPROVEMENT_CAP = 1 << 12  # improvements recorded per chunk (chunks are no longer than this)
+NO_MOVE = -1  # PEND: no swap waiting to be folded into the delta table
 
 _kernels = {}
 
 
-def plan(problem, threads=None, delta_in_shared=None):
-    """Kernel shape for an instance: delta width (checked bound), where the table lives, threads."""
+def symmetric_form(a, b):
+    """(A, B, general) with the same move costs, written with one symmetric matrix: when a is
+    symmetric the cost is sum a_ij (b_pipj + b_pjpi) / 2, so B = b + b^T and A = a (and the other
+    way round); a move then costs one product per k instead of two. `general`: neither is."""
+    a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+    if np.array_equal(a, a.T):
+        return a, b + b.T, False
+    if np.array_equal(b, b.T):
+        return a + a.T, b, False
+    return a, b, True
+
+
+def plan(problem, threads=None, group=None):
+    """Kernel shape for an instance: integer widths (checked bounds), what lives in shared memory,
+    threads per search and lanes per O(n) recomputation."""
     n = problem.n
-    bound = 4 * n * int(np.abs(problem.a).max()) * int(np.abs(problem.b).max())
+    A, B, general = symmetric_form(problem.a, problem.b)
+    largest = max(int(np.abs(A).max()), int(np.abs(B).max()))
+    if largest >= 1 << 31:
+        raise LsbenchError(f"instance {problem.name}: flows/distances exceed 32 bits")
+    bound = 8 * (n + 2) * int(np.abs(problem.a).max() + 1) * int(np.abs(problem.b).max() + 1)
     if bound >= 1 << 59:
         raise LsbenchError(f"instance {problem.name}: move costs may exceed 2^59, beyond Ro-TS's key range")
     wide = bound >= (1 << 31) - 1
     moves = n * (n - 1) // 2
-    shared = moves * (8 if wide else 4) <= SHARED_DELTA_BYTES
-    if delta_in_shared is not None:  # tests force the global-memory table on small instances
-        shared = shared and bool(delta_in_shared)
     if threads is None:
         threads = 32 if config.ENABLE_CUDASIM else (512 if moves > 2048 else 256)
     if threads % 32 or not 32 <= threads <= 1024:
         raise LsbenchError(f"--param block: threads per search must be a multiple of 32 in 32..1024, got {threads}")
-    return {"n": n, "moves": moves, "wide": wide, "delta_in_shared": shared, "threads": threads}
+    if group is None:  # lanes per O(n) sum: about 32 terms each
+        group = 1
+        while group < 32 and group * 32 < n:
+            group *= 2
+    if not SHUFFLE:
+        group = 1
+    if group not in (1, 2, 4, 8, 16, 32):
+        raise LsbenchError(f"--param group: lanes per recomputation must be a power of two up to 32, got {group}")
+    # the simulator's NumPy scalars do not widen before arithmetic: it keeps everything 64-bit
+    data_bits = 64 if config.ENABLE_CUDASIM else (16 if largest < 1 << 15 else 32)
+    delta_bytes = 8 if wide else 4
+    budget = SHARED_BYTES - n * (4 + (4 if general else 2) * delta_bytes) - 32 * 12
+    shared = {}
+    for name, size in (("delta", moves * delta_bytes), ("matrix", n * n * data_bits // 8), ("tabu_age", moves * 4)):
+        shared[name] = size <= budget
+        budget -= size if shared[name] else 0
+    diagonal = bool(np.diagonal(problem.a).any() and np.diagonal(problem.b).any())
+    return {"n": n, "moves": moves, "wide": wide, "threads": threads, "group": group, "general": general,
+            "diagonal": diagonal, "data_bits": data_bits, "shared": shared}
 
 
-def kernel_for(n, threads, wide, delta_in_shared, phases=("select", "update", "recompute"), max_registers=None):
-    """The compiled kernel for one shape. `phases` drops parts of the iteration for profiling only
-    (benchmarks/resident_phases.py): without them the search is not Ro-TS any more.
-    `max_registers` caps registers per thread so that more blocks (searches) fit on an SM."""
-    key = (n, threads, wide, delta_in_shared, tuple(phases), max_registers)
+def kernel_for(shape, max_registers=None):
+    """The compiled kernel for one shape; `max_registers` caps registers per thread so that more
+    blocks (searches) fit on an SM."""
+    key = (shape["n"], shape["threads"], shape["group"], shape["wide"], shape["general"], shape["diagonal"],
+           shape["data_bits"], tuple(sorted(shape["shared"].items())), max_registers)
     if key not in _kernels:
-        _kernels[key] = _make_kernel(n, threads, wide, delta_in_shared, tuple(phases), max_registers)
+        _kernels[key] = _make_kernel(shape, max_registers)
     return _kernels[key]
 
 
-def _make_kernel(N, T, WIDE, DELTA_SHARED, PHASES, MAX_REGISTERS=None):
-    DO_SELECT = "select" in PHASES
-    DO_UPDATE = "update" in PHASES
-    DO_RECOMPUTE = "recompute" in PHASES
+def _make_kernel(shape, MAX_REGISTERS=None):
+    N, T, G = shape["n"], shape["threads"], shape["group"]
+    GENERAL, DIAG = shape["general"], shape["diagonal"]
+    DL_SH, BP_SH, OLD_SH = shape["shared"]["delta"], shape["shared"]["matrix"], shape["shared"]["tabu_age"]
     M = N * (N - 1) // 2
+    NN = N * N
     W = T // 32  # warps per block
     ITEMS = 2 * N - 3  # moves touching the last swap: recomputed in O(n)
-    ROUNDS = (ITEMS + W - 1) // W
-    DT = int64 if WIDE else int32
-    DTN = np.int64 if WIDE else np.int32
-    MS = M if DELTA_SHARED else 1
+    NG = T // G  # lane groups, one recomputation each
+    RROUNDS = (ITEMS + NG - 1) // NG
+    KT = (N + G - 1) // G  # terms per lane
+    Q = (M + T - 1) // T  # moves per thread
+    RK = W if SHUFFLE else T
+    DT = int64 if shape["wide"] else int32
+    DTN = np.int64 if shape["wide"] else np.int32
+    BPT = {16: int16, 32: int32, 64: int64}[shape["data_bits"]]
+    U = np.uint32  # unsigned indices: no negative-index wraparound code
+    GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
     @cuda.jit(device=True, inline=True)
     def lex_less(k1, i1, k2, i2):
@@ -85,8 +126,8 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED, PHASES, MAX_REGISTERS=None):
         """Lexicographic (key, index) minimum over a warp, in lane 0 (device only: shuffles)."""
         off = 16
         while off > 0:
-            k2 = cuda.shfl_down_sync(0xFFFFFFFF, kb, off)
-            i2 = cuda.shfl_down_sync(0xFFFFFFFF, ib, off)
+            k2 = cuda.shfl_down_sync(FULL, kb, off)
+            i2 = cuda.shfl_down_sync(FULL, ib, off)
             if lex_less(k2, i2, kb, ib):
                 kb = k2
                 ib = i2
@@ -95,10 +136,10 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED, PHASES, MAX_REGISTERS=None):
 
     @cuda.jit(device=True, inline=True)
     def touching(item, r, s):
-        """The item-th move touching the last swap (r, s): (x, r) for x != r, then (x, s) for
-        x != r, s. Returns x and which of r (0) or s (1) is the other facility."""
+        """The item-th move touching the last swap (r, s) as (x, y), y in {r, s}: (x, r) for
+        x != r, then (x, s) for x != r, s."""
         if item < N - 1:
-            return (item if item < r else item + 1), 0
+            return (item if item < r else item + 1), r
         x = item - (N - 1)
         lo = r if r < s else s
         hi = s if r < s else r
@@ -106,28 +147,30 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED, PHASES, MAX_REGISTERS=None):
             x += 1
         if x >= hi:
             x += 1
-        return x, 1
+        return x, s
 
     @cuda.jit(device=True, inline=True)
-    def recompute(a, at, b, bt, p, ya, yat, yb, ybt, x, y, c, first, stride):
-        """Part (k = first, first + stride, ...) of the O(n) cost of swapping x and y (symmetric in
-        x, y); the k-free terms go to the part with first = 0. Row y of a, at and of b, bt seen
-        through the permutation are staged in shared memory (ya[c], ...); the rest is read along
-        rows, so the lanes of a warp read neighbouring words."""
-        px = p[x]
-        py = p[y]
-        acc = DTN(0)
-        for k in range(first, N, stride):
-            if k != x and k != y:
-                pk = p[k]
-                acc += (at[x, k] - yat[c, k]) * (ybt[c, k] - bt[px, pk]) + (a[x, k] - ya[c, k]) * (yb[c, k] - b[px, pk])
-        if first == 0:
-            acc += (a[x, x] - a[y, y]) * (b[py, py] - b[px, px]) + (a[x, y] - a[y, x]) * (b[py, px] - b[px, py])
-        return acc
+    def term(A, AT, bp, bpt, xo, yo, k):
+        """The k-th term of the O(n) cost of swapping x and y (rows xo = x N, yo = y N), in the
+        permuted frame bp[i, k] = B[p_i, p_k] (bpt: its transpose, general instances only)."""
+        xk = xo + k
+        yk = yo + k
+        t = DTN((A[xk] - A[yk]) * (bp[yk] - bp[xk]))
+        if GENERAL:
+            t = DTN(t + (AT[xk] - AT[yk]) * (bpt[yk] - bpt[xk]))
+        return t
+
+    @cuda.jit(device=True, inline=True)
+    def classify(d, age, thr, it_asp, it):
+        """Taillard's rule as one key, without branches: class 0 aspiration (old enough, or a new
+        best), 1 allowed, 2 tabu (a tabu move is never old enough: it_asp <= it)."""
+        held = np.int64(age >= it_asp and d >= thr)
+        return np.int64(d) + ((held + (held & np.int64(age >= it))) << np.int64(60))
 
     @(cuda.jit(max_registers=MAX_REGISTERS) if MAX_REGISTERS else cuda.jit)
-    def rots_kernel(a, at, b, bt, mi, mj, P, DELTA, EXP, EXPT, STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE,
-                    ACTIVE, tenure_min, tenure_max, aspiration, target, it0, n_iter, tenure_cube):
+    def rots_kernel(A, AT, ADIAG, BDIAG, PAIRS, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST, BEST_SOL,
+                    IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration, target, it0, n_iter,
+                    tenure_cube):
         sid = cuda.blockIdx.x
         if ACTIVE[sid] == 0:  # this search reached its target in an earlier chunk
             return
@@ -135,70 +178,125 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED, PHASES, MAX_REGISTERS=None):
         lane = tid % 32
         warp = tid // 32
         p = cuda.shared.array(N, int32)
-        u = cuda.shared.array(N, DT)
-        v = cuda.shared.array(N, DT)
+        u = cuda.shared.array(N, DT)  # the last swap's update vectors (rows of A, rows of bp)
         w = cuda.shared.array(N, DT)
-        z = cuda.shared.array(N, DT)
-        ya = cuda.shared.array((2, N), DT)  # rows r, s of a, at and of b, bt through the permutation
-        yat = cuda.shared.array((2, N), DT)
-        yb = cuda.shared.array((2, N), DT)
-        ybt = cuda.shared.array((2, N), DT)
-        rkey = cuda.shared.array(T, int64)
-        ridx = cuda.shared.array(T, int32)
-        scal = cuda.shared.array(8, int64)  # current, best, k, improved, stop, n_imp, done
-        dsh = cuda.shared.array(MS, DT)
-        dl = dsh if DELTA_SHARED else DELTA[sid]
-        ex = EXP[sid]
-        ext = EXPT[sid]  # its transpose: the selection reads both along rows
+        v = cuda.shared.array(N if GENERAL else 1, DT)  # general instances: the column parts
+        z = cuda.shared.array(N if GENERAL else 1, DT)
+        rkey = cuda.shared.array(RK, int64)
+        ridx = cuda.shared.array(RK, int32)
+        dsh = cuda.shared.array(M if DL_SH else 1, DT)
+        bsh = cuda.shared.array(NN if BP_SH else 1, BPT)
+        osh = cuda.shared.array(M if OLD_SH else 1, int32)
+        dl = dsh if DL_SH else DELTA[sid]
+        bp = bsh if BP_SH else BPG[sid]
+        old = osh if OLD_SH else OLDG[sid]  # per move: the older of its two tabu expiries
+        bpt = BPTG[sid]
+        ex = EX[sid]  # ex[i * N + l]: iteration until which facility i may not return to location l
         for q in range(tid, N, T):
             p[q] = P[sid, q]
-        if DELTA_SHARED:
-            for q in range(tid, M, T):
-                dl[q] = DELTA[sid, q]
-        if tid == 0:
-            scal[0] = CUR[sid]
-            scal[1] = BEST[sid]
-            scal[4] = 0
-            scal[5] = 0
-            scal[6] = 0
+        for q in range(tid, M if DL_SH else 0, T):
+            dl[q] = DELTA[sid, q]
+        for q in range(tid, NN if BP_SH else 0, T):
+            bp[q] = BPG[sid, q]
+        for q in range(tid, M if OLD_SH else 0, T):
+            old[q] = OLDG[sid, q]
+        current = CUR[sid]
+        best = BEST[sid]
         state = STATE[sid]
+        pend = PEND[sid]
+        moved = pend != NO_MOVE  # a swap whose delta-table update is still to come
+        r = pend >> 16
+        s = pend & 0xFFFF
+        nimp = 0
+        done = 0
+        stop = False
+        cuda.syncthreads()
+        for q in range(tid, N if moved else 0, T):  # the pending swap's update vectors (bp is swapped)
+            rq = U(r * N + q)
+            sq = U(s * N + q)
+            u[q] = A[rq] - A[sq]
+            w[q] = bp[sq] - bp[rq]
+            if GENERAL:
+                v[q] = AT[rq] - AT[sq]
+                z[q] = bpt[sq] - bpt[rq]
         cuda.syncthreads()
         for step in range(n_iter):
             it = it0 + step + 1
-            current = scal[0]
-            best = scal[1]
-            # -- selection: Taillard's rule, lexicographic (class + delta, index) minimum
+            thr = best - current  # d < thr: a new best (aspiration)
+            it_asp = it - aspiration
             kb = MAX_KEY
             ib = np.int32(M)
-            if not DO_SELECT:  # profiling: a fixed pseudo-random move, no scan
-                kb = np.int64(0)
-                ib = np.int32((it * 7919) % M)
-            for k in range(tid, M if DO_SELECT else 0, T):
-                i = mi[k]
-                j = mj[k]
-                d = np.int64(dl[k])
-                e1 = ex[i, p[j]]
-                e2 = ext[p[i], j]
-                oldest = e1 if e1 < e2 else e2
-                if oldest < it - aspiration or current + d < best:
-                    key = d
-                elif oldest < it:
-                    key = d + CLASS
-                else:
-                    key = d + 2 * CLASS
-                if key < kb:
-                    kb = key
-                    ib = k
+            # -- the 2n-3 moves touching the last swap: O(n) each, G lanes splitting the sum (MATA)
+            for rnd in range(RROUNDS if moved else 0):
+                item = rnd * NG + tid // G
+                acc = DTN(0)
+                x = r
+                y = s
+                if item < ITEMS:
+                    x, y = touching(item, r, s)
+                    xo = U(x * N)
+                    yo = U(y * N)
+                    g = U(tid % G)
+                    for kk in range(KT):
+                        k = g + U(kk * G)
+                        if N % G == 0 or k < N:
+                            acc = DTN(acc + term(A, AT, bp, bpt, xo, yo, k))
+                if G > 1:
+                    off = G // 2
+                    while off > 0:
+                        acc = DTN(acc + cuda.shfl_down_sync(FULL, acc, off))
+                        off //= 2
+                if item < ITEMS and tid % G == 0:
+                    xo = U(x * N)
+                    yo = U(y * N)
+                    d = DTN(acc - term(A, AT, bp, bpt, xo, yo, U(x)) - term(A, AT, bp, bpt, xo, yo, U(y)))
+                    if DIAG:
+                        d = DTN(d + (ADIAG[x] - ADIAG[y]) * (BDIAG[p[y]] - BDIAG[p[x]]))
+                    if GENERAL:
+                        d = DTN(d + (A[U(x * N + y)] - A[U(y * N + x)]) * (bp[U(y * N + x)] - bp[U(x * N + y)]))
+                    i = x if x < y else y
+                    j = y if x < y else x
+                    idx = U(i * (2 * N - i - 1) // 2 + j - i - 1)
+                    dl[idx] = d
+                    e1 = ex[U(i * N + p[j])]
+                    e2 = ex[U(j * N + p[i])]
+                    age = e1 if e1 < e2 else e2
+                    old[idx] = age
+                    key = classify(d, age, thr, it_asp, it)
+                    if lex_less(key, idx, kb, ib):
+                        kb = key
+                        ib = np.int32(idx)
+            # -- every other move: O(1) update (Taillard), then its key; lowest (key, index) wins
+            for q in range(Q):
+                k = U(tid + q * T)
+                if k < M:
+                    pk = PAIRS[k]
+                    i = U(pk >> 16)
+                    j = U(pk & 0xFFFF)
+                    if not (moved and (i == r or i == s or j == r or j == s)):
+                        d = dl[k]
+                        if moved:
+                            if GENERAL:
+                                d = DTN(d + (u[i] - u[j]) * (w[i] - w[j]) + (v[i] - v[j]) * (z[i] - z[j]))
+                            else:
+                                d = DTN(d + (u[i] - u[j]) * (w[i] - w[j]))
+                            dl[k] = d
+                        key = classify(d, old[k], thr, it_asp, it)
+                        if lex_less(key, k, kb, ib):
+                            kb = key
+                            ib = np.int32(k)
+            # -- block argmin: every warp ends with the winner
             if SHUFFLE:
                 kb, ib = warp_argmin(kb, ib)
                 if lane == 0:
                     rkey[warp] = kb
                     ridx[warp] = ib
                 cuda.syncthreads()
-                if warp == 0:
-                    kb = rkey[lane] if lane < W else MAX_KEY
-                    ib = ridx[lane] if lane < W else np.int32(M)
-                    kb, ib = warp_argmin(kb, ib)
+                kb = rkey[lane] if lane < W else MAX_KEY
+                ib = ridx[lane] if lane < W else np.int32(M)
+                kb, ib = warp_argmin(kb, ib)
+                kb = cuda.shfl_sync(FULL, kb, 0)
+                ib = cuda.shfl_sync(FULL, ib, 0)
             else:
                 rkey[tid] = kb
                 ridx[tid] = ib
@@ -212,108 +310,92 @@ def _make_kernel(N, T, WIDE, DELTA_SHARED, PHASES, MAX_REGISTERS=None):
                     half //= 2
                 kb = rkey[0]
                 ib = ridx[0]
-            # -- thread 0: tabu record (tenures from the search's stream), objective, the swap
-            if tid == 0:
-                scal[6] += 1
-                scal[3] = 0
-                if kb >= 2 * CLASS - (CLASS >> 1):  # every move tabu: Taillard's loop keeps the solution
-                    scal[2] = -1
-                else:
-                    scal[2] = ib
-                    r = mi[ib]
-                    s = mj[ib]
-                    state += np.uint64(0x9E3779B97F4A7C15)
-                    t1 = _tenure(_mix(state), tenure_min, tenure_max, tenure_cube)
-                    state += np.uint64(0x9E3779B97F4A7C15)
-                    t2 = _tenure(_mix(state), tenure_min, tenure_max, tenure_cube)
-                    ex[r, p[r]] = it + t1
-                    ext[p[r], r] = it + t1
-                    ex[s, p[s]] = it + t2
-                    ext[p[s], s] = it + t2
-                    current += np.int64(dl[ib])
-                    pr = p[r]
-                    p[r] = p[s]
-                    p[s] = pr
-                    scal[0] = current
-                    if current < best:
-                        scal[1] = current
-                        scal[3] = 1
-                        m = scal[5]
-                        IMP_IT[m, sid] = it
-                        IMP_OBJ[m, sid] = current
-                        scal[5] = m + 1
-                        if current <= target:
-                            scal[4] = 1
-            cuda.syncthreads()
-            kk = scal[2]
-            if kk >= 0:
-                r = mi[kk]
-                s = mj[kk]
-                pr = p[r]
-                ps = p[s]
+            done += 1
+            moved = kb < 2 * CLASS - (CLASS >> 1)  # else every move is tabu: Taillard keeps the solution
+            if moved:
+                pk = PAIRS[ib]
+                r = pk >> 16
+                s = pk & 0xFFFF
+                current += dl[ib]
+                improved = current < best
+                if improved:
+                    best = current
+                s1 = state + GOLDEN  # the tenures of r and s: the next two words of the stream
+                state = s1 + GOLDEN
+                # -- apply the swap: bp's rows and columns r, s, the update vectors, p, the tabu list
                 for q in range(tid, N, T):
-                    pq = p[q]
-                    u[q] = a[r, q] - a[s, q]
-                    v[q] = at[r, q] - at[s, q]
-                    w[q] = b[ps, pq] - b[pr, pq]
-                    z[q] = bt[ps, pq] - bt[pr, pq]
-                    ya[0, q] = a[r, q]
-                    ya[1, q] = a[s, q]
-                    yat[0, q] = at[r, q]
-                    yat[1, q] = at[s, q]
-                    yb[0, q] = b[pr, pq]
-                    yb[1, q] = b[ps, pq]
-                    ybt[0, q] = bt[pr, pq]
-                    ybt[1, q] = bt[ps, pq]
-                    if scal[3] == 1:
-                        BEST_SOL[sid, q] = pq
-                cuda.syncthreads()
-                # O(1) updates of the moves disjoint from (r, s)
-                for k in range(tid, M if DO_UPDATE else 0, T):
-                    i = mi[k]
-                    j = mj[k]
-                    if i != r and i != s and j != r and j != s:
-                        dl[k] += (u[i] - u[j]) * (w[i] - w[j]) + (v[i] - v[j]) * (z[i] - z[j])
-                # O(n) recomputations of the 2n-3 moves touching r or s: on the device one warp each,
-                # lanes splitting the sum (MATA); under the simulator one thread each
-                if SHUFFLE:
-                    for rnd in range(ROUNDS if DO_RECOMPUTE else 0):
-                        item = rnd * W + warp
-                        if item < ITEMS:  # uniform within the warp
-                            x, c = touching(item, r, s)
-                            y = r if c == 0 else s
-                            acc = recompute(a, at, b, bt, p, ya, yat, yb, ybt, x, y, c, lane, 32)
-                            off = 16
-                            while off > 0:
-                                acc += cuda.shfl_down_sync(0xFFFFFFFF, acc, off)
-                                off //= 2
-                            if lane == 0:
-                                i = x if x < y else y
-                                j = y if x < y else x
-                                dl[i * (2 * N - i - 1) // 2 + j - i - 1] = acc
-                else:
-                    for item in range(tid, ITEMS, T):
-                        x, c = touching(item, r, s)
-                        y = r if c == 0 else s
-                        i = x if x < y else y
-                        j = y if x < y else x
-                        dl[i * (2 * N - i - 1) // 2 + j - i - 1] = recompute(a, at, b, bt, p, ya, yat, yb, ybt,
-                                                                             x, y, c, 0, 1)
+                    if q == r:
+                        pr = p[r]
+                        ps = p[s]
+                        ex[U(r * N + pr)] = it + _tenure(_mix(s1), tenure_min, tenure_max, tenure_cube)
+                        ex[U(s * N + ps)] = it + _tenure(_mix(state), tenure_min, tenure_max, tenure_cube)
+                        p[r] = ps
+                        p[s] = pr
+                        rr, ss, rs, sr = U(r * N + r), U(s * N + s), U(r * N + s), U(s * N + r)
+                        t = bp[rr]
+                        bp[rr] = bp[ss]
+                        bp[ss] = t
+                        t = bp[rs]
+                        bp[rs] = bp[sr]
+                        bp[sr] = t
+                        if GENERAL:
+                            t = bpt[rr]
+                            bpt[rr] = bpt[ss]
+                            bpt[ss] = t
+                            t = bpt[rs]
+                            bpt[rs] = bpt[sr]
+                            bpt[sr] = t
+                        if improved:
+                            BEST_SOL[sid, r] = ps
+                            BEST_SOL[sid, s] = pr
+                    elif q != s:
+                        rq, sq, qr, qs = U(r * N + q), U(s * N + q), U(q * N + r), U(q * N + s)
+                        orq = bp[rq]
+                        osq = bp[sq]
+                        bp[rq] = osq
+                        bp[sq] = orq
+                        t = bp[qr]
+                        bp[qr] = bp[qs]
+                        bp[qs] = t
+                        w[q] = orq - osq
+                        u[q] = A[rq] - A[sq]
+                        if GENERAL:
+                            orq = bpt[rq]
+                            osq = bpt[sq]
+                            bpt[rq] = osq
+                            bpt[sq] = orq
+                            t = bpt[qr]
+                            bpt[qr] = bpt[qs]
+                            bpt[qs] = t
+                            z[q] = orq - osq
+                            v[q] = AT[rq] - AT[sq]
+                        if improved:
+                            BEST_SOL[sid, q] = p[q]
+                if improved:
+                    if tid == 0:
+                        IMP_IT[nimp, sid] = it
+                        IMP_OBJ[nimp, sid] = current
+                    nimp += 1
+                    stop = current <= target
             cuda.syncthreads()
-            if scal[4] == 1:
+            if stop:
                 break
-        # -- the state goes back to global memory for the next chunk
+        # -- the state goes back to global memory for the next chunk (the last swap's update pending)
         for q in range(tid, N, T):
             P[sid, q] = p[q]
-        if DELTA_SHARED:
-            for q in range(tid, M, T):
-                DELTA[sid, q] = dl[q]
+        for q in range(tid, M if DL_SH else 0, T):
+            DELTA[sid, q] = dl[q]
+        for q in range(tid, NN if BP_SH else 0, T):
+            BPG[sid, q] = bp[q]
+        for q in range(tid, M if OLD_SH else 0, T):
+            OLDG[sid, q] = old[q]
         if tid == 0:
-            CUR[sid] = scal[0]
-            BEST[sid] = scal[1]
+            PEND[sid] = (r << 16) | s if moved else NO_MOVE
+            CUR[sid] = current
+            BEST[sid] = best
             STATE[sid] = state
-            NIMP[sid] = scal[5]
-            DONE[sid] = scal[6]
+            NIMP[sid] = nimp
+            DONE[sid] = done
 
     return rots_kernel
 
@@ -330,21 +412,49 @@ def _tenure(word, tenure_min, tenure_max, tenure_cube):
 
 
 @cuda.jit
-def start_kernel(a, b, P, DELTA, EXP, EXPT):
+def start_kernel(a, b, B, PAIRS, P, DELTA, BPG, BPTG, OLDG, EX, PEND):
     """Block q: search q's start state on the device -- the full O(n) cost of every swap of its
-    permutation, and Taillard's initial tabu list (rots_expiry) with its transpose -- so a new
-    batch of searches (a cas generation) copies up only its permutations."""
+    permutation, the permuted matrix B[p_i, p_k] (and its transpose), Taillard's initial tabu list
+    (rots_expiry) and each move's older expiry -- so a new batch of searches (a cas generation)
+    copies up only its permutations."""
     sid = cuda.blockIdx.x
     n = P.shape[1]
     p = P[sid]
     for k in range(cuda.threadIdx.x, DELTA.shape[1], cuda.blockDim.x):
-        r, s = dv.index_to_pair(k, n)
-        DELTA[sid, k] = dv.qap_swap_delta(a, b, p, r, s)
+        DELTA[sid, k] = dv.qap_swap_delta(a, b, p, PAIRS[k] >> 16, PAIRS[k] & 0xFFFF)
     for k in range(cuda.threadIdx.x, n * n, cuda.blockDim.x):
         i = k // n
         j = k % n
-        EXP[sid, i, j] = -(n * i + j)
-        EXPT[sid, j, i] = -(n * i + j)
+        EX[sid, k] = -k
+        BPG[sid, k] = B[p[i], p[j]]
+        if BPTG.shape[1] > 1:
+            BPTG[sid, k] = B[p[j], p[i]]
+    cuda.syncthreads()
+    for k in range(cuda.threadIdx.x, DELTA.shape[1], cuda.blockDim.x):
+        i = PAIRS[k] >> 16
+        j = PAIRS[k] & 0xFFFF
+        e1 = EX[sid, i * n + p[j]]
+        e2 = EX[sid, j * n + p[i]]
+        OLDG[sid, k] = e1 if e1 < e2 else e2
+    if cuda.threadIdx.x == 0:
+        PEND[sid] = NO_MOVE
+
+
+REBASE_AT = 1 << 30
+REBASE_BY = 1 << 29
+EXPIRED = -(1 << 30)
+
+
+@cuda.jit
+def rebase_kernel(EX, OLDG, by):
+    """Moves the searches' clock back by `by` iterations: every expiry shifts with it, those long
+    past are clamped to EXPIRED, which stays older than any aspiration horizon -- the same moves
+    are tabu, allowed or aspirated as before, and the 32-bit expiries never overflow."""
+    sid = cuda.blockIdx.x
+    for k in range(cuda.threadIdx.x, EX.shape[1], cuda.blockDim.x):
+        EX[sid, k] = max(EX[sid, k] - by, EXPIRED)
+    for k in range(cuda.threadIdx.x, OLDG.shape[1], cuda.blockDim.x):
+        OLDG[sid, k] = max(OLDG[sid, k] - by, EXPIRED)
 
 
 @cuda.jit(device=True, inline=True)
@@ -358,33 +468,33 @@ class ResidentRots:
     """Runs K Ro-TS searches on the GPU, one block each; `run` returns one result per search in the
     format of the CPU searches (best, best solution, trajectory, iterations, ...)."""
 
-    def __init__(self, problem, prm, threads=None, delta_in_shared=None, max_registers=None):
+    def __init__(self, problem, prm, threads=None, group=None, global_only=(), max_registers=None):
+        """`global_only`: names of per-search tables kept in global memory even where they would fit
+        in shared memory (tests reach the global-memory paths on small instances with it)."""
         import gpu
         if not gpu.available():
             raise LsbenchError("--backend gpu-resident: no usable CUDA GPU on this host (set NUMBA_ENABLE_CUDASIM=1 "
                                "to run the kernels in Numba's simulator)")
         self.problem, self.prm = problem, prm
-        self.shape = plan(problem, threads, delta_in_shared)
+        self.shape = plan(problem, threads, group)
+        for name in global_only:
+            self.shape["shared"][name] = False
         n = problem.n
-        dt = np.int64 if self.shape["wide"] else np.int32
-        largest = max(int(np.abs(problem.a).max()), int(np.abs(problem.b).max()))
-        if largest >= 1 << 31:
-            raise LsbenchError(f"instance {problem.name}: flows/distances exceed 32 bits")
-        # narrow storage keeps more of the instance in L1; compiled code widens before arithmetic,
-        # the simulator's NumPy scalars would not, so it keeps the delta width
-        data = np.int16 if largest < 1 << 15 and not config.ENABLE_CUDASIM else dt
-        self.shape["data_bits"] = np.dtype(data).itemsize * 8
-        self.a = cuda.to_device(problem.a.astype(data))
-        self.at = cuda.to_device(np.ascontiguousarray(problem.a.T).astype(data))
-        self.b = cuda.to_device(problem.b.astype(data))
-        self.bt = cuda.to_device(np.ascontiguousarray(problem.b.T).astype(data))
+        A, B, general = symmetric_form(problem.a, problem.b)
+        data = {16: np.int16, 32: np.int32, 64: np.int64}[self.shape["data_bits"]]
+        self.data_dtype = data
+        self.A = cuda.to_device(A.ravel().astype(data))
+        self.AT = cuda.to_device((np.ascontiguousarray(A.T) if general else A[:1, :1]).ravel().astype(data))
+        self.B = cuda.to_device(B.astype(data))
+        self.a64 = cuda.to_device(np.asarray(problem.a, dtype=np.int64))  # start costs: the general formula
+        self.b64 = cuda.to_device(np.asarray(problem.b, dtype=np.int64))
+        self.adiag = cuda.to_device(np.diagonal(problem.a).astype(np.int64))
+        self.bdiag = cuda.to_device(np.diagonal(problem.b).astype(np.int64))
         i, j = np.triu_indices(n, 1)  # row-major upper triangle: the pair numbering of neighborhoods.py
-        self.mi = cuda.to_device(i.astype(np.int32))
-        self.mj = cuda.to_device(j.astype(np.int32))
+        self.pairs = cuda.to_device(((i << 16) | j).astype(np.int32))
         self.shape["max_registers"] = max_registers
-        self.kernel = kernel_for(n, self.shape["threads"], self.shape["wide"], self.shape["delta_in_shared"],
-                                 max_registers=max_registers)
-        self.delta_dtype = dt
+        self.kernel = kernel_for(self.shape, max_registers=max_registers)
+        self.delta_dtype = np.int64 if self.shape["wide"] else np.int32
 
     def run(self, seeds, stop, progress=None, chunk=None):
         """K = len(seeds) Ro-TS searches, each exactly the CPU search with its seed."""
@@ -419,9 +529,13 @@ class ResidentRots:
         curs = [pr.objective(sol) for sol in sols]
         P = cuda.to_device(np.array(sols, dtype=np.int32))
         DELTA = cuda.device_array((K, n * (n - 1) // 2), dtype=self.delta_dtype)
-        EXP = cuda.device_array((K, n, n), dtype=np.int32)
-        EXPT = cuda.device_array((K, n, n), dtype=np.int32)
-        start_kernel[K, self.shape["threads"]](self.a, self.b, P, DELTA, EXP, EXPT)
+        BPG = cuda.device_array((K, n * n), dtype=self.data_dtype)
+        BPTG = cuda.device_array((K, n * n if self.shape["general"] else 1), dtype=self.data_dtype)
+        OLDG = cuda.device_array((K, n * (n - 1) // 2), dtype=np.int32)
+        EX = cuda.device_array((K, n * n), dtype=np.int32)
+        PEND = cuda.device_array(K, dtype=np.int64)
+        start_kernel[K, self.shape["threads"]](self.a64, self.b64, self.B, self.pairs, P, DELTA, BPG, BPTG, OLDG, EX,
+                                               PEND)
         STATE = cuda.to_device(np.array(states, dtype=np.uint64))
         CUR = cuda.to_device(np.array(curs, dtype=np.int64))
         BEST = cuda.to_device(np.array(curs, dtype=np.int64))
@@ -441,6 +555,7 @@ class ResidentRots:
         step = chunk or (4 if config.ENABLE_CUDASIM else 256)
         t_start = time.perf_counter()
         it = 0
+        base = 0  # the kernels count iterations from base (see rebase_kernel)
         kernel_s = 0.0
         while not stop.reached(it, it * nb.size, time.perf_counter() - t_start, int(best.max())):
             n_iter = min(step, IMPROVEMENT_CAP)
@@ -449,11 +564,14 @@ class ResidentRots:
                 n_iter = min(n_iter, budget)
             if stop.evaluations is not None:
                 n_iter = min(n_iter, max(1, -(-(stop.evaluations - it * nb.size) // nb.size)))
+            if it - base >= REBASE_AT:  # tabu expiries are 32-bit: shift the clock, keep every comparison
+                rebase_kernel[K, self.shape["threads"]](EX, OLDG, REBASE_BY)
+                base += REBASE_BY
             t0 = time.perf_counter()
             self.kernel[K, self.shape["threads"]](
-                self.a, self.at, self.b, self.bt, self.mi, self.mj, P, DELTA, EXP, EXPT, STATE, CUR, BEST, BEST_SOL,
-                IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration, target, it, n_iter,
-                tenure_cube)
+                self.A, self.AT, self.adiag, self.bdiag, self.pairs, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR,
+                BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration, target,
+                it - base, n_iter, tenure_cube)
             nimp, done, best = NIMP.copy_to_host(), DONE.copy_to_host(), BEST.copy_to_host()
             t1 = time.perf_counter()
             kernel_s += t1 - t0
@@ -462,7 +580,7 @@ class ResidentRots:
                 imp_it, imp_obj = IMP_IT[:rows].copy_to_host(), IMP_OBJ[:rows].copy_to_host()
                 for q in np.flatnonzero(nimp):
                     for m in range(nimp[q]):  # stamped at the end of their chunk, as the fused CPU loop
-                        trajs[q].improved(int(imp_it[m, q]), int(imp_obj[m, q]), seconds=t1 - t_start)
+                        trajs[q].improved(base + int(imp_it[m, q]), int(imp_obj[m, q]), seconds=t1 - t_start)
             its += np.where(finished, 0, done)
             if (best <= target).any() and not finished[best <= target].all():
                 finished |= best <= target
@@ -488,9 +606,10 @@ class ResidentRots:
         dev = cuda.get_current_device()
         name = getattr(dev, "name", "CUDA simulator")
         return {"backend": "gpu-resident", "device": name.decode() if isinstance(name, bytes) else str(name),
-                "threads_per_search": self.shape["threads"], "delta_bits": 64 if self.shape["wide"] else 32,
-                "data_bits": self.shape["data_bits"], "max_registers": self.shape["max_registers"],
-                "delta_in_shared_memory": self.shape["delta_in_shared"]}
+                "threads_per_search": self.shape["threads"], "lanes_per_recomputation": self.shape["group"],
+                "delta_bits": 64 if self.shape["wide"] else 32, "data_bits": self.shape["data_bits"],
+                "symmetric_form": not self.shape["general"], "max_registers": self.shape["max_registers"],
+                "in_shared_memory": sorted(k for k, v in self.shape["shared"].items() if v)}
 
 
 class ResidentLocalSearch:

@@ -168,11 +168,32 @@ def test_resident_rots_with_64_bit_deltas_in_global_memory_and_several_searches(
     from lsbench.search.tabu import RobustTabuSearch
     g = np.random.default_rng(4)
     p = QAP(g.integers(0, 3_000_000, (9, 9)), g.integers(0, 3_000, (9, 9)))
-    engine = ResidentRots(p, RobustTabuSearch().params(p), delta_in_shared=False)
-    assert engine.shape["wide"] and not engine.shape["delta_in_shared"]
+    engine = ResidentRots(p, RobustTabuSearch().params(p), global_only=("delta", "matrix", "tabu_age"))
+    assert engine.shape["wide"] and engine.shape["general"] and not any(engine.shape["shared"].values())
     devs = engine.run([5, 6], Stop(iterations=25))
     for seed, dev in zip([5, 6], devs):
         _same_search(_cpu_rots(p, seed, Stop(iterations=25)), dev)
+
+
+@pytest.mark.parametrize("symmetric", ["a", "b"])
+def test_resident_rots_in_the_symmetric_form_with_diagonals_and_a_shifted_clock(symmetric, monkeypatch):
+    """One matrix symmetric (the kernel folds the other into b + b^T or a + a^T), both with
+    diagonals; the 32-bit tabu clock is shifted back every few iterations here (every 2^30 in real
+    runs): each search is still exactly its CPU trajectory."""
+    import gpu.resident as resident
+    from lsbench.problems import QAP
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    g = np.random.default_rng(11)
+    s = g.integers(0, 60, (9, 9))
+    other = g.integers(0, 90, (9, 9))
+    p = QAP(s + s.T, other) if symmetric == "a" else QAP(other, s + s.T)
+    monkeypatch.setattr(resident, "REBASE_AT", 6)
+    monkeypatch.setattr(resident, "REBASE_BY", 4)
+    engine = resident.ResidentRots(p, RobustTabuSearch().params(p), global_only=("tabu_age",))
+    assert not engine.shape["general"] and engine.shape["diagonal"]
+    for seed, dev in zip([1, 2], engine.run([1, 2], Stop(iterations=30), chunk=5)):
+        _same_search(_cpu_rots(p, seed, Stop(iterations=30)), dev)
 
 
 def test_resident_rots_cli_stops_each_search_at_the_target_and_keeps_every_search(tmp_path):
