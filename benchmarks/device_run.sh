@@ -17,7 +17,7 @@ for step in "$@"; do
     multistart*) (cd benchmarks && timeout 560 python3 multistart_scaling.py ${step#multistart} --out "${OUT:-results}") ;;
     ncu*) timeout 300 /usr/local/cuda/bin/ncu --kernel-name regex:rots --launch-skip 1 --launch-count 1 \
             --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
-            --section MemoryWorkloadAnalysis ${NCU_EXTRA:-} python3 benchmarks/profile_resident.py ${step#ncu} 2>&1 | grep -v "^==PROF==" | tail -120 ;;
+            --section MemoryWorkloadAnalysis --section InstructionStats --section SchedulerStats ${NCU_EXTRA:-} python3 benchmarks/profile_resident.py ${step#ncu} 2>&1 | grep -v "^==PROF==" | tail -120 ;;
     pytest*) LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 300 python3 -m pytest -q -p no:cacheprovider ${step#pytest} 2>&1 | tail -15 ;;
     makespan) (cd benchmarks && timeout 300 python3 gpu_makespan.py) ;;
     rots) (cd benchmarks && timeout 200 python3 cpu_rots.py --iterations 20000 --repeats 5) ;;

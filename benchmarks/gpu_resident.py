@@ -59,9 +59,12 @@ def main():
     ap.add_argument("--instance", default="tai100a")
     ap.add_argument("--seconds", type=float, default=3.0, help="target length of each timed run")
     ap.add_argument("--searches", default="1,66,132,264,528,1056")
-    ap.add_argument("--threads", default="256,512,1024",
-                    help="threads per search; THREADS/REGS caps registers, THREADS:G sets lanes per recomputation")
+    ap.add_argument("--threads", default="auto,1024,512/64@110",
+                    help="auto: the engine's own choice for K searches; THREADS per search, THREADS/REGS caps "
+                         "registers, THREADS:G sets lanes per recomputation, THREADS@KB limits shared memory per "
+                         "block (tables that do not fit stay in global memory)")
     ap.add_argument("--check-iterations", type=int, default=3000)
+    ap.add_argument("--repeats", type=int, default=3, help="timed runs per row (median)")
     ap.add_argument("--data-dir")
     ap.add_argument("--out")
     args = ap.parse_args()
@@ -98,10 +101,13 @@ def main():
     rows = []
     sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
     for spec in args.threads.split(","):
-        spec_, _, group = spec.partition(":")
+        spec_, _, kb = spec.partition("@")
+        spec_, _, group = spec_.partition(":")
         threads, _, regs = spec_.partition("/")
-        threads, regs, group = int(threads), int(regs) if regs else None, int(group) if group else None
-        eng = ResidentRots(p, prm, threads=threads, group=group, max_registers=regs)
+        threads = None if threads == "auto" else int(threads)
+        regs, group = int(regs) if regs else None, int(group) if group else None
+        eng = ResidentRots(p, prm, threads=threads, group=group, max_registers=regs,
+                           shared_limit=int(kb) * 1024 if kb else None)
         eng.run([1], Stop(iterations=2))
         for k in [int(s) for s in args.searches.split(",")]:
             probe_it = 200
@@ -110,11 +116,11 @@ def main():
             dt = time.perf_counter() - t
             iters = max(probe_it, int(probe_it * args.seconds / dt))
             reps = []
-            for _ in range(3 if k == 1 else 1):
+            for _ in range(args.repeats):
                 res = eng.run(list(range(1, k + 1)), Stop(iterations=iters))
                 reps.append(sum(r["iterations"] for r in res) / eng.loop_s)  # set-up of K starts excluded
             agg = statistics.median(reps)
-            rows.append({"threads": threads, "max_registers": regs, "searches": k, "blocks_per_sm": round(k / sms, 2), "iterations": iters,
+            rows.append({"spec": spec, "threads": eng.shape["threads"], "max_registers": eng.shape["max_registers"], "searches": k, "blocks_per_sm": round(k / sms, 2), "iterations": iters,
                          "aggregate_it_per_s": agg, "per_search_it_per_s": agg / k,
                          "vs_cpu_one_core": agg / cpu1, "vs_cpu_all_cores": agg / cpu_all,
                          "shape": eng.describe()})
@@ -126,7 +132,7 @@ def main():
     out["summary"] = {"single_search_vs_one_core": single["vs_cpu_one_core"],
                       "aggregate_vs_one_core": many["vs_cpu_one_core"],
                       "aggregate_vs_all_cores": many["vs_cpu_all_cores"], "best_config": {
-                          "threads": many["threads"], "searches": many["searches"]}}
+                          "spec": many["spec"], "threads": many["threads"], "searches": many["searches"]}}
     path = write_result("gpu_resident", out, args.out)
     print(f"\n{args.instance} Ro-TS, gpu-resident vs CPU (same run) -> {path}")
     print(f"  one search:  {single['aggregate_it_per_s']:12,.0f} it/s = {single['vs_cpu_one_core']:.1f}x one core "

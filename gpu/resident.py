@@ -31,7 +31,9 @@ SHUFFLE = not config.ENABLE_CUDASIM  # the simulator has no warp shuffles
 FULL = 0xFFFFFFFF
 CLASS = np.int64(1) << np.int64(60)
 MAX_KEY = np.int64(3) * CLASS
-SHARED_BYTES = 46 * 1024  # static shared memory is capped at 48 KB per block
+STATIC_SHARED_CAP = 48 * 1024  # above this a kernel must opt in to more dynamic shared memory
+SIM_SHARED_BYTES = 64 * 1024  # what the simulator pretends a block may have
+ON_CHIP = ("delta", "matrix", "tabu_age", "pairs", "flows", "tabu")  # per-block tables, most used first
 IMPROVEMENT_CAP = 1 << 12  # improvements recorded per chunk (chunks are no longer than this)
 NO_MOVE = -1  # PEND: no swap waiting to be folded into the delta table
 
@@ -50,9 +52,21 @@ def symmetric_form(a, b):
     return a, b, True
 
 
-def plan(problem, threads=None, group=None):
-    """Kernel shape for an instance: integer widths (checked bounds), what lives in shared memory,
-    threads per search and lanes per O(n) recomputation."""
+def shared_bytes_per_block():
+    """The most shared memory one block may opt in to on this device (227 KB on an H100)."""
+    if config.ENABLE_CUDASIM:
+        return SIM_SHARED_BYTES
+    dev = cuda.get_current_device()
+    try:
+        return int(dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+    except (AttributeError, KeyError):
+        return STATIC_SHARED_CAP
+
+
+def plan(problem, threads=None, group=None, shared_limit=None, global_only=()):
+    """Kernel shape for an instance: integer widths (checked bounds), which per-search tables live
+    in the block's dynamic shared memory (the rest in global memory), threads per search and lanes
+    per O(n) recomputation. `global_only` keeps tables off chip (tests reach those paths)."""
     n = problem.n
     A, B, general = symmetric_form(problem.a, problem.b)
     largest = max(int(np.abs(A).max()), int(np.abs(B).max()))
@@ -78,21 +92,29 @@ def plan(problem, threads=None, group=None):
     # the simulator's NumPy scalars do not widen before arithmetic: it keeps everything 64-bit
     data_bits = 64 if config.ENABLE_CUDASIM else (16 if largest < 1 << 15 else 32)
     delta_bytes = 8 if wide else 4
-    budget = SHARED_BYTES - n * (4 + (4 if general else 2) * delta_bytes) - 32 * 12
-    shared = {}
-    for name, size in (("delta", moves * delta_bytes), ("matrix", n * n * data_bits // 8), ("tabu_age", moves * 4)):
-        shared[name] = size <= budget
-        budget -= size if shared[name] else 0
+    static = n * (4 + (4 if general else 2) * delta_bytes) + (threads if config.ENABLE_CUDASIM else 32) * 12
+    budget = (shared_limit or shared_bytes_per_block()) - static - 1024  # the system keeps 1 KB a block
+    sizes = {"delta": (moves, delta_bytes), "matrix": (n * n, data_bits // 8), "tabu_age": (moves, 4),
+             "pairs": (moves, 4), "flows": (n * n, data_bits // 8), "tabu": (n * n, 4)}
+    shared, layout, used = {}, {}, 0
+    for name in ON_CHIP:
+        count, item = sizes[name]
+        size = -(-count * item // 8) * 8  # each table starts 8-byte aligned
+        shared[name] = name not in global_only and used + size <= budget
+        if shared[name]:
+            layout[name] = used // item  # element offset in a view of its type
+            used += size
     diagonal = bool(np.diagonal(problem.a).any() and np.diagonal(problem.b).any())
     return {"n": n, "moves": moves, "wide": wide, "threads": threads, "group": group, "general": general,
-            "diagonal": diagonal, "data_bits": data_bits, "shared": shared}
+            "diagonal": diagonal, "data_bits": data_bits, "shared": shared, "layout": layout,
+            "dynamic_shared_bytes": used}
 
 
 def kernel_for(shape, max_registers=None):
     """The compiled kernel for one shape; `max_registers` caps registers per thread so that more
     blocks (searches) fit on an SM."""
     key = (shape["n"], shape["threads"], shape["group"], shape["wide"], shape["general"], shape["diagonal"],
-           shape["data_bits"], tuple(sorted(shape["shared"].items())), max_registers)
+           shape["data_bits"], tuple(sorted(shape["layout"].items())), max_registers)
     if key not in _kernels:
         _kernels[key] = _make_kernel(shape, max_registers)
     return _kernels[key]
@@ -101,20 +123,23 @@ def kernel_for(shape, max_registers=None):
 def _make_kernel(shape, MAX_REGISTERS=None):
     N, T, G = shape["n"], shape["threads"], shape["group"]
     GENERAL, DIAG = shape["general"], shape["diagonal"]
-    DL_SH, BP_SH, OLD_SH = shape["shared"]["delta"], shape["shared"]["matrix"], shape["shared"]["tabu_age"]
+    SH = shape["shared"]
+    DL_SH, BP_SH, OLD_SH, PR_SH, A_SH = SH["delta"], SH["matrix"], SH["tabu_age"], SH["pairs"], SH["flows"]
+    OFF = {name: shape["layout"].get(name, 0) for name in ON_CHIP}
+    DL_O, BP_O, OLD_O, PR_O, A_O = OFF["delta"], OFF["matrix"], OFF["tabu_age"], OFF["pairs"], OFF["flows"]
+    EX_SH, EX_O = SH["tabu"], OFF["tabu"]
     M = N * (N - 1) // 2
     NN = N * N
     W = T // 32  # warps per block
     ITEMS = 2 * N - 3  # moves touching the last swap: recomputed in O(n)
     NG = T // G  # lane groups, one recomputation each
     RROUNDS = (ITEMS + NG - 1) // NG
-    KT = (N + G - 1) // G  # terms per lane
     Q = (M + T - 1) // T  # moves per thread
     RK = W if SHUFFLE else T
     DT = int64 if shape["wide"] else int32
     DTN = np.int64 if shape["wide"] else np.int32
     BPT = {16: int16, 32: int32, 64: int64}[shape["data_bits"]]
-    U = np.uint32  # unsigned indices: no negative-index wraparound code
+    U = np.uint64  # unsigned indices: no negative-index wraparound code
     GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
     @cuda.jit(device=True, inline=True)
@@ -160,6 +185,8 @@ def _make_kernel(shape, MAX_REGISTERS=None):
             t = DTN(t + (AT[xk] - AT[yk]) * (bpt[yk] - bpt[xk]))
         return t
 
+    lane_sum = _unrolled_lane_sum(N, G, GENERAL, DTN, term)
+
     @cuda.jit(device=True, inline=True)
     def classify(d, age, thr, it_asp, it):
         """Taillard's rule as one key, without branches: class 0 aspiration (old enough, or a new
@@ -184,14 +211,17 @@ def _make_kernel(shape, MAX_REGISTERS=None):
         z = cuda.shared.array(N if GENERAL else 1, DT)
         rkey = cuda.shared.array(RK, int64)
         ridx = cuda.shared.array(RK, int32)
-        dsh = cuda.shared.array(M if DL_SH else 1, DT)
-        bsh = cuda.shared.array(NN if BP_SH else 1, BPT)
-        osh = cuda.shared.array(M if OLD_SH else 1, int32)
-        dl = dsh if DL_SH else DELTA[sid]
-        bp = bsh if BP_SH else BPG[sid]
-        old = osh if OLD_SH else OLDG[sid]  # per move: the older of its two tabu expiries
+        dyn_d = cuda.shared.array(0, DT)  # the dynamic shared memory, seen through each table's type
+        dyn_b = cuda.shared.array(0, BPT)
+        dyn_i = cuda.shared.array(0, int32)
+        dl = dyn_d[DL_O:DL_O + M] if DL_SH else DELTA[sid]
+        bp = dyn_b[BP_O:BP_O + NN] if BP_SH else BPG[sid]
+        old = dyn_i[OLD_O:OLD_O + M] if OLD_SH else OLDG[sid]  # per move: the older of its two tabu expiries
+        prs = dyn_i[PR_O:PR_O + M] if PR_SH else PAIRS  # move k = (i, j) as i << 16 | j
+        Af = dyn_b[A_O:A_O + NN] if A_SH else A
         bpt = BPTG[sid]
-        ex = EX[sid]  # ex[i * N + l]: iteration until which facility i may not return to location l
+        # ex[i * N + l]: the iteration until which facility i may not return to location l
+        ex = dyn_i[EX_O:EX_O + NN] if EX_SH else EX[sid]
         for q in range(tid, N, T):
             p[q] = P[sid, q]
         for q in range(tid, M if DL_SH else 0, T):
@@ -200,6 +230,12 @@ def _make_kernel(shape, MAX_REGISTERS=None):
             bp[q] = BPG[sid, q]
         for q in range(tid, M if OLD_SH else 0, T):
             old[q] = OLDG[sid, q]
+        for q in range(tid, M if PR_SH else 0, T):
+            prs[q] = PAIRS[q]
+        for q in range(tid, NN if A_SH else 0, T):
+            Af[q] = A[q]
+        for q in range(tid, NN if EX_SH else 0, T):
+            ex[q] = EX[sid, q]
         current = CUR[sid]
         best = BEST[sid]
         state = STATE[sid]
@@ -214,7 +250,7 @@ def _make_kernel(shape, MAX_REGISTERS=None):
         for q in range(tid, N if moved else 0, T):  # the pending swap's update vectors (bp is swapped)
             rq = U(r * N + q)
             sq = U(s * N + q)
-            u[q] = A[rq] - A[sq]
+            u[q] = Af[rq] - Af[sq]
             w[q] = bp[sq] - bp[rq]
             if GENERAL:
                 v[q] = AT[rq] - AT[sq]
@@ -236,11 +272,7 @@ def _make_kernel(shape, MAX_REGISTERS=None):
                     x, y = touching(item, r, s)
                     xo = U(x * N)
                     yo = U(y * N)
-                    g = U(tid % G)
-                    for kk in range(KT):
-                        k = g + U(kk * G)
-                        if N % G == 0 or k < N:
-                            acc = DTN(acc + term(A, AT, bp, bpt, xo, yo, k))
+                    acc = lane_sum(Af, AT, bp, bpt, xo, yo, U(tid % G))
                 if G > 1:
                     off = G // 2
                     while off > 0:
@@ -249,39 +281,42 @@ def _make_kernel(shape, MAX_REGISTERS=None):
                 if item < ITEMS and tid % G == 0:
                     xo = U(x * N)
                     yo = U(y * N)
-                    d = DTN(acc - term(A, AT, bp, bpt, xo, yo, U(x)) - term(A, AT, bp, bpt, xo, yo, U(y)))
+                    d = DTN(acc - term(Af, AT, bp, bpt, xo, yo, U(x)) - term(Af, AT, bp, bpt, xo, yo, U(y)))
                     if DIAG:
                         d = DTN(d + (ADIAG[x] - ADIAG[y]) * (BDIAG[p[y]] - BDIAG[p[x]]))
                     if GENERAL:
-                        d = DTN(d + (A[U(x * N + y)] - A[U(y * N + x)]) * (bp[U(y * N + x)] - bp[U(x * N + y)]))
+                        d = DTN(d + (Af[U(x * N + y)] - Af[U(y * N + x)]) * (bp[U(y * N + x)] - bp[U(x * N + y)]))
                     i = x if x < y else y
                     j = y if x < y else x
-                    idx = U(i * (2 * N - i - 1) // 2 + j - i - 1)
-                    dl[idx] = d
+                    idx = i * (2 * N - i - 1) // 2 + j - i - 1
+                    dl[U(idx)] = d
                     e1 = ex[U(i * N + p[j])]
                     e2 = ex[U(j * N + p[i])]
                     age = e1 if e1 < e2 else e2
-                    old[idx] = age
+                    old[U(idx)] = age
                     key = classify(d, age, thr, it_asp, it)
                     if lex_less(key, idx, kb, ib):
                         kb = key
                         ib = np.int32(idx)
             # -- every other move: O(1) update (Taillard), then its key; lowest (key, index) wins
-            for q in range(Q):
-                k = U(tid + q * T)
+            for q in range(Q):  # signed values are compared, unsigned ones (ku, iu, ju) index
+                k = tid + q * T
                 if k < M:
-                    pk = PAIRS[k]
-                    i = U(pk >> 16)
-                    j = U(pk & 0xFFFF)
+                    ku = U(k)
+                    pk = prs[ku]
+                    i = pk >> 16
+                    j = pk & 0xFFFF
                     if not (moved and (i == r or i == s or j == r or j == s)):
-                        d = dl[k]
+                        d = dl[ku]
                         if moved:
+                            iu = U(i)
+                            ju = U(j)
                             if GENERAL:
-                                d = DTN(d + (u[i] - u[j]) * (w[i] - w[j]) + (v[i] - v[j]) * (z[i] - z[j]))
+                                d = DTN(d + (u[iu] - u[ju]) * (w[iu] - w[ju]) + (v[iu] - v[ju]) * (z[iu] - z[ju]))
                             else:
-                                d = DTN(d + (u[i] - u[j]) * (w[i] - w[j]))
-                            dl[k] = d
-                        key = classify(d, old[k], thr, it_asp, it)
+                                d = DTN(d + (u[iu] - u[ju]) * (w[iu] - w[ju]))
+                            dl[ku] = d
+                        key = classify(d, old[ku], thr, it_asp, it)
                         if lex_less(key, k, kb, ib):
                             kb = key
                             ib = np.int32(k)
@@ -313,7 +348,7 @@ def _make_kernel(shape, MAX_REGISTERS=None):
             done += 1
             moved = kb < 2 * CLASS - (CLASS >> 1)  # else every move is tabu: Taillard keeps the solution
             if moved:
-                pk = PAIRS[ib]
+                pk = prs[ib]
                 r = pk >> 16
                 s = pk & 0xFFFF
                 current += dl[ib]
@@ -358,7 +393,7 @@ def _make_kernel(shape, MAX_REGISTERS=None):
                         bp[qr] = bp[qs]
                         bp[qs] = t
                         w[q] = orq - osq
-                        u[q] = A[rq] - A[sq]
+                        u[q] = Af[rq] - Af[sq]
                         if GENERAL:
                             orq = bpt[rq]
                             osq = bpt[sq]
@@ -389,6 +424,8 @@ def _make_kernel(shape, MAX_REGISTERS=None):
             BPG[sid, q] = bp[q]
         for q in range(tid, M if OLD_SH else 0, T):
             OLDG[sid, q] = old[q]
+        for q in range(tid, NN if EX_SH else 0, T):
+            EX[sid, q] = ex[q]
         if tid == 0:
             PEND[sid] = (r << 16) | s if moved else NO_MOVE
             CUR[sid] = current
@@ -398,6 +435,20 @@ def _make_kernel(shape, MAX_REGISTERS=None):
             DONE[sid] = done
 
     return rots_kernel
+
+
+def _unrolled_lane_sum(N, G, GENERAL, DTN, term):
+    """One lane's share of an O(n) recomputation, terms k = g, g + G, ... < N written out one by one:
+    Numba's range loops do not unroll, and written out each load is a register plus a constant
+    offset instead of a fresh 64-bit index computation (half the instructions of the hot loop)."""
+    lines = ["def lane_sum(Af, AT, bp, bpt, xo, yo, g):", "    acc = DTN(0)"]
+    for m in range((N + G - 1) // G):
+        step = f"    acc = DTN(acc + term(Af, AT, bp, bpt, xo, yo, g + U({m * G})))"
+        lines.append(step if (m + 1) * G <= N else f"    if g < U({N - m * G}):\n    " + step)
+    lines.append("    return acc")
+    scope = {"DTN": DTN, "U": np.uint64, "term": term}
+    exec(compile("\n".join(lines), f"<lane_sum N={N} G={G}>", "exec"), scope)
+    return cuda.jit(device=True, inline=True)(scope["lane_sum"])
 
 
 @cuda.jit(device=True, inline=True)
@@ -468,7 +519,8 @@ class ResidentRots:
     """Runs K Ro-TS searches on the GPU, one block each; `run` returns one result per search in the
     format of the CPU searches (best, best solution, trajectory, iterations, ...)."""
 
-    def __init__(self, problem, prm, threads=None, group=None, global_only=(), max_registers=None):
+    def __init__(self, problem, prm, threads=None, group=None, global_only=(), max_registers=None,
+                 shared_limit=None):
         """`global_only`: names of per-search tables kept in global memory even where they would fit
         in shared memory (tests reach the global-memory paths on small instances with it)."""
         import gpu
@@ -476,9 +528,9 @@ class ResidentRots:
             raise LsbenchError("--backend gpu-resident: no usable CUDA GPU on this host (set NUMBA_ENABLE_CUDASIM=1 "
                                "to run the kernels in Numba's simulator)")
         self.problem, self.prm = problem, prm
-        self.shape = plan(problem, threads, group)
-        for name in global_only:
-            self.shape["shared"][name] = False
+        self.options = (threads, group, shared_limit, tuple(global_only), max_registers)
+        self._shared_allowed = {}
+        self._configure(1)
         n = problem.n
         A, B, general = symmetric_form(problem.a, problem.b)
         data = {16: np.int16, 32: np.int32, 64: np.int64}[self.shape["data_bits"]]
@@ -492,9 +544,28 @@ class ResidentRots:
         self.bdiag = cuda.to_device(np.diagonal(problem.b).astype(np.int64))
         i, j = np.triu_indices(n, 1)  # row-major upper triangle: the pair numbering of neighborhoods.py
         self.pairs = cuda.to_device(((i << 16) | j).astype(np.int32))
-        self.shape["max_registers"] = max_registers
-        self.kernel = kernel_for(self.shape, max_registers=max_registers)
         self.delta_dtype = np.int64 if self.shape["wide"] else np.int32
+
+    def _configure(self, searches):
+        """The kernel shape for K searches. Unless the caller fixed it: up to one search per SM, one
+        large block each with every table on chip (latency); more searches, two blocks per SM with
+        the tabu matrix in global memory (throughput) -- the best shapes measured on an H100 for
+        tai100a (benchmarks/results/gpu_resident-*.json)."""
+        threads, group, shared_limit, global_only, regs = self.options
+        if threads is None and shared_limit is None and regs is None and not config.ENABLE_CUDASIM:
+            dev = cuda.get_current_device()
+            large = self.problem.n * (self.problem.n - 1) // 2 > 2048
+            if searches <= dev.MULTIPROCESSOR_COUNT:
+                threads = 1024 if large else 256
+            else:
+                threads = 512 if large else 256
+                regs = 65536 // (2 * threads) // 8 * 8
+                shared_limit = int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // 2 - 2048
+        self.shape = plan(self.problem, threads, group, shared_limit, global_only)
+        if regs is None and not config.ENABLE_CUDASIM:  # a block of T threads must fit one SM
+            regs = min(255, 65536 // self.shape["threads"] // 8 * 8)
+        self.shape["max_registers"] = regs
+        self.kernel = kernel_for(self.shape, max_registers=regs)
 
     def run(self, seeds, stop, progress=None, chunk=None):
         """K = len(seeds) Ro-TS searches, each exactly the CPU search with its seed."""
@@ -526,6 +597,7 @@ class ResidentRots:
         pr, n = self.problem, self.problem.n
         nb = pr.neighbourhood("swap")
         K = len(sols)
+        self._configure(K)
         curs = [pr.objective(sol) for sol in sols]
         P = cuda.to_device(np.array(sols, dtype=np.int32))
         DELTA = cuda.device_array((K, n * (n - 1) // 2), dtype=self.delta_dtype)
@@ -568,10 +640,11 @@ class ResidentRots:
                 rebase_kernel[K, self.shape["threads"]](EX, OLDG, REBASE_BY)
                 base += REBASE_BY
             t0 = time.perf_counter()
-            self.kernel[K, self.shape["threads"]](
-                self.A, self.AT, self.adiag, self.bdiag, self.pairs, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR,
+            args = (self.A, self.AT, self.adiag, self.bdiag, self.pairs, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR,
                 BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration, target,
                 it - base, n_iter, tenure_cube)
+            self._allow_dynamic_shared(args)
+            self.kernel[K, self.shape["threads"], 0, self.shape["dynamic_shared_bytes"]](*args)
             nimp, done, best = NIMP.copy_to_host(), DONE.copy_to_host(), BEST.copy_to_host()
             t1 = time.perf_counter()
             kernel_s += t1 - t0
@@ -602,6 +675,18 @@ class ResidentRots:
                  "evaluations": int(its[q]) * nb.size, "trajectory": trajs[q].points, "params": prm,
                  "final_objective": int(cur[q])} for q in range(K)]
 
+    def _allow_dynamic_shared(self, args):
+        """Numba-CUDA has no launch option for more than 48 KB of dynamic shared memory per block
+        (NVIDIA/numba-cuda#94): compile for these arguments, then raise the function's limit."""
+        need = self.shape["dynamic_shared_bytes"]
+        if config.ENABLE_CUDASIM or need <= STATIC_SHARED_CAP or self._shared_allowed.get(id(self.kernel), 0) >= need:
+            return
+        from numba.cuda.cudadrv.driver import binding, driver
+        func = self.kernel._compile_for_args(*args)._codelibrary.get_cufunc()
+        attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        driver.cuKernelSetAttribute(attr, need, func.handle, func.device.id)
+        self._shared_allowed[id(self.kernel)] = need
+
     def describe(self):
         dev = cuda.get_current_device()
         name = getattr(dev, "name", "CUDA simulator")
@@ -609,7 +694,8 @@ class ResidentRots:
                 "threads_per_search": self.shape["threads"], "lanes_per_recomputation": self.shape["group"],
                 "delta_bits": 64 if self.shape["wide"] else 32, "data_bits": self.shape["data_bits"],
                 "symmetric_form": not self.shape["general"], "max_registers": self.shape["max_registers"],
-                "in_shared_memory": sorted(k for k, v in self.shape["shared"].items() if v)}
+                "in_shared_memory": [k for k in ON_CHIP if self.shape["shared"][k]],
+                "dynamic_shared_bytes": self.shape["dynamic_shared_bytes"]}
 
 
 class ResidentLocalSearch:

@@ -161,14 +161,16 @@ def test_resident_rots_follows_the_cpu_trajectory_on_tai12a():
 
 def test_resident_rots_with_64_bit_deltas_in_global_memory_and_several_searches():
     """Large flows and distances need 64-bit move costs; the table in global memory (large n) is
-    forced here on a small instance; two searches run as two blocks, each its own CPU trajectory."""
+    forced here on a small instance (every table off chip); two searches run as two blocks, each its
+    own CPU trajectory."""
+    import gpu.resident as resident
     from gpu.resident import ResidentRots
     from lsbench.problems import QAP
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
     g = np.random.default_rng(4)
     p = QAP(g.integers(0, 3_000_000, (9, 9)), g.integers(0, 3_000, (9, 9)))
-    engine = ResidentRots(p, RobustTabuSearch().params(p), global_only=("delta", "matrix", "tabu_age"))
+    engine = ResidentRots(p, RobustTabuSearch().params(p), global_only=resident.ON_CHIP)
     assert engine.shape["wide"] and engine.shape["general"] and not any(engine.shape["shared"].values())
     devs = engine.run([5, 6], Stop(iterations=25))
     for seed, dev in zip([5, 6], devs):
