@@ -1,21 +1,21 @@
 """Device-resident robust tabu search for QAP (`--backend gpu-resident`): the fast path.
 
 One thread block per search, the whole Ro-TS loop on the GPU (Tsutsui & Fujimoto's MATA design):
-- the delta table in shared memory (32-bit where the instance's bound allows, checked), the
-  permutation and the update vectors too; flows, distances and the tabu (expiry) matrix in global
-  memory, read through the L1 cache;
-- selection: each thread scans a strided share of the moves under Taillard's rule (tabu,
-  aspiration by improvement and by age), then a block-level lexicographic argmin of
-  (class + delta, move index) -- exactly the CPU's rule, lowest index on ties;
-- O(1) updates of the moves disjoint from the last swap by all threads, and the 2n-3 O(n)
-  recomputations of the moves touching it by whole warps, lanes splitting the sum (warp shuffles
-  on the device, a shared-memory reduction under the simulator);
-- thread 0 draws the tenures from the search's SplitMix64 stream, as the CPU search does.
+- the cost in symmetric form where one matrix is symmetric (one product per term), seen through
+  the permuted matrix bp[i, k] = B[p_i, p_k], which a swap updates in O(n);
+- on chip (dynamic shared memory, as much as fits): the delta table (32-bit where the instance's
+  bound allows, checked), bp, each move's older tabu expiry, the move list, the flows and the
+  tabu matrix; the rest in global memory;
+- one pass per iteration: each thread updates its moves disjoint from the last swap in O(1) and
+  keys them under Taillard's rule (tabu, aspiration by improvement and by age), lane groups
+  recompute the 2n-3 moves touching it in O(n) (warp shuffles on the device, one thread each
+  under the simulator), then a block-level lexicographic argmin of (class + delta, move index) --
+  exactly the CPU's rule, lowest index on ties; two barriers per iteration;
+- the tenures come from the search's SplitMix64 stream, as in the CPU search.
 K searches (seeds s..s+K-1) run as K blocks; the host launches chunks of iterations and reads back
 only the best values, improvements and, at the end, the best solutions. One search gives exactly
 the trajectory of `lsbench run --algorithm rots --backend cpu` with the same seed.
 """
-import math
 import time
 
 import numpy as np
