@@ -6,6 +6,8 @@ import functools
 import numpy as np
 from numba import config, cuda
 
+from lsbench.problems import pfsp
+
 from . import device as dv
 
 MAX_MACHINES = 64   # per-thread completion-time row for PFSP flow time / three objectives
@@ -162,19 +164,7 @@ def pfsp_heads_tails_wave_kernel(pt, due, seq, heads, tails, pflow, ptard, plate
         cuda.syncthreads()
 
 
-@cuda.jit(device=True, inline=True)
-def append_job(pt, due, c, job, flow, tard, late):
-    """Append `job` to a schedule whose last job ends at c[machine]: c moves on, and the flow
-    time, tardiness and late-job count take in the new job's completion."""
-    m = pt.shape[1]
-    c[0] += pt[job, 0]
-    for j in range(1, m):
-        c[j] = max(c[j], c[j - 1]) + pt[job, j]
-    flow += c[m - 1]
-    if c[m - 1] > due[job]:
-        tard += c[m - 1] - due[job]
-        late += 1
-    return flow, tard, late
+append_job = cuda.jit(device=True, inline=True)(pfsp.append_job)  # the CPU's definition, for the GPU
 
 
 @cuda.jit(device=True, inline=True)

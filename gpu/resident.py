@@ -110,18 +110,19 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=()):
             "dynamic_shared_bytes": used}
 
 
-def kernel_for(shape, max_registers=None):
-    """The compiled kernel for one shape; `max_registers` caps registers per thread so that more
+def kernel_for(shape):
+    """The compiled kernel for one shape; its max_registers caps registers per thread so that more
     blocks (searches) fit on an SM."""
     key = (shape["n"], shape["threads"], shape["group"], shape["wide"], shape["general"], shape["diagonal"],
-           shape["data_bits"], tuple(sorted(shape["layout"].items())), max_registers)
+           shape["data_bits"], tuple(sorted(shape["layout"].items())), shape.get("max_registers"))
     if key not in _kernels:
-        _kernels[key] = _make_kernel(shape, max_registers)
+        _kernels[key] = _make_kernel(shape)
     return _kernels[key]
 
 
-def _make_kernel(shape, MAX_REGISTERS=None):
+def _make_kernel(shape):
     N, T, G = shape["n"], shape["threads"], shape["group"]
+    MAX_REGISTERS = shape.get("max_registers")
     GENERAL, DIAG = shape["general"], shape["diagonal"]
     SH = shape["shared"]
     DL_SH, BP_SH, OLD_SH, PR_SH, A_SH = SH["delta"], SH["matrix"], SH["tabu_age"], SH["pairs"], SH["flows"]
@@ -186,6 +187,29 @@ def _make_kernel(shape, MAX_REGISTERS=None):
         return t
 
     lane_sum = _unrolled_lane_sum(N, G, GENERAL, DTN, term)
+
+    @cuda.jit(device=True, inline=True)
+    def swap_corners(m, rr, ss, rs, sr):
+        """Swapping r and s in the permuted frame: the 2 x 2 block where rows and columns r, s meet."""
+        t = m[rr]
+        m[rr] = m[ss]
+        m[ss] = t
+        t = m[rs]
+        m[rs] = m[sr]
+        m[sr] = t
+
+    @cuda.jit(device=True, inline=True)
+    def swap_at(m, rq, sq, qr, qs):
+        """Swapping r and s in the permuted frame at q (not r, s): rows r, s exchange their q-th
+        entries, columns r, s their q-th rows. Returns new m[s, q] - new m[r, q] (an update vector)."""
+        orq = m[rq]
+        osq = m[sq]
+        m[rq] = osq
+        m[sq] = orq
+        t = m[qr]
+        m[qr] = m[qs]
+        m[qs] = t
+        return orq - osq
 
     @cuda.jit(device=True, inline=True)
     def classify(d, age, thr, it_asp, it):
@@ -367,42 +391,18 @@ def _make_kernel(shape, MAX_REGISTERS=None):
                         p[r] = ps
                         p[s] = pr
                         rr, ss, rs, sr = U(r * N + r), U(s * N + s), U(r * N + s), U(s * N + r)
-                        t = bp[rr]
-                        bp[rr] = bp[ss]
-                        bp[ss] = t
-                        t = bp[rs]
-                        bp[rs] = bp[sr]
-                        bp[sr] = t
+                        swap_corners(bp, rr, ss, rs, sr)
                         if GENERAL:
-                            t = bpt[rr]
-                            bpt[rr] = bpt[ss]
-                            bpt[ss] = t
-                            t = bpt[rs]
-                            bpt[rs] = bpt[sr]
-                            bpt[sr] = t
+                            swap_corners(bpt, rr, ss, rs, sr)
                         if improved:
                             BEST_SOL[sid, r] = ps
                             BEST_SOL[sid, s] = pr
                     elif q != s:
                         rq, sq, qr, qs = U(r * N + q), U(s * N + q), U(q * N + r), U(q * N + s)
-                        orq = bp[rq]
-                        osq = bp[sq]
-                        bp[rq] = osq
-                        bp[sq] = orq
-                        t = bp[qr]
-                        bp[qr] = bp[qs]
-                        bp[qs] = t
-                        w[q] = orq - osq
+                        w[q] = swap_at(bp, rq, sq, qr, qs)
                         u[q] = Af[rq] - Af[sq]
                         if GENERAL:
-                            orq = bpt[rq]
-                            osq = bpt[sq]
-                            bpt[rq] = osq
-                            bpt[sq] = orq
-                            t = bpt[qr]
-                            bpt[qr] = bpt[qs]
-                            bpt[qs] = t
-                            z[q] = orq - osq
+                            z[q] = swap_at(bpt, rq, sq, qr, qs)
                             v[q] = AT[rq] - AT[sq]
                         if improved:
                             BEST_SOL[sid, q] = p[q]
@@ -565,7 +565,7 @@ class ResidentRots:
         if regs is None and not config.ENABLE_CUDASIM:  # a block of T threads must fit one SM
             regs = min(255, 65536 // self.shape["threads"] // 8 * 8)
         self.shape["max_registers"] = regs
-        self.kernel = kernel_for(self.shape, max_registers=regs)
+        self.kernel = kernel_for(self.shape)
 
     def run(self, seeds, stop, progress=None, chunk=None):
         """K = len(seeds) Ro-TS searches, each exactly the CPU search with its seed."""

@@ -74,24 +74,34 @@ def _score(objective, cmax, flow, tard, late, w):
     return w[0] * cmax + w[1] * tard + w[2] * late
 
 
+def append_job(pt, due, c, job, flow, tard, late):
+    """Append `job` to a schedule whose last job ends at c[machine]: c moves on, and the flow
+    time, tardiness and late-job count take in the new job's completion. Plain Python, compiled
+    here for the CPU and in gpu/kernels.py for the GPU: one definition of the schedule."""
+    m = pt.shape[1]
+    c[0] += pt[job, 0]
+    for j in range(1, m):
+        c[j] = max(c[j], c[j - 1]) + pt[job, j]
+    flow += c[m - 1]
+    if c[m - 1] > due[job]:
+        tard += c[m - 1] - due[job]
+        late += 1
+    return flow, tard, late
+
+
+_append_job = njit(cache=True, inline="always")(append_job)
+
+
 @njit(cache=True)
 def schedule_objectives(pt, due, seq):
     """(Cmax, total flow time, total tardiness, late jobs) of a complete sequence."""
-    m = pt.shape[1]
-    c = np.zeros(m, dtype=np.int64)
+    c = np.zeros(pt.shape[1], dtype=np.int64)
     flow = 0
     tard = 0
     late = 0
     for k in range(seq.shape[0]):
-        job = seq[k]
-        c[0] += pt[job, 0]
-        for j in range(1, m):
-            c[j] = max(c[j], c[j - 1]) + pt[job, j]
-        flow += c[m - 1]
-        if c[m - 1] > due[job]:
-            tard += c[m - 1] - due[job]
-            late += 1
-    return c[m - 1], flow, tard, late
+        flow, tard, late = _append_job(pt, due, c, seq[k], flow, tard, late)
+    return c[-1], flow, tard, late
 
 
 @njit(cache=True)
@@ -103,18 +113,10 @@ def sequence_score(pt, due, seq, objective, w):
 @njit(cache=True, inline="always")
 def _continue_score(pt, due, seq, start, c, flow, tard, late, objective, w):
     """Finish the schedule of seq[start:] from machine completion times c (copied)."""
-    m = pt.shape[1]
     cc = c.copy()
     for k in range(start, seq.shape[0]):
-        job = seq[k]
-        cc[0] += pt[job, 0]
-        for j in range(1, m):
-            cc[j] = max(cc[j], cc[j - 1]) + pt[job, j]
-        flow += cc[m - 1]
-        if cc[m - 1] > due[job]:
-            tard += cc[m - 1] - due[job]
-            late += 1
-    return _score(objective, cc[m - 1], flow, tard, late, w)
+        flow, tard, late = _append_job(pt, due, cc, seq[k], flow, tard, late)
+    return _score(objective, cc[-1], flow, tard, late, w)
 
 
 @njit(cache=True)
