@@ -515,6 +515,23 @@ def _mix(z):
     return z ^ (z >> np.uint64(31))
 
 
+def allow_dynamic_shared(kernel, args, need, allowed):
+    """Numba-CUDA has no launch option for more than 48 KB of dynamic shared memory per block
+    (NVIDIA/numba-cuda#94): compile `kernel` for these arguments, then raise the compiled
+    function's limit to `need` bytes (`allowed` remembers what each kernel was given). Returns the
+    compiled kernel (None under the simulator)."""
+    if config.ENABLE_CUDASIM:
+        return None
+    compiled = kernel._compile_for_args(*args)
+    if need > STATIC_SHARED_CAP and allowed.get(id(compiled), 0) < need:
+        from numba.cuda.cudadrv.driver import binding, driver
+        func = compiled._codelibrary.get_cufunc()
+        attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        driver.cuKernelSetAttribute(attr, need, func.handle, func.device.id)
+        allowed[id(compiled)] = need
+    return compiled
+
+
 class ResidentRots:
     """Runs K Ro-TS searches on the GPU, one block each; `run` returns one result per search in the
     format of the CPU searches (best, best solution, trajectory, iterations, ...)."""
@@ -676,16 +693,7 @@ class ResidentRots:
                  "final_objective": int(cur[q])} for q in range(K)]
 
     def _allow_dynamic_shared(self, args):
-        """Numba-CUDA has no launch option for more than 48 KB of dynamic shared memory per block
-        (NVIDIA/numba-cuda#94): compile for these arguments, then raise the function's limit."""
-        need = self.shape["dynamic_shared_bytes"]
-        if config.ENABLE_CUDASIM or need <= STATIC_SHARED_CAP or self._shared_allowed.get(id(self.kernel), 0) >= need:
-            return
-        from numba.cuda.cudadrv.driver import binding, driver
-        func = self.kernel._compile_for_args(*args)._codelibrary.get_cufunc()
-        attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-        driver.cuKernelSetAttribute(attr, need, func.handle, func.device.id)
-        self._shared_allowed[id(self.kernel)] = need
+        allow_dynamic_shared(self.kernel, args, self.shape["dynamic_shared_bytes"], self._shared_allowed)
 
     def describe(self):
         dev = cuda.get_current_device()

@@ -26,7 +26,7 @@ def run_one(problem, instance, algorithm="tabu", backend="cpu", neighbourhood=No
         if initial is not None:
             raise LsbenchError("--backend gpu-resident draws its own start solutions")
         return _run_resident(problem, instance, algorithm, seed, stop, problem_params, algorithm_params,
-                             backend_params, data, out, progress, searches)
+                             backend_params, data, out, progress, searches, neighbourhood)
     if searches != 1:
         raise LsbenchError("--searches: several searches in one run need --backend gpu-resident --algorithm rots "
                            "(or use `lsbench multistart`)")
@@ -99,15 +99,20 @@ def _record(prob, nb, algorithm, backend, backend_info, seed, result, stop, wall
 
 
 def _run_resident(problem, instance, algorithm, seed, stop, problem_params, algorithm_params, backend_params,
-                  data, out, progress, searches):
-    """The device-resident fast path: K searches (seeds seed..seed+K-1) as K thread blocks. The record
-    is the best search's, with every search's result (each re-checked) under `searches`."""
+                  data, out, progress, searches, neighbourhood=None):
+    """The device-resident fast path: QAP Ro-TS as K searches (seeds seed..seed+K-1) in K thread
+    blocks, the record being the best search's with every search's result (each re-checked) under
+    `searches`; or one PFSP insertion tabu search over the whole GPU."""
     from gpu.resident import ResidentRots
-    if algorithm != "rots":
-        raise LsbenchError(f"--backend gpu-resident: runs --algorithm rots (QAP), not {algorithm}")
+    if algorithm not in ("rots", "tabu"):
+        raise LsbenchError(f"--backend gpu-resident: runs --algorithm rots (QAP), tabu (PFSP) or cas (QAP), "
+                           f"not {algorithm}")
     if searches is None or searches < 1:
         raise LsbenchError(f"--searches: must be at least 1, got {searches}")
     prob = registry.load(instance, problem, data, problem_params)
+    if algorithm == "tabu":
+        return _run_resident_pfsp(prob, seed, stop, problem_params, algorithm_params, backend_params, out,
+                                  progress, searches, neighbourhood)
     if prob.kind != "qap":
         raise LsbenchError("--backend gpu-resident: robust tabu search is defined for QAP only")
     nb = prob.neighbourhood("swap")
@@ -139,6 +144,41 @@ def _run_resident(problem, instance, algorithm, seed, stop, problem_params, algo
     record.update({"best_seed": seeds[top], "searches": every,
                    "aggregate_iterations": total,
                    "aggregate_iterations_per_s": round(total / wall, 3) if wall > 0 else None})
+    if out:
+        write_atomic(out, record)
+    return record
+
+
+def _run_resident_pfsp(prob, seed, stop, problem_params, algorithm_params, backend_params, out, progress, searches,
+                       neighbourhood):
+    """One PFSP insertion tabu search (makespan) run entirely on the GPU, over all its SMs."""
+    from gpu.resident_pfsp import ResidentPfspTabu
+    if prob.kind != "pfsp":
+        raise LsbenchError(f"--backend gpu-resident --algorithm tabu: runs PFSP (insertion), not {prob.kind}")
+    if neighbourhood not in (None, "insertion"):
+        raise LsbenchError(f"--neighbourhood: the PFSP fast path searches the insertion neighbourhood, "
+                           f"not {neighbourhood}")
+    if searches != 1:
+        raise LsbenchError("--searches: the PFSP fast path runs one search over the whole GPU (use `lsbench "
+                           "multistart` for several)")
+    unknown = set(backend_params or {}) - {"block"}
+    if unknown:
+        raise LsbenchError(f"--param {', '.join(sorted(unknown))}: not a parameter of the gpu-resident backend")
+    nb = prob.neighbourhood("insertion")
+    try:
+        search = ALGORITHMS["tabu"](**(algorithm_params or {}))
+    except TypeError as e:
+        raise LsbenchError(f"--param: not a parameter of tabu: {e}")
+    engine = ResidentPfspTabu(prob, search.params(nb), threads=(backend_params or {}).get("block"))
+    tw = time.perf_counter()
+    engine.run(seed, Stop(iterations=2))  # JIT compile outside the timed run
+    warmup_s = time.perf_counter() - tw
+    t0 = time.perf_counter()
+    result = engine.run(seed, stop, Progress(f"{prob.name} tabu/gpu-resident", enabled=progress))
+    wall = time.perf_counter() - t0
+    info = {**engine.describe(), "kernel_s": round(engine.kernel_s, 6)}
+    record = _record(prob, nb, "tabu", "gpu-resident", info, seed, result, stop, wall, warmup_s, problem_params,
+                     backend_params)
     if out:
         write_atomic(out, record)
     return record

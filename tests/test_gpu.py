@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
+from lsbench.backends import get_evaluator
 from lsbench.runner import run_one
 
 CASES = [
@@ -212,6 +213,58 @@ def test_resident_rots_cli_stops_each_search_at_the_target_and_keeps_every_searc
     r = subprocess.run([sys.executable, "-m", "lsbench", "verify", str(out)], capture_output=True, text=True,
                        cwd=ROOT)
     assert r.returncode == 0, r.stderr
+
+
+def _cpu_tabu(problem, seed, stop, **params):
+    from lsbench.search.tabu import TabuSearch
+    nb = problem.neighbourhood("insertion")
+    return TabuSearch(**params).run(problem, nb, get_evaluator("cpu").bind(problem, nb), stop, seed)
+
+
+@pytest.mark.parametrize("threads", [64, 128])
+def test_resident_pfsp_tabu_follows_the_cpu_trajectory(threads):
+    """The whole-GPU PFSP insertion tabu search: one pair of warps per block (they also find the
+    tabu bounds), or two pairs and two scout warps; random tenures (stream draws), chunks of three
+    iterations (state carried between launches): exactly the CPU search."""
+    from gpu.resident_pfsp import ResidentPfspTabu
+    from lsbench.problems.pfsp import PFSP
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import TabuSearch
+    p = PFSP.taillard("t7x3", 7, 3, 873654221)
+    params = {"tenure_min": 2, "tenure_max": 5}
+    prm = TabuSearch(**params).params(p.neighbourhood("insertion"))
+    dev = ResidentPfspTabu(p, prm, threads=threads).run(4, Stop(iterations=14), chunk=3)
+    _same_search(_cpu_tabu(p, 4, Stop(iterations=14), **params), dev)
+
+
+def test_resident_pfsp_tabu_cli_on_ta001_stops_at_the_target_and_verifies(tmp_path):
+    out = tmp_path / "pfsp.json"
+    from lsbench import instances as registry
+    from lsbench.search.common import Stop
+    p = registry.load("ta001")
+    cpu = _cpu_tabu(p, 2, Stop(iterations=8))
+    target = cpu["trajectory"][-2][2]  # reached before the end: the device must stop there too
+    rec = run_one("pfsp", "ta001", algorithm="tabu", backend="gpu-resident", seed=2, iterations=8, target=target,
+                  out=str(out))
+    want = _cpu_tabu(p, 2, Stop(iterations=8, target=target))
+    assert rec["iterations"] == want["iterations"] < 8
+    assert rec["best_objective"] == want["best_objective"] == target
+    assert rec["best_solution"] == list(want["best_solution"])
+    r = subprocess.run([sys.executable, "-m", "lsbench", "verify", str(out)], capture_output=True, text=True,
+                       cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (dict(problem_params={"objective": "flowtime"}), "minimises the makespan"),
+    (dict(neighbourhood="swap"), "insertion neighbourhood"),
+    (dict(searches=2), "one search over the whole GPU"),
+    (dict(backend_params={"block": 96}), "power of two"),
+])
+def test_resident_pfsp_tabu_refuses_what_it_cannot_run(args, message):
+    from lsbench.errors import LsbenchError
+    with pytest.raises(LsbenchError, match=message):
+        run_one("pfsp", "ta001", algorithm="tabu", backend="gpu-resident", seed=1, iterations=2, **args)
 
 
 def test_cas_with_its_tabu_local_searches_on_the_gpu_equals_cas_on_the_cpu(tmp_path):
