@@ -22,7 +22,7 @@ trajectory of `lsbench run --algorithm tabu --backend cpu` with the same seed.
 import time
 
 import numpy as np
-from numba import config, cuda, int32, int64, uint64
+from numba import config, cuda, int32, int64, uint32, uint64
 
 from lsbench import rng
 from lsbench.errors import LsbenchError
@@ -76,6 +76,14 @@ def from_left2(u, v, xbuf, tid, lane):
 
 
 @cuda.jit(device=True, inline=True)
+def in_window(d, length):
+    """0 <= d < length, as one unsigned 32-bit compare on the device."""
+    if SIM:
+        return 0 <= d < length
+    return uint32(d) < uint32(length)
+
+
+@cuda.jit(device=True, inline=True)
 def warp_sync():
     """Lanes' shared-memory writes visible to the warp (the whole block under the simulator)."""
     if SIM:
@@ -123,8 +131,8 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
     grid = cuda.cg.this_grid()
     tid = cuda.threadIdx.x
     T = cuda.blockDim.x
-    lane = tid % WARP
-    warp = tid // WARP
+    lane = int32(tid % WARP)
+    warp = int32(tid // WARP)
     W = T // WARP
     pairs = W // 2
     b = cuda.blockIdx.x
@@ -184,16 +192,16 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
                     Q[nm + mj] = 0
             # lane's row at step s: position s - lane (heads) or n - 1 - (s - lane) (tails), read at
             # sh[pr], written at sh[wb + pr]: E[row + 1, j] or Q[row, j]
-            dr = m if heads else -m
-            pr = (-lane if heads else n - 1 + lane) * m + mj
-            wb = nm + m if heads else 2 * nm + m
-            for s in range(n + m - 1):
+            dr = int32(m if heads else -m)
+            pr = int32((-lane if heads else n - 1 + lane) * m + mj)
+            wb = int32(nm + m if heads else 2 * nm + m)
+            rows = int32(n if warp < 2 and lane < m else 0)
+            for s in range(int32(n + m - 1)):
                 left = from_left(own, xbuf, tid, lane)
-                r = s - lane
-                if warp < 2 and lane < m and 0 <= r < n:
+                if in_window(s - lane, rows):
                     own = int32(max(own, left) + sh[pr])
                     sh[wb + pr] = own
-                pr += dr
+                pr = int32(pr + dr)
         cuda.syncthreads()
         if E[nm + m - 1] != current:  # every block sees the same tables: all stop together
             if b == 0 and tid == 0:
@@ -219,8 +227,10 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
             # row k = k0 + dk r of lane's sweep: ps[k, mj] at sh[pk], the fixed other side at sh[ob + pk]
             k0 = i + 1 if right else i - 1
             dk = 1 if right else -1
-            ob = 2 * nm + 2 * m if right else nm  # Q[k + 1, j] or E[k, j]
-            pk = (k0 - dk * lane) * m + mj
+            ob = int32(2 * nm + 2 * m if right else nm)  # Q[k + 1, j] or E[k, j]
+            pk = int32((k0 - dk * lane) * m + mj)
+            dpk = int32(dk * m)
+            rows = int32(R if lane < m else 0)
             if live:
                 px = ps[i * m + mj]
                 hq = E[i * m + mj] if right else Q[(i + 1) * m + mj]
@@ -228,14 +238,13 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
                 px = int32(0)
                 hq = int32(0)
             f = int32(0)
-            for st in range(steps):
+            for st in range(int32(steps)):
                 hq_in, f_in = from_left2(hq, f, xbuf, tid, lane)
-                r = st - lane
-                if lane < m and 0 <= r < R:
+                if in_window(st - lane, rows):
                     hq = int32(max(hq_in, hq) + sh[pk])
                     f = int32(max(f_in, hq) + px)
-                    cuda.atomic.max(cmw, r, f + sh[ob + pk])  # the makespan: the max over machines
-                pk += dk * m
+                    cuda.atomic.max(cmw, int32(st - lane), int32(f + sh[ob + pk]))  # makespan: max over machines
+                pk = int32(pk + dpk)
             warp_sync()
             if live:
                 lim = kmin[s] if right else kmax[s]
@@ -298,13 +307,14 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
         for t in range(lo + tid, hi + 1, T):
             seq[t] = moved[t]
         cuda.syncthreads()
-        for q in range(lo * m + tid, (hi + 1) * m, T):  # ps rows move with their jobs; E is free scratch
-            row = q // m
+        for row in range(lo + tid, hi + 1, T):  # ps rows move with their jobs; E is free scratch
             src = i if row == k else (row + 1 if i < k else row - 1)
-            E[q] = ps[src * m + q - row * m]
+            for j in range(m):
+                E[row * m + j] = ps[src * m + j]
         cuda.syncthreads()
-        for q in range(lo * m + tid, (hi + 1) * m, T):
-            ps[q] = E[q]
+        for row in range(lo + tid, hi + 1, T):
+            for j in range(m):
+                ps[row * m + j] = E[row * m + j]
         current = cmax
         if current < best:
             best = current
