@@ -364,15 +364,16 @@ def move_key(mode, idx, d, flags, current, best, tie_key, sol, expiry, it, aspir
 
 
 @cuda.jit(device=True)
-def block_min(sc, sd, sr, si, tid, c, d, r, i):
+def block_min(sc, sd, sr, si, tid, size, c, d, r, i):
     """Shared-memory tree reduction of the block's candidates (class, delta, rank, index) into
-    slot 0; a thread without a candidate brings i = -1. Plain syncthreads: the simulator runs it."""
+    slot 0 over `size` threads (a power of two); a thread without a candidate brings i = -1. Plain
+    syncthreads: the simulator runs it."""
     sc[tid] = c if i >= 0 else 3
     sd[tid] = d
     sr[tid] = r
     si[tid] = i
     cuda.syncthreads()
-    step = REDUCE_BLOCK // 2
+    step = size // 2
     while step > 0:
         if tid < step:
             o = tid + step
@@ -455,7 +456,7 @@ def make_select_kernel(move_delta, delta_dtype):
             c, d, r = move_key(mode, idx, d, flags, current, best, tie_key, sol, expiry, it, aspiration, n)
             if i_best < 0 or key_less(c, d, r, idx, c_best, d_best, r_best, i_best):
                 c_best, d_best, r_best, i_best = c, d, r, idx
-        block_min(sc, sd, sr, si, tid, c_best, d_best, r_best, i_best)
+        block_min(sc, sd, sr, si, tid, REDUCE_BLOCK, c_best, d_best, r_best, i_best)
         if tid == 0:
             b = cuda.blockIdx.x
             bc[b] = sc[0]
@@ -474,7 +475,7 @@ def make_select_kernel(move_delta, delta_dtype):
                 if bi[b] >= 0 and (i_best < 0 or key_less(bc[b], bd[b], br[b], bi[b], c_best, d_best, r_best,
                                                            i_best)):
                     c_best, d_best, r_best, i_best = bc[b], bd[b], br[b], bi[b]
-            block_min(sc, sd, sr, si, tid, c_best, d_best, r_best, i_best)
+            block_min(sc, sd, sr, si, tid, REDUCE_BLOCK, c_best, d_best, r_best, i_best)
             if tid == 0:
                 result[0] = sc[0]
                 result[1] = si[0]

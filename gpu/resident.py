@@ -515,21 +515,13 @@ def _mix(z):
     return z ^ (z >> np.uint64(31))
 
 
-def allow_dynamic_shared(kernel, args, need, allowed):
+def allow_dynamic_shared(compiled, need):
     """Numba-CUDA has no launch option for more than 48 KB of dynamic shared memory per block
-    (NVIDIA/numba-cuda#94): compile `kernel` for these arguments, then raise the compiled
-    function's limit to `need` bytes (`allowed` remembers what each kernel was given). Returns the
-    compiled kernel (None under the simulator)."""
-    if config.ENABLE_CUDASIM:
-        return None
-    compiled = kernel._compile_for_args(*args)
-    if need > STATIC_SHARED_CAP and allowed.get(id(compiled), 0) < need:
-        from numba.cuda.cudadrv.driver import binding, driver
-        func = compiled._codelibrary.get_cufunc()
-        attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-        driver.cuKernelSetAttribute(attr, need, func.handle, func.device.id)
-        allowed[id(compiled)] = need
-    return compiled
+    (NVIDIA/numba-cuda#94): raise the compiled kernel's own limit to `need` bytes."""
+    from numba.cuda.cudadrv.driver import binding, driver
+    func = compiled._codelibrary.get_cufunc()
+    attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    driver.cuKernelSetAttribute(attr, need, func.handle, func.device.id)
 
 
 class ResidentRots:
@@ -647,12 +639,7 @@ class ResidentRots:
         base = 0  # the kernels count iterations from base (see rebase_kernel)
         kernel_s = 0.0
         while not stop.reached(it, it * nb.size, time.perf_counter() - t_start, int(best.max())):
-            n_iter = min(step, IMPROVEMENT_CAP)
-            budget = stop.iteration_budget(it)
-            if budget is not None:
-                n_iter = min(n_iter, budget)
-            if stop.evaluations is not None:
-                n_iter = min(n_iter, max(1, -(-(stop.evaluations - it * nb.size) // nb.size)))
+            n_iter = stop.chunk(it, min(step, IMPROVEMENT_CAP), nb.size)
             if it - base >= REBASE_AT:  # tabu expiries are 32-bit: shift the clock, keep every comparison
                 rebase_kernel[K, self.shape["threads"]](EX, OLDG, REBASE_BY)
                 base += REBASE_BY
@@ -693,7 +680,12 @@ class ResidentRots:
                  "final_objective": int(cur[q])} for q in range(K)]
 
     def _allow_dynamic_shared(self, args):
-        allow_dynamic_shared(self.kernel, args, self.shape["dynamic_shared_bytes"], self._shared_allowed)
+        """Opt the kernel in to its dynamic shared memory once (compiling it for these arguments)."""
+        need = self.shape["dynamic_shared_bytes"]
+        if config.ENABLE_CUDASIM or need <= STATIC_SHARED_CAP or self._shared_allowed.get(id(self.kernel), 0) >= need:
+            return
+        allow_dynamic_shared(self.kernel._compile_for_args(*args), need)
+        self._shared_allowed[id(self.kernel)] = need
 
     def describe(self):
         dev = cuda.get_current_device()

@@ -30,13 +30,13 @@ from lsbench.problems.pfsp import MAKESPAN
 from lsbench.search.common import start_solution, Trajectory
 
 from . import device as dv
-from .resident import allow_dynamic_shared, shared_bytes_per_block
+from .kernels import block_min, key_less
+from .resident import STATIC_SHARED_CAP, allow_dynamic_shared, shared_bytes_per_block
 
 SIM = config.ENABLE_CUDASIM  # the simulator has no warp shuffles: lanes talk through shared memory
 FULL = 0xFFFFFFFF
 WARP = 32
 MAX_THREADS = 1024
-MAX_KEY = np.int64(3) << np.int64(32)  # (class << 32) + makespan; 3 = no move
 NO_ASPIRATION = -(np.int64(1) << np.int64(62))
 IMPROVEMENT_CAP = 1 << 12
 XBUF = MAX_THREADS if SIM else 1  # lane exchange buffer (simulator only)
@@ -93,27 +93,6 @@ def warp_sync():
 
 
 @cuda.jit(device=True, inline=True)
-def better(k1, r1, k2, r2):
-    return k1 < k2 or (k1 == k2 and r1 < r2)
-
-
-@cuda.jit(device=True, inline=True)
-def block_argmin(rkey, rrank, ridx, tid, nthreads):
-    """Tree reduction of (key, rank, index) over the block into slot 0 (nthreads a power of two)."""
-    cuda.syncthreads()
-    step = nthreads // 2
-    while step > 0:
-        if tid < step:
-            o = tid + step
-            if better(rkey[o], rrank[o], rkey[tid], rrank[tid]):
-                rkey[tid] = rkey[o]
-                rrank[tid] = rrank[o]
-                ridx[tid] = ridx[o]
-        cuda.syncthreads()
-        step //= 2
-
-
-@cuda.jit(device=True, inline=True)
 def position_of(slot, pairs, grid, block):
     """Removed position served by a block's pair slot (round-major: the first round covers the
     positions 0 .. grid*pairs-1, so the work is even across blocks)."""
@@ -124,9 +103,10 @@ def position_of(slot, pairs, grid, block):
 def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ,
                      n, m, rounds, tenure_min, tenure_max, use_aspiration, target, it0, n_iter):
     sh = cuda.shared.array(0, int32)
-    rkey = cuda.shared.array(MAX_THREADS, int64)
-    rrank = cuda.shared.array(MAX_THREADS, uint64)
-    ridx = cuda.shared.array(MAX_THREADS, int32)
+    red_c = cuda.shared.array(MAX_THREADS, int64)  # block reduction of (class, makespan, rank, move)
+    red_d = cuda.shared.array(MAX_THREADS, int64)
+    red_r = cuda.shared.array(MAX_THREADS, uint64)
+    red_i = cuda.shared.array(MAX_THREADS, int64)
     xbuf = cuda.shared.array((XBUF, 2), int32)
     grid = cuda.cg.this_grid()
     tid = cuda.threadIdx.x
@@ -209,9 +189,10 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
             break
         # -- phase 2: pair p of warps serves removed positions i; warp 2p the moves right of i,
         # warp 2p+1 those left of it, each sweep rebuilding the heads (tails) it needs
-        bkey = MAX_KEY
-        brank = uint64(0)
-        bidx = int32(-1)
+        bc = int64(3)
+        bd = int64(0)
+        br = uint64(0)
+        bi = int64(-1)
         right = warp % 2 == 0
         mj = jj if right else m - 1 - jj
         cmw = cm[warp * n:(warp + 1) * n]
@@ -253,39 +234,29 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
                     run = cmw[r]
                     idx = i * (n - 1) + (k - 1 if right else k)
                     tabu = k >= lim if right else k <= lim
-                    cls = 1 if tabu and not run < asp else 0
-                    key = (int64(cls) << 32) + run
+                    cls = int64(1 if tabu and not run < asp else 0)
                     rank = dv.tie_rank(idx, tie_key)
-                    if better(key, rank, bkey, brank):
-                        bkey = key
-                        brank = rank
-                        bidx = idx
+                    if bi < 0 or key_less(cls, run, rank, idx, bc, bd, br, bi):
+                        bc, bd, br, bi = cls, int64(run), rank, int64(idx)
         # -- selection: the block's best, the grid barrier, then every block takes the grid's best
-        rkey[tid] = bkey
-        rrank[tid] = brank
-        ridx[tid] = bidx
-        block_argmin(rkey, rrank, ridx, tid, T)
+        block_min(red_c, red_d, red_r, red_i, tid, T, bc, bd, br, bi)
         par = it % 2
         if tid == 0:
-            WKEY[par, b] = rkey[0]
-            WRANK[par, b] = rrank[0]
-            WIDX[par, b] = ridx[0]
+            WKEY[par, b] = (red_c[0] << 32) + red_d[0]
+            WRANK[par, b] = red_r[0]
+            WIDX[par, b] = red_i[0]
             cuda.threadfence()
         grid.sync()
-        bkey = MAX_KEY
-        brank = uint64(0)
-        bidx = int32(-1)
+        bc = int64(3)
+        bi = int64(-1)
         for g in range(tid, G, T):
-            if better(WKEY[par, g], WRANK[par, g], bkey, brank):
-                bkey = WKEY[par, g]
-                brank = WRANK[par, g]
-                bidx = WIDX[par, g]
-        rkey[tid] = bkey
-        rrank[tid] = brank
-        ridx[tid] = bidx
-        block_argmin(rkey, rrank, ridx, tid, T)
-        move = ridx[0]
-        cmax = int64(rkey[0] & 0xFFFFFFFF)
+            c = WKEY[par, g] >> 32
+            d = WKEY[par, g] & 0xFFFFFFFF
+            if WIDX[par, g] >= 0 and (bi < 0 or key_less(c, d, WRANK[par, g], WIDX[par, g], bc, bd, br, bi)):
+                bc, bd, br, bi = c, d, WRANK[par, g], WIDX[par, g]
+        block_min(red_c, red_d, red_r, red_i, tid, T, bc, bd, br, bi)
+        move = red_i[0]
+        cmax = red_d[0]
         i, k = dv.index_to_insertion(move, n)
         tenure = int64(tenure_min)
         if tenure_max != tenure_min:
@@ -369,7 +340,7 @@ class ResidentPfspTabu:
                                f"got {self.threads}")
         self.pairs = self.threads // WARP // 2
         self.pt = cuda.to_device(np.ascontiguousarray(problem.pt, dtype=np.int32).ravel())
-        self._shared_allowed = {}
+        self.shape = None  # blocks, rounds, shared memory: sized on the first run
         self.kernel_s = 0.0
 
     def _grid(self):
@@ -387,9 +358,10 @@ class ResidentPfspTabu:
                 raise LsbenchError(f"--backend gpu-resident: {self.problem.name} ({n} jobs x {m} machines) needs "
                                    f"{need} bytes of shared memory per block, more than this GPU's "
                                    f"{shared_bytes_per_block()}")
-            args = self._args_template(blocks, rounds)
-            kern = allow_dynamic_shared(pfsp_tabu_kernel, args, need, self._shared_allowed)
-            fit = kern.max_cooperative_grid_blocks(self.threads, need)
+            compiled = pfsp_tabu_kernel._compile_for_args(*self._args_template(blocks, rounds))
+            if need > STATIC_SHARED_CAP:
+                allow_dynamic_shared(compiled, need)
+            fit = compiled.max_cooperative_grid_blocks(self.threads, need)
             if fit >= blocks:
                 return blocks, rounds, need
             if fit < 1:
@@ -401,7 +373,7 @@ class ResidentPfspTabu:
         n = self.problem.n
         return (self.pt, cuda.device_array(n, np.int32), cuda.device_array(n * n, np.int64),
                 cuda.device_array((2, blocks), np.int64), cuda.device_array((2, blocks), np.uint64),
-                cuda.device_array((2, blocks), np.int32), cuda.device_array(STATE_FIELDS, np.int64),
+                cuda.device_array((2, blocks), np.int64), cuda.device_array(STATE_FIELDS, np.int64),
                 cuda.device_array(1, np.uint64), cuda.device_array(n, np.int32),
                 cuda.device_array(IMPROVEMENT_CAP, np.int64), cuda.device_array(IMPROVEMENT_CAP, np.int64),
                 np.int64(n), np.int64(self.problem.m), np.int64(rounds), np.int64(0), np.int64(0), np.int64(1),
@@ -415,13 +387,15 @@ class ResidentPfspTabu:
         state = rng.new_state(seed)
         sol = start_solution(pr, state, TabuSearch())
         current = pr.objective(sol)
-        blocks, rounds, need = self._grid()
-        self.shape = {"blocks": blocks, "threads": self.threads, "rounds": rounds, "dynamic_shared_bytes": need}
+        if self.shape is None:
+            blocks, rounds, need = self._grid()
+            self.shape = {"blocks": blocks, "threads": self.threads, "rounds": rounds, "dynamic_shared_bytes": need}
+        blocks, rounds, need = self.shape["blocks"], self.shape["rounds"], self.shape["dynamic_shared_bytes"]
         SEQ = cuda.to_device(sol.astype(np.int32))
         EXP = cuda.to_device(np.full(n * n, -1, dtype=np.int64))  # nb.tabu_memory(): nothing forbidden
         WKEY = cuda.device_array((2, blocks), np.int64)
         WRANK = cuda.device_array((2, blocks), np.uint64)
-        WIDX = cuda.device_array((2, blocks), np.int32)
+        WIDX = cuda.device_array((2, blocks), np.int64)
         STATE = cuda.to_device(np.array([0, current, current, 0, 0], dtype=np.int64))
         RNG = cuda.to_device(state)
         BEST_SOL = cuda.to_device(sol.astype(np.int32))
@@ -436,12 +410,7 @@ class ResidentPfspTabu:
         t_start = time.perf_counter()
         kernel_s = 0.0
         while not stop.reached(it, it * nb.size, time.perf_counter() - t_start, best):
-            n_iter = min(step, IMPROVEMENT_CAP)
-            budget = stop.iteration_budget(it)
-            if budget is not None:
-                n_iter = min(n_iter, budget)
-            if stop.evaluations is not None:
-                n_iter = min(n_iter, max(1, -(-(stop.evaluations - it * nb.size) // nb.size)))
+            n_iter = stop.chunk(it, min(step, IMPROVEMENT_CAP), nb.size)
             args = (self.pt, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ,
                     np.int64(n), np.int64(pr.m), np.int64(rounds), np.int64(prm["tenure_min"]),
                     np.int64(prm["tenure_max"]), np.int64(1 if prm["aspiration"] else 0), target, np.int64(it),
@@ -477,4 +446,4 @@ class ResidentPfspTabu:
         name = getattr(dev, "name", "CUDA simulator")
         return {"backend": "gpu-resident", "device": name.decode() if isinstance(name, bytes) else str(name),
                 "model": "one PFSP insertion tabu search over the whole GPU (cooperative kernel)",
-                **getattr(self, "shape", {})}
+                **(self.shape or {})}

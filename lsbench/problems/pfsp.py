@@ -144,7 +144,8 @@ def heads_and_tails(pt, seq):
 # Insertion neighbourhood
 # ---------------------------------------------------------------------------------------------
 def _insertion_deltas(pt, due, seq, objective, w, current, lo, hi, out):
-    """Delta of every insertion move (i -> k) with lo <= i < hi, i-major like index_to_insertion."""
+    """Delta of every insertion move (i -> k) with lo <= i < hi, i-major like index_to_insertion, for
+    the flow time and three-objective costs (the makespan has _insertion_makespan_deltas)."""
     n = seq.shape[0]
     m = pt.shape[1]
     for i in prange(lo, hi):
@@ -152,41 +153,30 @@ def _insertion_deltas(pt, due, seq, objective, w, current, lo, hi, out):
         part = np.empty(n - 1, dtype=np.int64)
         for t in range(n - 1):
             part[t] = seq[t] if t < i else seq[t + 1]
-        e, q = heads_and_tails(pt, part)
-        f = np.empty(m, dtype=np.int64)
-        # prefix scores for the slower objectives: flow/tardiness of the first k jobs of part
+        e, _q = heads_and_tails(pt, part)
+        # prefix flow time, tardiness and late jobs of the first k jobs of part
         pflow = np.zeros(n, dtype=np.int64)
         ptard = np.zeros(n, dtype=np.int64)
         plate = np.zeros(n, dtype=np.int64)
-        if objective != MAKESPAN:
-            for t in range(n - 1):
-                ct = e[t + 1, m - 1]
-                jt = part[t]
-                pflow[t + 1] = pflow[t] + ct
-                ptard[t + 1] = ptard[t] + max(0, ct - due[jt])
-                plate[t + 1] = plate[t] + (1 if ct > due[jt] else 0)
+        for t in range(n - 1):
+            ct = e[t + 1, m - 1]
+            jt = part[t]
+            pflow[t + 1] = pflow[t] + ct
+            ptard[t + 1] = ptard[t] + max(0, ct - due[jt])
+            plate[t + 1] = plate[t] + (1 if ct > due[jt] else 0)
         for k in range(n):
             if k == i:
                 continue
             idx = i * (n - 1) + (k if k < i else k - 1)
-            if objective == MAKESPAN:
-                f[0] = e[k, 0] + pt[job, 0]
-                for j in range(1, m):
-                    f[j] = max(f[j - 1], e[k, j]) + pt[job, j]
-                cmax = 0
-                for j in range(m):
-                    cmax = max(cmax, f[j] + q[k, j])
-                out[idx] = cmax - current
-            else:
-                cstart = e[k].copy()
-                cstart[0] += pt[job, 0]
-                for j in range(1, m):
-                    cstart[j] = max(cstart[j], cstart[j - 1]) + pt[job, j]
-                cx = cstart[m - 1]
-                fl = pflow[k] + cx
-                ta = ptard[k] + max(0, cx - due[job])
-                la = plate[k] + (1 if cx > due[job] else 0)
-                out[idx] = _continue_score(pt, due, part, k, cstart, fl, ta, la, objective, w) - current
+            cstart = e[k].copy()
+            cstart[0] += pt[job, 0]
+            for j in range(1, m):
+                cstart[j] = max(cstart[j], cstart[j - 1]) + pt[job, j]
+            cx = cstart[m - 1]
+            fl = pflow[k] + cx
+            ta = ptard[k] + max(0, cx - due[job])
+            la = plate[k] + (1 if cx > due[job] else 0)
+            out[idx] = _continue_score(pt, due, part, k, cstart, fl, ta, la, objective, w) - current
 
 
 def _insertion_makespan_deltas(pt, due, seq, objective, w, current, lo, hi, out):

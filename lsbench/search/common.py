@@ -24,8 +24,15 @@ class Stop:
                 and self.target is None:
             raise LsbenchError("no stop criterion: give --iterations, --evaluations, --seconds or --target")
 
-    def iteration_budget(self, done):
-        return None if self.iterations is None else max(0, self.iterations - done)
+    def chunk(self, done, want, moves):
+        """Iterations for the next compiled or on-device chunk: `want`, cut to what is left of the
+        iteration budget and of the evaluation budget (`moves` evaluations per iteration, at least one)."""
+        n = want
+        if self.iterations is not None:
+            n = min(n, max(0, self.iterations - done))
+        if self.evaluations is not None:
+            n = min(n, max(1, -(-(self.evaluations - done * moves) // moves)))
+        return n
 
     def reached(self, iterations, evaluations, elapsed, best):
         return ((self.iterations is not None and iterations >= self.iterations)

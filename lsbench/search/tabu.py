@@ -324,13 +324,7 @@ class RobustTabuSearch:
         imp_it = np.empty(chunk_cap, dtype=np.int64)
         imp_obj = np.empty(chunk_cap, dtype=np.int64)
         while not stop.reached(it, evals, traj.elapsed(), best):
-            n_iter = chunk
-            budget = stop.iteration_budget(it)
-            if budget is not None:
-                n_iter = min(n_iter, budget)
-            if stop.evaluations is not None:
-                n_iter = min(n_iter, max(1, -(-(stop.evaluations - evals) // nb.size)))
-            n_iter = min(n_iter, chunk_cap)
+            n_iter = stop.chunk(it, min(chunk, chunk_cap), nb.size)
             t0 = traj.elapsed()
             done, current, best, n_imp = rots_chunk(
                 problem.a, problem.at, bp, bpt, sol, delta, expiry, expiry_t, state, it, n_iter, current, best, best_sol,
