@@ -19,28 +19,23 @@ chunk of iterations (a grid-wide barrier per iteration, no launch or copy in bet
 The tie ranks and tenures come from the search's SplitMix64 stream: one search gives exactly the
 trajectory of `lsbench run --algorithm tabu --backend cpu` with the same seed.
 """
-import time
-
 import numpy as np
 from numba import config, cuda, int32, int64, uint32, uint64
 
 from lsbench import rng
 from lsbench.errors import LsbenchError
 from lsbench.problems.pfsp import MAKESPAN
-from lsbench.search.common import start_solution, Trajectory
+from lsbench.search.common import start_solution
 
 from . import device as dv
 from .kernels import block_min, key_less
-from .resident import STATIC_SHARED_CAP, allow_dynamic_shared, shared_bytes_per_block
+from .resident import IMPROVEMENT_CAP, STATIC_SHARED_CAP, allow_dynamic_shared, shared_bytes_per_block
+from .resident_grid import MAX_THREADS, NO_ASPIRATION, STATE_FIELDS, run_chunks
 
 SIM = config.ENABLE_CUDASIM  # the simulator has no warp shuffles: lanes talk through shared memory
 FULL = 0xFFFFFFFF
 WARP = 32
-MAX_THREADS = 1024
-NO_ASPIRATION = -(np.int64(1) << np.int64(62))
-IMPROVEMENT_CAP = 1 << 12
 XBUF = MAX_THREADS if SIM else 1  # lane exchange buffer (simulator only)
-STATE_FIELDS = 5  # iteration, current, best, improvements recorded, error (heads disagree with current)
 
 
 @cuda.jit(device=True, inline=True)
@@ -401,44 +396,18 @@ class ResidentPfspTabu:
         BEST_SOL = cuda.to_device(sol.astype(np.int32))
         IMP_IT = cuda.device_array(IMPROVEMENT_CAP, np.int64)
         IMP_OBJ = cuda.device_array(IMPROVEMENT_CAP, np.int64)
-        target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
-        traj = Trajectory()
-        traj.improved(0, int(current))
-        step = chunk or (2 if SIM else 16)
-        it = 0
-        best = current
-        t_start = time.perf_counter()
-        kernel_s = 0.0
-        while not stop.reached(it, it * nb.size, time.perf_counter() - t_start, best):
-            n_iter = stop.chunk(it, min(step, IMPROVEMENT_CAP), nb.size)
-            args = (self.pt, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ,
-                    np.int64(n), np.int64(pr.m), np.int64(rounds), np.int64(prm["tenure_min"]),
-                    np.int64(prm["tenure_max"]), np.int64(1 if prm["aspiration"] else 0), target, np.int64(it),
-                    np.int64(n_iter))
-            t0 = time.perf_counter()
-            pfsp_tabu_kernel[blocks, self.threads, 0, need](*args)
-            st = STATE.copy_to_host()
-            t1 = time.perf_counter()
-            kernel_s += t1 - t0
-            if st[4]:
-                raise LsbenchError(f"gpu-resident PFSP: the device's makespan disagrees with the tracked one at "
-                                   f"iteration {int(st[4])} (internal error)")
-            if st[3]:
-                imp_it, imp_obj = IMP_IT[:st[3]].copy_to_host(), IMP_OBJ[:st[3]].copy_to_host()
-                for q in range(int(st[3])):
-                    traj.improved(int(imp_it[q]), int(imp_obj[q]), seconds=t1 - t_start)
-            it, best = int(st[0]), int(st[2])
-            if best <= target:
-                break
-            if t1 - t0 < 0.02 and not SIM:
-                step = min(step * 2, IMPROVEMENT_CAP)
-            if progress:
-                progress.tick(it, best, int(st[1]))
-        self.kernel_s = kernel_s
-        self.loop_s = time.perf_counter() - t_start
+
+        def launch(it, n_iter, target):
+            pfsp_tabu_kernel[blocks, self.threads, 0, need](
+                self.pt, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ, np.int64(n),
+                np.int64(pr.m), np.int64(rounds), np.int64(prm["tenure_min"]), np.int64(prm["tenure_max"]),
+                np.int64(1 if prm["aspiration"] else 0), target, np.int64(it), np.int64(n_iter))
+
+        it, points, self.kernel_s = run_chunks(launch, STATE, IMP_IT, IMP_OBJ, stop, nb.size, current, progress,
+                                               chunk, "gpu-resident PFSP")
         st = STATE.copy_to_host()
         return {"best_objective": int(st[2]), "best_solution": BEST_SOL.copy_to_host().astype(np.int64),
-                "iterations": it, "evaluations": it * nb.size, "trajectory": traj.points, "params": dict(prm),
+                "iterations": it, "evaluations": it * nb.size, "trajectory": points, "params": dict(prm),
                 "final_objective": int(st[1])}
 
     def describe(self):

@@ -105,11 +105,14 @@ def _run_resident(problem, instance, algorithm, seed, stop, problem_params, algo
     `searches`; or one PFSP insertion tabu search over the whole GPU."""
     from gpu.resident import ResidentRots
     if algorithm not in ("rots", "tabu"):
-        raise LsbenchError(f"--backend gpu-resident: runs --algorithm rots (QAP), tabu (PFSP) or cas (QAP), "
+        raise LsbenchError(f"--backend gpu-resident: runs --algorithm rots (QAP), tabu (PFSP, TSP, PPP) or cas (QAP), "
                            f"not {algorithm}")
     if searches is None or searches < 1:
         raise LsbenchError(f"--searches: must be at least 1, got {searches}")
     prob = registry.load(instance, problem, data, problem_params)
+    if algorithm == "tabu" and prob.kind in ("tsp", "ppp"):
+        return _run_resident_grid(prob, seed, stop, problem_params, algorithm_params, backend_params, out,
+                                  progress, searches, neighbourhood)
     if algorithm == "tabu":
         return _run_resident_pfsp(prob, seed, stop, problem_params, algorithm_params, backend_params, out,
                                   progress, searches, neighbourhood)
@@ -170,8 +173,34 @@ def _run_resident_pfsp(prob, seed, stop, problem_params, algorithm_params, backe
     except TypeError as e:
         raise LsbenchError(f"--param: not a parameter of tabu: {e}")
     engine = ResidentPfspTabu(prob, search.params(nb), threads=(backend_params or {}).get("block"))
+    return _run_whole_gpu_search(engine, prob, nb, seed, stop, problem_params, backend_params, out, progress)
+
+
+def _run_resident_grid(prob, seed, stop, problem_params, algorithm_params, backend_params, out, progress, searches,
+                       neighbourhood):
+    """One TSP or PPP tabu search over the whole GPU: each iteration's moves evaluated by every
+    thread of the grid and reduced on the device in two stages."""
+    from gpu.resident_grid import ResidentGridTabu
+    if searches != 1:
+        raise LsbenchError(f"--searches: the {prob.kind} fast path runs one search over the whole GPU (use `lsbench "
+                           "multistart` for several)")
+    unknown = set(backend_params or {}) - {"block", "blocks"}
+    if unknown:
+        raise LsbenchError(f"--param {', '.join(sorted(unknown))}: not a parameter of the gpu-resident backend")
+    nb = prob.neighbourhood(neighbourhood)
+    try:
+        search = ALGORITHMS["tabu"](**(algorithm_params or {}))
+    except TypeError as e:
+        raise LsbenchError(f"--param: not a parameter of tabu: {e}")
+    bp = backend_params or {}
+    engine = ResidentGridTabu(prob, nb, search.params(nb), threads=bp.get("block"), blocks=bp.get("blocks"))
+    return _run_whole_gpu_search(engine, prob, nb, seed, stop, problem_params, backend_params, out, progress)
+
+
+def _run_whole_gpu_search(engine, prob, nb, seed, stop, problem_params, backend_params, out, progress):
+    """Compile (two untimed iterations), run one tabu search on the device, write its record."""
     tw = time.perf_counter()
-    engine.run(seed, Stop(iterations=2))  # JIT compile outside the timed run
+    engine.run(seed, Stop(iterations=2))
     warmup_s = time.perf_counter() - tw
     t0 = time.perf_counter()
     result = engine.run(seed, stop, Progress(f"{prob.name} tabu/gpu-resident", enabled=progress))

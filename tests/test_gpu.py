@@ -267,6 +267,60 @@ def test_resident_pfsp_tabu_refuses_what_it_cannot_run(args, message):
         run_one("pfsp", "ta001", algorithm="tabu", backend="gpu-resident", seed=1, iterations=2, **args)
 
 
+GRID_CASES = [  # instance, neighbourhood, tabu parameters, reduction blocks, iterations
+    ("rnd-atsp-9-4", "2opt", {"tenure_min": 2, "tenure_max": 6}, 3, 40),
+    ("burma14", "swap", {"tenure_min": 1, "tenure_max": 5}, 2, 30),
+    ("rnd-atsp-9-1", "2opt", {"aspiration": False}, 1, 40),
+    ("19-17", "hamming2", {"tenure_min": 1, "tenure_max": 3}, 4, 15),
+    ("9-8", "hamming3", {}, 2, 12),
+]
+
+
+@pytest.mark.parametrize("instance,nb,params,blocks,iterations", GRID_CASES)
+def test_resident_grid_tabu_follows_the_cpu_trajectory(instance, nb, params, blocks, iterations):
+    """The whole-GPU tabu search over a large neighbourhood: the two-stage reduction over several
+    blocks' winners (played in turn by the simulator's one block), double-buffered tours with their
+    path prefixes rebuilt O(1) per position (asymmetric 2-opt), Y and its histogram updated in place
+    (PPP), random tenures from the stream, chunks of three launches: exactly the CPU search."""
+    from gpu.resident_grid import ResidentGridTabu
+    from lsbench import instances as registry
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import TabuSearch
+    p = registry.load(instance)
+    neighbourhood = p.neighbourhood(nb)
+    prm = TabuSearch(**params).params(neighbourhood)
+    dev = ResidentGridTabu(p, neighbourhood, prm, blocks=blocks).run(6, Stop(iterations=iterations), chunk=3)
+    cpu = TabuSearch(**params).run(p, neighbourhood, get_evaluator("cpu").bind(p, neighbourhood),
+                                   Stop(iterations=iterations), 6)
+    _same_search(cpu, dev)
+
+
+def test_resident_grid_tabu_cli_stops_at_the_target_and_verifies(tmp_path):
+    out = tmp_path / "tsp.json"
+    ref = run_one("tsp", "bays29", algorithm="tabu", backend="cpu", neighbourhood="2opt", seed=2, iterations=12)
+    target = ref["trajectory"][-2][2]  # reached before the end: the device must stop there too
+    rec = run_one("tsp", "bays29", algorithm="tabu", backend="gpu-resident", neighbourhood="2opt", seed=2,
+                  iterations=12, target=target, out=str(out))
+    assert rec["best_objective"] == target and rec["iterations"] == ref["trajectory"][-2][0] < 12
+    assert rec["backend_info"]["model"].startswith("one 2opt tabu search over the whole GPU")
+    r = subprocess.run([sys.executable, "-m", "lsbench", "verify", str(out)], capture_output=True, text=True,
+                       cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("instance, args, message", [
+    ("burma14", dict(searches=2), "one search over the whole GPU"),
+    ("burma14", dict(backend_params={"block": 48}), "power of two"),
+    ("burma14", dict(backend_params={"blocks": 0}), "--param blocks"),
+    ("burma14", dict(backend_params={"chunk": 4}), "not a parameter of the gpu-resident backend"),
+    ("9-8", dict(algorithm="hc"), "runs --algorithm rots"),
+])
+def test_resident_grid_tabu_refuses_what_it_cannot_run(instance, args, message):
+    from lsbench.errors import LsbenchError
+    with pytest.raises(LsbenchError, match=message):
+        run_one(None, instance, **{"algorithm": "tabu", **args}, backend="gpu-resident", seed=1, iterations=2)
+
+
 def test_cas_with_its_tabu_local_searches_on_the_gpu_equals_cas_on_the_cpu(tmp_path):
     """One thread block per ant: same ants, same pheromone, same best as the CPU colony."""
     params = {"ants": 3, "ls_iterations": 8}
