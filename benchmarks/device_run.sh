@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run on the device machine from the checkout: carried numpy wheel, instance copies in .devdata/.
 # Usage: bash benchmarks/device_run.sh [tests] ['iteration ARGS'] [makespan] [rots] ['plan CONFIG ARGS']
-#        ['resident ARGS'] ['pfsp ARGS'] ['cas ARGS'] ['cow ARGS'] ['multistart ARGS'] ['pytest ARGS']
+#        ['resident ARGS'] ['pfsp ARGS'] ['grid ARGS'] ['cas ARGS'] ['cow ARGS'] ['multistart ARGS'] ['pytest ARGS']
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD LSBENCH_DATA=$PWD/.devdata PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
@@ -12,6 +12,7 @@ for step in "$@"; do
     tests) LSBENCH_TEST_REAL_GPU=1 timeout 400 python3 -m pytest -q -x -p no:cacheprovider tests/test_gpu.py 2>&1 | tail -15 ;;
     iteration*) (cd benchmarks && timeout 560 python3 gpu_iteration.py ${step#iteration} --out "${OUT:-results}") ;;
     resident*) (cd benchmarks && timeout 560 python3 gpu_resident.py ${step#resident} --out "${OUT:-results}") ;;
+    grid*) (cd benchmarks && timeout 560 python3 gpu_resident_grid.py ${step#grid} --out "${OUT:-results}") ;;
     pfsp*) (cd benchmarks && timeout 560 python3 gpu_resident_pfsp.py ${step#pfsp} --out "${OUT:-results}") ;;
     cas*) (cd benchmarks && timeout 560 python3 cas_gpu.py ${step#cas} --out "${OUT:-results}") ;;
     cow*) (cd benchmarks && timeout 560 python3 cow_table.py ${step#cow} --out "${OUT:-results}") ;;
