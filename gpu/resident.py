@@ -23,6 +23,7 @@ from numba import config, cuda, int16, int32, int64
 
 from lsbench import rng
 from lsbench.errors import LsbenchError
+from lsbench.problems.qap import qap_costs
 from lsbench.search.common import Stop, Trajectory
 
 from . import device as dv
@@ -539,6 +540,7 @@ class ResidentRots:
         self.problem, self.prm = problem, prm
         self.options = (threads, group, shared_limit, tuple(global_only), max_registers)
         self._shared_allowed = {}
+        self._buffers = None  # (K, device state of K searches)
         self._configure(1)
         n = problem.n
         A, B, general = symmetric_form(problem.a, problem.b)
@@ -595,45 +597,38 @@ class ResidentRots:
         if not use_tabu:
             raise LsbenchError("--backend gpu-resident: cas runs its tabu local search on the GPU (ls=tabu), not 2opt")
         from lsbench.search.cas import NO_AGE_ASPIRATION
-        res = self._search(list(sols), [np.uint64(q) for q in seeds], Stop(iterations=iterations), 0, 0,
-                           int(NO_AGE_ASPIRATION), int(tenure))
-        for q, r in enumerate(res):
-            sols[q] = r["best_solution"]
-            costs[q] = r["best_objective"]
+        best, best_sol = self._search(sols, seeds, Stop(iterations=iterations), 0, 0, int(NO_AGE_ASPIRATION),
+                                      int(tenure), lean=True)
+        sols[:] = best_sol
+        costs[:] = best
 
     def _search(self, sols, states, stop, tenure_min, tenure_max, aspiration, tenure_cube, progress=None,
-                chunk=None):
+                chunk=None, lean=False):
+        """K searches from `sols` with stream states `states`. `lean` (a cas generation): no
+        trajectories, chunks as long as allowed, only the bests come back."""
         pr, n = self.problem, self.problem.n
         nb = pr.neighbourhood("swap")
         K = len(sols)
-        self._configure(K)
-        curs = [pr.objective(sol) for sol in sols]
-        P = cuda.to_device(np.array(sols, dtype=np.int32))
-        DELTA = cuda.device_array((K, n * (n - 1) // 2), dtype=self.delta_dtype)
-        BPG = cuda.device_array((K, n * n), dtype=self.data_dtype)
-        BPTG = cuda.device_array((K, n * n if self.shape["general"] else 1), dtype=self.data_dtype)
-        OLDG = cuda.device_array((K, n * (n - 1) // 2), dtype=np.int32)
-        EX = cuda.device_array((K, n * n), dtype=np.int32)
-        PEND = cuda.device_array(K, dtype=np.int64)
+        sols = np.array(sols, dtype=np.int64)
+        curs = qap_costs(pr.a, pr.b, sols)
+        P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE = \
+            self._state_buffers(K)
+        P.copy_to_device(sols.astype(np.int32))
         start_kernel[K, self.shape["threads"]](self.a64, self.b64, self.B, self.pairs, P, DELTA, BPG, BPTG, OLDG, EX,
                                                PEND)
-        STATE = cuda.to_device(np.array(states, dtype=np.uint64))
-        CUR = cuda.to_device(np.array(curs, dtype=np.int64))
-        BEST = cuda.to_device(np.array(curs, dtype=np.int64))
-        BEST_SOL = cuda.to_device(np.array(sols, dtype=np.int32))
-        IMP_IT = cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64)  # [m, search]: read back by rows
-        IMP_OBJ = cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64)
-        NIMP = cuda.device_array(K, dtype=np.int64)
-        DONE = cuda.device_array(K, dtype=np.int64)
-        ACTIVE = cuda.to_device(np.ones(K, dtype=np.int32))
+        STATE.copy_to_device(np.array(states, dtype=np.uint64))
+        CUR.copy_to_device(curs)
+        BEST.copy_to_device(curs)
+        BEST_SOL.copy_to_device(sols.astype(np.int32))
+        ACTIVE.copy_to_device(np.ones(K, dtype=np.int32))
         target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
-        trajs = [Trajectory() for _ in sols]
-        for t, c in zip(trajs, curs):
-            t.improved(0, int(c))
+        trajs = None if lean else [Trajectory() for _ in range(K)]
+        for q in range(0 if lean else K):
+            trajs[q].improved(0, int(curs[q]))
         its = np.zeros(K, dtype=np.int64)
-        best = np.array(curs, dtype=np.int64)
+        best = curs.copy()
         finished = np.zeros(K, dtype=bool)
-        step = chunk or (4 if config.ENABLE_CUDASIM else 256)
+        step = chunk or (4 if config.ENABLE_CUDASIM else (IMPROVEMENT_CAP if lean else 256))
         t_start = time.perf_counter()
         it = 0
         base = 0  # the kernels count iterations from base (see rebase_kernel)
@@ -650,9 +645,10 @@ class ResidentRots:
             self._allow_dynamic_shared(args)
             self.kernel[K, self.shape["threads"], 0, self.shape["dynamic_shared_bytes"]](*args)
             nimp, done, best = NIMP.copy_to_host(), DONE.copy_to_host(), BEST.copy_to_host()
+            nimp[finished] = 0  # a finished search's block returned at once: its counts are stale
             t1 = time.perf_counter()
             kernel_s += t1 - t0
-            if nimp.any():
+            if nimp.any() and not lean:
                 rows = int(nimp.max())
                 imp_it, imp_obj = IMP_IT[:rows].copy_to_host(), IMP_OBJ[:rows].copy_to_host()
                 for q in np.flatnonzero(nimp):
@@ -669,15 +665,39 @@ class ResidentRots:
                 step = min(step * 2, IMPROVEMENT_CAP)
             if progress:
                 progress.tick(it, int(best.min()))
-        best_sol, cur = BEST_SOL.copy_to_host().astype(np.int64), CUR.copy_to_host()
+        best_sol = BEST_SOL.copy_to_host().astype(np.int64)
         self.kernel_s = kernel_s
         self.loop_s = time.perf_counter() - t_start  # the search loop, without the one-off set-up
+        if lean:
+            return best, best_sol
+        cur = CUR.copy_to_host()
         prm = {"tenure_min": tenure_min, "tenure_max": tenure_max, "aspiration": aspiration}
         if tenure_cube:
             prm["tenure_cube"] = tenure_cube
         return [{"best_objective": int(best[q]), "best_solution": best_sol[q], "iterations": int(its[q]),
                  "evaluations": int(its[q]) * nb.size, "trajectory": trajs[q].points, "params": prm,
                  "final_objective": int(cur[q])} for q in range(K)]
+
+    def _state_buffers(self, K):
+        """The device state of K searches, allocated once per K (a cas colony reuses it every
+        generation) for the kernel shape of K searches."""
+        if self._buffers is not None and self._buffers[0] == K:
+            return self._buffers[1]
+        self._configure(K)
+        n = self.problem.n
+        moves = n * (n - 1) // 2
+        bufs = (cuda.device_array((K, n), dtype=np.int32), cuda.device_array((K, moves), dtype=self.delta_dtype),
+                cuda.device_array((K, n * n), dtype=self.data_dtype),
+                cuda.device_array((K, n * n if self.shape["general"] else 1), dtype=self.data_dtype),
+                cuda.device_array((K, moves), dtype=np.int32), cuda.device_array((K, n * n), dtype=np.int32),
+                cuda.device_array(K, dtype=np.int64), cuda.device_array(K, dtype=np.uint64),
+                cuda.device_array(K, dtype=np.int64), cuda.device_array(K, dtype=np.int64),
+                cuda.device_array((K, n), dtype=np.int32),
+                cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64),  # [m, search]: read back by rows
+                cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64), cuda.device_array(K, dtype=np.int64),
+                cuda.device_array(K, dtype=np.int64), cuda.device_array(K, dtype=np.int32))
+        self._buffers = (K, bufs)
+        return bufs
 
     def _allow_dynamic_shared(self, args):
         """Opt the kernel in to its dynamic shared memory once (compiling it for these arguments)."""

@@ -48,10 +48,13 @@ def run_one(problem, instance, algorithm="tabu", backend="cpu", neighbourhood=No
     try:
         # warm-up: JIT compilation (and GPU launch tuning) happen here, outside the timed run
         tw = time.perf_counter()
-        warm = ALGORITHMS[algorithm](**{**(algorithm_params or {}), "ants": 2, "ls_iterations": 2}) \
-            if algorithm == "cas" else search
+        warm, warm_stop = search, Stop(iterations=warmup)
+        if algorithm == "cas":  # the colony's own size (the GPU's kernel shape follows it), short local searches,
+            # the start batch and `warmup` generations
+            warm = ALGORITHMS[algorithm](**{**(algorithm_params or {}), "ls_iterations": 2})
+            warm_stop = Stop(iterations=(warmup + 1) * 2 * warm.params(prob)["ants"])
         if warmup:
-            warm.run(prob, nb, evaluator, Stop(iterations=warmup), seed, None)
+            warm.run(prob, nb, evaluator, warm_stop, seed, None)
         warmup_s = time.perf_counter() - tw
         if hasattr(evaluator, "timer"):  # the time split covers the timed run only
             evaluator.timer = type(evaluator.timer)()

@@ -24,6 +24,15 @@ def qap_cost(a, b, p):
     return c
 
 
+@njit(cache=True)
+def qap_costs(a, b, sols):
+    """The cost of each row of `sols` (a batch of starts)."""
+    out = np.empty(sols.shape[0], dtype=np.int64)
+    for k in range(sols.shape[0]):
+        out[k] = qap_cost(a, b, sols[k])
+    return out
+
+
 @njit(cache=True, inline="always")
 def swap_delta(a, at, bp, bpt, i, j):
     """Cost change of swapping the locations of facilities i and j: O(n), general (asymmetric).

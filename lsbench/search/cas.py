@@ -111,18 +111,40 @@ def construct(donor, tau, gamma, state):
     return sol
 
 
+@njit(cache=True)
+def construct_colony(ants, tau, gamma, state):
+    """One cunning ant per unit, from its donor ants[k], in unit order (one stream)."""
+    children = np.empty_like(ants)
+    for k in range(ants.shape[0]):
+        children[k] = construct(ants[k], tau, gamma, state)
+    return children
+
+
+@njit(cache=True)
+def draw_seeds(state, m):
+    """The local searches' stream states: the colony stream's next m words."""
+    seeds = np.empty(m, dtype=np.uint64)
+    for k in range(m):
+        seeds[k] = rng.next_u64(state)
+    return seeds
+
+
+@njit(cache=True)
 def update_pheromone(tau, ants, costs, best, rho, p_best):
     """Eq. (1)-(2): tau = rho tau + sum_k 1/C*_k on ant*_k's assignments, clamped to
     [tau_min, tau_max] with MAX-MIN AS's bounds from the best cost so far."""
     n = tau.shape[0]
     tau *= rho
-    rows = np.arange(n)
-    for sol, c in zip(ants, costs):
-        tau[rows, sol] += 1.0 / max(int(c), 1)
+    for k in range(ants.shape[0]):
+        add = 1.0 / max(costs[k], 1)
+        for i in range(n):
+            tau[i, ants[k, i]] += add
     tau_max = 1.0 / ((1.0 - rho) * max(best, 1))
     root = p_best ** (1.0 / n)
     tau_min = tau_max * (1.0 - root) / ((n / 2.0 - 1.0) * root) if n > 2 else tau_max
-    np.clip(tau, tau_min, tau_max, out=tau)
+    for i in range(n):
+        for j in range(n):
+            tau[i, j] = min(max(tau[i, j], tau_min), tau_max)
 
 
 class CunningAntSystem:
@@ -161,7 +183,7 @@ class CunningAntSystem:
         traj = Trajectory()
         ants = np.array([rng.permutation(state, n) for _ in range(m)])
         costs = np.empty(m, dtype=np.int64)
-        seeds = np.array([rng.next_u64(state) for _ in range(m)], dtype=np.uint64)
+        seeds = draw_seeds(state, m)
         batch(problem.a, problem.at, problem.b, ants, seeds, costs, prm["ls_iterations"], prm["tenure"],
               prm["ls"] == "tabu")
         ls_iters = m * prm["ls_iterations"]
@@ -173,8 +195,8 @@ class CunningAntSystem:
         while not stop.reached(ls_iters, ls_iters, traj.elapsed(), best):
             generation += 1
             update_pheromone(tau, ants, costs, best, prm["rho"], prm["p_best"])
-            children = np.array([construct(ants[k], tau, prm["gamma"], state) for k in range(m)])
-            seeds = np.array([rng.next_u64(state) for _ in range(m)], dtype=np.uint64)
+            children = construct_colony(ants, tau, prm["gamma"], state)
+            seeds = draw_seeds(state, m)
             child_costs = np.empty(m, dtype=np.int64)
             batch(problem.a, problem.at, problem.b, children, seeds, child_costs, prm["ls_iterations"],
                   prm["tenure"], prm["ls"] == "tabu")
