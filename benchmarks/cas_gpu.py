@@ -24,10 +24,11 @@ TABLE6 = {"tai40a": (1.0, 0.1, 2.0), "tai50a": (1.0, 0.4, 9.9), "tai60a": (1.0, 
           "tai150b": (0.2, 138.6, 1815.1)}
 
 
-def time_to_target(instance, backend, target, seeds, cap):
+def time_to_target(instance, backend, target, seeds, cap, backend_params=None):
     runs = []
     for seed in seeds:
-        rec = run_one("qap", instance, algorithm="cas", backend=backend, seed=seed, seconds=cap, target=target)
+        rec = run_one("qap", instance, algorithm="cas", backend=backend, seed=seed, seconds=cap, target=target,
+                      backend_params=backend_params)
         runs.append({"seed": seed, "best": rec["best_objective"], "reached": rec["best_objective"] <= target,
                      "seconds": rec["wall_s"], "generations": rec["params"]["generations"]})
     times = [r["seconds"] if r["reached"] else cap for r in runs]
@@ -41,6 +42,7 @@ def main():
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--cpu-runs", type=int, default=3, help="runs of the cpu-parallel colony (0: none)")
     ap.add_argument("--cap", type=float, default=20.0, help="seconds per run at most")
+    ap.add_argument("--block", type=int, help="threads per ant's search on the GPU (default: the engine's choice)")
     ap.add_argument("--out")
     args = ap.parse_args()
     rows = []
@@ -50,13 +52,15 @@ def main():
         target = int(math.floor(bks * (1 + err / 100)))
         row = {"instance": inst, "bks": bks, "acceptable_error_percent": err, "target": target,
                "paper_gtx480_s": gtx480, "paper_i7_965_s": i7}
-        row["gpu"] = time_to_target(inst, "gpu-resident", target, range(1, args.runs + 1), args.cap)
+        row["gpu"] = time_to_target(inst, "gpu-resident", target, range(1, args.runs + 1), args.cap,
+                                    {"block": args.block} if args.block else None)
+        row["gpu"]["threads_per_ant"] = args.block or "auto"
         if args.cpu_runs:
             row["cpu_parallel"] = time_to_target(inst, "cpu-parallel", target, range(1, args.cpu_runs + 1), args.cap)
         row["gpu_vs_paper_gpu"] = gtx480 / row["gpu"]["median_s"]
         rows.append(row)
         print(_line(row), flush=True)
-    path = write_result("cas_gpu", {"cap_s": args.cap, "rows": rows}, args.out)
+    path = write_result("cas_gpu", {"cap_s": args.cap, "block": args.block or "auto", "rows": rows}, args.out)
     print(f"\n{'instance':9} {'target':>10} {'GPU med s':>10} {'all?':>5} {'CPU16 med s':>11} {'GTX480 s':>9} "
           f"{'paper/ours':>10}")
     for r in rows:

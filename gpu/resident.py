@@ -561,17 +561,19 @@ class ResidentRots:
         """The kernel shape for K searches. Unless the caller fixed it: up to one search per SM, one
         large block each with every table on chip (latency); more searches, two blocks per SM with
         the tabu matrix in global memory (throughput) -- the best shapes measured on an H100 for
-        tai100a (benchmarks/results/gpu_resident-*.json)."""
+        tai100a (benchmarks/results/gpu_resident-*.json); beyond two per SM, four smaller ones, so
+        that a cas colony of 4n ants runs in one wave."""
         threads, group, shared_limit, global_only, regs = self.options
         if threads is None and shared_limit is None and regs is None and not config.ENABLE_CUDASIM:
             dev = cuda.get_current_device()
             large = self.problem.n * (self.problem.n - 1) // 2 > 2048
             if searches <= dev.MULTIPROCESSOR_COUNT:
                 threads = 1024 if large else 256
-            else:
-                threads = 512 if large else 256
-                regs = 65536 // (2 * threads) // 8 * 8
-                shared_limit = int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // 2 - 2048
+            else:  # as many blocks per SM as one wave of all the searches needs: 2, else 4
+                per_sm = 2 if searches <= 2 * dev.MULTIPROCESSOR_COUNT else 4
+                threads = 1024 // per_sm if large else 256
+                regs = 65536 // (per_sm * threads) // 8 * 8
+                shared_limit = int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // per_sm - 2048
         self.shape = plan(self.problem, threads, group, shared_limit, global_only)
         if regs is None and not config.ENABLE_CUDASIM:  # a block of T threads must fit one SM
             regs = min(255, 65536 // self.shape["threads"] // 8 * 8)
