@@ -185,11 +185,24 @@ def city_swap_delta(d, t, i, j):
 
 
 def _swap_deltas(d, t, lo, hi, out):
+    """Row i's deltas: four removed and four added edges when i and j are not neighbours on the
+    cycle (row i's half read once), city_swap_delta's general rule for the neighbours."""
     n = t.shape[0]
     for i in prange(lo, hi):
+        i = np.int64(i)
         base = i * (2 * n - i - 1) // 2 - i - 1
+        a = t[(i - 1 + n) % n]
+        ti = t[i]
+        b = t[i + 1]
+        around_i = d[a, ti] + d[ti, b]
         for j in range(i + 1, n):
-            out[base + j] = city_swap_delta(d, t, i, j)
+            if j == i + 1 or (i == 0 and j == n - 1):
+                out[base + j] = city_swap_delta(d, t, i, j)
+            else:
+                c = t[j - 1]
+                tj = t[j]
+                e = t[(j + 1) % n]
+                out[base + j] = (d[a, tj] + d[tj, b] + d[c, ti] + d[ti, e]) - around_i - d[c, tj] - d[tj, e]
 
 
 swap_deltas, swap_deltas_parallel = serial_and_parallel(_swap_deltas)
