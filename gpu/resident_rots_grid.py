@@ -10,7 +10,7 @@ bp[i, k] = B[p_i, p_k], the flows and the tabu matrix in shared memory. Per iter
 - each block recomputes in O(n) the moves it owns that touch the last swap (a warp per move,
   lanes splitting the sum, shuffle reduction; MATA), updates its other moves in O(1), keys all of
   them under Taillard's rule and reduces them to one (key, move) winner;
-- one grid barrier (an atomic counter and generation word); every block reduces the G winners itself and applies the same swap to its
+- one grid barrier; every block reduces the G winners itself and applies the same swap to its
   own copies (tenures from the search's stream, identical tabu writes), so one barrier per
   iteration suffices; the winners alternate between two buffers by iteration parity.
 Instances in symmetric form (one of the two matrices symmetric) with a zero diagonal in one of
@@ -42,27 +42,6 @@ def layout(n, blocks):
 
 
 @cuda.jit(device=True, inline=True)
-def grid_barrier(BAR, G, passed):
-    """Every block waits here until all G have arrived: one thread per block counts in and, but
-    for the last, spins on a generation word read atomically (from L2); `passed` barriers so far.
-    Lighter than the cooperative-groups grid sync for a handful of blocks; the launch is still
-    cooperative (the kernel asks for its grid group), so all blocks are resident."""
-    cuda.syncthreads()
-    if cuda.threadIdx.x == 0:
-        cuda.threadfence()
-        if cuda.atomic.add(BAR, 0, 1) == G - 1:
-            BAR[0] = 0
-            cuda.threadfence()
-            cuda.atomic.add(BAR, 1, 1)
-        else:
-            while cuda.atomic.max(BAR, 1, 0) == passed:
-                pass
-        cuda.threadfence()
-    cuda.syncthreads()
-    return passed + 1
-
-
-@cuda.jit(device=True, inline=True)
 def touching(item, r, s, n):
     """The item-th move touching the last swap (r, s) as (x, y): (x, r) for x != r, then (x, s)
     for x != r, s (as gpu.resident's kernel)."""
@@ -78,13 +57,13 @@ def touching(item, r, s, n):
     return x, s
 
 
-def rots_grid(A, PAIRS, P, BP, EX, DELTA, OLD, PEND, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ, WKEY, WIDX, BAR,
+def rots_grid(A, PAIRS, P, BP, EX, DELTA, OLD, PEND, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ, WKEY, WIDX,
               n, shift, tenure_min, tenure_max, aspiration, target, it0, n_iter):
     sh64 = cuda.shared.array(0, int64)
     sh32 = cuda.shared.array(0, int32)
     rkey = cuda.shared.array(RK, int64)
     ridx = cuda.shared.array(RK, int64)
-    cuda.cg.this_grid()  # a cooperative launch: every block resident, as grid_barrier needs
+    grid = cuda.cg.this_grid()
     tid = cuda.threadIdx.x
     T = cuda.blockDim.x
     b = cuda.blockIdx.x
@@ -121,7 +100,6 @@ def rots_grid(A, PAIRS, P, BP, EX, DELTA, OLD, PEND, STATE, RNG, BEST_SOL, IMP_I
     best = STATE[2]
     state = RNG[0]
     pend = PEND[0]
-    passed = BAR[1]  # read before this block's first arrival, so no barrier can have passed it
     moved = pend >= 0
     r = pend >> 16
     s = pend & 0xFFFF
@@ -212,7 +190,7 @@ def rots_grid(A, PAIRS, P, BP, EX, DELTA, OLD, PEND, STATE, RNG, BEST_SOL, IMP_I
                     WKEY[par, b] = kb
                     WIDX[par, b] = ib
                     cuda.threadfence()
-        passed = grid_barrier(BAR, G, passed)
+        grid.sync()
         if tid == 0:  # G is small (one block per SM): one thread reads the winners
             kb = WKEY[par, 0]
             ib = WIDX[par, 0]
@@ -367,12 +345,10 @@ class ResidentRotsGrid:
         IMP_OBJ = cuda.device_array(IMPROVEMENT_CAP, np.int64)
         WKEY = cuda.device_array((2, self.blocks), np.int64)
         WIDX = cuda.device_array((2, self.blocks), np.int64)
-        BAR = cuda.to_device(np.zeros(2, np.int64))  # arrivals, barriers passed
 
         def launch(it, n_iter, target):
             args = (self.A, self.pairs, P, BP, EX, DELTA, OLD, PEND, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ, WKEY, WIDX,
-                    BAR, np.int64(n), np.int64(self.blocks.bit_length() - 1), np.int64(prm["tenure_min"]),
-                    np.int64(prm["tenure_max"]), np.int64(prm["aspiration"]),
+                    np.int64(n), np.int64(self.blocks.bit_length() - 1), np.int64(prm["tenure_min"]), np.int64(prm["tenure_max"]), np.int64(prm["aspiration"]),
                     target, np.int64(it), np.int64(n_iter))
             if not self._ready:
                 self._prepare(args)
