@@ -20,9 +20,6 @@ for step in "$@"; do
     ncu-pfsp*) timeout 300 /usr/local/cuda/bin/ncu --kernel-name regex:pfsp --launch-skip 2 --launch-count 1 \
             --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
             --section SourceCounters --section InstructionStats --section SchedulerStats ${NCU_EXTRA:-} python3 benchmarks/profile_resident_pfsp.py ${step#ncu-pfsp} 2>&1 | grep -v "^==PROF==" | tail -120 ;;
-    ncu-grid*) timeout 300 /usr/local/cuda/bin/ncu --kernel-name regex:rots_grid --launch-skip 1 --launch-count 1 \
-            --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
-            --section InstructionStats --section SchedulerStats --section MemoryWorkloadAnalysis ${NCU_EXTRA:-} python3 benchmarks/profile_rots_grid.py ${step#ncu-grid} 2>&1 | grep -v "^==PROF==" | tail -150 ;;
     ncu*) timeout 300 /usr/local/cuda/bin/ncu --kernel-name regex:rots --launch-skip 1 --launch-count 1 \
             --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
             --section MemoryWorkloadAnalysis --section InstructionStats --section SchedulerStats ${NCU_EXTRA:-} python3 benchmarks/profile_resident.py ${step#ncu} 2>&1 | grep -v "^==PROF==" | tail -120 ;;

@@ -3,8 +3,8 @@
 
 One block per SM cannot go below a few microseconds per iteration on tai100a: the O(n)
 recomputations and the O(1) updates are bound by the SM's shared-memory bandwidth. Here G blocks
-(a power of two, one per SM, one cooperative kernel per chunk of iterations) share the
-neighbourhood: block b owns the moves b, b + G, b + 2G, ... (its slice of the delta table and of the moves' older tabu
+(one per SM, one cooperative kernel per chunk of iterations) share the neighbourhood: block b owns
+the moves b, b + G, b + 2G, ... (its slice of the delta table and of the moves' older tabu
 expiries), and every block keeps its own copy of the permutation, the permuted distances
 bp[i, k] = B[p_i, p_k], the flows and the tabu matrix in shared memory. Per iteration:
 - each block recomputes in O(n) the moves it owns that touch the last swap (a warp per move,
@@ -57,8 +57,9 @@ def touching(item, r, s, n):
     return x, s
 
 
-def rots_grid(A, PAIRS, P, BP, EX, DELTA, OLD, PEND, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ, WKEY, WIDX,
-              n, shift, tenure_min, tenure_max, aspiration, target, it0, n_iter):
+@cuda.jit
+def rots_grid_kernel(A, PAIRS, P, BP, EX, DELTA, OLD, PEND, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ, WKEY, WIDX,
+                     n, tenure_min, tenure_max, aspiration, target, it0, n_iter):
     sh64 = cuda.shared.array(0, int64)
     sh32 = cuda.shared.array(0, int32)
     rkey = cuda.shared.array(RK, int64)
@@ -126,7 +127,7 @@ def rots_grid(A, PAIRS, P, BP, EX, DELTA, OLD, PEND, STATE, RNG, BEST_SOL, IMP_I
                 i = min(x, y)
                 j = max(x, y)
                 idx = i * (2 * n - i - 1) // 2 + j - i - 1
-                if idx & (G - 1) == b:  # uniform over the warp; G is a power of two: no division
+                if idx % G == b:  # uniform over the warp
                     acc = int64(0)
                     for k in range(0 if SIM else lane, n, 1 if SIM else 32):
                         if k != x and k != y:
@@ -137,7 +138,7 @@ def rots_grid(A, PAIRS, P, BP, EX, DELTA, OLD, PEND, STATE, RNG, BEST_SOL, IMP_I
                             acc += cuda.shfl_down_sync(FULL, acc, off)
                             off //= 2
                     if SIM or lane == 0:
-                        q = idx >> shift
+                        q = idx // G
                         dl[q] = acc
                         e1 = ex[i * n + p[j]]
                         e2 = ex[j * n + p[i]]
@@ -274,17 +275,6 @@ def rots_grid(A, PAIRS, P, BP, EX, DELTA, OLD, PEND, STATE, RNG, BEST_SOL, IMP_I
             RNG[0] = state
 
 
-_kernels = {}
-
-
-def kernel_for(threads):
-    """The kernel compiled for blocks of `threads`: registers capped so that such a block fits an SM."""
-    if threads not in _kernels:
-        regs = min(255, 65536 // threads // 8 * 8)
-        _kernels[threads] = cuda.jit(rots_grid) if SIM else cuda.jit(max_registers=regs)(rots_grid)
-    return _kernels[threads]
-
-
 class ResidentRotsGrid:
     """One Ro-TS search as a cooperative kernel over `blocks` SMs; `run` returns what the CPU
     search returns with the same seed."""
@@ -303,8 +293,8 @@ class ResidentRotsGrid:
         self.problem, self.prm = problem, prm
         self.blocks = int(blocks)
         self.threads = int(threads) if threads else (32 if SIM else 1024)
-        if self.blocks < 1 or self.blocks & (self.blocks - 1) or (SIM and self.blocks != 1):
-            raise LsbenchError(f"--param blocks: a power of two (1 under the simulator), got {blocks}")
+        if self.blocks < 1 or (SIM and self.blocks != 1):
+            raise LsbenchError(f"--param blocks: at least 1 (1 under the simulator), got {blocks}")
         if self.threads % 32 or not 32 <= self.threads <= 1024:
             raise LsbenchError(f"--param block: threads per block must be a multiple of 32 in 32..1024, "
                                f"got {self.threads}")
@@ -348,11 +338,11 @@ class ResidentRotsGrid:
 
         def launch(it, n_iter, target):
             args = (self.A, self.pairs, P, BP, EX, DELTA, OLD, PEND, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ, WKEY, WIDX,
-                    np.int64(n), np.int64(self.blocks.bit_length() - 1), np.int64(prm["tenure_min"]), np.int64(prm["tenure_max"]), np.int64(prm["aspiration"]),
+                    np.int64(n), np.int64(prm["tenure_min"]), np.int64(prm["tenure_max"]), np.int64(prm["aspiration"]),
                     target, np.int64(it), np.int64(n_iter))
             if not self._ready:
                 self._prepare(args)
-            kernel_for(self.threads)[self.blocks, self.threads, 0, self.shared](*args)
+            rots_grid_kernel[self.blocks, self.threads, 0, self.shared](*args)
 
         it, points, self.kernel_s = run_chunks(launch, STATE, IMP_IT, IMP_OBJ, stop, n * (n - 1) // 2, current,
                                                progress, chunk, "gpu-resident Ro-TS over several SMs")
@@ -364,7 +354,7 @@ class ResidentRotsGrid:
     def _prepare(self, args):
         """Opt in to the shared memory and check that every block can be resident at once."""
         if not SIM:
-            compiled = kernel_for(self.threads)._compile_for_args(*args)
+            compiled = rots_grid_kernel._compile_for_args(*args)
             if self.shared > STATIC_SHARED_CAP:
                 allow_dynamic_shared(compiled, self.shared)
             fit = compiled.max_cooperative_grid_blocks(self.threads, self.shared)

@@ -220,7 +220,7 @@ def test_resident_rots_cli_stops_each_search_at_the_target_and_keeps_every_searc
 
 
 # one search over several SMs: the simulator runs cooperative grids of one block only
-ROTS_GRID_BLOCKS = [1] if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else [1, 2, 8]
+ROTS_GRID_BLOCKS = [1] if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else [1, 3, 8]
 
 
 @pytest.mark.parametrize("blocks", ROTS_GRID_BLOCKS)
