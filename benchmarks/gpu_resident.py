@@ -63,8 +63,6 @@ def main():
                     help="auto: the engine's own choice for K searches; THREADS per search, THREADS/REGS caps "
                          "registers, THREADS:G sets lanes per recomputation, THREADS@KB limits shared memory per "
                          "block (tables that do not fit stay in global memory)")
-    ap.add_argument("--grid-blocks", default="", help="one search over G SMs (gpu/resident_rots_grid.py), for each G")
-    ap.add_argument("--grid-threads", type=int, default=1024)
     ap.add_argument("--check-iterations", type=int, default=3000)
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per row (median)")
     ap.add_argument("--data-dir")
@@ -129,30 +127,6 @@ def main():
                          "shape": eng.describe()})
             print(f"threads {spec:>7} searches {k:5}: {agg:14,.0f} it/s aggregate, {agg / k:10,.0f} per search, "
                   f"{agg / cpu1:8.1f}x one core, {agg / cpu_all:6.1f}x all cores", flush=True)
-    for g in [int(x) for x in args.grid_blocks.split(",") if x]:
-        from gpu.resident_rots_grid import ResidentRotsGrid
-        eng = ResidentRotsGrid(p, prm, g, threads=args.grid_threads)
-        eng.run(1, Stop(iterations=2))
-        dev = eng.run(7, Stop(iterations=args.check_iterations))
-        ok = ([(i, o) for i, _t, o in cpu["trajectory"]] == [(i, o) for i, _t, o in dev["trajectory"]]
-              and list(cpu["best_solution"]) == list(dev["best_solution"])
-              and cpu["final_objective"] == dev["final_objective"])
-        t = time.perf_counter()
-        eng.run(1, Stop(iterations=2000))
-        iters = max(2000, int(2000 * args.seconds / (time.perf_counter() - t)))
-        reps = []
-        for _ in range(args.repeats):
-            t = time.perf_counter()
-            r = eng.run(1, Stop(iterations=iters))
-            reps.append(r["iterations"] / (time.perf_counter() - t))
-        agg = statistics.median(reps)
-        rows.append({"spec": f"grid{g}x{args.grid_threads}", "threads": args.grid_threads, "max_registers": None,
-                     "searches": 1, "blocks": g, "iterations": iters, "aggregate_it_per_s": agg,
-                     "per_search_it_per_s": agg, "vs_cpu_one_core": agg / cpu1, "vs_cpu_all_cores": agg / cpu_all,
-                     "same_trajectory_as_cpu": bool(ok), "shape": eng.describe()})
-        same = same and ok
-        print(f"one search over {g:2} SMs x {args.grid_threads} threads: {agg:10,.0f} it/s = {agg / cpu1:6.1f}x one core, "
-              f"same trajectory {ok}", flush=True)
     out["gpu"] = rows
     singles = [r for r in rows if r["searches"] == 1]  # --searches may leave the single search out
     single = max(singles, key=lambda r: r["aggregate_it_per_s"]) if singles else None

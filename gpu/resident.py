@@ -111,33 +111,6 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=()):
             "dynamic_shared_bytes": used}
 
 
-@cuda.jit(device=True, inline=True)
-def lex_less(k1, i1, k2, i2):
-    return k1 < k2 or (k1 == k2 and i1 < i2)
-
-
-@cuda.jit(device=True, inline=True)
-def warp_argmin(kb, ib):
-    """Lexicographic (key, index) minimum over a warp, in lane 0 (device only: shuffles)."""
-    off = 16
-    while off > 0:
-        k2 = cuda.shfl_down_sync(FULL, kb, off)
-        i2 = cuda.shfl_down_sync(FULL, ib, off)
-        if lex_less(k2, i2, kb, ib):
-            kb = k2
-            ib = i2
-        off //= 2
-    return kb, ib
-
-
-@cuda.jit(device=True, inline=True)
-def classify(d, age, thr, it_asp, it):
-    """Taillard's rule as one key, without branches: class 0 aspiration (old enough, or a new
-    best), 1 allowed, 2 tabu (a tabu move is never old enough: it_asp <= it)."""
-    held = np.int64(age >= it_asp and d >= thr)
-    return np.int64(d) + ((held + (held & np.int64(age >= it))) << np.int64(60))
-
-
 def kernel_for(shape):
     """The compiled kernel for one shape; its max_registers caps registers per thread so that more
     blocks (searches) fit on an SM."""
@@ -170,6 +143,23 @@ def _make_kernel(shape):
     BPT = {16: int16, 32: int32, 64: int64}[shape["data_bits"]]
     U = np.uint64  # unsigned indices: no negative-index wraparound code
     GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+    @cuda.jit(device=True, inline=True)
+    def lex_less(k1, i1, k2, i2):
+        return k1 < k2 or (k1 == k2 and i1 < i2)
+
+    @cuda.jit(device=True, inline=True)
+    def warp_argmin(kb, ib):
+        """Lexicographic (key, index) minimum over a warp, in lane 0 (device only: shuffles)."""
+        off = 16
+        while off > 0:
+            k2 = cuda.shfl_down_sync(FULL, kb, off)
+            i2 = cuda.shfl_down_sync(FULL, ib, off)
+            if lex_less(k2, i2, kb, ib):
+                kb = k2
+                ib = i2
+            off //= 2
+        return kb, ib
 
     @cuda.jit(device=True, inline=True)
     def touching(item, r, s):
@@ -221,6 +211,13 @@ def _make_kernel(shape):
         m[qr] = m[qs]
         m[qs] = t
         return orq - osq
+
+    @cuda.jit(device=True, inline=True)
+    def classify(d, age, thr, it_asp, it):
+        """Taillard's rule as one key, without branches: class 0 aspiration (old enough, or a new
+        best), 1 allowed, 2 tabu (a tabu move is never old enough: it_asp <= it)."""
+        held = np.int64(age >= it_asp and d >= thr)
+        return np.int64(d) + ((held + (held & np.int64(age >= it))) << np.int64(60))
 
     @(cuda.jit(max_registers=MAX_REGISTERS) if MAX_REGISTERS else cuda.jit)
     def rots_kernel(A, AT, ADIAG, BDIAG, PAIRS, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST, BEST_SOL,

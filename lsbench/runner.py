@@ -126,31 +126,17 @@ def _run_resident(problem, instance, algorithm, seed, stop, problem_params, algo
         search = ALGORITHMS[algorithm](**(algorithm_params or {}))
     except TypeError as e:
         raise LsbenchError(f"--param: not a parameter of {algorithm}: {e}")
-    bp = backend_params or {}
-    unknown = set(bp) - {"block", "blocks"}
+    unknown = set(backend_params or {}) - {"block"}
     if unknown:
         raise LsbenchError(f"--param {', '.join(sorted(unknown))}: not a parameter of the gpu-resident backend")
+    engine = ResidentRots(prob, search.params(prob), threads=(backend_params or {}).get("block"))
+    tw = time.perf_counter()
+    engine.run([seed], Stop(iterations=2))  # JIT compile outside the timed run
+    warmup_s = time.perf_counter() - tw
     seeds = list(range(seed, seed + searches))
-    label = f"{prob.name} rots/gpu-resident x{searches}"
-    if bp.get("blocks") is not None:  # one search spread over several SMs
-        from gpu.resident_rots_grid import ResidentRotsGrid
-        if searches != 1:
-            raise LsbenchError("--param blocks: spreads one search over several SMs; give --searches 1")
-        engine = ResidentRotsGrid(prob, search.params(prob), int(bp["blocks"]), threads=bp.get("block"))
-        tw = time.perf_counter()
-        engine.run(seed, Stop(iterations=2))  # JIT compile outside the timed run
-        warmup_s = time.perf_counter() - tw
-        t0 = time.perf_counter()
-        results = [engine.run(seed, stop, Progress(label, enabled=progress))]
-        wall = time.perf_counter() - t0
-    else:
-        engine = ResidentRots(prob, search.params(prob), threads=bp.get("block"))
-        tw = time.perf_counter()
-        engine.run([seed], Stop(iterations=2))  # JIT compile outside the timed run
-        warmup_s = time.perf_counter() - tw
-        t0 = time.perf_counter()
-        results = engine.run(seeds, stop, Progress(label, enabled=progress))
-        wall = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    results = engine.run(seeds, stop, Progress(f"{prob.name} rots/gpu-resident x{searches}", enabled=progress))
+    wall = time.perf_counter() - t0
     every = []
     for s, r in zip(seeds, results):
         every.append({"seed": s, "best_objective": recheck(prob, r["best_solution"], r["best_objective"]),

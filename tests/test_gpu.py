@@ -219,42 +219,6 @@ def test_resident_rots_cli_stops_each_search_at_the_target_and_keeps_every_searc
     assert r.returncode == 0, r.stderr
 
 
-# one search over several SMs: the simulator runs cooperative grids of one block only
-ROTS_GRID_BLOCKS = [1] if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else [1, 3, 8]
-
-
-@pytest.mark.parametrize("blocks", ROTS_GRID_BLOCKS)
-def test_resident_rots_over_several_sms_follows_the_cpu_trajectory(blocks):
-    """Moves dealt round-robin to the blocks, each block's own copy of the permutation, bp and tabu
-    matrix, one grid barrier per iteration, chunks of seven launches: exactly the CPU Ro-TS."""
-    from gpu.resident_rots_grid import ResidentRotsGrid
-    from lsbench import instances as registry
-    from lsbench.search.common import Stop
-    from lsbench.search.tabu import RobustTabuSearch
-    p = registry.load("tai12a")
-    for seed in (3, 5):
-        dev = ResidentRotsGrid(p, RobustTabuSearch().params(p), blocks).run(seed, Stop(iterations=60), chunk=7)
-        _same_search(_cpu_rots(p, seed, Stop(iterations=60)), dev)
-
-
-def test_resident_rots_over_several_sms_from_the_cli_and_its_refusals(tmp_path):
-    from lsbench.errors import LsbenchError
-    out = tmp_path / "one.json"
-    rec = run_one("qap", "tai12a", algorithm="rots", backend="gpu-resident", seed=4, iterations=40, target=224416,
-                  backend_params={"blocks": 1}, out=str(out))
-    assert rec["iterations"] == 18 and rec["best_objective"] == 224416  # seed 4 reaches the optimum there
-    assert rec["backend_info"]["model"] == "one Ro-TS search over several SMs (cooperative kernel)"
-    r = subprocess.run([sys.executable, "-m", "lsbench", "verify", str(out)], capture_output=True, text=True,
-                       cwd=ROOT)
-    assert r.returncode == 0, r.stderr
-    with pytest.raises(LsbenchError, match="give --searches 1"):
-        run_one("qap", "tai12a", algorithm="rots", backend="gpu-resident", iterations=4, searches=2,
-                backend_params={"blocks": 1})
-    with pytest.raises(LsbenchError, match="needs a symmetric matrix"):
-        run_one("qap", "rnd-qap-8-1", algorithm="rots", backend="gpu-resident", iterations=4,
-                backend_params={"blocks": 1})
-
-
 def _cpu_tabu(problem, seed, stop, **params):
     from lsbench.search.tabu import TabuSearch
     nb = problem.neighbourhood("insertion")
