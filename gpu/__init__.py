@@ -6,6 +6,13 @@ kernels run in Numba's CUDA simulator (tests on machines without a GPU).
 """
 
 
+def device_name():
+    """The current CUDA device's name (\"CUDA simulator\" under the simulator), for run records."""
+    from numba import cuda
+    name = getattr(cuda.get_current_device(), "name", "CUDA simulator")
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
 def available():
     try:
         from numba import cuda

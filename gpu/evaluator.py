@@ -19,7 +19,7 @@ from numba import config, cuda, njit
 from lsbench.errors import LsbenchError
 from lsbench.neighborhoods import index_to_insertion, index_to_pair, index_to_triple
 
-from . import available, kernels
+from . import available, device_name, kernels
 from .launch import ThreadControl
 
 TABU_KINDS = {"swap@qap": 1, "swap@pfsp": 2, "swap@tsp": 2, "2opt@tsp": 3, "insertion@pfsp": 4,
@@ -149,10 +149,7 @@ class GpuEvaluator:
         return self.host_out
 
     def describe(self):
-        gpu = cuda.get_current_device()
-        name = getattr(gpu, "name", "CUDA simulator")
-        name = name.decode() if isinstance(name, bytes) else str(name)
-        return {"backend": self.name, "device": name, "generate": self.generate, "reduce": self.reduce,
+        return {"backend": self.name, "device": device_name(), "generate": self.generate, "reduce": self.reduce,
                 "fused_selection": self.fused_select is not None, "thread_control": self.control.describe(),
                 "time_split": self.timer.as_dict()}
 

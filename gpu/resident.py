@@ -27,6 +27,7 @@ from lsbench.problems.qap import qap_costs
 from lsbench.search.common import Stop, Trajectory
 
 from . import device as dv
+from . import device_name
 
 SHUFFLE = not config.ENABLE_CUDASIM  # the simulator has no warp shuffles
 FULL = 0xFFFFFFFF
@@ -608,7 +609,7 @@ class ResidentRots:
                 chunk=None, lean=False):
         """K searches from `sols` with stream states `states`. `lean` (a cas generation): no
         trajectories, chunks as long as allowed, only the bests come back."""
-        pr, n = self.problem, self.problem.n
+        pr = self.problem
         nb = pr.neighbourhood("swap")
         K = len(sols)
         sols = np.array(sols, dtype=np.int64)
@@ -710,9 +711,7 @@ class ResidentRots:
         self._shared_allowed[id(self.kernel)] = need
 
     def describe(self):
-        dev = cuda.get_current_device()
-        name = getattr(dev, "name", "CUDA simulator")
-        return {"backend": "gpu-resident", "device": name.decode() if isinstance(name, bytes) else str(name),
+        return {"backend": "gpu-resident", "device": device_name(),
                 "threads_per_search": self.shape["threads"], "lanes_per_recomputation": self.shape["group"],
                 "delta_bits": 64 if self.shape["wide"] else 32, "data_bits": self.shape["data_bits"],
                 "symmetric_form": not self.shape["general"], "max_registers": self.shape["max_registers"],

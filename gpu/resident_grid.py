@@ -28,6 +28,7 @@ from lsbench.errors import LsbenchError
 from lsbench.search.common import Trajectory, start_solution
 
 from . import device as dv
+from . import device_name
 from .kernels import block_min, key_less
 from .resident import IMPROVEMENT_CAP
 
@@ -69,6 +70,16 @@ def publish(red_c, red_d, red_r, red_i, WC, WD, WR, WI, v, tid, T, bc, bd, br, b
         WI[v] = red_i[0]
         cuda.threadfence()
     cuda.syncthreads()
+
+
+@cuda.jit(device=True, inline=True)
+def save_state(STATE, RNG, it, current, best, n_imp, state):
+    """The search's state at the end of a chunk, for the host and the next chunk (one thread)."""
+    STATE[0] = it
+    STATE[1] = current
+    STATE[2] = best
+    STATE[3] = n_imp
+    RNG[0] = state
 
 
 @cuda.jit(device=True, inline=True)
@@ -187,11 +198,7 @@ def tsp_tabu_kernel(D, TOUR, FWD, BWD, EDGE, EXP, WC, WD, WR, WI, STATE, RNG, BE
         if best <= target:
             break
     if b == 0 and tid == 0:
-        STATE[0] = it
-        STATE[1] = current
-        STATE[2] = best
-        STATE[3] = n_imp
-        RNG[0] = state
+        save_state(STATE, RNG, it, current, best, n_imp, state)
 
 
 @cuda.jit
@@ -292,18 +299,15 @@ def ppp_tabu_kernel(A, TH, X, Y, HIST, SCRATCH, EXP, WC, WD, WR, WI, STATE, RNG,
         if best <= target:
             break
     if b == 0 and tid == 0:
-        STATE[0] = it
-        STATE[1] = current
-        STATE[2] = best
-        STATE[3] = n_imp
-        RNG[0] = state
+        save_state(STATE, RNG, it, current, best, n_imp, state)
 
 
-def run_chunks(launch, STATE, IMP_IT, IMP_OBJ, stop, moves, start_objective, progress=None, chunk=None,
+def run_chunks(launch, STATE, IMP_IT, IMP_OBJ, BEST_SOL, stop, moves, start_objective, prm, progress=None, chunk=None,
                what="gpu-resident"):
-    """The host side of a whole-GPU search: launch chunks of iterations (`launch(it, n_iter)`),
+    """The host side of a whole-GPU search: launch chunks of iterations (`launch(it, n_iter, target)`),
     each as long as the budget allows and doubling while a chunk takes under 20 ms; read back only
-    the state and the improvements. Returns (iterations, trajectory points, seconds in kernels)."""
+    the state and the improvements. Returns (the search's result as the CPU search returns it,
+    seconds in kernels)."""
     target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
     traj = Trajectory()
     traj.improved(0, int(start_objective))
@@ -333,7 +337,11 @@ def run_chunks(launch, STATE, IMP_IT, IMP_OBJ, stop, moves, start_objective, pro
             step = min(step * 2, IMPROVEMENT_CAP)
         if progress:
             progress.tick(it, best, int(st[1]))
-    return it, traj.points, kernel_s
+    st = STATE.copy_to_host()
+    result = {"best_objective": int(st[2]), "best_solution": BEST_SOL.copy_to_host().astype(np.int64),
+              "iterations": it, "evaluations": it * moves, "trajectory": traj.points, "params": dict(prm),
+              "final_objective": int(st[1])}
+    return result, kernel_s
 
 
 class ResidentGridTabu:
@@ -359,11 +367,10 @@ class ResidentGridTabu:
         if blocks is not None and int(blocks) < 1:
             raise LsbenchError(f"--param blocks: must be at least 1, got {blocks}")
         self.want_blocks = None if blocks is None else int(blocks)
+        from .evaluator import narrow
         if problem.kind == "tsp":
-            from .evaluator import narrow
             self.data = (cuda.to_device(narrow(problem.d, 4)),)
         else:
-            from .evaluator import narrow
             self.data = (cuda.to_device(narrow(problem.a, 3)), cuda.to_device(problem.target_hist))
         self.shape = None
         self.kernel_s = 0.0
@@ -443,17 +450,11 @@ class ResidentGridTabu:
                    np.int64(prm["tenure_min"]), np.int64(prm["tenure_max"]), np.int64(1 if prm["aspiration"] else 0),
                    target, np.int64(it), np.int64(n_iter))
 
-        label = f"gpu-resident {nb.name}@{pr.kind}"
-        it, points, self.kernel_s = run_chunks(launch, STATE, IMP_IT, IMP_OBJ, stop, nb.size, current, progress,
-                                               chunk, label)
-        st = STATE.copy_to_host()
-        return {"best_objective": int(st[2]), "best_solution": BEST_SOL.copy_to_host().astype(np.int64),
-                "iterations": it, "evaluations": it * nb.size, "trajectory": points, "params": dict(prm),
-                "final_objective": int(st[1])}
+        result, self.kernel_s = run_chunks(launch, STATE, IMP_IT, IMP_OBJ, BEST_SOL, stop, nb.size, current, prm,
+                                           progress, chunk, f"gpu-resident {nb.name}@{pr.kind}")
+        return result
 
     def describe(self):
-        dev = cuda.get_current_device()
-        name = getattr(dev, "name", "CUDA simulator")
-        return {"backend": "gpu-resident", "device": name.decode() if isinstance(name, bytes) else str(name),
+        return {"backend": "gpu-resident", "device": device_name(),
                 "model": f"one {self.nb.name} tabu search over the whole GPU (cooperative kernel, grid-wide "
                          "two-stage reduction)", **(self.shape or {})}

@@ -28,9 +28,10 @@ from lsbench.problems.pfsp import MAKESPAN
 from lsbench.search.common import start_solution
 
 from . import device as dv
+from . import device_name
 from .kernels import block_min, key_less
 from .resident import IMPROVEMENT_CAP, STATIC_SHARED_CAP, allow_dynamic_shared, shared_bytes_per_block
-from .resident_grid import MAX_THREADS, NO_ASPIRATION, STATE_FIELDS, run_chunks
+from .resident_grid import MAX_THREADS, NO_ASPIRATION, STATE_FIELDS, run_chunks, save_state
 
 SIM = config.ENABLE_CUDASIM  # the simulator has no warp shuffles: lanes talk through shared memory
 FULL = 0xFFFFFFFF
@@ -297,11 +298,7 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
         for q in range(tid, n, T):
             SEQ[q] = seq[q]
         if tid == 0:
-            STATE[0] = it
-            STATE[1] = current
-            STATE[2] = best
-            STATE[3] = n_imp
-            RNG[0] = state
+            save_state(STATE, RNG, it, current, best, n_imp, state)
 
 
 def shared_words(n, m, rounds, pairs):
@@ -403,16 +400,11 @@ class ResidentPfspTabu:
                 np.int64(pr.m), np.int64(rounds), np.int64(prm["tenure_min"]), np.int64(prm["tenure_max"]),
                 np.int64(1 if prm["aspiration"] else 0), target, np.int64(it), np.int64(n_iter))
 
-        it, points, self.kernel_s = run_chunks(launch, STATE, IMP_IT, IMP_OBJ, stop, nb.size, current, progress,
-                                               chunk, "gpu-resident PFSP")
-        st = STATE.copy_to_host()
-        return {"best_objective": int(st[2]), "best_solution": BEST_SOL.copy_to_host().astype(np.int64),
-                "iterations": it, "evaluations": it * nb.size, "trajectory": points, "params": dict(prm),
-                "final_objective": int(st[1])}
+        result, self.kernel_s = run_chunks(launch, STATE, IMP_IT, IMP_OBJ, BEST_SOL, stop, nb.size, current, prm,
+                                           progress, chunk, "gpu-resident PFSP")
+        return result
 
     def describe(self):
-        dev = cuda.get_current_device()
-        name = getattr(dev, "name", "CUDA simulator")
-        return {"backend": "gpu-resident", "device": name.decode() if isinstance(name, bytes) else str(name),
+        return {"backend": "gpu-resident", "device": device_name(),
                 "model": "one PFSP insertion tabu search over the whole GPU (cooperative kernel)",
                 **(self.shape or {})}

@@ -1,8 +1,6 @@
 """One run: build problem, neighbourhood, evaluator and search; re-check; write the record."""
 import time
 
-import numpy as np
-
 from . import instances as registry
 from .backends import get_evaluator
 from .errors import LsbenchError
