@@ -325,6 +325,20 @@ def test_resident_grid_tabu_refuses_what_it_cannot_run(instance, args, message):
         run_one(None, instance, **{"algorithm": "tabu", **args}, backend="gpu-resident", seed=1, iterations=2)
 
 
+def test_resident_grid_tabu_reduction_blocks_from_the_command_line(tmp_path):
+    """`--param blocks=N` reaches the engine from the CLI; a bad value is one error line, exit 2, no record."""
+    out = tmp_path / "tsp.json"
+    cmd = [sys.executable, "-m", "lsbench", "run", "--instance", "burma14", "--algorithm", "tabu", "--neighbourhood",
+           "2opt", "--backend", "gpu-resident", "--iterations", "3", "--out", str(out)]
+    r = subprocess.run(cmd + ["--param", "blocks=3"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["backend_info"]["reduction_blocks"] == 3
+    out.unlink()
+    r = subprocess.run(cmd + ["--param", "blocks=0"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and not out.exists()
+    assert r.stderr.strip().splitlines()[-1].startswith("lsbench: error: --param blocks: must be at least 1")
+
+
 def test_cas_with_its_tabu_local_searches_on_the_gpu_equals_cas_on_the_cpu(tmp_path):
     """One thread block per ant: same ants, same pheromone, same best as the CPU colony."""
     params = {"ants": 3, "ls_iterations": 8}
