@@ -2,6 +2,7 @@
 # Run on the device machine from the checkout: carried numpy wheel, instance copies in .devdata/.
 # Usage: bash benchmarks/device_run.sh [tests] ['iteration ARGS'] [makespan] [rots] ['plan CONFIG ARGS']
 #        ['resident ARGS'] ['pfsp ARGS'] ['grid ARGS'] ['cas ARGS'] ['cow ARGS'] ['multistart ARGS'] ['pytest ARGS']
+#        ['profile-cas INSTANCE GENERATIONS']
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD LSBENCH_DATA=$PWD/.devdata PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
@@ -24,6 +25,7 @@ for step in "$@"; do
             --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
             --section MemoryWorkloadAnalysis --section InstructionStats --section SchedulerStats ${NCU_EXTRA:-} python3 benchmarks/profile_resident.py ${step#ncu} 2>&1 | grep -v "^==PROF==" | tail -120 ;;
     pytest*) LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 300 python3 -m pytest -q -p no:cacheprovider ${step#pytest} 2>&1 | tail -15 ;;
+    profile-cas*) timeout 300 python3 benchmarks/profile_cas.py ${step#profile-cas} ;;
     makespan) (cd benchmarks && timeout 300 python3 gpu_makespan.py) ;;
     rots) (cd benchmarks && timeout 200 python3 cpu_rots.py --iterations 20000 --repeats 5) ;;
     plan*) set -- ${step#plan}

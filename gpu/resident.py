@@ -31,11 +31,9 @@ from . import device_name
 
 SHUFFLE = not config.ENABLE_CUDASIM  # the simulator has no warp shuffles
 FULL = 0xFFFFFFFF
-CLASS = np.int64(1) << np.int64(60)
-MAX_KEY = np.int64(3) * CLASS
 STATIC_SHARED_CAP = 48 * 1024  # above this a kernel must opt in to more dynamic shared memory
 SIM_SHARED_BYTES = 64 * 1024  # what the simulator pretends a block may have
-ON_CHIP = ("delta", "matrix", "tabu_age", "pairs", "flows", "tabu")  # per-block tables, most used first
+ON_CHIP = ("delta", "matrix", "tabu_age", "flows", "tabu")  # per-block tables, most used first
 IMPROVEMENT_CAP = 1 << 12  # improvements recorded per chunk (chunks are no longer than this)
 NO_MOVE = -1  # PEND: no swap waiting to be folded into the delta table
 
@@ -74,18 +72,20 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=()):
     largest = max(int(np.abs(A).max()), int(np.abs(B).max()))
     if largest >= 1 << 31:
         raise LsbenchError(f"instance {problem.name}: flows/distances exceed 32 bits")
-    bound = 8 * (n + 2) * int(np.abs(problem.a).max() + 1) * int(np.abs(problem.b).max() + 1)
-    if bound >= 1 << 59:
-        raise LsbenchError(f"instance {problem.name}: move costs may exceed 2^59, beyond Ro-TS's key range")
-    wide = bound >= (1 << 31) - 1
     moves = n * (n - 1) // 2
+    index_bits = max(1, (moves - 1).bit_length())
+    bound = problem.swap_delta_bound()
+    wide = bound >= (1 << 31) - 1
+    if wide and bound >= 1 << (60 - index_bits):  # a key holds class, delta and move index in 63 bits
+        raise LsbenchError(f"instance {problem.name}: move costs may exceed 2^{60 - index_bits}, beyond "
+                           "gpu-resident's key range (use --backend cpu)")
     if threads is None:
         threads = 32 if config.ENABLE_CUDASIM else (512 if moves > 2048 else 256)
     if threads % 32 or not 32 <= threads <= 1024:
         raise LsbenchError(f"--param block: threads per search must be a multiple of 32 in 32..1024, got {threads}")
-    if group is None:  # lanes per O(n) sum: about 32 terms each
+    if group is None:  # lanes per O(n) sum: about 50 terms each (measured best for tai100a)
         group = 1
-        while group < 32 and group * 32 < n:
+        while group < 32 and group * 64 < n:
             group *= 2
     if not SHUFFLE:
         group = 1
@@ -94,10 +94,12 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=()):
     # the simulator's NumPy scalars do not widen before arithmetic: it keeps everything 64-bit
     data_bits = 64 if config.ENABLE_CUDASIM else (16 if largest < 1 << 15 else 32)
     delta_bytes = 8 if wide else 4
-    static = n * (4 + (4 if general else 2) * delta_bytes) + (threads if config.ENABLE_CUDASIM else 32) * 12
+    static = n * (4 + (4 if general else 2) * delta_bytes) + (threads if config.ENABLE_CUDASIM else 32) * 8
     budget = (shared_limit or shared_bytes_per_block()) - static - 1024  # the system keeps 1 KB a block
-    sizes = {"delta": (moves, delta_bytes), "matrix": (n * n, data_bits // 8), "tabu_age": (moves, 4),
-             "pairs": (moves, 4), "flows": (n * n, data_bits // 8), "tabu": (n * n, 4)}
+    per_thread = -(-moves // threads) | 1  # odd: a warp's threads, Q moves apart, meet no bank conflicts
+    slots = per_thread * threads  # per-move tables (see slot in the kernel)
+    sizes = {"delta": (slots, delta_bytes), "matrix": (n * n, data_bits // 8), "tabu_age": (slots, 4),
+             "flows": (n * n, data_bits // 8), "tabu": (n * n, 4)}
     shared, layout, used = {}, {}, 0
     for name in ON_CHIP:
         count, item = sizes[name]
@@ -107,15 +109,15 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=()):
             layout[name] = used // item  # element offset in a view of its type
             used += size
     diagonal = bool(np.diagonal(problem.a).any() and np.diagonal(problem.b).any())
-    return {"n": n, "moves": moves, "wide": wide, "threads": threads, "group": group, "general": general,
-            "diagonal": diagonal, "data_bits": data_bits, "shared": shared, "layout": layout,
+    return {"n": n, "moves": moves, "slots": slots, "index_bits": index_bits, "wide": wide, "threads": threads,
+            "group": group, "general": general, "diagonal": diagonal, "data_bits": data_bits, "shared": shared, "layout": layout,
             "dynamic_shared_bytes": used}
 
 
 def kernel_for(shape):
     """The compiled kernel for one shape; its max_registers caps registers per thread so that more
     blocks (searches) fit on an SM."""
-    key = (shape["n"], shape["threads"], shape["group"], shape["wide"], shape["general"], shape["diagonal"],
+    key = (shape["n"], shape["index_bits"], shape["threads"], shape["group"], shape["wide"], shape["general"], shape["diagonal"],
            shape["data_bits"], tuple(sorted(shape["layout"].items())), shape.get("max_registers"))
     if key not in _kernels:
         _kernels[key] = _make_kernel(shape)
@@ -127,9 +129,9 @@ def _make_kernel(shape):
     MAX_REGISTERS = shape.get("max_registers")
     GENERAL, DIAG = shape["general"], shape["diagonal"]
     SH = shape["shared"]
-    DL_SH, BP_SH, OLD_SH, PR_SH, A_SH = SH["delta"], SH["matrix"], SH["tabu_age"], SH["pairs"], SH["flows"]
+    DL_SH, BP_SH, OLD_SH, A_SH = SH["delta"], SH["matrix"], SH["tabu_age"], SH["flows"]
     OFF = {name: shape["layout"].get(name, 0) for name in ON_CHIP}
-    DL_O, BP_O, OLD_O, PR_O, A_O = OFF["delta"], OFF["matrix"], OFF["tabu_age"], OFF["pairs"], OFF["flows"]
+    DL_O, BP_O, OLD_O, A_O = OFF["delta"], OFF["matrix"], OFF["tabu_age"], OFF["flows"]
     EX_SH, EX_O = SH["tabu"], OFF["tabu"]
     M = N * (N - 1) // 2
     NN = N * N
@@ -137,30 +139,39 @@ def _make_kernel(shape):
     ITEMS = 2 * N - 3  # moves touching the last swap: recomputed in O(n)
     NG = T // G  # lane groups, one recomputation each
     RROUNDS = (ITEMS + NG - 1) // NG
-    Q = (M + T - 1) // T  # moves per thread
+    Q = shape["slots"] // T  # moves per thread: thread t owns moves tQ .. tQ + Q - 1 (one row mostly)
+    SLOTS = shape["slots"]
     RK = W if SHUFFLE else T
     DT = int64 if shape["wide"] else int32
     DTN = np.int64 if shape["wide"] else np.int32
+    # a move's key: class (0 aspirated, 1 allowed, 2 tabu), then delta, then index, in one int64 --
+    # one comparison orders moves exactly as the CPU's rule (lowest index on ties)
+    IB = shape["index_bits"]
+    DB = 61 - IB if shape["wide"] else 32  # delta bits, biased to be non-negative; 2 class bits above
+    SH = DB + IB
+    BIAS = np.int64(1) << np.int64(DB - 1)
+    NO_KEY = np.int64(3) << np.int64(SH)
+    ALLOWED = np.int64(2) << np.int64(SH)  # keys below: aspirated or allowed
+    INDEX = np.int64((1 << IB) - 1)
+    DMIN = np.int64(-(1 << 63)) if shape["wide"] else np.int64(-(1 << 31))
     BPT = {16: int16, 32: int32, 64: int64}[shape["data_bits"]]
     U = np.uint64  # unsigned indices: no negative-index wraparound code
     GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
     @cuda.jit(device=True, inline=True)
-    def lex_less(k1, i1, k2, i2):
-        return k1 < k2 or (k1 == k2 and i1 < i2)
-
-    @cuda.jit(device=True, inline=True)
-    def warp_argmin(kb, ib):
-        """Lexicographic (key, index) minimum over a warp, in lane 0 (device only: shuffles)."""
+    def warp_min(kb):
+        """The smallest key over a warp, in every lane (device only: shuffles)."""
         off = 16
         while off > 0:
-            k2 = cuda.shfl_down_sync(FULL, kb, off)
-            i2 = cuda.shfl_down_sync(FULL, ib, off)
-            if lex_less(k2, i2, kb, ib):
-                kb = k2
-                ib = i2
+            kb = min(kb, cuda.shfl_xor_sync(FULL, kb, off))
             off //= 2
-        return kb, ib
+        return kb
+
+    @cuda.jit(device=True, inline=True)
+    def slot(k):
+        """Where move k's delta and tabu age live: (k mod Q) T + k div Q, so that the q-th moves
+        of a warp's threads are neighbours (no bank conflicts, coalesced in global memory)."""
+        return U((k % Q) * T + k // Q)
 
     @cuda.jit(device=True, inline=True)
     def touching(item, r, s):
@@ -214,11 +225,13 @@ def _make_kernel(shape):
         return orq - osq
 
     @cuda.jit(device=True, inline=True)
-    def classify(d, age, thr, it_asp, it):
+    def move_key(d, age, thr, it_asp, it, k):
         """Taillard's rule as one key, without branches: class 0 aspiration (old enough, or a new
-        best), 1 allowed, 2 tabu (a tabu move is never old enough: it_asp <= it)."""
+        best), 1 allowed, 2 tabu (a tabu move is never old enough: it_asp <= it). thr, it_asp and
+        it come clamped to the width of d and age, so the comparisons stay narrow."""
         held = np.int64(age >= it_asp and d >= thr)
-        return np.int64(d) + ((held + (held & np.int64(age >= it))) << np.int64(60))
+        cls = held + (held & np.int64(age >= it))
+        return (cls << np.int64(SH)) | ((np.int64(d) + BIAS) << np.int64(IB)) | np.int64(k)
 
     @(cuda.jit(max_registers=MAX_REGISTERS) if MAX_REGISTERS else cuda.jit)
     def rots_kernel(A, AT, ADIAG, BDIAG, PAIRS, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST, BEST_SOL,
@@ -236,39 +249,39 @@ def _make_kernel(shape):
         v = cuda.shared.array(N if GENERAL else 1, DT)  # general instances: the column parts
         z = cuda.shared.array(N if GENERAL else 1, DT)
         rkey = cuda.shared.array(RK, int64)
-        ridx = cuda.shared.array(RK, int32)
+        ten = cuda.shared.array(2, int64)
         dyn_d = cuda.shared.array(0, DT)  # the dynamic shared memory, seen through each table's type
         dyn_b = cuda.shared.array(0, BPT)
         dyn_i = cuda.shared.array(0, int32)
-        dl = dyn_d[DL_O:DL_O + M] if DL_SH else DELTA[sid]
+        dl = dyn_d[DL_O:DL_O + SLOTS] if DL_SH else DELTA[sid]
         bp = dyn_b[BP_O:BP_O + NN] if BP_SH else BPG[sid]
-        old = dyn_i[OLD_O:OLD_O + M] if OLD_SH else OLDG[sid]  # per move: the older of its two tabu expiries
-        prs = dyn_i[PR_O:PR_O + M] if PR_SH else PAIRS  # move k = (i, j) as i << 16 | j
+        old = dyn_i[OLD_O:OLD_O + SLOTS] if OLD_SH else OLDG[sid]  # per move: the older of its two tabu expiries
         Af = dyn_b[A_O:A_O + NN] if A_SH else A
         bpt = BPTG[sid]
         # ex[i * N + l]: the iteration until which facility i may not return to location l
         ex = dyn_i[EX_O:EX_O + NN] if EX_SH else EX[sid]
         for q in range(tid, N, T):
             p[q] = P[sid, q]
-        for q in range(tid, M if DL_SH else 0, T):
+        for q in range(tid, SLOTS if DL_SH else 0, T):
             dl[q] = DELTA[sid, q]
         for q in range(tid, NN if BP_SH else 0, T):
             bp[q] = BPG[sid, q]
-        for q in range(tid, M if OLD_SH else 0, T):
+        for q in range(tid, SLOTS if OLD_SH else 0, T):
             old[q] = OLDG[sid, q]
-        for q in range(tid, M if PR_SH else 0, T):
-            prs[q] = PAIRS[q]
         for q in range(tid, NN if A_SH else 0, T):
             Af[q] = A[q]
         for q in range(tid, NN if EX_SH else 0, T):
             ex[q] = EX[sid, q]
+        k0 = tid * Q  # this thread's first move (i0, j0)
+        i0 = np.int32(PAIRS[k0] >> 16) if k0 < M else np.int32(0)
+        j0 = np.int32(PAIRS[k0] & 0xFFFF) if k0 < M else np.int32(1)
         current = CUR[sid]
         best = BEST[sid]
         state = STATE[sid]
         pend = PEND[sid]
         moved = pend != NO_MOVE  # a swap whose delta-table update is still to come
-        r = pend >> 16
-        s = pend & 0xFFFF
+        r = np.int32(pend >> 16)  # 32-bit facility numbers: narrow comparisons in the hot loop
+        s = np.int32(pend & 0xFFFF)
         nimp = 0
         done = 0
         stop = False
@@ -284,10 +297,13 @@ def _make_kernel(shape):
         cuda.syncthreads()
         for step in range(n_iter):
             it = it0 + step + 1
-            thr = best - current  # d < thr: a new best (aspiration)
-            it_asp = it - aspiration
-            kb = MAX_KEY
-            ib = np.int32(M)
+            thr = DTN(max(best - current, DMIN))  # d < thr: a new best (aspiration)
+            it_asp = np.int32(max(it - aspiration, -(1 << 31)))
+            it32 = np.int32(it)
+            kb = NO_KEY
+            if tid == T - 1:  # the next move's two tenures, off the critical path (read after the barrier)
+                ten[0] = _tenure(_mix(state + GOLDEN), tenure_min, tenure_max, tenure_cube)
+                ten[1] = _tenure(_mix(state + GOLDEN + GOLDEN), tenure_min, tenure_max, tenure_cube)
             # -- the 2n-3 moves touching the last swap: O(n) each, G lanes splitting the sum (MATA)
             for rnd in range(RROUNDS if moved else 0):
                 item = rnd * NG + tid // G
@@ -315,81 +331,80 @@ def _make_kernel(shape):
                     i = x if x < y else y
                     j = y if x < y else x
                     idx = i * (2 * N - i - 1) // 2 + j - i - 1
-                    dl[U(idx)] = d
+                    sl = slot(idx)
+                    dl[sl] = d
                     e1 = ex[U(i * N + p[j])]
                     e2 = ex[U(j * N + p[i])]
                     age = e1 if e1 < e2 else e2
-                    old[U(idx)] = age
-                    key = classify(d, age, thr, it_asp, it)
-                    if lex_less(key, idx, kb, ib):
-                        kb = key
-                        ib = np.int32(idx)
-            # -- every other move: O(1) update (Taillard), then its key; lowest (key, index) wins
-            for q in range(Q):  # signed values are compared, unsigned ones (ku, iu, ju) index
-                k = tid + q * T
+                    old[sl] = age
+                    kb = min(kb, move_key(d, age, thr, it_asp, it32, idx))
+            # -- every other move: O(1) update (Taillard), then its key; the lowest key wins. This
+            # thread's moves run along a row (i, j), (i, j + 1), ...: row i's update values stay in registers
+            i = i0
+            j = j0
+            ui = u[U(i)]
+            wi = w[U(i)]
+            vi = v[U(i)] if GENERAL else ui
+            zi = z[U(i)] if GENERAL else wi
+            for q in range(Q):
+                k = k0 + q
                 if k < M:
-                    ku = U(k)
-                    pk = prs[ku]
-                    i = pk >> 16
-                    j = pk & 0xFFFF
                     if not (moved and (i == r or i == s or j == r or j == s)):
-                        d = dl[ku]
+                        sl = U(tid + q * T)
+                        d = dl[sl]
                         if moved:
-                            iu = U(i)
                             ju = U(j)
                             if GENERAL:
-                                d = DTN(d + (u[iu] - u[ju]) * (w[iu] - w[ju]) + (v[iu] - v[ju]) * (z[iu] - z[ju]))
+                                d = DTN(d + (ui - u[ju]) * (wi - w[ju]) + (vi - v[ju]) * (zi - z[ju]))
                             else:
-                                d = DTN(d + (u[iu] - u[ju]) * (w[iu] - w[ju]))
-                            dl[ku] = d
-                        key = classify(d, old[ku], thr, it_asp, it)
-                        if lex_less(key, k, kb, ib):
-                            kb = key
-                            ib = np.int32(k)
+                                d = DTN(d + (ui - u[ju]) * (wi - w[ju]))
+                            dl[sl] = d
+                        kb = min(kb, move_key(d, old[sl], thr, it_asp, it32, k))
+                    j = np.int32(j + 1)
+                    if j == N:
+                        i = np.int32(i + 1)
+                        j = np.int32(i + 1)
+                        ui = u[U(i)]
+                        wi = w[U(i)]
+                        if GENERAL:
+                            vi = v[U(i)]
+                            zi = z[U(i)]
             # -- block argmin: every warp ends with the winner
             if SHUFFLE:
-                kb, ib = warp_argmin(kb, ib)
+                kb = warp_min(kb)
                 if lane == 0:
                     rkey[warp] = kb
-                    ridx[warp] = ib
                 cuda.syncthreads()
-                kb = rkey[lane] if lane < W else MAX_KEY
-                ib = ridx[lane] if lane < W else np.int32(M)
-                kb, ib = warp_argmin(kb, ib)
-                kb = cuda.shfl_sync(FULL, kb, 0)
-                ib = cuda.shfl_sync(FULL, ib, 0)
+                kb = warp_min(rkey[lane] if lane < W else NO_KEY)
             else:
                 rkey[tid] = kb
-                ridx[tid] = ib
                 cuda.syncthreads()
                 half = T // 2
                 while half > 0:
-                    if tid < half and lex_less(rkey[tid + half], ridx[tid + half], rkey[tid], ridx[tid]):
-                        rkey[tid] = rkey[tid + half]
-                        ridx[tid] = ridx[tid + half]
+                    if tid < half:
+                        rkey[tid] = min(rkey[tid], rkey[tid + half])
                     cuda.syncthreads()
                     half //= 2
                 kb = rkey[0]
-                ib = ridx[0]
             done += 1
-            moved = kb < 2 * CLASS - (CLASS >> 1)  # else every move is tabu: Taillard keeps the solution
+            moved = kb < ALLOWED  # else every move is tabu: Taillard keeps the solution
             if moved:
-                pk = prs[ib]
-                r = pk >> 16
-                s = pk & 0xFFFF
-                current += dl[ib]
+                ib = kb & INDEX
+                pk = PAIRS[ib]
+                r = np.int32(pk >> 16)
+                s = np.int32(pk & 0xFFFF)
+                current += dl[slot(ib)]
                 improved = current < best
                 if improved:
                     best = current
-                s1 = state + GOLDEN  # the tenures of r and s: the next two words of the stream
-                state = s1 + GOLDEN
+                state += GOLDEN + GOLDEN  # the tenures of r and s took the stream's next two words
                 # -- apply the swap: bp's rows and columns r, s, the update vectors, p, the tabu list
                 for q in range(tid, N, T):
                     if q == r:
                         pr = p[r]
                         ps = p[s]
-                        ex[U(r * N + pr)] = it + _tenure(_mix(s1), tenure_min, tenure_max, tenure_cube)
-                        ex[U(s * N + ps)] = it + _tenure(_mix(state), tenure_min, tenure_max, tenure_cube)
+                        ex[U(r * N + pr)] = it + ten[0]
+                        ex[U(s * N + ps)] = it + ten[1]
                         p[r] = ps
                         p[s] = pr
                         rr, ss, rs, sr = U(r * N + r), U(s * N + s), U(r * N + s), U(s * N + r)
@@ -420,11 +435,11 @@ def _make_kernel(shape):
         # -- the state goes back to global memory for the next chunk (the last swap's update pending)
         for q in range(tid, N, T):
             P[sid, q] = p[q]
-        for q in range(tid, M if DL_SH else 0, T):
+        for q in range(tid, SLOTS if DL_SH else 0, T):
             DELTA[sid, q] = dl[q]
         for q in range(tid, NN if BP_SH else 0, T):
             BPG[sid, q] = bp[q]
-        for q in range(tid, M if OLD_SH else 0, T):
+        for q in range(tid, SLOTS if OLD_SH else 0, T):
             OLDG[sid, q] = old[q]
         for q in range(tid, NN if EX_SH else 0, T):
             EX[sid, q] = ex[q]
@@ -464,17 +479,21 @@ def _tenure(word, tenure_min, tenure_max, tenure_cube):
     return tenure_min + np.int64(bits % np.uint64(tenure_max - tenure_min + 1))
 
 
-@cuda.jit
+@(cuda.jit if config.ENABLE_CUDASIM else cuda.jit(max_registers=64))  # blocks of up to 1024 threads
 def start_kernel(a, b, B, PAIRS, P, DELTA, BPG, BPTG, OLDG, EX, PEND):
     """Block q: search q's start state on the device -- the full O(n) cost of every swap of its
     permutation, the permuted matrix B[p_i, p_k] (and its transpose), Taillard's initial tabu list
     (rots_expiry) and each move's older expiry -- so a new batch of searches (a cas generation)
-    copies up only its permutations."""
+    copies up only its permutations. Launched with the search kernel's threads per block: move k
+    goes to the search kernel's slot for it."""
     sid = cuda.blockIdx.x
     n = P.shape[1]
     p = P[sid]
-    for k in range(cuda.threadIdx.x, DELTA.shape[1], cuda.blockDim.x):
-        DELTA[sid, k] = dv.qap_swap_delta(a, b, p, PAIRS[k] >> 16, PAIRS[k] & 0xFFFF)
+    moves = PAIRS.shape[0]
+    per_thread = DELTA.shape[1] // cuda.blockDim.x
+    for k in range(cuda.threadIdx.x, moves, cuda.blockDim.x):
+        DELTA[sid, (k % per_thread) * cuda.blockDim.x + k // per_thread] = \
+            dv.qap_swap_delta(a, b, p, PAIRS[k] >> 16, PAIRS[k] & 0xFFFF)
     for k in range(cuda.threadIdx.x, n * n, cuda.blockDim.x):
         i = k // n
         j = k % n
@@ -483,12 +502,12 @@ def start_kernel(a, b, B, PAIRS, P, DELTA, BPG, BPTG, OLDG, EX, PEND):
         if BPTG.shape[1] > 1:
             BPTG[sid, k] = B[p[j], p[i]]
     cuda.syncthreads()
-    for k in range(cuda.threadIdx.x, DELTA.shape[1], cuda.blockDim.x):
+    for k in range(cuda.threadIdx.x, moves, cuda.blockDim.x):
         i = PAIRS[k] >> 16
         j = PAIRS[k] & 0xFFFF
         e1 = EX[sid, i * n + p[j]]
         e2 = EX[sid, j * n + p[i]]
-        OLDG[sid, k] = e1 if e1 < e2 else e2
+        OLDG[sid, (k % per_thread) * cuda.blockDim.x + k // per_thread] = e1 if e1 < e2 else e2
     if cuda.threadIdx.x == 0:
         PEND[sid] = NO_MOVE
 
@@ -688,11 +707,11 @@ class ResidentRots:
             return self._buffers[1]
         self._configure(K)
         n = self.problem.n
-        moves = n * (n - 1) // 2
-        bufs = (cuda.device_array((K, n), dtype=np.int32), cuda.device_array((K, moves), dtype=self.delta_dtype),
+        slots = self.shape["slots"]
+        bufs = (cuda.device_array((K, n), dtype=np.int32), cuda.device_array((K, slots), dtype=self.delta_dtype),
                 cuda.device_array((K, n * n), dtype=self.data_dtype),
                 cuda.device_array((K, n * n if self.shape["general"] else 1), dtype=self.data_dtype),
-                cuda.device_array((K, moves), dtype=np.int32), cuda.device_array((K, n * n), dtype=np.int32),
+                cuda.device_array((K, slots), dtype=np.int32), cuda.device_array((K, n * n), dtype=np.int32),
                 cuda.device_array(K, dtype=np.int64), cuda.device_array(K, dtype=np.uint64),
                 cuda.device_array(K, dtype=np.int64), cuda.device_array(K, dtype=np.int64),
                 cuda.device_array((K, n), dtype=np.int32),

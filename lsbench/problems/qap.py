@@ -238,6 +238,16 @@ class QAP(Problem):
     def objective(self, solution):
         return int(qap_cost(self.a, self.b, np.asarray(solution, dtype=np.int64)))
 
+    def swap_delta_bound(self):
+        """An upper bound on |cost change| of any swap, tight enough to pick narrow integer types:
+        a swap of r and s changes only terms in rows and columns r, s, each by at most |a_ij| times
+        the spread of b (and the same with the roles of a and b exchanged)."""
+        def one_side(w, v):
+            touch = np.abs(w).sum(0) + np.abs(w).sum(1)  # |w| in row i plus column i
+            top = np.sort(touch)[-2:]
+            return int(top.sum()) * int(v.max() - v.min())
+        return min(one_side(self.a, self.b), one_side(self.b, self.a))
+
     def random_solution(self, rng_state):
         return rng.permutation(rng_state, self.n)
 

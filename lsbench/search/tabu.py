@@ -258,8 +258,7 @@ class RobustTabuSearch:
         if problem.kind != "qap" or neighbourhood.name != "swap":
             raise LsbenchError("--algorithm rots: robust tabu search is defined for QAP (swap) only")
         prm = self.params(problem)
-        bound = 4 * problem.n * int(np.abs(problem.a).max()) * int(np.abs(problem.b).max())
-        if bound >= 1 << 59:
+        if problem.swap_delta_bound() >= 1 << 59:
             raise LsbenchError(f"instance {problem.name}: move costs may exceed 2^59, beyond Ro-TS's key range")
         state = rng.new_state(seed)
         sol = start_solution(problem, state, self)
