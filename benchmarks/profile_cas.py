@@ -11,7 +11,7 @@ import numpy as np
 from gpu.resident import ResidentLocalSearch
 from lsbench import instances as registry
 from lsbench import rng
-from lsbench.search.cas import CunningAntSystem, construct_colony, draw_seeds, update_pheromone
+from lsbench.search.cas import CunningAntSystem, construct_colony_parallel, draw_seeds, update_pheromone
 
 p = registry.load(sys.argv[1] if len(sys.argv) > 1 else "tai80b")
 gens = int(sys.argv[2]) if len(sys.argv) > 2 else 10
@@ -23,11 +23,13 @@ ants = np.array([rng.permutation(state, p.n) for _ in range(m)])
 costs = np.empty(m, dtype=np.int64)
 ev.local_search_batch(p.a, p.at, p.b, ants, draw_seeds(state, m), costs, its, prm["tenure"], True)  # compile
 tau = np.full((p.n, p.n), 1.0 / ((1.0 - prm["rho"]) * costs.min()))
+construct_colony_parallel(ants, tau, prm["gamma"], draw_seeds(state, m))  # compile
+update_pheromone(tau.copy(), ants, costs, int(costs.min()), prm["rho"], prm["p_best"])
 host = batch = loop = 0.0
 for _ in range(gens):
     t0 = time.perf_counter()
     update_pheromone(tau, ants, costs, int(costs.min()), prm["rho"], prm["p_best"])
-    children = construct_colony(ants, tau, prm["gamma"], state)
+    children = construct_colony_parallel(ants, tau, prm["gamma"], draw_seeds(state, m))
     seeds = draw_seeds(state, m)
     t1 = time.perf_counter()
     child_costs = np.empty(m, dtype=np.int64)

@@ -26,7 +26,6 @@ from lsbench.errors import LsbenchError
 from lsbench.problems.qap import qap_costs
 from lsbench.search.common import Stop, Trajectory
 
-from . import device as dv
 from . import device_name
 
 SHUFFLE = not config.ENABLE_CUDASIM  # the simulator has no warp shuffles
@@ -139,6 +138,7 @@ def _make_kernel(shape):
     ITEMS = 2 * N - 3  # moves touching the last swap: recomputed in O(n)
     NG = T // G  # lane groups, one recomputation each
     RROUNDS = (ITEMS + NG - 1) // NG
+    FROUNDS = (M + NG - 1) // NG  # a fresh start: every move's O(n) cost
     Q = shape["slots"] // T  # moves per thread: thread t owns moves tQ .. tQ + Q - 1 (one row mostly)
     SLOTS = shape["slots"]
     RK = W if SHUFFLE else T
@@ -202,6 +202,40 @@ def _make_kernel(shape):
     lane_sum = _unrolled_lane_sum(N, G, GENERAL, DTN, term)
 
     @cuda.jit(device=True, inline=True)
+    def swap_cost(Af, AT, bp, bpt, ADIAG, BDIAG, p, x, y, active, g):
+        """The full O(n) cost of swapping x and y, its sum split over a group's G lanes (MATA),
+        in the group's lane g = 0. Every lane of the warp must call it (shuffles); `active`: this
+        group has a move."""
+        xo = U(x * N)
+        yo = U(y * N)
+        acc = DTN(0)
+        if active:
+            acc = lane_sum(Af, AT, bp, bpt, xo, yo, g)
+        if G > 1:
+            off = G // 2
+            while off > 0:
+                acc = DTN(acc + cuda.shfl_down_sync(FULL, acc, off))
+                off //= 2
+        d = DTN(acc - term(Af, AT, bp, bpt, xo, yo, U(x)) - term(Af, AT, bp, bpt, xo, yo, U(y)))
+        if DIAG:
+            d = DTN(d + (ADIAG[x] - ADIAG[y]) * (BDIAG[p[y]] - BDIAG[p[x]]))
+        if GENERAL:
+            d = DTN(d + (Af[U(x * N + y)] - Af[U(y * N + x)]) * (bp[U(y * N + x)] - bp[U(x * N + y)]))
+        return d
+
+    @cuda.jit(device=True, inline=True)
+    def store_move(dl, old, ex, p, i, j, idx, d):
+        """Move idx = (i, j), i < j: its delta, and its tabu age (the older expiry of its two
+        assignments), which it returns."""
+        sl = slot(idx)
+        dl[sl] = d
+        e1 = ex[U(i * N + p[j])]
+        e2 = ex[U(j * N + p[i])]
+        age = e1 if e1 < e2 else e2
+        old[sl] = age
+        return age
+
+    @cuda.jit(device=True, inline=True)
     def swap_corners(m, rr, ss, rs, sr):
         """Swapping r and s in the permuted frame: the 2 x 2 block where rows and columns r, s meet."""
         t = m[rr]
@@ -233,12 +267,56 @@ def _make_kernel(shape):
         cls = held + (held & np.int64(age >= it))
         return (cls << np.int64(SH)) | ((np.int64(d) + BIAS) << np.int64(IB)) | np.int64(k)
 
+    @cuda.jit(device=True, inline=True)
+    def start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, old, ex, rkey, tid):
+        """A search's start from its permutation p alone (a new cas generation copies up only its
+        ants): the permuted matrix bp[i, k] = B[p_i, p_k], Taillard's initial tabu list (rots_expiry:
+        ex[q] = -q), every move's full cost and tabu age; returns the permutation's cost."""
+        cuda.syncthreads()  # p
+        for q in range(tid, NN, T):
+            pi = p[q // N]
+            pk = p[q % N]
+            bp[q] = BG[U(pi * N + pk)]
+            if GENERAL:
+                bpt[q] = BG[U(pk * N + pi)]
+            ex[q] = -q
+        cuda.syncthreads()
+        for rnd in range(FROUNDS):
+            item = rnd * NG + tid // G
+            x = np.int32(0)
+            y = np.int32(1)
+            if item < M:
+                x = np.int32(PAIRS[item] >> 16)
+                y = np.int32(PAIRS[item] & 0xFFFF)
+            d = swap_cost(Af, AT, bp, bpt, ADIAG, BDIAG, p, x, y, item < M, U(tid % G))
+            if item < M and tid % G == 0:
+                store_move(dl, old, ex, p, x, y, item, d)
+        # the cost: sum A o bp over the block, halved in the symmetric form (where it counts each pair twice)
+        part = np.int64(0)
+        for q in range(tid, NN, T):
+            part += np.int64(Af[q]) * np.int64(bp[q])
+        if SHUFFLE:
+            off = 16
+            while off > 0:
+                part += cuda.shfl_down_sync(FULL, part, off)
+                off //= 2
+            if tid % 32 == 0:
+                rkey[tid // 32] = part
+        else:
+            rkey[tid] = part
+        cuda.syncthreads()
+        total = np.int64(0)
+        for q in range(RK):
+            total += rkey[q]
+        cuda.syncthreads()  # rkey is the argmin's scratch next
+        return total if GENERAL else total // 2
+
     @(cuda.jit(max_registers=MAX_REGISTERS) if MAX_REGISTERS else cuda.jit)
-    def rots_kernel(A, AT, ADIAG, BDIAG, PAIRS, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST, BEST_SOL,
-                    IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration, target, it0, n_iter,
-                    tenure_cube):
+    def rots_kernel(A, AT, BG, ADIAG, BDIAG, PAIRS, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST,
+                    BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration, target, it0,
+                    n_iter, tenure_cube, fresh):
         sid = cuda.blockIdx.x
-        if ACTIVE[sid] == 0:  # this search reached its target in an earlier chunk
+        if not fresh and ACTIVE[sid] == 0:  # this search reached its target in an earlier chunk
             return
         tid = cuda.threadIdx.x
         lane = tid % 32
@@ -262,23 +340,34 @@ def _make_kernel(shape):
         ex = dyn_i[EX_O:EX_O + NN] if EX_SH else EX[sid]
         for q in range(tid, N, T):
             p[q] = P[sid, q]
-        for q in range(tid, SLOTS if DL_SH else 0, T):
-            dl[q] = DELTA[sid, q]
-        for q in range(tid, NN if BP_SH else 0, T):
-            bp[q] = BPG[sid, q]
-        for q in range(tid, SLOTS if OLD_SH else 0, T):
-            old[q] = OLDG[sid, q]
         for q in range(tid, NN if A_SH else 0, T):
             Af[q] = A[q]
-        for q in range(tid, NN if EX_SH else 0, T):
+        kept = 0 if fresh else 1  # a chunk after the first: the state comes back from global memory
+        for q in range(tid, SLOTS if DL_SH and kept else 0, T):
+            dl[q] = DELTA[sid, q]
+        for q in range(tid, NN if BP_SH and kept else 0, T):
+            bp[q] = BPG[sid, q]
+        for q in range(tid, SLOTS if OLD_SH and kept else 0, T):
+            old[q] = OLDG[sid, q]
+        for q in range(tid, NN if EX_SH and kept else 0, T):
             ex[q] = EX[sid, q]
+        current = np.int64(0)
+        if fresh:  # the first chunk builds its start state from the permutation alone
+            current = start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, old, ex, rkey, tid)
+            if tid == 0:
+                CUR[sid] = current
+                BEST[sid] = current
+                ACTIVE[sid] = 1
+            for q in range(tid, N, T):
+                BEST_SOL[sid, q] = p[q]
+        else:
+            current = CUR[sid]
         k0 = tid * Q  # this thread's first move (i0, j0)
         i0 = np.int32(PAIRS[k0] >> 16) if k0 < M else np.int32(0)
         j0 = np.int32(PAIRS[k0] & 0xFFFF) if k0 < M else np.int32(1)
-        current = CUR[sid]
-        best = BEST[sid]
+        best = current if fresh else BEST[sid]
         state = STATE[sid]
-        pend = PEND[sid]
+        pend = NO_MOVE if fresh else PEND[sid]
         moved = pend != NO_MOVE  # a swap whose delta-table update is still to come
         r = np.int32(pend >> 16)  # 32-bit facility numbers: narrow comparisons in the hot loop
         s = np.int32(pend & 0xFFFF)
@@ -307,36 +396,16 @@ def _make_kernel(shape):
             # -- the 2n-3 moves touching the last swap: O(n) each, G lanes splitting the sum (MATA)
             for rnd in range(RROUNDS if moved else 0):
                 item = rnd * NG + tid // G
-                acc = DTN(0)
                 x = r
                 y = s
                 if item < ITEMS:
                     x, y = touching(item, r, s)
-                    xo = U(x * N)
-                    yo = U(y * N)
-                    acc = lane_sum(Af, AT, bp, bpt, xo, yo, U(tid % G))
-                if G > 1:
-                    off = G // 2
-                    while off > 0:
-                        acc = DTN(acc + cuda.shfl_down_sync(FULL, acc, off))
-                        off //= 2
+                d = swap_cost(Af, AT, bp, bpt, ADIAG, BDIAG, p, x, y, item < ITEMS, U(tid % G))
                 if item < ITEMS and tid % G == 0:
-                    xo = U(x * N)
-                    yo = U(y * N)
-                    d = DTN(acc - term(Af, AT, bp, bpt, xo, yo, U(x)) - term(Af, AT, bp, bpt, xo, yo, U(y)))
-                    if DIAG:
-                        d = DTN(d + (ADIAG[x] - ADIAG[y]) * (BDIAG[p[y]] - BDIAG[p[x]]))
-                    if GENERAL:
-                        d = DTN(d + (Af[U(x * N + y)] - Af[U(y * N + x)]) * (bp[U(y * N + x)] - bp[U(x * N + y)]))
                     i = x if x < y else y
                     j = y if x < y else x
                     idx = i * (2 * N - i - 1) // 2 + j - i - 1
-                    sl = slot(idx)
-                    dl[sl] = d
-                    e1 = ex[U(i * N + p[j])]
-                    e2 = ex[U(j * N + p[i])]
-                    age = e1 if e1 < e2 else e2
-                    old[sl] = age
+                    age = store_move(dl, old, ex, p, i, j, idx, d)
                     kb = min(kb, move_key(d, age, thr, it_asp, it32, idx))
             # -- every other move: O(1) update (Taillard), then its key; the lowest key wins. This
             # thread's moves run along a row (i, j), (i, j + 1), ...: row i's update values stay in registers
@@ -479,39 +548,6 @@ def _tenure(word, tenure_min, tenure_max, tenure_cube):
     return tenure_min + np.int64(bits % np.uint64(tenure_max - tenure_min + 1))
 
 
-@(cuda.jit if config.ENABLE_CUDASIM else cuda.jit(max_registers=64))  # blocks of up to 1024 threads
-def start_kernel(a, b, B, PAIRS, P, DELTA, BPG, BPTG, OLDG, EX, PEND):
-    """Block q: search q's start state on the device -- the full O(n) cost of every swap of its
-    permutation, the permuted matrix B[p_i, p_k] (and its transpose), Taillard's initial tabu list
-    (rots_expiry) and each move's older expiry -- so a new batch of searches (a cas generation)
-    copies up only its permutations. Launched with the search kernel's threads per block: move k
-    goes to the search kernel's slot for it."""
-    sid = cuda.blockIdx.x
-    n = P.shape[1]
-    p = P[sid]
-    moves = PAIRS.shape[0]
-    per_thread = DELTA.shape[1] // cuda.blockDim.x
-    for k in range(cuda.threadIdx.x, moves, cuda.blockDim.x):
-        DELTA[sid, (k % per_thread) * cuda.blockDim.x + k // per_thread] = \
-            dv.qap_swap_delta(a, b, p, PAIRS[k] >> 16, PAIRS[k] & 0xFFFF)
-    for k in range(cuda.threadIdx.x, n * n, cuda.blockDim.x):
-        i = k // n
-        j = k % n
-        EX[sid, k] = -k
-        BPG[sid, k] = B[p[i], p[j]]
-        if BPTG.shape[1] > 1:
-            BPTG[sid, k] = B[p[j], p[i]]
-    cuda.syncthreads()
-    for k in range(cuda.threadIdx.x, moves, cuda.blockDim.x):
-        i = PAIRS[k] >> 16
-        j = PAIRS[k] & 0xFFFF
-        e1 = EX[sid, i * n + p[j]]
-        e2 = EX[sid, j * n + p[i]]
-        OLDG[sid, (k % per_thread) * cuda.blockDim.x + k // per_thread] = e1 if e1 < e2 else e2
-    if cuda.threadIdx.x == 0:
-        PEND[sid] = NO_MOVE
-
-
 REBASE_AT = 1 << 30
 REBASE_BY = 1 << 29
 EXPIRED = -(1 << 30)
@@ -568,9 +604,7 @@ class ResidentRots:
         self.data_dtype = data
         self.A = cuda.to_device(A.ravel().astype(data))
         self.AT = cuda.to_device((np.ascontiguousarray(A.T) if general else A[:1, :1]).ravel().astype(data))
-        self.B = cuda.to_device(B.astype(data))
-        self.a64 = cuda.to_device(np.asarray(problem.a, dtype=np.int64))  # start costs: the general formula
-        self.b64 = cuda.to_device(np.asarray(problem.b, dtype=np.int64))
+        self.B = cuda.to_device(B.ravel().astype(data))
         self.adiag = cuda.to_device(np.diagonal(problem.a).astype(np.int64))
         self.bdiag = cuda.to_device(np.diagonal(problem.b).astype(np.int64))
         i, j = np.triu_indices(n, 1)  # row-major upper triangle: the pair numbering of neighborhoods.py
@@ -632,17 +666,13 @@ class ResidentRots:
         nb = pr.neighbourhood("swap")
         K = len(sols)
         sols = np.array(sols, dtype=np.int64)
-        curs = qap_costs(pr.a, pr.b, sols)
+        # the start costs: the kernel's first chunk computes them (and the whole start state) itself;
+        # a recorded search also needs them here, for its trajectory and a target reached at once
+        curs = np.full(K, np.iinfo(np.int64).max) if lean else qap_costs(pr.a, pr.b, sols)
         P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE = \
             self._state_buffers(K)
         P.copy_to_device(sols.astype(np.int32))
-        start_kernel[K, self.shape["threads"]](self.a64, self.b64, self.B, self.pairs, P, DELTA, BPG, BPTG, OLDG, EX,
-                                               PEND)
         STATE.copy_to_device(np.array(states, dtype=np.uint64))
-        CUR.copy_to_device(curs)
-        BEST.copy_to_device(curs)
-        BEST_SOL.copy_to_device(sols.astype(np.int32))
-        ACTIVE.copy_to_device(np.ones(K, dtype=np.int32))
         target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
         trajs = None if lean else [Trajectory() for _ in range(K)]
         for q in range(0 if lean else K):
@@ -661,16 +691,20 @@ class ResidentRots:
                 rebase_kernel[K, self.shape["threads"]](EX, OLDG, REBASE_BY)
                 base += REBASE_BY
             t0 = time.perf_counter()
-            args = (self.A, self.AT, self.adiag, self.bdiag, self.pairs, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR,
-                BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration, target,
-                it - base, n_iter, tenure_cube)
+            args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.pairs, P, DELTA, BPG, BPTG, OLDG, EX, PEND,
+                    STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration,
+                    target, it - base, n_iter, tenure_cube, 1 if it == 0 else 0)
             self._allow_dynamic_shared(args)
             self.kernel[K, self.shape["threads"], 0, self.shape["dynamic_shared_bytes"]](*args)
-            nimp, done, best = NIMP.copy_to_host(), DONE.copy_to_host(), BEST.copy_to_host()
+            best = BEST.copy_to_host()
+            if lean:  # a cas generation: only the bests come back
+                nimp = done = np.zeros(K, dtype=np.int64)
+            else:
+                nimp, done = NIMP.copy_to_host(), DONE.copy_to_host()
             nimp[finished] = 0  # a finished search's block returned at once: its counts are stale
             t1 = time.perf_counter()
             kernel_s += t1 - t0
-            if nimp.any() and not lean:
+            if nimp.any():
                 rows = int(nimp.max())
                 imp_it, imp_obj = IMP_IT[:rows].copy_to_host(), IMP_OBJ[:rows].copy_to_host()
                 for q in np.flatnonzero(nimp):
@@ -687,12 +721,16 @@ class ResidentRots:
                 step = min(step * 2, IMPROVEMENT_CAP)
             if progress:
                 progress.tick(it, int(best.min()))
-        best_sol = BEST_SOL.copy_to_host().astype(np.int64)
+        if it == 0:  # stopped before the first chunk (a target met at the start): the start is the result
+            best = cur = qap_costs(pr.a, pr.b, sols)
+            best_sol = sols
+        else:
+            best_sol = BEST_SOL.copy_to_host().astype(np.int64)
+            cur = CUR.copy_to_host()
         self.kernel_s = kernel_s
         self.loop_s = time.perf_counter() - t_start  # the search loop, without the one-off set-up
         if lean:
             return best, best_sol
-        cur = CUR.copy_to_host()
         prm = {"tenure_min": tenure_min, "tenure_max": tenure_max, "aspiration": aspiration}
         if tenure_cube:
             prm["tenure_cube"] = tenure_cube

@@ -111,13 +111,18 @@ def construct(donor, tau, gamma, state):
     return sol
 
 
-@njit(cache=True)
-def construct_colony(ants, tau, gamma, state):
-    """One cunning ant per unit, from its donor ants[k], in unit order (one stream)."""
+def _construct_colony(ants, tau, gamma, seeds):
+    """One cunning ant per unit, from its donor ants[k], each from its own stream state seeds[k]
+    (so that the ants can be built in parallel, with the same result)."""
     children = np.empty_like(ants)
-    for k in range(ants.shape[0]):
+    for k in prange(ants.shape[0]):
+        state = np.empty(1, dtype=np.uint64)
+        state[0] = seeds[k]
         children[k] = construct(ants[k], tau, gamma, state)
     return children
+
+
+construct_colony, construct_colony_parallel = serial_and_parallel(_construct_colony)  # the same ants
 
 
 @njit(cache=True)
@@ -179,6 +184,8 @@ class CunningAntSystem:
             batch = evaluator.local_search_batch
         else:
             batch = local_search_batch_parallel if evaluator.parallel else local_search_batch
+        # the one-core baseline (cpu) builds its ants on one core, the others on all of them
+        colony = construct_colony if evaluator.name == "cpu" else construct_colony_parallel
         state = rng.new_state(seed)
         traj = Trajectory()
         ants = np.array([rng.permutation(state, n) for _ in range(m)])
@@ -195,7 +202,7 @@ class CunningAntSystem:
         while not stop.reached(ls_iters, ls_iters, traj.elapsed(), best):
             generation += 1
             update_pheromone(tau, ants, costs, best, prm["rho"], prm["p_best"])
-            children = construct_colony(ants, tau, prm["gamma"], state)
+            children = colony(ants, tau, prm["gamma"], draw_seeds(state, m))
             seeds = draw_seeds(state, m)
             child_costs = np.empty(m, dtype=np.int64)
             batch(problem.a, problem.at, problem.b, children, seeds, child_costs, prm["ls_iterations"],
