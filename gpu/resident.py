@@ -395,6 +395,8 @@ def _make_kernel(shape):
                 ten[1] = _tenure(_mix(state + GOLDEN + GOLDEN), tenure_min, tenure_max, tenure_cube)
             # -- the 2n-3 moves touching the last swap: O(n) each, G lanes splitting the sum (MATA)
             for rnd in range(RROUNDS if moved else 0):
+                if rnd * NG + warp * 32 // G >= ITEMS:  # the whole warp has no move left (uniform)
+                    break
                 item = rnd * NG + tid // G
                 x = r
                 y = s
@@ -404,7 +406,7 @@ def _make_kernel(shape):
                 if item < ITEMS and tid % G == 0:
                     i = x if x < y else y
                     j = y if x < y else x
-                    idx = i * (2 * N - i - 1) // 2 + j - i - 1
+                    idx = np.int32(i * (2 * N - i - 1) // 2 + j - i - 1)
                     age = store_move(dl, old, ex, p, i, j, idx, d)
                     kb = min(kb, move_key(d, age, thr, it_asp, it32, idx))
             # -- every other move: O(1) update (Taillard), then its key; the lowest key wins. This
@@ -415,20 +417,24 @@ def _make_kernel(shape):
             wi = w[U(i)]
             vi = v[U(i)] if GENERAL else ui
             zi = z[U(i)] if GENERAL else wi
+            # Branch-free: a move touching the last swap (recomputed above, by another thread) is read
+            # but neither stored nor keyed here.
+            mv = DTN(1 if moved else 0)
             for q in range(Q):
                 k = k0 + q
                 if k < M:
-                    if not (moved and (i == r or i == s or j == r or j == s)):
-                        sl = U(tid + q * T)
-                        d = dl[sl]
-                        if moved:
-                            ju = U(j)
-                            if GENERAL:
-                                d = DTN(d + (ui - u[ju]) * (wi - w[ju]) + (vi - v[ju]) * (zi - z[ju]))
-                            else:
-                                d = DTN(d + (ui - u[ju]) * (wi - w[ju]))
-                            dl[sl] = d
-                        kb = min(kb, move_key(d, old[sl], thr, it_asp, it32, k))
+                    sl = U(tid + q * T)
+                    ju = U(j)
+                    if GENERAL:
+                        upd = (ui - u[ju]) * (wi - w[ju]) + (vi - v[ju]) * (zi - z[ju])
+                    else:
+                        upd = (ui - u[ju]) * (wi - w[ju])
+                    d = DTN(dl[sl] + DTN(upd) * mv)
+                    touch = moved & ((i == r) | (i == s) | (j == r) | (j == s))
+                    if moved and not touch:
+                        dl[sl] = d
+                    key = move_key(d, old[sl], thr, it_asp, it32, k)
+                    kb = min(kb, NO_KEY if touch else key)
                     j = np.int32(j + 1)
                     if j == N:
                         i = np.int32(i + 1)
