@@ -4,13 +4,13 @@ One thread block per search, the whole Ro-TS loop on the GPU (Tsutsui & Fujimoto
 - the cost in symmetric form where one matrix is symmetric (one product per term), seen through
   the permuted matrix bp[i, k] = B[p_i, p_k], which a swap updates in O(n);
 - on chip (dynamic shared memory, as much as fits): the delta table (32-bit where the instance's
-  bound allows, checked), bp, each move's older tabu expiry, the move list, the flows and the
-  tabu matrix; the rest in global memory;
-- one pass per iteration: each thread updates its moves disjoint from the last swap in O(1) and
-  keys them under Taillard's rule (tabu, aspiration by improvement and by age), lane groups
-  recompute the 2n-3 moves touching it in O(n) (warp shuffles on the device, one thread each
-  under the simulator), then a block-level lexicographic argmin of (class + delta, move index) --
-  exactly the CPU's rule, lowest index on ties; two barriers per iteration;
+  swap_delta_bound allows), bp, each move's older tabu expiry, the flows and the tabu matrix; the
+  rest in global memory;
+- one pass per iteration: each thread updates its run of moves along a row, disjoint from the last
+  swap, in O(1) and keys them under Taillard's rule (tabu, aspiration by improvement and by age);
+  lane groups recompute the 2n-3 moves touching it in O(n) (warp shuffles on the device, one
+  thread each under the simulator); a key is one int64 (class, delta, move index), so the
+  block-level minimum is exactly the CPU's rule, lowest index on ties; two barriers per iteration;
 - the tenures come from the search's SplitMix64 stream, as in the CPU search.
 K searches (seeds s..s+K-1) run as K blocks; the host launches chunks of iterations and reads back
 only the best values, improvements and, at the end, the best solutions. One search gives exactly

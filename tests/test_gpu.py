@@ -356,3 +356,23 @@ def test_cas_with_its_tabu_local_searches_on_the_gpu_equals_cas_on_the_cpu(tmp_p
     with pytest.raises(Exception, match="ls=tabu"):
         run_one("qap", "tai12a", algorithm="cas", backend="gpu-resident", seed=2, iterations=8,
                 algorithm_params={**params, "ls": "2opt"}, warmup=0)
+
+
+def test_resident_rots_uses_32_bit_move_costs_where_the_tight_bound_allows_and_follows_the_cpu():
+    """A tai*b-like instance (flows to 2,000, distances to 12,000): the old bound 8(n+2) max|a| max|b|
+    exceeds 2^31, the real swap costs do not; the kernel keeps 32-bit deltas (intermediate sums wrap,
+    final costs exact) and is still exactly the CPU search."""
+    import gpu.resident as resident
+    from lsbench.problems import QAP
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    g = np.random.default_rng(8)
+    n = 16
+    flows = np.where(g.random((n, n)) < 0.3, g.integers(0, 2000, (n, n)), 0)
+    dist = g.integers(0, 6000, (n, n))
+    p = QAP(flows, dist + dist.T)
+    assert 8 * (n + 2) * (int(np.abs(p.a).max()) + 1) * (int(np.abs(p.b).max()) + 1) >= 1 << 31
+    engine = resident.ResidentRots(p, RobustTabuSearch().params(p))
+    assert not engine.shape["wide"]
+    dev = engine.run([3], Stop(iterations=30))[0]
+    _same_search(_cpu_rots(p, 3, Stop(iterations=30)), dev)

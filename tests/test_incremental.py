@@ -160,3 +160,27 @@ def test_row_slices_from_the_solution_alone_cover_the_neighbourhood_exactly(make
         lo, hi = starts[bounds[q]], starts[bounds[q + 1]]
         assembled[lo:hi] = part[lo:hi]
     assert np.array_equal(assembled, whole)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 8), st.booleans())
+def test_qap_swap_delta_bound_holds_for_every_swap(seed, n, symmetric):
+    """The bound that picks 32-bit move costs on the GPU must cover every swap of every
+    permutation (here: signed flows, diagonals, asymmetric or symmetric)."""
+    g = np.random.default_rng(seed)
+    a = g.integers(-50, 60, (n, n))
+    if symmetric:
+        a = a + a.T
+    p = QAP(a, g.integers(-9, 90, (n, n)))
+    bound = p.swap_delta_bound()
+    worst = 0
+    for _ in range(3):
+        sol = g.permutation(n)
+        cost = p.objective(sol)
+        for r in range(n):
+            for s in range(r + 1, n):
+                sol[r], sol[s] = sol[s], sol[r]
+                worst = max(worst, abs(p.objective(sol) - cost))
+                sol[r], sol[s] = sol[s], sol[r]
+    assert worst <= bound
+    assert bound <= 4 * n * int(np.abs(p.a).max()) * int(np.abs(p.b).max()) * 2  # and not absurdly loose
