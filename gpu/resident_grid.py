@@ -83,6 +83,23 @@ def save_state(STATE, RNG, it, current, best, n_imp, state):
 
 
 @cuda.jit(device=True, inline=True)
+def load_state(STATE, RNG):
+    """(stream state, current, best) where the last chunk's save_state left them."""
+    return RNG[0], STATE[1], STATE[2]
+
+
+@cuda.jit(device=True, inline=True)
+def flip_indices(idx, n, k):
+    """PPP Hamming-k move idx as the bits it flips (k1, k2, k3), -1 for the ones it has not."""
+    if k == 1:
+        return idx, -1, -1
+    if k == 2:
+        k1, k2 = dv.index_to_pair(idx, n)
+        return k1, k2, -1
+    return dv.index_to_triple(idx, n)
+
+
+@cuda.jit(device=True, inline=True)
 def next_tenure(state, tenure_min, tenure_max):
     """(state, tenure): rng.between(state, tenure_min, tenure_max) when they differ."""
     if tenure_max == tenure_min:
@@ -113,9 +130,7 @@ def tsp_tabu_kernel(D, TOUR, FWD, BWD, EDGE, EXP, WC, WD, WR, WI, STATE, RNG, BE
     G = cuda.gridDim.x
     n = TOUR.shape[1]
     size = n * (n - 1) // 2
-    state = RNG[0]
-    current = STATE[1]
-    best = STATE[2]
+    state, current, best = load_state(STATE, RNG)
     n_imp = 0
     it = it0
     for step in range(n_iter):
@@ -218,9 +233,7 @@ def ppp_tabu_kernel(A, TH, X, Y, HIST, SCRATCH, EXP, WC, WD, WR, WI, STATE, RNG,
     n1 = TH.shape[0]
     size = n if k == 1 else (n * (n - 1) // 2 if k == 2 else n * (n - 1) * (n - 2) // 6)
     scratch = SCRATCH[b * T + tid]  # this thread's zeroed histogram of changes
-    state = RNG[0]
-    current = STATE[1]
-    best = STATE[2]
+    state, current, best = load_state(STATE, RNG)
     n_imp = 0
     it = it0
     for step in range(n_iter):
@@ -236,14 +249,7 @@ def ppp_tabu_kernel(A, TH, X, Y, HIST, SCRATCH, EXP, WC, WD, WR, WI, STATE, RNG,
             br = uint64(0)
             bi = int64(-1)
             for idx in range(v * T + tid, size, V * T):
-                k2 = -1
-                k3 = -1
-                if k == 1:
-                    k1 = idx
-                elif k == 2:
-                    k1, k2 = dv.index_to_pair(idx, n)
-                else:
-                    k1, k2, k3 = dv.index_to_triple(idx, n)
+                k1, k2, k3 = flip_indices(idx, n, k)
                 d = int64(dv.ppp_flip_delta(A, x, Y, HIST, TH, k1, k2, k3, scratch))
                 tabu = EXP[k1] >= it or (k2 >= 0 and EXP[k2] >= it) or (k3 >= 0 and EXP[k3] >= it)
                 c = tabu_class(tabu, current, d, asp)
@@ -253,14 +259,7 @@ def ppp_tabu_kernel(A, TH, X, Y, HIST, SCRATCH, EXP, WC, WD, WR, WI, STATE, RNG,
             publish(red_c, red_d, red_r, red_i, WC, WD, WR, WI, v, tid, T, bc, bd, br, bi)
         grid.sync()
         move, delta = grid_winner(red_c, red_d, red_r, red_i, WC, WD, WR, WI, V, tid, T)
-        k2 = -1
-        k3 = -1
-        if k == 1:
-            k1 = move
-        elif k == 2:
-            k1, k2 = dv.index_to_pair(move, n)
-        else:
-            k1, k2, k3 = dv.index_to_triple(move, n)
+        k1, k2, k3 = flip_indices(move, n, k)
         state, tenure = next_tenure(state, tenure_min, tenure_max)
         new = it % 2
         current += delta

@@ -31,7 +31,7 @@ from . import device as dv
 from . import device_name
 from .kernels import block_min, key_less
 from .resident import IMPROVEMENT_CAP, STATIC_SHARED_CAP, allow_dynamic_shared, shared_bytes_per_block
-from .resident_grid import MAX_THREADS, NO_ASPIRATION, STATE_FIELDS, run_chunks, save_state
+from .resident_grid import MAX_THREADS, NO_ASPIRATION, STATE_FIELDS, load_state, run_chunks, save_state
 
 SIM = config.ENABLE_CUDASIM  # the simulator has no warp shuffles: lanes talk through shared memory
 FULL = 0xFFFFFFFF
@@ -130,9 +130,7 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
     cuda.syncthreads()
     for t in range(tid, nm, T):
         ps[t] = PT[seq[t // m] * m + t % m]
-    state = RNG[0]
-    current = STATE[1]
-    best = STATE[2]
+    state, current, best = load_state(STATE, RNG)
     n_imp = 0
     it = it0
     for step in range(n_iter):
