@@ -54,6 +54,13 @@ def cpu_all_cores(instance, data, iterations, cores):
     return sum(i for i, _ in got) / max(dt for _, dt in got), got
 
 
+def same_run(cpu, dev):
+    """The same trajectory, best solution and final cost."""
+    return bool([(i, o) for i, _t, o in cpu["trajectory"]] == [(i, o) for i, _t, o in dev["trajectory"]]
+                and list(cpu["best_solution"]) == list(dev["best_solution"])
+                and cpu["final_objective"] == dev["final_objective"])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--instance", default="tai100a")
@@ -61,8 +68,9 @@ def main():
     ap.add_argument("--searches", default="1,66,132,264,528,1056")
     ap.add_argument("--threads", default="auto,1024,512/64@110",
                     help="auto: the engine's own choice for K searches; THREADS per search, THREADS/REGS caps "
-                         "registers, THREADS:G sets lanes per recomputation, THREADS@KB limits shared memory per "
-                         "block (tables that do not fit stay in global memory)")
+                         "registers, THREADS:G sets lanes per recomputation, THREADSxC runs each search on a cluster "
+                         "of C blocks (Hopper), xCsS with S recomputing threads (the others update), THREADS@KB limits shared memory per block (tables that do not fit "
+                         "stay in global memory)")
     ap.add_argument("--check-iterations", type=int, default=3000)
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per row (median)")
     ap.add_argument("--data-dir")
@@ -91,9 +99,7 @@ def main():
     eng.run([7], Stop(iterations=2))
     dev = eng.run([7], Stop(iterations=args.check_iterations))[0]
     cpu, _ = cpu_search(p, 7, args.check_iterations)
-    same = ([(i, o) for i, _t, o in cpu["trajectory"]] == [(i, o) for i, _t, o in dev["trajectory"]]
-            and list(cpu["best_solution"]) == list(dev["best_solution"])
-            and cpu["final_objective"] == dev["final_objective"])
+    same = same_run(cpu, dev)
     out["trajectory_check"] = {"seed": 7, "iterations": args.check_iterations, "same": bool(same),
                                "improvements": len(cpu["trajectory"])}
     print(f"trajectory check ({args.check_iterations} iterations, seed 7): {same}", flush=True)
@@ -102,13 +108,22 @@ def main():
     sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
     for spec in args.threads.split(","):
         spec_, _, kb = spec.partition("@")
+        spec_, _, cluster = spec_.partition("x")
+        cluster, _, split = cluster.partition("s")
         spec_, _, group = spec_.partition(":")
         threads, _, regs = spec_.partition("/")
         threads = None if threads == "auto" else int(threads)
         regs, group = int(regs) if regs else None, int(group) if group else None
         eng = ResidentRots(p, prm, threads=threads, group=group, max_registers=regs,
-                           shared_limit=int(kb) * 1024 if kb else None)
+                           shared_limit=int(kb) * 1024 if kb else None, cluster=int(cluster) if cluster else None,
+                           split=int(split) if split else None)
         eng.run([1], Stop(iterations=2))
+        if cluster:  # a cluster search must follow the CPU's trajectory too
+            dev = eng.run([7], Stop(iterations=args.check_iterations))[0]
+            ok = same_run(cpu, dev)
+            out["trajectory_check"][f"cluster {spec}"] = ok
+            same = same and ok
+            print(f"trajectory check {spec}: {ok}", flush=True)
         for k in [int(s) for s in args.searches.split(",")]:
             probe_it = 200
             eng.run(list(range(1, k + 1)), Stop(iterations=2))  # the shape for K searches: compiled before timing

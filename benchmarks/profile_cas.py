@@ -1,7 +1,7 @@
 """Where a cas generation's time goes with --backend gpu-resident: the host's colony work
 (pheromone update, construction, seeds), the device start states, and the tabu search kernel.
 
-    python benchmarks/profile_cas.py tai80b [generations]
+    python benchmarks/profile_cas.py tai80b [generations [LANES]]  (LANES per O(n) recomputation)
 """
 import sys
 import time
@@ -17,6 +17,10 @@ p = registry.load(sys.argv[1] if len(sys.argv) > 1 else "tai80b")
 gens = int(sys.argv[2]) if len(sys.argv) > 2 else 10
 prm = CunningAntSystem().params(p)
 ev = ResidentLocalSearch().bind(p, p.neighbourhood())
+if len(sys.argv) > 3:
+    from gpu.resident import ResidentRots
+    ev.engine = ResidentRots(p, {}, group=int(sys.argv[3]))
+    ev.local_search_batch = ev.engine.local_search_batch
 m, its = prm["ants"], prm["ls_iterations"]
 state = rng.new_state(1)
 ants = np.array([rng.permutation(state, p.n) for _ in range(m)])

@@ -62,17 +62,24 @@ def shared_bytes_per_block():
         return STATIC_SHARED_CAP
 
 
-def plan(problem, threads=None, group=None, shared_limit=None, global_only=()):
+def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), cluster=1, split=None):
     """Kernel shape for an instance: integer widths (checked bounds), which per-search tables live
-    in the block's dynamic shared memory (the rest in global memory), threads per search and lanes
-    per O(n) recomputation. `global_only` keeps tables off chip (tests reach those paths)."""
+    in the block's dynamic shared memory (the rest in global memory), threads per block, lanes per
+    O(n) recomputation and blocks per search (a cluster: the moves split between its blocks).
+    `split`: the block's first `split` threads only recompute, the others only update in O(1)
+    (separate warps, as MATA: the two phases overlap); 0 (default): every thread does both. `global_only`
+    keeps tables off chip (tests reach those paths)."""
     n = problem.n
+    if cluster not in (1, 2, 4, 8, 16):
+        raise LsbenchError(f"--param cluster: blocks per search must be 1, 2, 4, 8 or 16, got {cluster}")
+    if cluster > 1 and not SHUFFLE:
+        raise LsbenchError("--param cluster: thread block clusters run on the GPU only, not in the simulator")
     A, B, general = symmetric_form(problem.a, problem.b)
     largest = max(int(np.abs(A).max()), int(np.abs(B).max()))
     if largest >= 1 << 31:
         raise LsbenchError(f"instance {problem.name}: flows/distances exceed 32 bits")
     moves = n * (n - 1) // 2
-    index_bits = max(1, (moves - 1).bit_length())
+    index_bits = 2 * max(1, (n - 1).bit_length())  # a move (i, j) in a key: i, then j (the index order)
     bound = problem.swap_delta_bound()
     wide = bound >= (1 << 31) - 1
     if wide and bound >= 1 << (60 - index_bits):  # a key holds class, delta and move index in 63 bits
@@ -82,6 +89,16 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=()):
         threads = 32 if config.ENABLE_CUDASIM else (512 if moves > 2048 else 256)
     if threads % 32 or not 32 <= threads <= 1024:
         raise LsbenchError(f"--param block: threads per search must be a multiple of 32 in 32..1024, got {threads}")
+    items = -(-(2 * n - 3) // cluster)  # O(n) recomputations per block and iteration
+    split = split or 0  # separate warps measured slower on an H100, with and without clusters
+    if split % 32 or not 0 <= split < threads:
+        raise LsbenchError(f"--param split: recomputing threads must be a multiple of 32 below {threads}, got {split}")
+    workers = split or threads  # threads that recompute
+    owners = threads - split  # threads that own moves
+    if group is None and cluster > 1:  # a cluster: as many lanes as one round of the block's share allows
+        group = 1
+        while group < 32 and 2 * group * items <= workers:
+            group *= 2
     if group is None:  # lanes per O(n) sum: about 50 terms each (measured best for tai100a)
         group = 1
         while group < 32 and group * 64 < n:
@@ -95,8 +112,11 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=()):
     delta_bytes = 8 if wide else 4
     static = n * (4 + (4 if general else 2) * delta_bytes) + (threads if config.ENABLE_CUDASIM else 32) * 8
     budget = (shared_limit or shared_bytes_per_block()) - static - 1024  # the system keeps 1 KB a block
-    per_thread = -(-moves // threads) | 1  # odd: a warp's threads, Q moves apart, meet no bank conflicts
-    slots = per_thread * threads  # per-move tables (see slot in the kernel)
+    per_block = -(-moves // cluster)  # block b of a search's cluster owns moves b B .. b B + B - 1
+    per_thread = -(-per_block // owners)
+    if per_thread > 2:  # odd: a warp's threads, Q moves apart, meet no bank conflicts (2: two-way, kept)
+        per_thread |= 1
+    slots = per_thread * owners  # per-move tables (see slot in the kernel)
     sizes = {"delta": (slots, delta_bytes), "matrix": (n * n, data_bits // 8), "tabu_age": (slots, 4),
              "flows": (n * n, data_bits // 8), "tabu": (n * n, 4)}
     shared, layout, used = {}, {}, 0
@@ -107,8 +127,11 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=()):
         if shared[name]:
             layout[name] = used // item  # element offset in a view of its type
             used += size
+    if cluster > 1 and not (shared["delta"] and shared["tabu_age"]):
+        raise LsbenchError(f"instance {problem.name}: a cluster search needs its move tables in shared memory, "
+                           f"which do not fit in {budget} bytes (use --param cluster=1)")
     diagonal = bool(np.diagonal(problem.a).any() and np.diagonal(problem.b).any())
-    return {"n": n, "moves": moves, "slots": slots, "index_bits": index_bits, "wide": wide, "threads": threads,
+    return {"n": n, "moves": moves, "per_block": per_block, "cluster": cluster, "split": split, "slots": slots, "index_bits": index_bits, "wide": wide, "threads": threads,
             "group": group, "general": general, "diagonal": diagonal, "data_bits": data_bits, "shared": shared, "layout": layout,
             "dynamic_shared_bytes": used}
 
@@ -116,7 +139,7 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=()):
 def kernel_for(shape):
     """The compiled kernel for one shape; its max_registers caps registers per thread so that more
     blocks (searches) fit on an SM."""
-    key = (shape["n"], shape["index_bits"], shape["threads"], shape["group"], shape["wide"], shape["general"], shape["diagonal"],
+    key = (shape["n"], shape["cluster"], shape["split"], shape["index_bits"], shape["threads"], shape["group"], shape["wide"], shape["general"], shape["diagonal"],
            shape["data_bits"], tuple(sorted(shape["layout"].items())), shape.get("max_registers"))
     if key not in _kernels:
         _kernels[key] = _make_kernel(shape)
@@ -134,25 +157,35 @@ def _make_kernel(shape):
     EX_SH, EX_O = SH["tabu"], OFF["tabu"]
     M = N * (N - 1) // 2
     NN = N * N
+    C = shape["cluster"]  # blocks per search: block b owns moves b MB .. b MB + MB - 1
+    MB = shape["per_block"]
     W = T // 32  # warps per block
     ITEMS = 2 * N - 3  # moves touching the last swap: recomputed in O(n)
-    NG = T // G  # lane groups, one recomputation each
-    RROUNDS = (ITEMS + NG - 1) // NG
-    FROUNDS = (M + NG - 1) // NG  # a fresh start: every move's O(n) cost
-    Q = shape["slots"] // T  # moves per thread: thread t owns moves tQ .. tQ + Q - 1 (one row mostly)
+    SPLIT = shape["split"]  # threads 0 .. SPLIT - 1 recompute only, the others update only (0: all do both)
+    RT = SPLIT or T  # recomputing threads
+    OT = T - SPLIT  # move-owning threads, from O0
+    NG = RT // G  # lane groups per block, one recomputation each
+    RROUNDS = (ITEMS + NG * C - 1) // (NG * C)
+    NGF = T // G  # a fresh start: every move's O(n) cost, all lane groups
+    FROUNDS = (MB + NGF - 1) // NGF
+    Q = shape["slots"] // OT  # moves per thread: owner o owns moves b MB + oQ .. + Q - 1 (one row mostly)
     SLOTS = shape["slots"]
     RK = W if SHUFFLE else T
+    XKEYS = 2 * C * W if C > 1 else 1  # a cluster's keys of every warp, two iterations
     DT = int64 if shape["wide"] else int32
     DTN = np.int64 if shape["wide"] else np.int32
-    # a move's key: class (0 aspirated, 1 allowed, 2 tabu), then delta, then index, in one int64 --
-    # one comparison orders moves exactly as the CPU's rule (lowest index on ties)
+    # a move's key: class (0 aspirated, 1 allowed, 2 tabu), then delta, then the move (i, j) as
+    # i 2^JB + j, which orders moves as their index, in one int64 -- one comparison orders moves
+    # exactly as the CPU's rule (lowest index on ties), and the winner's i and j come from its key
     IB = shape["index_bits"]
+    JB = np.int64(IB // 2)
+    JMASK = np.int64((1 << (IB // 2)) - 1)
     DB = 61 - IB if shape["wide"] else 32  # delta bits, biased to be non-negative; 2 class bits above
     SH = DB + IB
     BIAS = np.int64(1) << np.int64(DB - 1)
     NO_KEY = np.int64(3) << np.int64(SH)
     ALLOWED = np.int64(2) << np.int64(SH)  # keys below: aspirated or allowed
-    INDEX = np.int64((1 << IB) - 1)
+    DMASK = np.int64((1 << DB) - 1)
     DMIN = np.int64(-(1 << 63)) if shape["wide"] else np.int64(-(1 << 31))
     BPT = {16: int16, 32: int32, 64: int64}[shape["data_bits"]]
     U = np.uint64  # unsigned indices: no negative-index wraparound code
@@ -169,9 +202,48 @@ def _make_kernel(shape):
 
     @cuda.jit(device=True, inline=True)
     def slot(k):
-        """Where move k's delta and tabu age live: (k mod Q) T + k div Q, so that the q-th moves
-        of a warp's threads are neighbours (no bank conflicts, coalesced in global memory)."""
-        return U((k % Q) * T + k // Q)
+        """Where move k's delta and tabu age live in its block, k - b MB = l: (l mod Q) T + l div Q,
+        so that the q-th moves of a warp's threads are neighbours (no bank conflicts, coalesced in
+        global memory)."""
+        local = k % MB
+        return U((local % Q) * OT + local // Q)
+
+    if C == 1:
+        @cuda.jit(device=True, inline=True)
+        def put(arr, i, owner, value):
+            arr[i] = value
+
+        @cuda.jit(device=True, inline=True)
+        def cluster_barrier():
+            pass
+
+        cluster_min = None
+    else:
+        from .cluster import cluster_store, cluster_sync
+
+        @cuda.jit(device=True, inline=True)
+        def put(arr, i, owner, value):
+            """arr[i] = value in the search's block `owner` (distributed shared memory)."""
+            cluster_store(arr, i, owner, value)
+
+        @cuda.jit(device=True, inline=True)
+        def cluster_barrier():
+            cluster_sync()
+
+        @cuda.jit(device=True, inline=True)
+        def cluster_min(xkey, kb, odd, rank, warp, lane):
+            """The smallest key over the cluster, in every lane: every warp sends its key to every
+            block, one cluster barrier (pushing measured faster than pulling the keys after it);
+            xkey has two halves (odd), as a block one iteration ahead writes the other one."""
+            kb = warp_min(kb)
+            par = odd * C * W
+            if lane < C:
+                cluster_store(xkey, par + rank * W + warp, lane, kb)
+            cluster_sync()
+            kb = NO_KEY
+            for e in range(lane, C * W, 32):
+                kb = min(kb, xkey[par + e])
+            return warp_min(kb)
 
     @cuda.jit(device=True, inline=True)
     def touching(item, r, s):
@@ -226,13 +298,14 @@ def _make_kernel(shape):
     @cuda.jit(device=True, inline=True)
     def store_move(dl, old, ex, p, i, j, idx, d):
         """Move idx = (i, j), i < j: its delta, and its tabu age (the older expiry of its two
-        assignments), which it returns."""
+        assignments), which it returns; both go to the block that owns the move."""
         sl = slot(idx)
-        dl[sl] = d
+        owner = np.int32(idx // MB)
+        put(dl, sl, owner, d)
         e1 = ex[U(i * N + p[j])]
         e2 = ex[U(j * N + p[i])]
         age = e1 if e1 < e2 else e2
-        old[sl] = age
+        put(old, sl, owner, age)
         return age
 
     @cuda.jit(device=True, inline=True)
@@ -259,16 +332,16 @@ def _make_kernel(shape):
         return orq - osq
 
     @cuda.jit(device=True, inline=True)
-    def move_key(d, age, thr, it_asp, it, k):
+    def move_key(d, age, thr, it_asp, it, i, j):
         """Taillard's rule as one key, without branches: class 0 aspiration (old enough, or a new
         best), 1 allowed, 2 tabu (a tabu move is never old enough: it_asp <= it). thr, it_asp and
         it come clamped to the width of d and age, so the comparisons stay narrow."""
         held = np.int64(age >= it_asp and d >= thr)
         cls = held + (held & np.int64(age >= it))
-        return (cls << np.int64(SH)) | ((np.int64(d) + BIAS) << np.int64(IB)) | np.int64(k)
+        return (cls << np.int64(SH)) | ((np.int64(d) + BIAS) << np.int64(IB)) | (np.int64(i) << JB) | np.int64(j)
 
     @cuda.jit(device=True, inline=True)
-    def start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, old, ex, rkey, tid):
+    def start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, old, ex, rkey, tid, rank):
         """A search's start from its permutation p alone (a new cas generation copies up only its
         ants): the permuted matrix bp[i, k] = B[p_i, p_k], Taillard's initial tabu list (rots_expiry:
         ex[q] = -q), every move's full cost and tabu age; returns the permutation's cost."""
@@ -281,15 +354,17 @@ def _make_kernel(shape):
                 bpt[q] = BG[U(pk * N + pi)]
             ex[q] = -q
         cuda.syncthreads()
+        first = rank * MB  # this block's moves
+        end = min(first + MB, M)
         for rnd in range(FROUNDS):
-            item = rnd * NG + tid // G
+            item = first + rnd * NGF + tid // G
             x = np.int32(0)
             y = np.int32(1)
-            if item < M:
+            if item < end:
                 x = np.int32(PAIRS[item] >> 16)
                 y = np.int32(PAIRS[item] & 0xFFFF)
-            d = swap_cost(Af, AT, bp, bpt, ADIAG, BDIAG, p, x, y, item < M, U(tid % G))
-            if item < M and tid % G == 0:
+            d = swap_cost(Af, AT, bp, bpt, ADIAG, BDIAG, p, x, y, item < end, U(tid % G))
+            if item < end and tid % G == 0:
                 store_move(dl, old, ex, p, x, y, item, d)
         # the cost: sum A o bp over the block, halved in the symmetric form (where it counts each pair twice)
         part = np.int64(0)
@@ -315,7 +390,9 @@ def _make_kernel(shape):
     def rots_kernel(A, AT, BG, ADIAG, BDIAG, PAIRS, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST,
                     BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration, target, it0,
                     n_iter, tenure_cube, fresh):
-        sid = cuda.blockIdx.x
+        blk = cuda.blockIdx.x  # block `rank` of search `sid`'s cluster
+        sid = blk // C
+        rank = np.int32(blk % C)
         if not fresh and ACTIVE[sid] == 0:  # this search reached its target in an earlier chunk
             return
         tid = cuda.threadIdx.x
@@ -327,44 +404,47 @@ def _make_kernel(shape):
         v = cuda.shared.array(N if GENERAL else 1, DT)  # general instances: the column parts
         z = cuda.shared.array(N if GENERAL else 1, DT)
         rkey = cuda.shared.array(RK, int64)
+        xkey = cuda.shared.array(XKEYS, int64)  # a cluster: every warp's key, by parity
         ten = cuda.shared.array(2, int64)
         dyn_d = cuda.shared.array(0, DT)  # the dynamic shared memory, seen through each table's type
         dyn_b = cuda.shared.array(0, BPT)
         dyn_i = cuda.shared.array(0, int32)
-        dl = dyn_d[DL_O:DL_O + SLOTS] if DL_SH else DELTA[sid]
-        bp = dyn_b[BP_O:BP_O + NN] if BP_SH else BPG[sid]
-        old = dyn_i[OLD_O:OLD_O + SLOTS] if OLD_SH else OLDG[sid]  # per move: the older of its two tabu expiries
+        dl = dyn_d[DL_O:DL_O + SLOTS] if DL_SH else DELTA[blk]
+        bp = dyn_b[BP_O:BP_O + NN] if BP_SH else BPG[blk]  # every block of a cluster keeps its own copy
+        old = dyn_i[OLD_O:OLD_O + SLOTS] if OLD_SH else OLDG[blk]  # per move: the older of its two tabu expiries
         Af = dyn_b[A_O:A_O + NN] if A_SH else A
-        bpt = BPTG[sid]
+        bpt = BPTG[blk]
         # ex[i * N + l]: the iteration until which facility i may not return to location l
-        ex = dyn_i[EX_O:EX_O + NN] if EX_SH else EX[sid]
+        ex = dyn_i[EX_O:EX_O + NN] if EX_SH else EX[blk]
         for q in range(tid, N, T):
             p[q] = P[sid, q]
         for q in range(tid, NN if A_SH else 0, T):
             Af[q] = A[q]
         kept = 0 if fresh else 1  # a chunk after the first: the state comes back from global memory
         for q in range(tid, SLOTS if DL_SH and kept else 0, T):
-            dl[q] = DELTA[sid, q]
+            dl[q] = DELTA[blk, q]
         for q in range(tid, NN if BP_SH and kept else 0, T):
-            bp[q] = BPG[sid, q]
+            bp[q] = BPG[blk, q]
         for q in range(tid, SLOTS if OLD_SH and kept else 0, T):
-            old[q] = OLDG[sid, q]
+            old[q] = OLDG[blk, q]
         for q in range(tid, NN if EX_SH and kept else 0, T):
-            ex[q] = EX[sid, q]
+            ex[q] = EX[blk, q]
         current = np.int64(0)
+        cluster_barrier()  # every block of the cluster has started: its shared memory may be written
         if fresh:  # the first chunk builds its start state from the permutation alone
-            current = start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, old, ex, rkey, tid)
-            if tid == 0:
+            current = start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, old, ex, rkey, tid, rank)
+            if tid == 0 and rank == 0:
                 CUR[sid] = current
                 BEST[sid] = current
                 ACTIVE[sid] = 1
-            for q in range(tid, N, T):
+            for q in range(tid, N if rank == 0 else 0, T):
                 BEST_SOL[sid, q] = p[q]
         else:
             current = CUR[sid]
-        k0 = tid * Q  # this thread's first move (i0, j0)
-        i0 = np.int32(PAIRS[k0] >> 16) if k0 < M else np.int32(0)
-        j0 = np.int32(PAIRS[k0] & 0xFFFF) if k0 < M else np.int32(1)
+        kend = min(rank * MB + MB, M)  # the block's last move + 1
+        k0 = rank * MB + (tid - SPLIT) * Q if tid >= SPLIT else kend  # this thread's first move (i0, j0)
+        i0 = np.int32(PAIRS[k0] >> 16) if k0 < kend else np.int32(0)
+        j0 = np.int32(PAIRS[k0] & 0xFFFF) if k0 < kend else np.int32(1)
         best = current if fresh else BEST[sid]
         state = STATE[sid]
         pend = NO_MOVE if fresh else PEND[sid]
@@ -394,10 +474,10 @@ def _make_kernel(shape):
                 ten[0] = _tenure(_mix(state + GOLDEN), tenure_min, tenure_max, tenure_cube)
                 ten[1] = _tenure(_mix(state + GOLDEN + GOLDEN), tenure_min, tenure_max, tenure_cube)
             # -- the 2n-3 moves touching the last swap: O(n) each, G lanes splitting the sum (MATA)
-            for rnd in range(RROUNDS if moved else 0):
-                if rnd * NG + warp * 32 // G >= ITEMS:  # the whole warp has no move left (uniform)
+            for rnd in range(RROUNDS if moved else 0):  # item: the cluster's lane groups, blocks interleaved
+                if warp * 32 >= RT or rnd * NG * C + (warp * 32 // G) * C + rank >= ITEMS:  # no move left (uniform)
                     break
-                item = rnd * NG + tid // G
+                item = rnd * NG * C + (tid // G) * C + rank
                 x = r
                 y = s
                 if item < ITEMS:
@@ -408,7 +488,7 @@ def _make_kernel(shape):
                     j = y if x < y else x
                     idx = np.int32(i * (2 * N - i - 1) // 2 + j - i - 1)
                     age = store_move(dl, old, ex, p, i, j, idx, d)
-                    kb = min(kb, move_key(d, age, thr, it_asp, it32, idx))
+                    kb = min(kb, move_key(d, age, thr, it_asp, it32, i, j))
             # -- every other move: O(1) update (Taillard), then its key; the lowest key wins. This
             # thread's moves run along a row (i, j), (i, j + 1), ...: row i's update values stay in registers
             i = i0
@@ -422,8 +502,8 @@ def _make_kernel(shape):
             mv = DTN(1 if moved else 0)
             for q in range(Q):
                 k = k0 + q
-                if k < M:
-                    sl = U(tid + q * T)
+                if k < kend:
+                    sl = U(tid - SPLIT + q * OT)
                     ju = U(j)
                     if GENERAL:
                         upd = (ui - u[ju]) * (wi - w[ju]) + (vi - v[ju]) * (zi - z[ju])
@@ -433,7 +513,7 @@ def _make_kernel(shape):
                     touch = moved & ((i == r) | (i == s) | (j == r) | (j == s))
                     if moved and not touch:
                         dl[sl] = d
-                    key = move_key(d, old[sl], thr, it_asp, it32, k)
+                    key = move_key(d, old[sl], thr, it_asp, it32, i, j)
                     kb = min(kb, NO_KEY if touch else key)
                     j = np.int32(j + 1)
                     if j == N:
@@ -445,7 +525,9 @@ def _make_kernel(shape):
                             vi = v[U(i)]
                             zi = z[U(i)]
             # -- block argmin: every warp ends with the winner
-            if SHUFFLE:
+            if C > 1:
+                kb = cluster_min(xkey, kb, step & 1, rank, warp, lane)
+            elif SHUFFLE:
                 kb = warp_min(kb)
                 if lane == 0:
                     rkey[warp] = kb
@@ -464,11 +546,9 @@ def _make_kernel(shape):
             done += 1
             moved = kb < ALLOWED  # else every move is tabu: Taillard keeps the solution
             if moved:
-                ib = kb & INDEX
-                pk = PAIRS[ib]
-                r = np.int32(pk >> 16)
-                s = np.int32(pk & 0xFFFF)
-                current += dl[slot(ib)]
+                r = np.int32((kb >> JB) & JMASK)
+                s = np.int32(kb & JMASK)
+                current += ((kb >> np.int64(IB)) & DMASK) - BIAS  # the winner's delta, from its key
                 improved = current < best
                 if improved:
                     best = current
@@ -486,7 +566,7 @@ def _make_kernel(shape):
                         swap_corners(bp, rr, ss, rs, sr)
                         if GENERAL:
                             swap_corners(bpt, rr, ss, rs, sr)
-                        if improved:
+                        if improved and rank == 0:
                             BEST_SOL[sid, r] = ps
                             BEST_SOL[sid, s] = pr
                     elif q != s:
@@ -496,10 +576,10 @@ def _make_kernel(shape):
                         if GENERAL:
                             z[q] = swap_at(bpt, rq, sq, qr, qs)
                             v[q] = AT[rq] - AT[sq]
-                        if improved:
+                        if improved and rank == 0:
                             BEST_SOL[sid, q] = p[q]
                 if improved:
-                    if tid == 0:
+                    if tid == 0 and rank == 0:
                         IMP_IT[nimp, sid] = it
                         IMP_OBJ[nimp, sid] = current
                     nimp += 1
@@ -507,18 +587,21 @@ def _make_kernel(shape):
             cuda.syncthreads()
             if stop:
                 break
-        # -- the state goes back to global memory for the next chunk (the last swap's update pending)
-        for q in range(tid, N, T):
+        # -- the state goes back to global memory for the next chunk (the last swap's update pending);
+        # the cluster's blocks hold the same permutation, each its own copy of the tables
+        cluster_barrier()  # no block leaves while another may still write its shared memory
+        lead = rank == 0
+        for q in range(tid, N if lead else 0, T):
             P[sid, q] = p[q]
         for q in range(tid, SLOTS if DL_SH else 0, T):
-            DELTA[sid, q] = dl[q]
+            DELTA[blk, q] = dl[q]
         for q in range(tid, NN if BP_SH else 0, T):
-            BPG[sid, q] = bp[q]
+            BPG[blk, q] = bp[q]
         for q in range(tid, SLOTS if OLD_SH else 0, T):
-            OLDG[sid, q] = old[q]
+            OLDG[blk, q] = old[q]
         for q in range(tid, NN if EX_SH else 0, T):
-            EX[sid, q] = ex[q]
-        if tid == 0:
+            EX[blk, q] = ex[q]
+        if tid == 0 and lead:
             PEND[sid] = (r << 16) | s if moved else NO_MOVE
             CUR[sid] = current
             BEST[sid] = best
@@ -560,15 +643,14 @@ EXPIRED = -(1 << 30)
 
 
 @cuda.jit
-def rebase_kernel(EX, OLDG, by):
-    """Moves the searches' clock back by `by` iterations: every expiry shifts with it, those long
-    past are clamped to EXPIRED, which stays older than any aspiration horizon -- the same moves
-    are tabu, allowed or aspirated as before, and the 32-bit expiries never overflow."""
-    sid = cuda.blockIdx.x
-    for k in range(cuda.threadIdx.x, EX.shape[1], cuda.blockDim.x):
-        EX[sid, k] = max(EX[sid, k] - by, EXPIRED)
-    for k in range(cuda.threadIdx.x, OLDG.shape[1], cuda.blockDim.x):
-        OLDG[sid, k] = max(OLDG[sid, k] - by, EXPIRED)
+def rebase_kernel(expiries, by):
+    """Moves the searches' clock back by `by` iterations in a table of expiries (one row per
+    block): every expiry shifts with it, those long past are clamped to EXPIRED, which stays older
+    than any aspiration horizon -- the same moves are tabu, allowed or aspirated as before, and
+    the 32-bit expiries never overflow."""
+    row = cuda.blockIdx.x
+    for k in range(cuda.threadIdx.x, expiries.shape[1], cuda.blockDim.x):
+        expiries[row, k] = max(expiries[row, k] - by, EXPIRED)
 
 
 @cuda.jit(device=True, inline=True)
@@ -592,15 +674,16 @@ class ResidentRots:
     format of the CPU searches (best, best solution, trajectory, iterations, ...)."""
 
     def __init__(self, problem, prm, threads=None, group=None, global_only=(), max_registers=None,
-                 shared_limit=None):
+                 shared_limit=None, cluster=None, split=None):
         """`global_only`: names of per-search tables kept in global memory even where they would fit
-        in shared memory (tests reach the global-memory paths on small instances with it)."""
+        in shared memory (tests reach the global-memory paths on small instances with it);
+        `cluster`: blocks per search (a thread block cluster, GPU only); `split`: see plan."""
         import gpu
         if not gpu.available():
             raise LsbenchError("--backend gpu-resident: no usable CUDA GPU on this host (set NUMBA_ENABLE_CUDASIM=1 "
                                "to run the kernels in Numba's simulator)")
         self.problem, self.prm = problem, prm
-        self.options = (threads, group, shared_limit, tuple(global_only), max_registers)
+        self.options = (threads, group, shared_limit, tuple(global_only), max_registers, cluster, split)
         self._shared_allowed = {}
         self._buffers = None  # (K, device state of K searches)
         self._configure(1)
@@ -618,27 +701,39 @@ class ResidentRots:
         self.delta_dtype = np.int64 if self.shape["wide"] else np.int32
 
     def _configure(self, searches):
-        """The kernel shape for K searches. Unless the caller fixed it: up to one search per SM, one
-        large block each with every table on chip (latency); more searches, two blocks per SM with
+        """The kernel shape for K searches. Unless the caller fixed it: on a large instance, up to one
+        search per 16 SMs of a Hopper GPU, a cluster of 8 blocks of 256 threads each (latency: 1.9x
+        one block's speed on tai100a); up to one search per SM, one large block each with every
+        table on chip; more searches, two blocks per SM with
         the tabu matrix in global memory (throughput) -- the best shapes measured on an H100 for
         tai100a (benchmarks/results/gpu_resident-*.json); beyond two per SM, four smaller ones, so
         that a cas colony of 4n ants runs in one wave."""
-        threads, group, shared_limit, global_only, regs = self.options
+        threads, group, shared_limit, global_only, regs, cluster, split = self.options
+        if cluster and threads is None:
+            threads = 256
         if threads is None and shared_limit is None and regs is None and not config.ENABLE_CUDASIM:
+            from .cluster import supported
             dev = cuda.get_current_device()
             large = self.problem.n * (self.problem.n - 1) // 2 > 2048
-            if searches <= dev.MULTIPROCESSOR_COUNT:
+            if cluster is None and large and searches * 16 <= dev.MULTIPROCESSOR_COUNT and supported():
+                threads, cluster = 256, 8
+            elif searches <= dev.MULTIPROCESSOR_COUNT:
                 threads = 1024 if large else 256
             else:  # as many blocks per SM as one wave of all the searches needs: 2, else 4
                 per_sm = 2 if searches <= 2 * dev.MULTIPROCESSOR_COUNT else 4
                 threads = 1024 // per_sm if large else 256
                 regs = 65536 // (per_sm * threads) // 8 * 8
                 shared_limit = int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // per_sm - 2048
-        self.shape = plan(self.problem, threads, group, shared_limit, global_only)
+        self.shape = plan(self.problem, threads, group, shared_limit, global_only, cluster or 1, split)
         if regs is None and not config.ENABLE_CUDASIM:  # a block of T threads must fit one SM
             regs = min(255, 65536 // self.shape["threads"] // 8 * 8)
         self.shape["max_registers"] = regs
         self.kernel = kernel_for(self.shape)
+        if self.shape["cluster"] > 1:
+            from .cluster import ClusterLauncher, supported
+            if not supported():
+                raise LsbenchError("--param cluster: thread block clusters need a GPU of compute capability 9.0 or later")
+            self.launch = ClusterLauncher(self.kernel, self.shape["cluster"])
 
     def run(self, seeds, stop, progress=None, chunk=None):
         """K = len(seeds) Ro-TS searches, each exactly the CPU search with its seed."""
@@ -694,14 +789,18 @@ class ResidentRots:
         while not stop.reached(it, it * nb.size, time.perf_counter() - t_start, int(best.max())):
             n_iter = stop.chunk(it, min(step, IMPROVEMENT_CAP), nb.size)
             if it - base >= REBASE_AT:  # tabu expiries are 32-bit: shift the clock, keep every comparison
-                rebase_kernel[K, self.shape["threads"]](EX, OLDG, REBASE_BY)
+                for expiries in (EX, OLDG):
+                    rebase_kernel[expiries.shape[0], self.shape["threads"]](expiries, REBASE_BY)
                 base += REBASE_BY
             t0 = time.perf_counter()
             args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.pairs, P, DELTA, BPG, BPTG, OLDG, EX, PEND,
                     STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration,
                     target, it - base, n_iter, tenure_cube, 1 if it == 0 else 0)
             self._allow_dynamic_shared(args)
-            self.kernel[K, self.shape["threads"], 0, self.shape["dynamic_shared_bytes"]](*args)
+            if self.shape["cluster"] > 1:
+                self.launch(K, self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
+            else:
+                self.kernel[K, self.shape["threads"], 0, self.shape["dynamic_shared_bytes"]](*args)
             best = BEST.copy_to_host()
             if lean:  # a cas generation: only the bests come back
                 nimp = done = np.zeros(K, dtype=np.int64)
@@ -752,10 +851,11 @@ class ResidentRots:
         self._configure(K)
         n = self.problem.n
         slots = self.shape["slots"]
-        bufs = (cuda.device_array((K, n), dtype=np.int32), cuda.device_array((K, slots), dtype=self.delta_dtype),
-                cuda.device_array((K, n * n), dtype=self.data_dtype),
-                cuda.device_array((K, n * n if self.shape["general"] else 1), dtype=self.data_dtype),
-                cuda.device_array((K, slots), dtype=np.int32), cuda.device_array((K, n * n), dtype=np.int32),
+        blocks = K * self.shape["cluster"]  # the tables: one row per block
+        bufs = (cuda.device_array((K, n), dtype=np.int32), cuda.device_array((blocks, slots), dtype=self.delta_dtype),
+                cuda.device_array((blocks, n * n), dtype=self.data_dtype),
+                cuda.device_array((blocks, n * n if self.shape["general"] else 1), dtype=self.data_dtype),
+                cuda.device_array((blocks, slots), dtype=np.int32), cuda.device_array((blocks, n * n), dtype=np.int32),
                 cuda.device_array(K, dtype=np.int64), cuda.device_array(K, dtype=np.uint64),
                 cuda.device_array(K, dtype=np.int64), cuda.device_array(K, dtype=np.int64),
                 cuda.device_array((K, n), dtype=np.int32),
@@ -774,8 +874,9 @@ class ResidentRots:
         self._shared_allowed[id(self.kernel)] = need
 
     def describe(self):
-        return {"backend": "gpu-resident", "device": device_name(),
-                "threads_per_search": self.shape["threads"], "lanes_per_recomputation": self.shape["group"],
+        return {"backend": "gpu-resident", "device": device_name(), "blocks_per_search": self.shape["cluster"],
+                "recomputing_threads": self.shape["split"] or self.shape["threads"],
+                "threads_per_block": self.shape["threads"], "lanes_per_recomputation": self.shape["group"],
                 "delta_bits": 64 if self.shape["wide"] else 32, "data_bits": self.shape["data_bits"],
                 "symmetric_form": not self.shape["general"], "max_registers": self.shape["max_registers"],
                 "in_shared_memory": [k for k in ON_CHIP if self.shape["shared"][k]],

@@ -19,7 +19,7 @@ ALGORITHM_PARAMS = {"tenure": int, "tenure_min": int, "tenure_max": int, "aspira
                     "ls_iterations": int, "p_best": float}
 
 
-BACKEND_PARAMS = {"generate": str, "reduce": str, "block": int, "blocks": int, "moves_per_thread": int, "fuse": int,
+BACKEND_PARAMS = {"generate": str, "reduce": str, "block": int, "cluster": int, "split": int, "blocks": int, "moves_per_thread": int, "fuse": int,
                   "worker_timeout": float, "workers": int, "scheduler": str, "slurm_host": str, "slurm_partition": str,
                   "slurm_account": str, "slurm_memory": str, "slurm_walltime": str}
 

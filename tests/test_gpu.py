@@ -376,3 +376,52 @@ def test_resident_rots_uses_32_bit_move_costs_where_the_tight_bound_allows_and_f
     assert not engine.shape["wide"]
     dev = engine.run([3], Stop(iterations=30))[0]
     _same_search(_cpu_rots(p, 3, Stop(iterations=30)), dev)
+
+
+def _clusters():
+    from gpu.cluster import supported
+    return supported()
+
+
+@pytest.mark.skipif(not _clusters(), reason="thread block clusters need a GPU of compute capability 9.0+ (not the simulator)")
+@pytest.mark.parametrize("cluster,threads", [(2, 64), (4, 32), (8, 128)])
+def test_resident_rots_on_a_cluster_of_blocks_follows_the_cpu_trajectory(cluster, threads):
+    """One search spread over a cluster of blocks (each owns a share of the moves, the keys meet in
+    distributed shared memory): two searches, several chunks, each exactly its CPU trajectory, on a
+    symmetric instance and a general one."""
+    from gpu.resident import ResidentRots
+    from lsbench import instances as registry
+    from lsbench.problems import QAP
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    g = np.random.default_rng(cluster)
+    for p in (registry.load("tai12a"), QAP(g.integers(0, 50, (31, 31)), g.integers(0, 90, (31, 31)))):
+        engine = ResidentRots(p, RobustTabuSearch().params(p), threads=threads, cluster=cluster)
+        assert engine.shape["cluster"] == cluster
+        for seed, dev in zip([4, 5], engine.run([4, 5], Stop(iterations=60), chunk=7)):
+            _same_search(_cpu_rots(p, seed, Stop(iterations=60)), dev)
+
+
+def test_resident_rots_cluster_outside_a_device_is_one_clear_error():
+    from gpu.resident import plan
+    from lsbench import instances as registry
+    from lsbench.errors import LsbenchError
+    with pytest.raises(LsbenchError, match="cluster"):
+        plan(registry.load("tai12a"), cluster=3)
+    if not _clusters():
+        with pytest.raises(LsbenchError, match="cluster"):
+            plan(registry.load("tai12a"), cluster=2)
+
+
+def test_resident_rots_with_separate_recomputing_and_updating_warps_follows_the_cpu():
+    """`split`: the first warp only recomputes the moves touching the last swap, the second only
+    updates the others in O(1) (MATA's separate warps); still exactly the CPU search."""
+    from gpu.resident import ResidentRots
+    from lsbench import instances as registry
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    p = registry.load("tai12a")
+    engine = ResidentRots(p, RobustTabuSearch().params(p), threads=64, split=32)
+    assert engine.shape["split"] == 32 and engine.shape["slots"] == 3 * 32  # 66 moves, 32 owners: 3 each
+    dev = engine.run([6], Stop(iterations=40), chunk=9)[0]
+    _same_search(_cpu_rots(p, 6, Stop(iterations=40)), dev)
