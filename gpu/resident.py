@@ -9,8 +9,11 @@ One thread block per search, the whole Ro-TS loop on the GPU (Tsutsui & Fujimoto
 - one pass per iteration: each thread updates its run of moves along a row, disjoint from the last
   swap, in O(1) and keys them under Taillard's rule (tabu, aspiration by improvement and by age);
   lane groups recompute the 2n-3 moves touching it in O(n) (warp shuffles on the device, one
-  thread each under the simulator); a key is one int64 (class, delta, move index), so the
-  block-level minimum is exactly the CPU's rule, lowest index on ties; two barriers per iteration;
+  thread each under the simulator); a key is one int64 (class, delta, i, j), so the block-level
+  minimum is exactly the CPU's rule, lowest index on ties; two barriers per iteration;
+- on a Hopper GPU one search may span a thread block cluster (`cluster`): each block owns a share
+  of the moves, recomputed moves go to their owner's shared memory and the warps' keys to every
+  block (distributed shared memory, gpu/cluster.py), one cluster barrier per iteration;
 - the tenures come from the search's SplitMix64 stream, as in the CPU search.
 K searches (seeds s..s+K-1) run as K blocks; the host launches chunks of iterations and reads back
 only the best values, improvements and, at the end, the best solutions. One search gives exactly
