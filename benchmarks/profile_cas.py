@@ -1,8 +1,7 @@
 """Where a cas generation's time goes with --backend gpu-resident: the host's colony work
-(pheromone update, seeds), the device's ant construction and start states, and the tabu search.
+(pheromone update, construction, seeds), the device start states, and the tabu search kernel.
 
-    python benchmarks/profile_cas.py tai80b [generations [LANES [THREADS REGISTERS]]]
-(LANES per O(n) recomputation, 0: the default; THREADS per block with REGISTERS per thread)
+    python benchmarks/profile_cas.py tai80b [generations [LANES]]  (LANES per O(n) recomputation)
 """
 import sys
 import time
@@ -12,7 +11,7 @@ import numpy as np
 from gpu.resident import ResidentLocalSearch
 from lsbench import instances as registry
 from lsbench import rng
-from lsbench.search.cas import CunningAntSystem, draw_seeds, update_pheromone
+from lsbench.search.cas import CunningAntSystem, construct_colony_parallel, draw_seeds, update_pheromone
 
 p = registry.load(sys.argv[1] if len(sys.argv) > 1 else "tai80b")
 gens = int(sys.argv[2]) if len(sys.argv) > 2 else 10
@@ -20,25 +19,25 @@ prm = CunningAntSystem().params(p)
 ev = ResidentLocalSearch().bind(p, p.neighbourhood())
 if len(sys.argv) > 3:
     from gpu.resident import ResidentRots
-    shape = {"threads": int(sys.argv[4]), "max_registers": int(sys.argv[5])} if len(sys.argv) > 5 else {}
-    ev.engine = ResidentRots(p, {}, group=int(sys.argv[3]) or None, colony=True, **shape)
-    ev.local_search_batch, ev.colony_batch = ev.engine.local_search_batch, ev.engine.colony_batch
+    ev.engine = ResidentRots(p, {}, group=int(sys.argv[3]))
+    ev.local_search_batch = ev.engine.local_search_batch
 m, its = prm["ants"], prm["ls_iterations"]
 state = rng.new_state(1)
 ants = np.array([rng.permutation(state, p.n) for _ in range(m)])
 costs = np.empty(m, dtype=np.int64)
 ev.local_search_batch(p.a, p.at, p.b, ants, draw_seeds(state, m), costs, its, prm["tenure"], True)  # compile
 tau = np.full((p.n, p.n), 1.0 / ((1.0 - prm["rho"]) * costs.min()))
+construct_colony_parallel(ants, tau, prm["gamma"], draw_seeds(state, m))  # compile
 update_pheromone(tau.copy(), ants, costs, int(costs.min()), prm["rho"], prm["p_best"])
 host = batch = loop = 0.0
 for _ in range(gens):
     t0 = time.perf_counter()
     update_pheromone(tau, ants, costs, int(costs.min()), prm["rho"], prm["p_best"])
-    colony_seeds = draw_seeds(state, m)
+    children = construct_colony_parallel(ants, tau, prm["gamma"], draw_seeds(state, m))
     seeds = draw_seeds(state, m)
     t1 = time.perf_counter()
     child_costs = np.empty(m, dtype=np.int64)
-    children = ev.colony_batch(ants, tau, prm["gamma"], colony_seeds, seeds, child_costs, its, prm["tenure"])
+    ev.local_search_batch(p.a, p.at, p.b, children, seeds, child_costs, its, prm["tenure"], True)
     t2 = time.perf_counter()
     host, batch, loop = host + t1 - t0, batch + t2 - t1, loop + ev.engine.loop_s
     better = child_costs <= costs
@@ -46,6 +45,5 @@ for _ in range(gens):
 ms = 1000 / gens
 print(f"{p.name}: {m} ants x {its} iterations, shape {ev.engine.describe()}")
 print(f"per generation: host colony {host * ms:.2f} ms, local searches {batch * ms:.2f} ms "
-      f"(search loop {loop * ms:.2f} ms = {loop / gens / its * 1e6:.1f} us per iteration, ants built in it; "
-      f"start states and copies "
+      f"(search loop {loop * ms:.2f} ms = {loop / gens / its * 1e6:.1f} us per iteration; start states and copies "
       f"{(batch - loop) * ms:.2f} ms)")

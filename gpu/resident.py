@@ -142,7 +142,7 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
 def kernel_for(shape):
     """The compiled kernel for one shape; its max_registers caps registers per thread so that more
     blocks (searches) fit on an SM."""
-    key = (shape["n"], shape["cluster"], shape["split"], shape.get("colony", False), shape["index_bits"], shape["threads"], shape["group"], shape["wide"], shape["general"], shape["diagonal"],
+    key = (shape["n"], shape["cluster"], shape["split"], shape["index_bits"], shape["threads"], shape["group"], shape["wide"], shape["general"], shape["diagonal"],
            shape["data_bits"], tuple(sorted(shape["layout"].items())), shape.get("max_registers"))
     if key not in _kernels:
         _kernels[key] = _make_kernel(shape)
@@ -174,8 +174,6 @@ def _make_kernel(shape):
     Q = shape["slots"] // OT  # moves per thread: owner o owns moves b MB + oQ .. + Q - 1 (one row mostly)
     SLOTS = shape["slots"]
     RK = W if SHUFFLE else T
-    COLONY = shape.get("colony", False)  # cas: the kernel builds each ant before its local search
-    NC = N if COLONY else 1
     XKEYS = 2 * C * W if C > 1 else 1  # a cluster's keys of every warp, two iterations
     DT = int64 if shape["wide"] else int32
     DTN = np.int64 if shape["wide"] else np.int32
@@ -391,50 +389,10 @@ def _make_kernel(shape):
         cuda.syncthreads()  # rkey is the argmin's scratch next
         return total if GENERAL else total // 2
 
-    @cuda.jit(device=True)
-    def construct_ant(p, free, todo, TAU, gamma, seed):
-        """lsbench.search.cas.construct on the device, from the same stream word by word and the
-        same float64 sums in the same order, so the ant is the CPU's: facilities leave the donor
-        p with probability gamma, then in random order each takes a free location with
-        probability proportional to tau."""
-        cs = seed
-        m = 0
-        for q in range(N):
-            free[q] = 0
-        for i in range(N):
-            cs += GOLDEN
-            if np.float64(_mix(cs) >> np.uint64(11)) * (1.0 / 9007199254740992.0) < gamma:
-                free[p[i]] = 1
-                todo[m] = i
-                m += 1
-        for t in range(m - 1, 0, -1):
-            cs += GOLDEN
-            u = np.int64((_mix(cs) >> np.uint64(11)) % np.uint64(t + 1))
-            x = todo[t]
-            todo[t] = todo[u]
-            todo[u] = x
-        for t in range(m):
-            i = todo[t]
-            total = 0.0
-            for loc in range(N):
-                if free[loc]:
-                    total += TAU[i * N + loc]
-            cs += GOLDEN
-            x = np.float64(_mix(cs) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
-            chosen = -1
-            for loc in range(N):
-                if free[loc]:
-                    chosen = loc
-                    x -= TAU[i * N + loc]
-                    if x < 0:
-                        break
-            p[i] = chosen
-            free[chosen] = 0
-
     @(cuda.jit(max_registers=MAX_REGISTERS) if MAX_REGISTERS else cuda.jit)
     def rots_kernel(A, AT, BG, ADIAG, BDIAG, PAIRS, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST,
                     BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration, target, it0,
-                    n_iter, tenure_cube, fresh, TAU, gamma):
+                    n_iter, tenure_cube, fresh):
         blk = cuda.blockIdx.x  # block `rank` of search `sid`'s cluster
         sid = blk // C
         rank = np.int32(blk % C)
@@ -451,8 +409,6 @@ def _make_kernel(shape):
         rkey = cuda.shared.array(RK, int64)
         xkey = cuda.shared.array(XKEYS, int64)  # a cluster: every warp's key, by parity
         ten = cuda.shared.array(2, int64)
-        free = cuda.shared.array(NC, int32)  # a cas ant's construction: free locations, facilities to place
-        todo = cuda.shared.array(NC, int32)
         dyn_d = cuda.shared.array(0, DT)  # the dynamic shared memory, seen through each table's type
         dyn_b = cuda.shared.array(0, BPT)
         dyn_i = cuda.shared.array(0, int32)
@@ -479,10 +435,6 @@ def _make_kernel(shape):
         current = np.int64(0)
         cluster_barrier()  # every block of the cluster has started: its shared memory may be written
         if fresh:  # the first chunk builds its start state from the permutation alone
-            if COLONY and gamma > 0:  # a cas generation: the ant is built here from its donor p
-                cuda.syncthreads()
-                if tid == 0:
-                    construct_ant(p, free, todo, TAU, gamma, STATE[sid, 1])
             current = start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, old, ex, rkey, tid, rank)
             if tid == 0 and rank == 0:
                 CUR[sid] = current
@@ -497,7 +449,7 @@ def _make_kernel(shape):
         i0 = np.int32(PAIRS[k0] >> 16) if k0 < kend else np.int32(0)
         j0 = np.int32(PAIRS[k0] & 0xFFFF) if k0 < kend else np.int32(1)
         best = current if fresh else BEST[sid]
-        state = STATE[sid, 0]
+        state = STATE[sid]
         pend = NO_MOVE if fresh else PEND[sid]
         moved = pend != NO_MOVE  # a swap whose delta-table update is still to come
         r = np.int32(pend >> 16)  # 32-bit facility numbers: narrow comparisons in the hot loop
@@ -656,7 +608,7 @@ def _make_kernel(shape):
             PEND[sid] = (r << 16) | s if moved else NO_MOVE
             CUR[sid] = current
             BEST[sid] = best
-            STATE[sid, 0] = state
+            STATE[sid] = state
             NIMP[sid] = nimp
             DONE[sid] = done
 
@@ -725,19 +677,16 @@ class ResidentRots:
     format of the CPU searches (best, best solution, trajectory, iterations, ...)."""
 
     def __init__(self, problem, prm, threads=None, group=None, global_only=(), max_registers=None,
-                 shared_limit=None, cluster=None, split=None, colony=False):
+                 shared_limit=None, cluster=None, split=None):
         """`global_only`: names of per-search tables kept in global memory even where they would fit
         in shared memory (tests reach the global-memory paths on small instances with it);
-        `cluster`: blocks per search (a thread block cluster, GPU only); `split`: see plan;
-        `colony`: cas, whose kernel can build each ant before its local search (colony_batch)."""
+        `cluster`: blocks per search (a thread block cluster, GPU only); `split`: see plan."""
         import gpu
         if not gpu.available():
             raise LsbenchError("--backend gpu-resident: no usable CUDA GPU on this host (set NUMBA_ENABLE_CUDASIM=1 "
                                "to run the kernels in Numba's simulator)")
         self.problem, self.prm = problem, prm
         self.options = (threads, group, shared_limit, tuple(global_only), max_registers, cluster, split)
-        self.colony = colony
-        self.tau = cuda.device_array(problem.n * problem.n if colony else 1, dtype=np.float64)
         self._shared_allowed = {}
         self._buffers = None  # (K, device state of K searches)
         self._configure(1)
@@ -782,7 +731,6 @@ class ResidentRots:
         if regs is None and not config.ENABLE_CUDASIM:  # a block of T threads must fit one SM
             regs = min(255, 65536 // self.shape["threads"] // 8 * 8)
         self.shape["max_registers"] = regs
-        self.shape["colony"] = self.colony
         self.kernel = kernel_for(self.shape)
         if self.shape["cluster"] > 1:
             from .cluster import ClusterLauncher, supported
@@ -814,25 +762,10 @@ class ResidentRots:
         sols[:] = best_sol
         costs[:] = best
 
-    def colony_batch(self, donors, tau, gamma, colony_seeds, seeds, costs, iterations, tenure):
-        """lsbench.search.cas.construct_colony then local_search_batch, both on the GPU: block q
-        builds its ant from donors[q] with stream state colony_seeds[q] and pheromone tau (the
-        host sends the donors and tau, not the ants), then runs its tabu search; returns the ants
-        after their local searches, `costs` their costs."""
-        from lsbench.search.cas import NO_AGE_ASPIRATION
-        if iterations < 1:
-            raise LsbenchError("--param ls_iterations: cas on gpu-resident needs at least 1")
-        self.tau.copy_to_device(np.ascontiguousarray(tau, dtype=np.float64).ravel())
-        best, best_sol = self._search(donors, seeds, Stop(iterations=iterations), 0, 0, int(NO_AGE_ASPIRATION),
-                                      int(tenure), lean=True, colony=(float(gamma), colony_seeds))
-        costs[:] = best
-        return best_sol
-
     def _search(self, sols, states, stop, tenure_min, tenure_max, aspiration, tenure_cube, progress=None,
-                chunk=None, lean=False, colony=None):
+                chunk=None, lean=False):
         """K searches from `sols` with stream states `states`. `lean` (a cas generation): no
-        trajectories, chunks as long as allowed, only the bests come back. `colony` = (gamma,
-        stream states): each block first builds its cas ant from sols[q] (see colony_batch)."""
+        trajectories, chunks as long as allowed, only the bests come back."""
         pr = self.problem
         nb = pr.neighbourhood("swap")
         K = len(sols)
@@ -843,8 +776,7 @@ class ResidentRots:
         P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE = \
             self._state_buffers(K)
         P.copy_to_device(sols.astype(np.int32))
-        gamma, colony_seeds = colony if colony else (-1.0, np.zeros(K, dtype=np.uint64))  # gamma < 0: no ant to build
-        STATE.copy_to_device(np.stack([np.asarray(states, dtype=np.uint64), np.asarray(colony_seeds, dtype=np.uint64)], 1))
+        STATE.copy_to_device(np.array(states, dtype=np.uint64))
         target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
         trajs = None if lean else [Trajectory() for _ in range(K)]
         for q in range(0 if lean else K):
@@ -866,7 +798,7 @@ class ResidentRots:
             t0 = time.perf_counter()
             args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.pairs, P, DELTA, BPG, BPTG, OLDG, EX, PEND,
                     STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration,
-                    target, it - base, n_iter, tenure_cube, 1 if it == 0 else 0, self.tau, gamma)
+                    target, it - base, n_iter, tenure_cube, 1 if it == 0 else 0)
             self._allow_dynamic_shared(args)
             if self.shape["cluster"] > 1:
                 self.launch(K, self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
@@ -902,7 +834,7 @@ class ResidentRots:
             best_sol = sols
         else:
             best_sol = BEST_SOL.copy_to_host().astype(np.int64)
-            cur = None if lean else CUR.copy_to_host()  # a cas generation keeps only the bests
+            cur = CUR.copy_to_host()
         self.kernel_s = kernel_s
         self.loop_s = time.perf_counter() - t_start  # the search loop, without the one-off set-up
         if lean:
@@ -927,7 +859,7 @@ class ResidentRots:
                 cuda.device_array((blocks, n * n), dtype=self.data_dtype),
                 cuda.device_array((blocks, n * n if self.shape["general"] else 1), dtype=self.data_dtype),
                 cuda.device_array((blocks, slots), dtype=np.int32), cuda.device_array((blocks, n * n), dtype=np.int32),
-                cuda.device_array(K, dtype=np.int64), cuda.device_array((K, 2), dtype=np.uint64),
+                cuda.device_array(K, dtype=np.int64), cuda.device_array(K, dtype=np.uint64),
                 cuda.device_array(K, dtype=np.int64), cuda.device_array(K, dtype=np.int64),
                 cuda.device_array((K, n), dtype=np.int32),
                 cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64),  # [m, search]: read back by rows
@@ -956,9 +888,8 @@ class ResidentRots:
 
 class ResidentLocalSearch:
     """`--algorithm cas --backend gpu-resident`: each generation's tabu local searches run on the
-    GPU at once, one thread block per ant: each block builds its ant from its donor and the
-    pheromone matrix, then runs the tabu search (`ResidentRots.colony_batch`); the pheromone update
-    and the choice of the next donors stay on the host. Same results as cas on `cpu`."""
+    GPU at once, one thread block per ant (`ResidentRots.local_search_batch`); the colony's
+    construction and pheromone update stay on the host. Same results as cas on `cpu`."""
     name = "gpu-resident"
     parallel = False
     fused = False
@@ -969,11 +900,9 @@ class ResidentLocalSearch:
     def bind(self, problem, nb):
         if problem.kind != "qap":
             raise LsbenchError("--backend gpu-resident: cas runs on QAP only")
-        self.engine = ResidentRots(problem, {}, threads=self.threads, colony=True)
+        self.engine = ResidentRots(problem, {}, threads=self.threads)
         self.local_search_batch = self.engine.local_search_batch
-        self.colony_batch = self.engine.colony_batch
         return self
 
     def describe(self):
-        return {**self.engine.describe(), "model": "cas: one block per ant builds it and runs its tabu search; "
-                                                   "pheromone update on the host"}
+        return {**self.engine.describe(), "model": "cas colony on the host, one block per ant's tabu search"}
