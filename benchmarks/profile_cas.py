@@ -1,7 +1,8 @@
 """Where a cas generation's time goes with --backend gpu-resident: the host's colony work
 (pheromone update, construction, seeds), the device start states, and the tabu search kernel.
 
-    python benchmarks/profile_cas.py tai80b [generations [LANES]]  (LANES per O(n) recomputation)
+    python benchmarks/profile_cas.py tai80b [generations [LANES [THREADS REGISTERS]]]
+(LANES per O(n) recomputation, 0: the default; THREADS per block with REGISTERS per thread)
 """
 import sys
 import time
@@ -19,7 +20,8 @@ prm = CunningAntSystem().params(p)
 ev = ResidentLocalSearch().bind(p, p.neighbourhood())
 if len(sys.argv) > 3:
     from gpu.resident import ResidentRots
-    ev.engine = ResidentRots(p, {}, group=int(sys.argv[3]))
+    shape = {"threads": int(sys.argv[4]), "max_registers": int(sys.argv[5])} if len(sys.argv) > 5 else {}
+    ev.engine = ResidentRots(p, {}, group=int(sys.argv[3]) or None, **shape)
     ev.local_search_batch = ev.engine.local_search_batch
 m, its = prm["ants"], prm["ls_iterations"]
 state = rng.new_state(1)

@@ -114,6 +114,7 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     data_bits = 64 if config.ENABLE_CUDASIM else (16 if largest < 1 << 15 else 32)
     delta_bytes = 8 if wide else 4
     static = n * (4 + (4 if general else 2) * delta_bytes) + (threads if config.ENABLE_CUDASIM else 32) * 8
+    static += 2 * 8 * cluster * (threads // 32)  # a cluster's keys
     budget = (shared_limit or shared_bytes_per_block()) - static - 1024  # the system keeps 1 KB a block
     per_block = -(-moves // cluster)  # block b of a search's cluster owns moves b B .. b B + B - 1
     per_thread = -(-per_block // owners)
@@ -834,7 +835,7 @@ class ResidentRots:
             best_sol = sols
         else:
             best_sol = BEST_SOL.copy_to_host().astype(np.int64)
-            cur = CUR.copy_to_host()
+            cur = None if lean else CUR.copy_to_host()  # a cas generation keeps only the bests
         self.kernel_s = kernel_s
         self.loop_s = time.perf_counter() - t_start  # the search loop, without the one-off set-up
         if lean:
@@ -869,9 +870,10 @@ class ResidentRots:
         return bufs
 
     def _allow_dynamic_shared(self, args):
-        """Opt the kernel in to its dynamic shared memory once (compiling it for these arguments)."""
+        """Opt the kernel in to its dynamic shared memory once (compiling it for these arguments):
+        static and dynamic shared memory together above 48 KB need it too."""
         need = self.shape["dynamic_shared_bytes"]
-        if config.ENABLE_CUDASIM or need <= STATIC_SHARED_CAP or self._shared_allowed.get(id(self.kernel), 0) >= need:
+        if config.ENABLE_CUDASIM or need == 0 or self._shared_allowed.get(id(self.kernel), 0) >= need:
             return
         allow_dynamic_shared(self.kernel._compile_for_args(*args), need)
         self._shared_allowed[id(self.kernel)] = need
