@@ -67,10 +67,10 @@ def main():
     ap.add_argument("--seconds", type=float, default=3.0, help="target length of each timed run")
     ap.add_argument("--searches", default="1,66,132,264,528,1056")
     ap.add_argument("--threads", default="auto,1024,512/64@110",
-                    help="auto: the engine's own choice for K searches; THREADS per search, THREADS/REGS caps "
-                         "registers, THREADS:G sets lanes per recomputation, THREADSxC runs each search on a cluster "
-                         "of C blocks (Hopper), xCsS with S recomputing threads (the others update), THREADS@KB limits shared memory per block (tables that do not fit "
-                         "stay in global memory)")
+                    help="auto: the engine's own choice for K searches; THREADS per block, THREADS/REGS caps "
+                         "registers, THREADS:G sets lanes per recomputation, THREADSxC runs each search on a "
+                         "cluster of C blocks (Hopper), xCsS with S recomputing threads (the others update), "
+                         "THREADS@KB limits shared memory per block (tables that do not fit stay in global memory)")
     ap.add_argument("--check-iterations", type=int, default=3000)
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per row (median)")
     ap.add_argument("--data-dir")

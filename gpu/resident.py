@@ -209,7 +209,7 @@ def _make_kernel(shape):
         """Where move k's delta and tabu age live in its block, k - b MB = l: (l mod Q) T + l div Q,
         so that the q-th moves of a warp's threads are neighbours (no bank conflicts, coalesced in
         global memory)."""
-        local = k % MB
+        local = k % MB if C > 1 else k
         return U((local % Q) * OT + local // Q)
 
     if C == 1:
@@ -665,8 +665,11 @@ def _mix(z):
 
 
 def allow_dynamic_shared(compiled, need):
-    """Numba-CUDA has no launch option for more than 48 KB of dynamic shared memory per block
-    (NVIDIA/numba-cuda#94): raise the compiled kernel's own limit to `need` bytes."""
+    """Numba-CUDA has no launch option for more than 48 KB of shared memory per block
+    (NVIDIA/numba-cuda#94): set the compiled kernel's own dynamic limit to `need` bytes. Done for
+    every kernel with dynamic shared memory, as static and dynamic together above 48 KB need it."""
+    if need <= 0:
+        return
     from numba.cuda.cudadrv.driver import binding, driver
     func = compiled._codelibrary.get_cufunc()
     attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
@@ -870,10 +873,9 @@ class ResidentRots:
         return bufs
 
     def _allow_dynamic_shared(self, args):
-        """Opt the kernel in to its dynamic shared memory once (compiling it for these arguments):
-        static and dynamic shared memory together above 48 KB need it too."""
+        """Opt the kernel in to its dynamic shared memory once (compiling it for these arguments)."""
         need = self.shape["dynamic_shared_bytes"]
-        if config.ENABLE_CUDASIM or need == 0 or self._shared_allowed.get(id(self.kernel), 0) >= need:
+        if config.ENABLE_CUDASIM or self._shared_allowed.get(id(self.kernel), 0) >= need:
             return
         allow_dynamic_shared(self.kernel._compile_for_args(*args), need)
         self._shared_allowed[id(self.kernel)] = need

@@ -30,7 +30,7 @@ from lsbench.search.common import start_solution
 from . import device as dv
 from . import device_name
 from .kernels import block_min, key_less
-from .resident import IMPROVEMENT_CAP, STATIC_SHARED_CAP, allow_dynamic_shared, shared_bytes_per_block
+from .resident import IMPROVEMENT_CAP, allow_dynamic_shared, shared_bytes_per_block
 from .resident_grid import MAX_THREADS, NO_ASPIRATION, STATE_FIELDS, load_state, run_chunks, save_state
 
 SIM = config.ENABLE_CUDASIM  # the simulator has no warp shuffles: lanes talk through shared memory
@@ -349,8 +349,7 @@ class ResidentPfspTabu:
                                    f"{need} bytes of shared memory per block, more than this GPU's "
                                    f"{shared_bytes_per_block()}")
             compiled = pfsp_tabu_kernel._compile_for_args(*self._args_template(blocks, rounds))
-            if need > STATIC_SHARED_CAP:
-                allow_dynamic_shared(compiled, need)
+            allow_dynamic_shared(compiled, need)
             fit = compiled.max_cooperative_grid_blocks(self.threads, need)
             if fit >= blocks:
                 return blocks, rounds, need

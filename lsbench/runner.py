@@ -124,11 +124,12 @@ def _run_resident(problem, instance, algorithm, seed, stop, problem_params, algo
         search = ALGORITHMS[algorithm](**(algorithm_params or {}))
     except TypeError as e:
         raise LsbenchError(f"--param: not a parameter of {algorithm}: {e}")
-    unknown = set(backend_params or {}) - {"block", "cluster", "split"}
+    shape = backend_params or {}
+    unknown = set(shape) - {"block", "cluster", "split"}
     if unknown:
         raise LsbenchError(f"--param {', '.join(sorted(unknown))}: not a parameter of the gpu-resident backend")
-    engine = ResidentRots(prob, search.params(prob), threads=(backend_params or {}).get("block"),
-                          cluster=(backend_params or {}).get("cluster"), split=(backend_params or {}).get("split"))
+    engine = ResidentRots(prob, search.params(prob), threads=shape.get("block"), cluster=shape.get("cluster"),
+                          split=shape.get("split"))
     tw = time.perf_counter()
     engine.run([seed], Stop(iterations=2))  # JIT compile outside the timed run
     warmup_s = time.perf_counter() - tw
