@@ -2,7 +2,7 @@
 # Run on the device machine from the checkout: carried numpy wheel, instance copies in .devdata/.
 # Usage: bash benchmarks/device_run.sh [tests] ['iteration ARGS'] [makespan] [rots] ['plan CONFIG ARGS']
 #        ['resident ARGS'] ['pfsp ARGS'] ['grid ARGS'] ['cas ARGS'] ['cow ARGS'] ['multistart ARGS'] ['pytest ARGS']
-#        ['profile-cas INSTANCE GENERATIONS'] ['ncu-source INSTANCE SEARCHES']
+#        ['profile-cas INSTANCE GENERATIONS'] ['ncu-cas INSTANCE GENERATIONS'] ['ncu-source INSTANCE SEARCHES']
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD LSBENCH_DATA=$PWD/.devdata PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
@@ -25,6 +25,12 @@ for step in "$@"; do
             --section SourceCounters --section InstructionStats --page source --print-source sass --csv \
             python3 benchmarks/profile_resident.py ${step#ncu-source} > "${OUT:-.}/ncu_source.csv" 2> "${OUT:-.}/ncu_source.err"
             tail -5 "${OUT:-.}/ncu_source.err"; wc -l "${OUT:-.}/ncu_source.csv" ;;
+    ncu-cas*) timeout 300 /usr/local/cuda/bin/ncu --kernel-name regex:rots --launch-skip 3 --launch-count 1 \
+            --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
+            --section InstructionStats --section SchedulerStats python3 benchmarks/profile_cas.py ${step#ncu-cas} 2>&1 | grep -v "^==PROF==" | tail -90
+            timeout 300 /usr/local/cuda/bin/ncu --kernel-name regex:rots --launch-skip 3 --launch-count 1 \
+            --section SourceCounters --page source --print-source sass --csv \
+            python3 benchmarks/profile_cas.py ${step#ncu-cas} > "${OUT:-.}/ncu_cas_source.csv" 2> "${OUT:-.}/ncu_cas_source.err" ;;
     ncu*) timeout 300 /usr/local/cuda/bin/ncu --kernel-name regex:rots --launch-skip 1 --launch-count 1 \
             --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
             --section MemoryWorkloadAnalysis --section InstructionStats --section SchedulerStats ${NCU_EXTRA:-} python3 benchmarks/profile_resident.py ${step#ncu} 2>&1 | grep -v "^==PROF==" | tail -120 ;;

@@ -3,11 +3,17 @@
 
     python benchmarks/profile_cas.py tai80b [generations [LANES [THREADS REGISTERS]]]
 (LANES per O(n) recomputation, 0: the default; THREADS per block with REGISTERS per thread)
+Then the last generation's pieces, medians of 100: the kernel alone (CUDA events), one launch of
+it with no iterations through Numba's dispatcher and through the prepared launcher (each waited
+for), and the copies of a generation.
 """
 import sys
+import statistics
 import time
 
 import numpy as np
+
+from numba import cuda
 
 from gpu.resident import ResidentLocalSearch
 from lsbench import instances as registry
@@ -49,3 +55,42 @@ print(f"{p.name}: {m} ants x {its} iterations, shape {ev.engine.describe()}")
 print(f"per generation: host colony {host * ms:.2f} ms, local searches {batch * ms:.2f} ms "
       f"(search loop {loop * ms:.2f} ms = {loop / gens / its * 1e6:.1f} us per iteration; start states and copies "
       f"{(batch - loop) * ms:.2f} ms)")
+
+
+def median_us(fn, reps=100):
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e6
+
+
+eng = ev.engine
+blocks, threads, shared, args = eng.last_launch
+idle = args[:-3] + (0, args[-2], 0)  # no iterations, state kept: the launch alone
+start, end = cuda.event(), cuda.event()
+
+
+def kernel_only():
+    start.record()
+    eng.launch(blocks, threads, shared, args)
+    end.record()
+    end.synchronize()
+    kernel_times.append(cuda.event_elapsed_time(start, end) * 1e3)
+
+
+kernel_times = []
+median_us(kernel_only)
+P, STATE, BEST, BEST_SOL = (eng._buffers[1][k] for k in (0, 7, 9, 10))
+(up, host_up), (down, host_down) = eng._transfers
+sols, states = children.astype(np.int32), seeds.astype(np.uint64)
+print(f"kernel alone {statistics.median(kernel_times):.0f} us; a launch with no iterations: dispatcher "
+      f"{median_us(lambda: eng.kernel[blocks, threads, 0, shared](*idle)):.0f} us, prepared launcher "
+      f"{median_us(lambda: eng.launch(blocks, threads, shared, idle)):.0f} us")
+print(f"copies one by one from pageable memory: ants up {median_us(lambda: P.copy_to_device(sols)):.0f} us, "
+      f"seeds up {median_us(lambda: STATE.copy_to_device(states)):.0f} us, bests down "
+      f"{median_us(lambda: BEST.copy_to_host()):.0f} us, best ants down {median_us(lambda: BEST_SOL.copy_to_host()):.0f} us; "
+      f"packed and pinned: up {median_us(lambda: up.copy_to_device(host_up['all'])):.0f} us, down "
+      f"{median_us(lambda: down.copy_to_host(host_down['all'])):.0f} us")

@@ -3,8 +3,8 @@
 Numba-CUDA 0.30 has neither cluster launches nor cluster intrinsics, so this module adds the three
 pieces the cluster Ro-TS needs, as PTX: a store into another block's shared memory (distributed
 shared memory: `mapa`, then a generic store), the cluster-wide barrier (release/acquire, so every
-store before it is seen after it), and a launch with cluster dimensions through cuda.core. None of
-them runs under the simulator: the cluster tests run on a device (tests/test_gpu.py).
+store before it is seen after it), and a launch with cluster dimensions through cuda.core (in
+gpu.launch.PreparedLauncher). None of them runs under the simulator: the cluster tests run on a device (tests/test_gpu.py).
 """
 from llvmlite import ir
 from numba import cuda, types
@@ -62,35 +62,3 @@ def supported():
     if config.ENABLE_CUDASIM or not available():
         return False
     return cuda.get_current_device().compute_capability >= (9, 0)
-
-
-class ClusterLauncher:
-    """Launches one compiled Numba kernel with a cluster dimension: `clusters` clusters of `size`
-    blocks of `threads` threads each (consecutive blockIdx.x form a cluster, rank = blockIdx.x %
-    size). The kernel is compiled for the first call's argument types and reused."""
-
-    def __init__(self, dispatcher, size):
-        self.dispatcher, self.size, self.compiled = dispatcher, size, None
-
-    def compiled_for(self, args):
-        if self.compiled is None:
-            self.compiled = self.dispatcher._compile_for_args(*args)
-            if self.size > 8:  # 16 blocks: an H100's non-portable cluster size, opted in per kernel
-                from numba.cuda.cudadrv.driver import binding, driver
-                func = self.compiled._codelibrary.get_cufunc()
-                attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
-                driver.cuKernelSetAttribute(attr, 1, func.handle, func.device.id)
-        return self.compiled
-
-    def __call__(self, clusters, threads, shared_bytes, args):
-        from cuda.core import LaunchConfig, launch
-        from numba.cuda.cudadrv import driver
-        compiled = self.compiled_for(args)
-        stream = driver._to_core_stream(0)
-        retr, kernel_args = [], []
-        for ty, val in zip(compiled.argument_types, args):
-            compiled._prepare_args(ty, val, stream, retr, kernel_args)
-        config = LaunchConfig(grid=clusters, cluster=self.size, block=threads, shmem_size=shared_bytes)
-        launch(stream, config, compiled._codelibrary.get_cufunc().kernel, *kernel_args)
-        for write_back in retr:
-            write_back()

@@ -10,6 +10,7 @@ best configuration found so far (or the next untried one), so the search never s
 import time
 
 from numba import config, cuda
+from numba.cuda.cudadrv.devicearray import is_cuda_ndarray
 
 # the simulator runs each thread as a Python thread: small blocks keep the tests fast there
 DEFAULT_BLOCKS = (32, 64, 128) if config.ENABLE_CUDASIM else (64, 128, 256, 512, 1024)
@@ -92,3 +93,74 @@ class ThreadControl:
     def describe(self):
         return {"chosen": None if self.best is None else {"block": self.best[0], "moves_per_thread": self.best[1]},
                 "tried": len(self.history), "failed": [list(c) for c in sorted(self.failed)]}
+
+
+def allow_dynamic_shared(compiled, need):
+    """Numba-CUDA has no launch option for more than 48 KB of shared memory per block
+    (NVIDIA/numba-cuda#94): set the compiled kernel's own dynamic limit to `need` bytes. Done for
+    every kernel with dynamic shared memory, as static and dynamic together above 48 KB need it."""
+    if need <= 0:
+        return
+    from numba.cuda.cudadrv.driver import binding, driver
+    func = compiled._codelibrary.get_cufunc()
+    attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    driver.cuKernelSetAttribute(attr, need, func.handle, func.device.id)
+
+
+class PreparedLauncher:
+    """Launches one Numba kernel, compiled for the first call's argument types, through cuda.core,
+    converting each device array's launch parameters once for as long as the same arrays come back
+    (a cas colony's buffers, every generation): Numba's dispatcher re-checks and re-converts every
+    argument on every launch, a large share of a millisecond-long generation. Opts the kernel in to
+    the dynamic shared memory a launch asks for. `cluster` > 1: consecutive blockIdx.x form a thread
+    block cluster (Hopper; rank = blockIdx.x % cluster). Under the simulator: the dispatcher."""
+
+    def __init__(self, dispatcher, cluster=1):
+        self.dispatcher, self.cluster, self.compiled = dispatcher, cluster, None
+        self.shared_allowed = 0
+        self._arrays, self._params, self._configs = None, None, {}
+
+    def compiled_for(self, args):
+        if self.compiled is None:
+            self.compiled = self.dispatcher._compile_for_args(*args)
+            if self.cluster > 8:  # 16 blocks: an H100's non-portable cluster size, opted in per kernel
+                from numba.cuda.cudadrv.driver import binding, driver
+                func = self.compiled._codelibrary.get_cufunc()
+                attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+                driver.cuKernelSetAttribute(attr, 1, func.handle, func.device.id)
+        return self.compiled
+
+    def __call__(self, blocks, threads, shared_bytes, args):
+        if config.ENABLE_CUDASIM:
+            self.dispatcher[blocks, threads, 0, shared_bytes](*args)
+            return
+        from cuda.core import LaunchConfig, launch
+        from numba.cuda.cudadrv import driver
+        compiled = self.compiled_for(args)
+        if shared_bytes > self.shared_allowed:
+            allow_dynamic_shared(compiled, shared_bytes)
+            self.shared_allowed = shared_bytes
+        stream = driver._to_core_stream(0)
+        arrays = tuple(a if is_cuda_ndarray(a) else None for a in args)
+        if self._arrays is None or any(a is not b for a, b in zip(arrays, self._arrays)):
+            self._arrays = arrays
+            self._params = []
+            for ty, val, dev in zip(compiled.argument_types, args, arrays):
+                held = []
+                if dev is not None:
+                    compiled._prepare_args(ty, val, stream, [], held)
+                self._params.append(held)
+        retr, params = [], []
+        for ty, val, dev, held in zip(compiled.argument_types, args, arrays, self._params):
+            if dev is not None:
+                params.extend(held)
+            else:
+                compiled._prepare_args(ty, val, stream, retr, params)
+        key = (blocks, threads, shared_bytes)
+        if key not in self._configs:
+            cluster = {"cluster": self.cluster} if self.cluster > 1 else {}
+            self._configs[key] = LaunchConfig(grid=blocks // self.cluster, block=threads, shmem_size=shared_bytes,
+                                              **cluster)
+        launch(stream, self._configs[key], compiled._codelibrary.get_cufunc().kernel, *params)
+        for write_back in retr:
+            write_back()

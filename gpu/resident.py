@@ -30,6 +30,7 @@ from lsbench.problems.qap import qap_costs
 from lsbench.search.common import Stop, Trajectory
 
 from . import device_name
+from .launch import PreparedLauncher
 
 SHUFFLE = not config.ENABLE_CUDASIM  # the simulator has no warp shuffles
 FULL = 0xFFFFFFFF
@@ -185,10 +186,10 @@ def _make_kernel(shape):
     JB = np.int64(IB // 2)
     JMASK = np.int64((1 << (IB // 2)) - 1)
     DB = 61 - IB if shape["wide"] else 32  # delta bits, biased to be non-negative; 2 class bits above
-    SH = DB + IB
     BIAS = np.int64(1) << np.int64(DB - 1)
-    NO_KEY = np.int64(3) << np.int64(SH)
-    ALLOWED = np.int64(2) << np.int64(SH)  # keys below: aspirated or allowed
+    NO_CD = np.int64(3) << np.int64(DB)  # no move (a class above tabu)
+    NO_KEY = NO_CD << np.int64(IB)
+    ALLOWED = (np.int64(2) << np.int64(DB)) << np.int64(IB)  # keys below: aspirated or allowed
     DMASK = np.int64((1 << DB) - 1)
     DMIN = np.int64(-(1 << 63)) if shape["wide"] else np.int64(-(1 << 31))
     BPT = {16: int16, 32: int32, 64: int64}[shape["data_bits"]]
@@ -313,6 +314,16 @@ def _make_kernel(shape):
         return age
 
     @cuda.jit(device=True, inline=True)
+    def no_swap(u, v, tid):
+        """No swap to fold into the delta table: zero update vectors (every delta stays as it is),
+        and (r, s) = (-1, -1), which no move touches; returns (r, s)."""
+        for q in range(tid, N, T):
+            u[q] = 0
+            if GENERAL:
+                v[q] = 0
+        return np.int32(-1), np.int32(-1)
+
+    @cuda.jit(device=True, inline=True)
     def swap_corners(m, rr, ss, rs, sr):
         """Swapping r and s in the permuted frame: the 2 x 2 block where rows and columns r, s meet."""
         t = m[rr]
@@ -335,14 +346,29 @@ def _make_kernel(shape):
         m[qs] = t
         return orq - osq
 
+    if DB == 32 and SHUFFLE:
+        @cuda.jit(device=True, inline=True)
+        def biased(d):
+            """d + 2^31 for a 32-bit d: its sign bit flipped, one instruction instead of a 64-bit add."""
+            return np.int64(np.uint32(d) ^ np.uint32(0x80000000))
+    else:
+        @cuda.jit(device=True, inline=True)
+        def biased(d):
+            return np.int64(d) + BIAS
+
     @cuda.jit(device=True, inline=True)
-    def move_key(d, age, thr, it_asp, it, i, j):
-        """Taillard's rule as one key, without branches: class 0 aspiration (old enough, or a new
-        best), 1 allowed, 2 tabu (a tabu move is never old enough: it_asp <= it). thr, it_asp and
-        it come clamped to the width of d and age, so the comparisons stay narrow."""
+    def class_delta(d, age, thr, it_asp, it):
+        """Taillard's rule as one number, without branches: class 0 aspiration (old enough, or a new
+        best), 1 allowed, 2 tabu (a tabu move is never old enough: it_asp <= it), then the delta.
+        thr, it_asp and it come clamped to the width of d and age, so the comparisons stay narrow."""
         held = np.int64(age >= it_asp and d >= thr)
         cls = held + (held & np.int64(age >= it))
-        return (cls << np.int64(SH)) | ((np.int64(d) + BIAS) << np.int64(IB)) | (np.int64(i) << JB) | np.int64(j)
+        return (cls << np.int64(DB)) | biased(d)
+
+    @cuda.jit(device=True, inline=True)
+    def key_of(cd, i, j):
+        """A move's key: its class and delta, then (i, j), which orders moves as their index."""
+        return (cd << np.int64(IB)) | (np.int64(i) << JB) | np.int64(j)
 
     @cuda.jit(device=True, inline=True)
     def start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, old, ex, rkey, tid, rank):
@@ -449,6 +475,7 @@ def _make_kernel(shape):
         k0 = rank * MB + (tid - SPLIT) * Q if tid >= SPLIT else kend  # this thread's first move (i0, j0)
         i0 = np.int32(PAIRS[k0] >> 16) if k0 < kend else np.int32(0)
         j0 = np.int32(PAIRS[k0] & 0xFFFF) if k0 < kend else np.int32(1)
+        count = np.int32(max(0, min(Q, kend - k0)))  # this thread's moves k0 .. k0 + count - 1
         best = current if fresh else BEST[sid]
         state = STATE[sid]
         pend = NO_MOVE if fresh else PEND[sid]
@@ -459,14 +486,17 @@ def _make_kernel(shape):
         done = 0
         stop = False
         cuda.syncthreads()
-        for q in range(tid, N if moved else 0, T):  # the pending swap's update vectors (bp is swapped)
-            rq = U(r * N + q)
-            sq = U(s * N + q)
-            u[q] = Af[rq] - Af[sq]
-            w[q] = bp[sq] - bp[rq]
-            if GENERAL:
-                v[q] = AT[rq] - AT[sq]
-                z[q] = bpt[sq] - bpt[rq]
+        if moved:
+            for q in range(tid, N, T):  # the pending swap's update vectors (bp is swapped)
+                rq = U(r * N + q)
+                sq = U(s * N + q)
+                u[q] = Af[rq] - Af[sq]
+                w[q] = bp[sq] - bp[rq]
+                if GENERAL:
+                    v[q] = AT[rq] - AT[sq]
+                    z[q] = bpt[sq] - bpt[rq]
+        else:
+            r, s = no_swap(u, v, tid)
         cuda.syncthreads()
         for step in range(n_iter):
             it = it0 + step + 1
@@ -492,9 +522,11 @@ def _make_kernel(shape):
                     j = y if x < y else x
                     idx = np.int32(i * (2 * N - i - 1) // 2 + j - i - 1)
                     age = store_move(dl, old, ex, p, i, j, idx, d)
-                    kb = min(kb, move_key(d, age, thr, it_asp, it32, i, j))
-            # -- every other move: O(1) update (Taillard), then its key; the lowest key wins. This
-            # thread's moves run along a row (i, j), (i, j + 1), ...: row i's update values stay in registers
+                    kb = min(kb, key_of(class_delta(d, age, thr, it_asp, it32), i, j))
+            # -- every other move: O(1) update (Taillard), then its class and delta; the thread keeps
+            # its lowest (class, delta), the first on ties (its moves come in index order), and builds
+            # one key from it. Its moves run along a row (i, j), (i, j + 1), ...: row i's update
+            # values stay in registers
             i = i0
             j = j0
             ui = u[U(i)]
@@ -502,32 +534,37 @@ def _make_kernel(shape):
             vi = v[U(i)] if GENERAL else ui
             zi = z[U(i)] if GENERAL else wi
             # Branch-free: a move touching the last swap (recomputed above, by another thread) is read
-            # but neither stored nor keyed here.
-            mv = DTN(1 if moved else 0)
-            for q in range(Q):
-                k = k0 + q
-                if k < kend:
-                    sl = U(tid - SPLIT + q * OT)
-                    ju = U(j)
+            # but neither stored nor keyed here; after no swap, zero update vectors keep every delta.
+            cd_best = NO_CD
+            bi = np.int32(0)
+            bj = np.int32(0)
+            sl = np.uint32(max(tid - SPLIT, 0))  # (recomputing-only threads have no moves)
+            for q in range(count):
+                ju = U(j)
+                if GENERAL:
+                    upd = (ui - u[ju]) * (wi - w[ju]) + (vi - v[ju]) * (zi - z[ju])
+                else:
+                    upd = (ui - u[ju]) * (wi - w[ju])
+                d = DTN(dl[sl] + DTN(upd))
+                touch = (i == r) | (i == s) | (j == r) | (j == s)
+                if not touch:
+                    dl[sl] = d
+                cd = class_delta(d, old[sl], thr, it_asp, it32)
+                if cd < cd_best and not touch:
+                    cd_best = cd
+                    bi = i
+                    bj = j
+                sl += np.uint32(OT)
+                j = np.int32(j + 1)
+                if j == N:
+                    i = np.int32(i + 1)
+                    j = np.int32(i + 1)
+                    ui = u[U(i)]
+                    wi = w[U(i)]
                     if GENERAL:
-                        upd = (ui - u[ju]) * (wi - w[ju]) + (vi - v[ju]) * (zi - z[ju])
-                    else:
-                        upd = (ui - u[ju]) * (wi - w[ju])
-                    d = DTN(dl[sl] + DTN(upd) * mv)
-                    touch = moved & ((i == r) | (i == s) | (j == r) | (j == s))
-                    if moved and not touch:
-                        dl[sl] = d
-                    key = move_key(d, old[sl], thr, it_asp, it32, i, j)
-                    kb = min(kb, NO_KEY if touch else key)
-                    j = np.int32(j + 1)
-                    if j == N:
-                        i = np.int32(i + 1)
-                        j = np.int32(i + 1)
-                        ui = u[U(i)]
-                        wi = w[U(i)]
-                        if GENERAL:
-                            vi = v[U(i)]
-                            zi = z[U(i)]
+                        vi = v[U(i)]
+                        zi = z[U(i)]
+            kb = min(kb, key_of(cd_best, bi, bj))
             # -- block argmin: every warp ends with the winner
             if C > 1:
                 kb = cluster_min(xkey, kb, step & 1, rank, warp, lane)
@@ -588,6 +625,8 @@ def _make_kernel(shape):
                         IMP_OBJ[nimp, sid] = current
                     nimp += 1
                     stop = current <= target
+            else:
+                r, s = no_swap(u, v, tid)
             cuda.syncthreads()
             if stop:
                 break
@@ -664,18 +703,6 @@ def _mix(z):
     return z ^ (z >> np.uint64(31))
 
 
-def allow_dynamic_shared(compiled, need):
-    """Numba-CUDA has no launch option for more than 48 KB of shared memory per block
-    (NVIDIA/numba-cuda#94): set the compiled kernel's own dynamic limit to `need` bytes. Done for
-    every kernel with dynamic shared memory, as static and dynamic together above 48 KB need it."""
-    if need <= 0:
-        return
-    from numba.cuda.cudadrv.driver import binding, driver
-    func = compiled._codelibrary.get_cufunc()
-    attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-    driver.cuKernelSetAttribute(attr, need, func.handle, func.device.id)
-
-
 class ResidentRots:
     """Runs K Ro-TS searches on the GPU, one block each; `run` returns one result per search in the
     format of the CPU searches (best, best solution, trajectory, iterations, ...)."""
@@ -691,7 +718,6 @@ class ResidentRots:
                                "to run the kernels in Numba's simulator)")
         self.problem, self.prm = problem, prm
         self.options = (threads, group, shared_limit, tuple(global_only), max_registers, cluster, split)
-        self._shared_allowed = {}
         self._buffers = None  # (K, device state of K searches)
         self._configure(1)
         n = problem.n
@@ -737,10 +763,10 @@ class ResidentRots:
         self.shape["max_registers"] = regs
         self.kernel = kernel_for(self.shape)
         if self.shape["cluster"] > 1:
-            from .cluster import ClusterLauncher, supported
+            from .cluster import supported
             if not supported():
                 raise LsbenchError("--param cluster: thread block clusters need a GPU of compute capability 9.0 or later")
-            self.launch = ClusterLauncher(self.kernel, self.shape["cluster"])
+        self.launch = PreparedLauncher(self.kernel, self.shape["cluster"])
 
     def run(self, seeds, stop, progress=None, chunk=None):
         """K = len(seeds) Ro-TS searches, each exactly the CPU search with its seed."""
@@ -779,8 +805,10 @@ class ResidentRots:
         curs = np.full(K, np.iinfo(np.int64).max) if lean else qap_costs(pr.a, pr.b, sols)
         P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE = \
             self._state_buffers(K)
-        P.copy_to_device(sols.astype(np.int32))
-        STATE.copy_to_device(np.array(states, dtype=np.uint64))
+        (up, host_up), (down, host_down) = self._transfers
+        host_up["P"][:] = sols
+        host_up["STATE"][:] = states
+        up.copy_to_device(host_up["all"])  # the starts and stream states in one copy
         target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
         trajs = None if lean else [Trajectory() for _ in range(K)]
         for q in range(0 if lean else K):
@@ -803,12 +831,13 @@ class ResidentRots:
             args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.pairs, P, DELTA, BPG, BPTG, OLDG, EX, PEND,
                     STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration,
                     target, it - base, n_iter, tenure_cube, 1 if it == 0 else 0)
-            self._allow_dynamic_shared(args)
-            if self.shape["cluster"] > 1:
-                self.launch(K, self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
+            self.last_launch = (K * self.shape["cluster"], self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
+            self.launch(*self.last_launch)  # (kept for benchmarks/profile_cas.py)
+            if lean:  # the bests and the best solutions in one copy
+                down.copy_to_host(host_down["all"])
+                best = host_down["BEST"].copy()
             else:
-                self.kernel[K, self.shape["threads"], 0, self.shape["dynamic_shared_bytes"]](*args)
-            best = BEST.copy_to_host()
+                best = BEST.copy_to_host()
             if lean:  # a cas generation: only the bests come back
                 nimp = done = np.zeros(K, dtype=np.int64)
             else:
@@ -837,7 +866,7 @@ class ResidentRots:
             best = cur = qap_costs(pr.a, pr.b, sols)
             best_sol = sols
         else:
-            best_sol = BEST_SOL.copy_to_host().astype(np.int64)
+            best_sol = (host_down["BEST_SOL"] if lean else BEST_SOL.copy_to_host()).astype(np.int64)
             cur = None if lean else CUR.copy_to_host()  # a cas generation keeps only the bests
         self.kernel_s = kernel_s
         self.loop_s = time.perf_counter() - t_start  # the search loop, without the one-off set-up
@@ -859,26 +888,20 @@ class ResidentRots:
         n = self.problem.n
         slots = self.shape["slots"]
         blocks = K * self.shape["cluster"]  # the tables: one row per block
-        bufs = (cuda.device_array((K, n), dtype=np.int32), cuda.device_array((blocks, slots), dtype=self.delta_dtype),
+        up, host_up = _packed({"STATE": ((K,), np.uint64), "P": ((K, n), np.int32)})
+        down, host_down = _packed({"BEST": ((K,), np.int64), "BEST_SOL": ((K, n), np.int32)})
+        self._transfers = ((up["all"], host_up), (down["all"], host_down))
+        bufs = (up["P"], cuda.device_array((blocks, slots), dtype=self.delta_dtype),
                 cuda.device_array((blocks, n * n), dtype=self.data_dtype),
                 cuda.device_array((blocks, n * n if self.shape["general"] else 1), dtype=self.data_dtype),
                 cuda.device_array((blocks, slots), dtype=np.int32), cuda.device_array((blocks, n * n), dtype=np.int32),
-                cuda.device_array(K, dtype=np.int64), cuda.device_array(K, dtype=np.uint64),
-                cuda.device_array(K, dtype=np.int64), cuda.device_array(K, dtype=np.int64),
-                cuda.device_array((K, n), dtype=np.int32),
+                cuda.device_array(K, dtype=np.int64), up["STATE"], cuda.device_array(K, dtype=np.int64),
+                down["BEST"], down["BEST_SOL"],
                 cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64),  # [m, search]: read back by rows
                 cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64), cuda.device_array(K, dtype=np.int64),
                 cuda.device_array(K, dtype=np.int64), cuda.device_array(K, dtype=np.int32))
         self._buffers = (K, bufs)
         return bufs
-
-    def _allow_dynamic_shared(self, args):
-        """Opt the kernel in to its dynamic shared memory once (compiling it for these arguments)."""
-        need = self.shape["dynamic_shared_bytes"]
-        if config.ENABLE_CUDASIM or self._shared_allowed.get(id(self.kernel), 0) >= need:
-            return
-        allow_dynamic_shared(self.kernel._compile_for_args(*args), need)
-        self._shared_allowed[id(self.kernel)] = need
 
     def describe(self):
         return {"backend": "gpu-resident", "device": device_name(), "blocks_per_search": self.shape["cluster"],
@@ -888,6 +911,23 @@ class ResidentRots:
                 "symmetric_form": not self.shape["general"], "max_registers": self.shape["max_registers"],
                 "in_shared_memory": [k for k in ON_CHIP if self.shape["shared"][k]],
                 "dynamic_shared_bytes": self.shape["dynamic_shared_bytes"]}
+
+
+def _packed(fields):
+    """Arrays {name: (shape, dtype)} laid out one after another (each 8-byte aligned) in one device
+    buffer and in one pinned host buffer, "all" the whole buffer: a generation's few small arrays
+    move in one copy each way (pinned: no staging; separate copies cost ~100 us each on an H100
+    host). Returns (device views, host views)."""
+    offsets, size = {}, 0
+    for name, (shape, dtype) in fields.items():
+        offsets[name] = size
+        size += -(-int(np.prod(shape)) * np.dtype(dtype).itemsize // 8) * 8
+    dev, host = {"all": cuda.device_array(size, np.uint8)}, {"all": cuda.pinned_array(size, np.uint8)}
+    for name, (shape, dtype) in fields.items():
+        end = offsets[name] + int(np.prod(shape)) * np.dtype(dtype).itemsize
+        dev[name] = dev["all"][offsets[name]:end].view(dtype).reshape(shape)
+        host[name] = host["all"][offsets[name]:end].view(dtype).reshape(shape)
+    return dev, host
 
 
 class ResidentLocalSearch:

@@ -30,7 +30,8 @@ from lsbench.search.common import start_solution
 from . import device as dv
 from . import device_name
 from .kernels import block_min, key_less
-from .resident import IMPROVEMENT_CAP, allow_dynamic_shared, shared_bytes_per_block
+from .launch import allow_dynamic_shared
+from .resident import IMPROVEMENT_CAP, shared_bytes_per_block
 from .resident_grid import MAX_THREADS, NO_ASPIRATION, STATE_FIELDS, load_state, run_chunks, save_state
 
 SIM = config.ENABLE_CUDASIM  # the simulator has no warp shuffles: lanes talk through shared memory
