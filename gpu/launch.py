@@ -130,9 +130,9 @@ class PreparedLauncher:
                 driver.cuKernelSetAttribute(attr, 1, func.handle, func.device.id)
         return self.compiled
 
-    def __call__(self, blocks, threads, shared_bytes, args):
+    def __call__(self, blocks, threads, shared_bytes, args, stream=0):
         if config.ENABLE_CUDASIM:
-            self.dispatcher[blocks, threads, 0, shared_bytes](*args)
+            self.dispatcher[blocks, threads, stream, shared_bytes](*args)
             return
         from cuda.core import LaunchConfig, launch
         from numba.cuda.cudadrv import driver
@@ -140,7 +140,7 @@ class PreparedLauncher:
         if shared_bytes > self.shared_allowed:
             allow_dynamic_shared(compiled, shared_bytes)
             self.shared_allowed = shared_bytes
-        stream = driver._to_core_stream(0)
+        stream = driver._to_core_stream(stream)
         arrays = tuple(a if is_cuda_ndarray(a) else None for a in args)
         if self._arrays is None or any(a is not b for a, b in zip(arrays, self._arrays)):
             self._arrays = arrays

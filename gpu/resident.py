@@ -177,6 +177,7 @@ def _make_kernel(shape):
     SLOTS = shape["slots"]
     RK = W if SHUFFLE else T
     XKEYS = 2 * C * W if C > 1 else 1  # a cluster's keys of every warp, two iterations
+    MOVE_BYTES = (8 if shape["wide"] else 4) + 4  # a recomputed move sent to its owner: delta and age
     DT = int64 if shape["wide"] else int32
     DTN = np.int64 if shape["wide"] else np.int32
     # a move's key: class (0 aspirated, 1 allowed, 2 tabu), then delta, then the move (i, j) as
@@ -215,39 +216,61 @@ def _make_kernel(shape):
 
     if C == 1:
         @cuda.jit(device=True, inline=True)
-        def put(arr, i, owner, value):
+        def put(arr, i, owner, value, bars, phase):
             arr[i] = value
 
         @cuda.jit(device=True, inline=True)
         def cluster_barrier():
             pass
 
+        @cuda.jit(device=True, inline=True)
+        def init_exchange(bars, tid):
+            pass
+
         cluster_min = None
     else:
-        from .cluster import cluster_store, cluster_sync
+        from .cluster import (cluster_store_async, cluster_sync, mbarrier_arrive_expect, mbarrier_done,
+                              mbarrier_init, mbarrier_init_fence, warp_sum)
 
         @cuda.jit(device=True, inline=True)
-        def put(arr, i, owner, value):
-            """arr[i] = value in the search's block `owner` (distributed shared memory)."""
-            cluster_store(arr, i, owner, value)
+        def put(arr, i, owner, value, bars, phase):
+            """arr[i] = value in the search's block `owner` (distributed shared memory), its bytes
+            counted on that block's mbarrier of this iteration's parity."""
+            cluster_store_async(arr, i, owner, value, bars, phase)
 
         @cuda.jit(device=True, inline=True)
         def cluster_barrier():
             cluster_sync()
 
         @cuda.jit(device=True, inline=True)
-        def cluster_min(xkey, kb, odd, rank, warp, lane):
-            """The smallest key over the cluster, in every lane: every warp sends its key to every
-            block, one cluster barrier (pushing measured faster than pulling the keys after it);
-            xkey has two halves (odd), as a block one iteration ahead writes the other one."""
+        def init_exchange(bars, tid):
+            """The exchange's two mbarriers (cluster_min): one arrival per warp and iteration."""
+            if tid == 0:
+                mbarrier_init(bars, 0, W)
+                mbarrier_init(bars, 1, W)
+                mbarrier_init_fence()
+
+        @cuda.jit(device=True, inline=True)
+        def cluster_min(xkey, bars, kb, touched, step, rank, warp, lane):
+            """The smallest key over the cluster, in every lane. Every warp sends its key to every
+            block (pushing measured faster than pulling); each block waits on its own mbarrier of
+            this iteration's parity for the keys and for the recomputed moves it owns (`touched`
+            by this thread: their delta and age came from other blocks' lane groups), one arrival
+            per warp, instead of a cluster barrier. xkey and the mbarriers have two halves, as a
+            block one iteration ahead sends to the other one."""
             kb = warp_min(kb)
-            par = odd * C * W
+            phase = step & 1
+            half = phase * C * W
+            expected = warp_sum(touched) * MOVE_BYTES + (C * W * 8 if warp == 0 else 0)
+            if lane == 0:
+                mbarrier_arrive_expect(bars, phase, expected)
             if lane < C:
-                cluster_store(xkey, par + rank * W + warp, lane, kb)
-            cluster_sync()
+                cluster_store_async(xkey, half + rank * W + warp, lane, kb, bars, phase)
+            while mbarrier_done(bars, phase, (step >> 1) & 1) == 0:
+                pass
             kb = NO_KEY
             for e in range(lane, C * W, 32):
-                kb = min(kb, xkey[par + e])
+                kb = min(kb, xkey[half + e])
             return warp_min(kb)
 
     @cuda.jit(device=True, inline=True)
@@ -301,17 +324,11 @@ def _make_kernel(shape):
         return d
 
     @cuda.jit(device=True, inline=True)
-    def store_move(dl, old, ex, p, i, j, idx, d):
-        """Move idx = (i, j), i < j: its delta, and its tabu age (the older expiry of its two
-        assignments), which it returns; both go to the block that owns the move."""
-        sl = slot(idx)
-        owner = np.int32(idx // MB)
-        put(dl, sl, owner, d)
+    def tabu_age(ex, p, i, j):
+        """Move (i, j)'s tabu age: the older expiry of its two assignments."""
         e1 = ex[U(i * N + p[j])]
         e2 = ex[U(j * N + p[i])]
-        age = e1 if e1 < e2 else e2
-        put(old, sl, owner, age)
-        return age
+        return e1 if e1 < e2 else e2
 
     @cuda.jit(device=True, inline=True)
     def no_swap(u, v, tid):
@@ -394,8 +411,10 @@ def _make_kernel(shape):
                 x = np.int32(PAIRS[item] >> 16)
                 y = np.int32(PAIRS[item] & 0xFFFF)
             d = swap_cost(Af, AT, bp, bpt, ADIAG, BDIAG, p, x, y, item < end, U(tid % G))
-            if item < end and tid % G == 0:
-                store_move(dl, old, ex, p, x, y, item, d)
+            if item < end and tid % G == 0:  # the block's own move
+                sl = slot(item)
+                dl[sl] = d
+                old[sl] = tabu_age(ex, p, x, y)
         # the cost: sum A o bp over the block, halved in the symmetric form (where it counts each pair twice)
         part = np.int64(0)
         for q in range(tid, NN, T):
@@ -435,6 +454,7 @@ def _make_kernel(shape):
         z = cuda.shared.array(N if GENERAL else 1, DT)
         rkey = cuda.shared.array(RK, int64)
         xkey = cuda.shared.array(XKEYS, int64)  # a cluster: every warp's key, by parity
+        bars = cuda.shared.array(2 if C > 1 else 1, int64)  # a cluster: the exchange's mbarriers, by parity
         ten = cuda.shared.array(2, int64)
         dyn_d = cuda.shared.array(0, DT)  # the dynamic shared memory, seen through each table's type
         dyn_b = cuda.shared.array(0, BPT)
@@ -460,6 +480,7 @@ def _make_kernel(shape):
         for q in range(tid, NN if EX_SH and kept else 0, T):
             ex[q] = EX[blk, q]
         current = np.int64(0)
+        init_exchange(bars, tid)
         cluster_barrier()  # every block of the cluster has started: its shared memory may be written
         if fresh:  # the first chunk builds its start state from the permutation alone
             current = start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, old, ex, rkey, tid, rank)
@@ -521,7 +542,11 @@ def _make_kernel(shape):
                     i = x if x < y else y
                     j = y if x < y else x
                     idx = np.int32(i * (2 * N - i - 1) // 2 + j - i - 1)
-                    age = store_move(dl, old, ex, p, i, j, idx, d)
+                    age = tabu_age(ex, p, i, j)
+                    sl = slot(idx)  # both go to the block that owns the move
+                    owner = np.int32(idx // MB)
+                    put(dl, sl, owner, d, bars, step & 1)
+                    put(old, sl, owner, age, bars, step & 1)
                     kb = min(kb, key_of(class_delta(d, age, thr, it_asp, it32), i, j))
             # -- every other move: O(1) update (Taillard), then its class and delta; the thread keeps
             # its lowest (class, delta), the first on ties (its moves come in index order), and builds
@@ -536,6 +561,7 @@ def _make_kernel(shape):
             # Branch-free: a move touching the last swap (recomputed above, by another thread) is read
             # but neither stored nor keyed here; after no swap, zero update vectors keep every delta.
             cd_best = NO_CD
+            touched = np.int32(0)  # this thread's moves recomputed by the lane groups (a cluster counts them)
             bi = np.int32(0)
             bj = np.int32(0)
             sl = np.uint32(max(tid - SPLIT, 0))  # (recomputing-only threads have no moves)
@@ -547,6 +573,7 @@ def _make_kernel(shape):
                     upd = (ui - u[ju]) * (wi - w[ju])
                 d = DTN(dl[sl] + DTN(upd))
                 touch = (i == r) | (i == s) | (j == r) | (j == s)
+                touched += np.int32(touch)
                 if not touch:
                     dl[sl] = d
                 cd = class_delta(d, old[sl], thr, it_asp, it32)
@@ -567,7 +594,7 @@ def _make_kernel(shape):
             kb = min(kb, key_of(cd_best, bi, bj))
             # -- block argmin: every warp ends with the winner
             if C > 1:
-                kb = cluster_min(xkey, kb, step & 1, rank, warp, lane)
+                kb = cluster_min(xkey, bars, kb, touched, step, rank, warp, lane)
             elif SHUFFLE:
                 kb = warp_min(kb)
                 if lane == 0:
@@ -719,6 +746,9 @@ class ResidentRots:
         self.problem, self.prm = problem, prm
         self.options = (threads, group, shared_limit, tuple(global_only), max_registers, cluster, split)
         self._buffers = None  # (K, device state of K searches)
+        # copies up, the kernel and the copy down queue on one stream from pinned memory: the host
+        # waits once a chunk (other copies, on the default stream, wait for it as they always do)
+        self.stream = cuda.stream()
         self._configure(1)
         n = problem.n
         A, B, general = symmetric_form(problem.a, problem.b)
@@ -808,7 +838,7 @@ class ResidentRots:
         (up, host_up), (down, host_down) = self._transfers
         host_up["P"][:] = sols
         host_up["STATE"][:] = states
-        up.copy_to_device(host_up["all"])  # the starts and stream states in one copy
+        up.copy_to_device(host_up["all"], stream=self.stream)  # the starts and stream states in one copy
         target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
         trajs = None if lean else [Trajectory() for _ in range(K)]
         for q in range(0 if lean else K):
@@ -832,9 +862,10 @@ class ResidentRots:
                     STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration,
                     target, it - base, n_iter, tenure_cube, 1 if it == 0 else 0)
             self.last_launch = (K * self.shape["cluster"], self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
-            self.launch(*self.last_launch)  # (kept for benchmarks/profile_cas.py)
-            if lean:  # the bests and the best solutions in one copy
-                down.copy_to_host(host_down["all"])
+            self.launch(*self.last_launch, stream=self.stream)  # (kept for benchmarks/profile_cas.py)
+            if lean:  # the bests and the best solutions in one copy, the only wait of a generation
+                down.copy_to_host(host_down["all"], stream=self.stream)
+                self.stream.synchronize()
                 best = host_down["BEST"].copy()
             else:
                 best = BEST.copy_to_host()
