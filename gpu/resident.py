@@ -114,7 +114,7 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     # the simulator's NumPy scalars do not widen before arithmetic: it keeps everything 64-bit
     data_bits = 64 if config.ENABLE_CUDASIM else (16 if largest < 1 << 15 else 32)
     delta_bytes = 8 if wide else 4
-    static = n * (4 + (4 if general else 2) * delta_bytes) + (threads if config.ENABLE_CUDASIM else 32) * 8
+    static = n * (12 + (4 if general else 2) * delta_bytes) + (threads if config.ENABLE_CUDASIM else 32) * 8
     static += 2 * 8 * cluster * (threads // 32)  # a cluster's keys
     budget = (shared_limit or shared_bytes_per_block()) - static - 1024  # the system keeps 1 KB a block
     per_block = -(-moves // cluster)  # block b of a search's cluster owns moves b B .. b B + B - 1
@@ -177,6 +177,7 @@ def _make_kernel(shape):
     SLOTS = shape["slots"]
     RK = W if SHUFFLE else T
     XKEYS = 2 * C * W if C > 1 else 1  # a cluster's keys of every warp, two iterations
+    N4 = N - N % 4  # a cas ant's roulette: four locations a step, then the rest
     MOVE_BYTES = (8 if shape["wide"] else 4) + 4  # a recomputed move sent to its owner: delta and age
     DT = int64 if shape["wide"] else int32
     DTN = np.int64 if shape["wide"] else np.int32
@@ -435,10 +436,69 @@ def _make_kernel(shape):
         cuda.syncthreads()  # rkey is the argmin's scratch next
         return total if GENERAL else total // 2
 
+    @cuda.jit(device=True, inline=True)
+    def roulette(x, tau, f, loc, last, chosen):
+        """One location of the CPU's roulette pass, branch-free: a free one (f = 1) takes tau off x
+        and is the last free one so far, the first that drives x below 0 is chosen."""
+        x -= tau * np.float64(f)
+        last = np.int32(loc) if f else last
+        chosen = np.int32(loc) if f and x < 0 and chosen < 0 else chosen
+        return x, last, chosen
+
+    @cuda.jit(device=True)
+    def construct_ant(p, free, todo, TAU, gamma, seed):
+        """lsbench.search.cas.construct on the device, word by word from the same stream, so that the
+        ant is the CPU's: facilities leave the donor p with probability gamma, then in random order
+        each takes a free location with probability proportional to tau -- the float64 sums in the
+        CPU's order, branch-free (a taken location adds tau * 0.0, which leaves a sum unchanged), so
+        that the pheromone loads of a pass are all in flight at once."""
+        cs = seed
+        m = 0
+        for q in range(N):
+            free[q] = 0
+        for i in range(N):
+            cs += GOLDEN
+            if np.float64(_mix(cs) >> np.uint64(11)) * (1.0 / 9007199254740992.0) < gamma:
+                free[p[i]] = 1
+                todo[m] = i
+                m += 1
+        for t in range(m - 1, 0, -1):
+            cs += GOLDEN
+            u = np.int64((_mix(cs) >> np.uint64(11)) % np.uint64(t + 1))
+            x = todo[t]
+            todo[t] = todo[u]
+            todo[u] = x
+        for t in range(m):
+            row = U(todo[t] * N)
+            total = 0.0
+            for b in range(0, N4, 4):  # four locations a step: their loads issue together
+                t0, t1, t2, t3 = TAU[row + U(b)], TAU[row + U(b + 1)], TAU[row + U(b + 2)], TAU[row + U(b + 3)]
+                total += t0 * np.float64(free[b])
+                total += t1 * np.float64(free[b + 1])
+                total += t2 * np.float64(free[b + 2])
+                total += t3 * np.float64(free[b + 3])
+            for loc in range(N4, N):
+                total += TAU[row + U(loc)] * np.float64(free[loc])
+            cs += GOLDEN
+            x = np.float64(_mix(cs) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
+            chosen = np.int32(-1)
+            last = np.int32(-1)
+            for b in range(0, N4, 4):
+                t0, t1, t2, t3 = TAU[row + U(b)], TAU[row + U(b + 1)], TAU[row + U(b + 2)], TAU[row + U(b + 3)]
+                x, last, chosen = roulette(x, t0, free[b], b, last, chosen)
+                x, last, chosen = roulette(x, t1, free[b + 1], b + 1, last, chosen)
+                x, last, chosen = roulette(x, t2, free[b + 2], b + 2, last, chosen)
+                x, last, chosen = roulette(x, t3, free[b + 3], b + 3, last, chosen)
+            for loc in range(N4, N):
+                x, last, chosen = roulette(x, TAU[row + U(loc)], free[loc], loc, last, chosen)
+            chosen = chosen if chosen >= 0 else last
+            p[todo[t]] = chosen
+            free[chosen] = 0
+
     @(cuda.jit(max_registers=MAX_REGISTERS) if MAX_REGISTERS else cuda.jit)
     def rots_kernel(A, AT, BG, ADIAG, BDIAG, PAIRS, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST,
                     BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration, target, it0,
-                    n_iter, tenure_cube, fresh):
+                    n_iter, tenure_cube, fresh, TAU, gamma):
         blk = cuda.blockIdx.x  # block `rank` of search `sid`'s cluster
         sid = blk // C
         rank = np.int32(blk % C)
@@ -453,6 +513,8 @@ def _make_kernel(shape):
         v = cuda.shared.array(N if GENERAL else 1, DT)  # general instances: the column parts
         z = cuda.shared.array(N if GENERAL else 1, DT)
         rkey = cuda.shared.array(RK, int64)
+        free = cuda.shared.array(N, int32)  # a cas ant's construction: free locations, facilities to place
+        todo = cuda.shared.array(N, int32)
         xkey = cuda.shared.array(XKEYS, int64)  # a cluster: every warp's key, by parity
         bars = cuda.shared.array(2 if C > 1 else 1, int64)  # a cluster: the exchange's mbarriers, by parity
         ten = cuda.shared.array(2, int64)
@@ -483,6 +545,10 @@ def _make_kernel(shape):
         init_exchange(bars, tid)
         cluster_barrier()  # every block of the cluster has started: its shared memory may be written
         if fresh:  # the first chunk builds its start state from the permutation alone
+            if gamma > 0:  # a cas generation: the ant is built here from its donor p (the blocks of a
+                cuda.syncthreads()  # cluster build the same one)
+                if tid == 0:
+                    construct_ant(p, free, todo, TAU, gamma, STATE[sid, 1])
             current = start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, old, ex, rkey, tid, rank)
             if tid == 0 and rank == 0:
                 CUR[sid] = current
@@ -498,7 +564,7 @@ def _make_kernel(shape):
         j0 = np.int32(PAIRS[k0] & 0xFFFF) if k0 < kend else np.int32(1)
         count = np.int32(max(0, min(Q, kend - k0)))  # this thread's moves k0 .. k0 + count - 1
         best = current if fresh else BEST[sid]
-        state = STATE[sid]
+        state = STATE[sid, 0]
         pend = NO_MOVE if fresh else PEND[sid]
         moved = pend != NO_MOVE  # a swap whose delta-table update is still to come
         r = np.int32(pend >> 16)  # 32-bit facility numbers: narrow comparisons in the hot loop
@@ -675,7 +741,7 @@ def _make_kernel(shape):
             PEND[sid] = (r << 16) | s if moved else NO_MOVE
             CUR[sid] = current
             BEST[sid] = best
-            STATE[sid] = state
+            STATE[sid, 0] = state
             NIMP[sid] = nimp
             DONE[sid] = done
 
@@ -765,9 +831,9 @@ class ResidentRots:
 
     def _configure(self, searches):
         """The kernel shape for K searches. Unless the caller fixed it: on a large instance, up to one
-        search per 16 SMs of a Hopper GPU, a cluster of 8 blocks of 256 threads each (latency: 1.9x
-        one block's speed on tai100a); up to one search per SM, one large block each with every
-        table on chip; more searches, two blocks per SM with
+        search per 16 SMs of a Hopper GPU, a cluster of 16 blocks of 256 threads each (latency: on
+        tai100a 448k it/s against 429k with 8 blocks, one H100 run); up to one search per SM, one large block
+        each with every table on chip; more searches, two blocks per SM with
         the tabu matrix in global memory (throughput) -- the best shapes measured on an H100 for
         tai100a (benchmarks/results/gpu_resident-*.json); beyond two per SM, four smaller ones, so
         that a cas colony of 4n ants runs in one wave."""
@@ -779,7 +845,7 @@ class ResidentRots:
             dev = cuda.get_current_device()
             large = self.problem.n * (self.problem.n - 1) // 2 > 2048
             if cluster is None and large and searches * 16 <= dev.MULTIPROCESSOR_COUNT and supported():
-                threads, cluster = 256, 8
+                threads, cluster = 256, 16
             elif searches <= dev.MULTIPROCESSOR_COUNT:
                 threads = 1024 if large else 256
             else:  # as many blocks per SM as one wave of all the searches needs: 2, else 4
@@ -822,10 +888,24 @@ class ResidentRots:
         sols[:] = best_sol
         costs[:] = best
 
+    def colony_batch(self, donors, tau, gamma, colony_seeds, seeds, costs, iterations, tenure):
+        """lsbench.search.cas.construct_colony then local_search_batch, both on the GPU: block q
+        builds its ant from donors[q] with stream state colony_seeds[q] and pheromone tau (the host
+        sends the donors and tau, not the ants: no colony work on the host), then runs its tabu
+        search; returns the ants after their local searches, `costs` their costs."""
+        from lsbench.search.cas import NO_AGE_ASPIRATION
+        if iterations < 1:
+            raise LsbenchError("--param ls_iterations: cas on gpu-resident needs at least 1")
+        best, best_sol = self._search(donors, seeds, Stop(iterations=iterations), 0, 0, int(NO_AGE_ASPIRATION),
+                                      int(tenure), lean=True, colony=(float(gamma), colony_seeds, tau))
+        costs[:] = best
+        return best_sol
+
     def _search(self, sols, states, stop, tenure_min, tenure_max, aspiration, tenure_cube, progress=None,
-                chunk=None, lean=False):
+                chunk=None, lean=False, colony=None):
         """K searches from `sols` with stream states `states`. `lean` (a cas generation): no
-        trajectories, chunks as long as allowed, only the bests come back."""
+        trajectories, chunks as long as allowed, only the bests come back. `colony` = (gamma, stream
+        states, pheromone matrix): each block first builds its cas ant from sols[q] (colony_batch)."""
         pr = self.problem
         nb = pr.neighbourhood("swap")
         K = len(sols)
@@ -833,11 +913,14 @@ class ResidentRots:
         # the start costs: the kernel's first chunk computes them (and the whole start state) itself;
         # a recorded search also needs them here, for its trajectory and a target reached at once
         curs = np.full(K, np.iinfo(np.int64).max) if lean else qap_costs(pr.a, pr.b, sols)
-        P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE = \
+        P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, TAU = \
             self._state_buffers(K)
         (up, host_up), (down, host_down) = self._transfers
         host_up["P"][:] = sols
-        host_up["STATE"][:] = states
+        host_up["STATE"][:, 0] = states
+        gamma = -1.0  # no ant to build
+        if colony:
+            gamma, host_up["STATE"][:, 1], host_up["TAU"][:] = colony[0], colony[1], np.ravel(colony[2])
         up.copy_to_device(host_up["all"], stream=self.stream)  # the starts and stream states in one copy
         target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
         trajs = None if lean else [Trajectory() for _ in range(K)]
@@ -860,7 +943,7 @@ class ResidentRots:
             t0 = time.perf_counter()
             args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.pairs, P, DELTA, BPG, BPTG, OLDG, EX, PEND,
                     STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration,
-                    target, it - base, n_iter, tenure_cube, 1 if it == 0 else 0)
+                    target, it - base, n_iter, tenure_cube, 1 if it == 0 else 0, TAU, gamma)
             self.last_launch = (K * self.shape["cluster"], self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
             self.launch(*self.last_launch, stream=self.stream)  # (kept for benchmarks/profile_cas.py)
             if lean:  # the bests and the best solutions in one copy, the only wait of a generation
@@ -919,7 +1002,8 @@ class ResidentRots:
         n = self.problem.n
         slots = self.shape["slots"]
         blocks = K * self.shape["cluster"]  # the tables: one row per block
-        up, host_up = _packed({"STATE": ((K,), np.uint64), "P": ((K, n), np.int32)})
+        # STATE[q]: the search's stream state, and the stream state its cas ant is built from
+        up, host_up = _packed({"STATE": ((K, 2), np.uint64), "P": ((K, n), np.int32), "TAU": ((n * n,), np.float64)})
         down, host_down = _packed({"BEST": ((K,), np.int64), "BEST_SOL": ((K, n), np.int32)})
         self._transfers = ((up["all"], host_up), (down["all"], host_down))
         bufs = (up["P"], cuda.device_array((blocks, slots), dtype=self.delta_dtype),
@@ -930,7 +1014,7 @@ class ResidentRots:
                 down["BEST"], down["BEST_SOL"],
                 cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64),  # [m, search]: read back by rows
                 cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64), cuda.device_array(K, dtype=np.int64),
-                cuda.device_array(K, dtype=np.int64), cuda.device_array(K, dtype=np.int32))
+                cuda.device_array(K, dtype=np.int64), cuda.device_array(K, dtype=np.int32), up["TAU"])
         self._buffers = (K, bufs)
         return bufs
 
@@ -962,9 +1046,10 @@ def _packed(fields):
 
 
 class ResidentLocalSearch:
-    """`--algorithm cas --backend gpu-resident`: each generation's tabu local searches run on the
-    GPU at once, one thread block per ant (`ResidentRots.local_search_batch`); the colony's
-    construction and pheromone update stay on the host. Same results as cas on `cpu`."""
+    """`--algorithm cas --backend gpu-resident`: each generation runs on the GPU at once, one thread
+    block per ant, which builds its ant from its donor and the pheromone matrix and then runs the
+    tabu search (`ResidentRots.colony_batch`); the pheromone update and the choice of the next
+    donors stay on the host. Same results as cas on `cpu`."""
     name = "gpu-resident"
     parallel = False
     fused = False
@@ -977,7 +1062,9 @@ class ResidentLocalSearch:
             raise LsbenchError("--backend gpu-resident: cas runs on QAP only")
         self.engine = ResidentRots(problem, {}, threads=self.threads)
         self.local_search_batch = self.engine.local_search_batch
+        self.colony_batch = self.engine.colony_batch
         return self
 
     def describe(self):
-        return {**self.engine.describe(), "model": "cas colony on the host, one block per ant's tabu search"}
+        return {**self.engine.describe(), "model": "cas: one block per ant builds it and runs its tabu search; "
+                                                   "pheromone update on the host"}

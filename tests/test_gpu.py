@@ -425,3 +425,26 @@ def test_resident_rots_with_separate_recomputing_and_updating_warps_follows_the_
     assert engine.shape["split"] == 32 and engine.shape["slots"] == 3 * 32  # 66 moves, 32 owners: 3 each
     dev = engine.run([6], Stop(iterations=40), chunk=9)[0]
     _same_search(_cpu_rots(p, 6, Stop(iterations=40)), dev)
+
+
+def test_cas_ants_built_on_the_gpu_are_the_cpu_ants_after_the_same_local_search():
+    """colony_batch: each block builds its ant from its donor, a random pheromone matrix and its own
+    stream (the CPU's construct, float64 roulette in the same order), then searches from it; ants
+    and costs equal construct_colony followed by the CPU tabu local searches."""
+    from gpu.resident import ResidentLocalSearch
+    from lsbench import instances as registry
+    from lsbench import rng
+    from lsbench.search.cas import construct_colony, draw_seeds, local_search_batch
+    p = registry.load("tai12a")
+    state = rng.new_state(9)
+    donors = np.array([rng.permutation(state, p.n) for _ in range(5)])
+    tau = np.random.default_rng(3).random((p.n, p.n)) + 0.01
+    colony_seeds, seeds = draw_seeds(state, 5), draw_seeds(state, 5)
+    ants = construct_colony(donors, tau, 0.6, colony_seeds)
+    assert (ants != donors).any()
+    costs = np.empty(5, dtype=np.int64)
+    local_search_batch(p.a, p.at, p.b, ants, seeds, costs, 6, p.n, True)
+    gpu_costs = np.empty(5, dtype=np.int64)
+    engine = ResidentLocalSearch().bind(p, None)
+    gpu_ants = engine.colony_batch(donors.copy(), tau, 0.6, colony_seeds, seeds, gpu_costs, 6, p.n)
+    assert np.array_equal(gpu_ants, ants) and np.array_equal(gpu_costs, costs)

@@ -9,7 +9,7 @@ plain aspiration for IT_TS iterations (`ls=tabu`), or best-improvement 2-opt (pa
 most IT_2OPT iterations (`ls=2opt`).
 The m local searches of a generation are independent (own RNG stream each): `cpu` runs them one
 after another, `cpu-parallel` on all cores, `gpu-resident` as one GPU thread block each (tabu
-local search only), all with identical results.
+local search only; each block also builds its ant), all with identical results.
 `iterations` counts local-search iterations over all ants (IT_TOTAL of the paper).
 """
 import numpy as np
@@ -202,11 +202,16 @@ class CunningAntSystem:
         while not stop.reached(ls_iters, ls_iters, traj.elapsed(), best):
             generation += 1
             update_pheromone(tau, ants, costs, best, prm["rho"], prm["p_best"])
-            children = colony(ants, tau, prm["gamma"], draw_seeds(state, m))
-            seeds = draw_seeds(state, m)
             child_costs = np.empty(m, dtype=np.int64)
-            batch(problem.a, problem.at, problem.b, children, seeds, child_costs, prm["ls_iterations"],
-                  prm["tenure"], prm["ls"] == "tabu")
+            if evaluator.name == "gpu-resident":  # each block builds its ant, then searches from it
+                colony_seeds = draw_seeds(state, m)
+                children = evaluator.colony_batch(ants, tau, prm["gamma"], colony_seeds, draw_seeds(state, m),
+                                                  child_costs, prm["ls_iterations"], prm["tenure"])
+            else:
+                children = colony(ants, tau, prm["gamma"], draw_seeds(state, m))
+                seeds = draw_seeds(state, m)
+                batch(problem.a, problem.at, problem.b, children, seeds, child_costs, prm["ls_iterations"],
+                      prm["tenure"], prm["ls"] == "tabu")
             ls_iters += m * prm["ls_iterations"]
             better = child_costs <= costs
             ants[better] = children[better]
