@@ -43,6 +43,9 @@ def versions():
                                 cwd=Path(__file__).parent, timeout=5).stdout.strip()
         if commit:
             out["lsbench_commit"] = commit
+            changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                                     text=True, cwd=Path(__file__).parent, timeout=5).stdout.strip()
+            out["lsbench_tree_changed"] = bool(changed)  # the code run is not exactly that commit
     except (OSError, subprocess.SubprocessError):
         pass
     return out
