@@ -10,7 +10,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 python3 -c "import numba, numpy, numba.cuda as c; print('numba', numba.__version__, 'numpy', numpy.__version__, 'cuda', c.is_available())"
 for step in "$@"; do
   case "$step" in
-    tests) LSBENCH_TEST_REAL_GPU=1 timeout 400 python3 -m pytest -q -x -p no:cacheprovider tests/test_gpu.py 2>&1 | tail -15 ;;
+    tests) LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 400 python3 -m pytest -q -x -p no:cacheprovider tests/test_gpu.py 2>&1 | tail -15 ;;
     iteration*) (cd benchmarks && timeout 560 python3 gpu_iteration.py ${step#iteration} --out "${OUT:-results}") ;;
     resident*) (cd benchmarks && timeout 560 python3 gpu_resident.py ${step#resident} --out "${OUT:-results}") ;;
     grid*) (cd benchmarks && timeout 560 python3 gpu_resident_grid.py ${step#grid} --out "${OUT:-results}") ;;
