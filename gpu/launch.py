@@ -95,16 +95,21 @@ class ThreadControl:
                 "tried": len(self.history), "failed": [list(c) for c in sorted(self.failed)]}
 
 
+def _set_kernel_attribute(compiled, name, value):
+    """A CUfunction attribute (CU_FUNC_ATTRIBUTE_<name>) of a compiled Numba kernel, which Numba's
+    launch options do not reach."""
+    from numba.cuda.cudadrv.driver import binding, driver
+    func = compiled._codelibrary.get_cufunc()
+    attr = getattr(binding.CUfunction_attribute, f"CU_FUNC_ATTRIBUTE_{name}")
+    driver.cuKernelSetAttribute(attr, value, func.handle, func.device.id)
+
+
 def allow_dynamic_shared(compiled, need):
     """Numba-CUDA has no launch option for more than 48 KB of shared memory per block
     (NVIDIA/numba-cuda#94): set the compiled kernel's own dynamic limit to `need` bytes. Done for
     every kernel with dynamic shared memory, as static and dynamic together above 48 KB need it."""
-    if need <= 0:
-        return
-    from numba.cuda.cudadrv.driver import binding, driver
-    func = compiled._codelibrary.get_cufunc()
-    attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-    driver.cuKernelSetAttribute(attr, need, func.handle, func.device.id)
+    if need > 0:
+        _set_kernel_attribute(compiled, "MAX_DYNAMIC_SHARED_SIZE_BYTES", need)
 
 
 class PreparedLauncher:
@@ -124,10 +129,7 @@ class PreparedLauncher:
         if self.compiled is None:
             self.compiled = self.dispatcher._compile_for_args(*args)
             if self.cluster > 8:  # 16 blocks: an H100's non-portable cluster size, opted in per kernel
-                from numba.cuda.cudadrv.driver import binding, driver
-                func = self.compiled._codelibrary.get_cufunc()
-                attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
-                driver.cuKernelSetAttribute(attr, 1, func.handle, func.device.id)
+                _set_kernel_attribute(self.compiled, "NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
         return self.compiled
 
     def __call__(self, blocks, threads, shared_bytes, args, stream=0):
