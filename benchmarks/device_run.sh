@@ -23,8 +23,8 @@ for step in "$@"; do
             --section SourceCounters --section InstructionStats --section SchedulerStats ${NCU_EXTRA:-} python3 benchmarks/profile_resident_pfsp.py ${step#ncu-pfsp} 2>&1 | grep -v "^==PROF==" | tail -120 ;;
     ncu-source*) timeout 300 /usr/local/cuda/bin/ncu --kernel-name regex:rots --launch-skip 1 --launch-count 1 \
             --section SourceCounters --section InstructionStats --page source --print-source sass --csv \
-            python3 benchmarks/profile_resident.py ${step#ncu-source} > "${OUT:-.}/ncu_source.csv" 2> "${OUT:-.}/ncu_source.err"
-            tail -5 "${OUT:-.}/ncu_source.err"; wc -l "${OUT:-.}/ncu_source.csv" ;;
+            python3 benchmarks/profile_resident.py ${step#ncu-source} > "${OUT:-.}/ncu_source$(echo ${step#ncu-source} | tr ' ' _).csv" 2> "${OUT:-.}/ncu_source.err"
+            tail -5 "${OUT:-.}/ncu_source.err"; wc -l "${OUT:-.}"/ncu_source*.csv ;;
     ncu-cas*) timeout 300 /usr/local/cuda/bin/ncu --kernel-name regex:rots --launch-skip 3 --launch-count 1 \
             --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
             --section InstructionStats --section SchedulerStats python3 benchmarks/profile_cas.py ${step#ncu-cas} 2>&1 | grep -v "^==PROF==" | tail -90

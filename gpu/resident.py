@@ -22,7 +22,7 @@ the trajectory of `lsbench run --algorithm rots --backend cpu` with the same see
 import time
 
 import numpy as np
-from numba import config, cuda, int16, int32, int64
+from numba import config, cuda, int16, int32, int64, uint8, uint32
 
 from lsbench import rng
 from lsbench.errors import LsbenchError
@@ -111,8 +111,12 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
         group = 1
     if group not in (1, 2, 4, 8, 16, 32):
         raise LsbenchError(f"--param group: lanes per recomputation must be a power of two up to 32, got {group}")
-    # the simulator's NumPy scalars do not widen before arithmetic: it keeps everything 64-bit
-    data_bits = 64 if config.ENABLE_CUDASIM else (16 if largest < 1 << 15 else 32)
+    # bytes (0..255) where the symmetric form allows: a move's O(n) sum then takes four terms an
+    # instruction (dp4a, below); the simulator's NumPy scalars do not widen before arithmetic: it
+    # keeps everything 64-bit
+    small = not general and min(int(A.min()), int(B.min())) >= 0 and largest < 1 << 8
+    data_bits = 64 if config.ENABLE_CUDASIM else (8 if small else 16 if largest < 1 << 15 else 32)
+    stride = -(-n // 4) * 4  # the flow and permuted-distance matrices' rows: whole 32-bit words
     delta_bytes = 8 if wide else 4
     static = n * (12 + (4 if general else 2) * delta_bytes) + (threads if config.ENABLE_CUDASIM else 32) * 8
     static += 2 * 8 * cluster * (threads // 32)  # a cluster's keys
@@ -122,8 +126,8 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     if per_thread > 2:  # odd: a warp's threads, Q moves apart, meet no bank conflicts (2: two-way, kept)
         per_thread |= 1
     slots = per_thread * owners  # per-move tables (see slot in the kernel)
-    sizes = {"delta": (slots, delta_bytes), "matrix": (n * n, data_bits // 8), "tabu_age": (slots, 4),
-             "flows": (n * n, data_bits // 8), "tabu": (n * n, 4)}
+    sizes = {"delta": (slots, delta_bytes), "matrix": (n * stride, data_bits // 8), "tabu_age": (slots, 4),
+             "flows": (n * stride, data_bits // 8), "tabu": (n * n, 4)}
     shared, layout, used = {}, {}, 0
     for name in ON_CHIP:
         count, item = sizes[name]
@@ -136,7 +140,9 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
         raise LsbenchError(f"instance {problem.name}: a cluster search needs its move tables in shared memory, "
                            f"which do not fit in {budget} bytes (use --param cluster=1)")
     diagonal = bool(np.diagonal(problem.a).any() and np.diagonal(problem.b).any())
-    return {"n": n, "moves": moves, "per_block": per_block, "cluster": cluster, "split": split, "slots": slots, "index_bits": index_bits, "wide": wide, "threads": threads,
+    # dp4a reads four bytes of a row from shared memory at once: both matrices on chip, on a device
+    dp4a = data_bits == 8 and shared["matrix"] and shared["flows"]
+    return {"n": n, "stride": stride, "dp4a": dp4a, "moves": moves, "per_block": per_block, "cluster": cluster, "split": split, "slots": slots, "index_bits": index_bits, "wide": wide, "threads": threads,
             "group": group, "general": general, "diagonal": diagonal, "data_bits": data_bits, "shared": shared, "layout": layout,
             "dynamic_shared_bytes": used}
 
@@ -144,7 +150,7 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
 def kernel_for(shape):
     """The compiled kernel for one shape; its max_registers caps registers per thread so that more
     blocks (searches) fit on an SM."""
-    key = (shape["n"], shape["cluster"], shape["split"], shape["index_bits"], shape["threads"], shape["group"], shape["wide"], shape["general"], shape["diagonal"],
+    key = (shape["n"], shape["dp4a"], shape["cluster"], shape["split"], shape["index_bits"], shape["threads"], shape["group"], shape["wide"], shape["general"], shape["diagonal"],
            shape["data_bits"], tuple(sorted(shape["layout"].items())), shape.get("max_registers"))
     if key not in _kernels:
         _kernels[key] = _make_kernel(shape)
@@ -162,6 +168,10 @@ def _make_kernel(shape):
     EX_SH, EX_O = SH["tabu"], OFF["tabu"]
     M = N * (N - 1) // 2
     NN = N * N
+    RS = shape["stride"]  # row stride of the flows and permuted distances (bp, bpt, Af, AT)
+    NA = N * RS
+    NW = RS // 4  # 32-bit words a row
+    DP4A = shape["dp4a"]  # 8-bit matrices on chip: four terms of a sum per dp4a
     C = shape["cluster"]  # blocks per search: block b owns moves b MB .. b MB + MB - 1
     MB = shape["per_block"]
     W = T // 32  # warps per block
@@ -194,7 +204,7 @@ def _make_kernel(shape):
     ALLOWED = (np.int64(2) << np.int64(DB)) << np.int64(IB)  # keys below: aspirated or allowed
     DMASK = np.int64((1 << DB) - 1)
     DMIN = np.int64(-(1 << 63)) if shape["wide"] else np.int64(-(1 << 31))
-    BPT = {16: int16, 32: int32, 64: int64}[shape["data_bits"]]
+    BPT = {8: uint8, 16: int16, 32: int32, 64: int64}[shape["data_bits"]]
     U = np.uint64  # unsigned indices: no negative-index wraparound code
     GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
@@ -300,18 +310,21 @@ def _make_kernel(shape):
             t = DTN(t + (AT[xk] - AT[yk]) * (bpt[yk] - bpt[xk]))
         return t
 
-    lane_sum = _unrolled_lane_sum(N, G, GENERAL, DTN, term)
+    lane_sum = _unrolled_packed_lane_sum(NW, G) if DP4A else _unrolled_lane_sum(N, G, GENERAL, DTN, term)
 
     @cuda.jit(device=True, inline=True)
-    def swap_cost(Af, AT, bp, bpt, ADIAG, BDIAG, p, x, y, active, g):
+    def swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, active, g):
         """The full O(n) cost of swapping x and y, its sum split over a group's G lanes (MATA),
         in the group's lane g = 0. Every lane of the warp must call it (shuffles); `active`: this
         group has a move."""
-        xo = U(x * N)
-        yo = U(y * N)
+        xo = U(x * RS)
+        yo = U(y * RS)
         acc = DTN(0)
         if active:
-            acc = lane_sum(Af, AT, bp, bpt, xo, yo, g)
+            if DP4A:
+                acc = lane_sum(Aw, bpw, U(x * NW), U(y * NW), g)
+            else:
+                acc = lane_sum(Af, AT, bp, bpt, xo, yo, g)
         if G > 1:
             off = G // 2
             while off > 0:
@@ -321,7 +334,7 @@ def _make_kernel(shape):
         if DIAG:
             d = DTN(d + (ADIAG[x] - ADIAG[y]) * (BDIAG[p[y]] - BDIAG[p[x]]))
         if GENERAL:
-            d = DTN(d + (Af[U(x * N + y)] - Af[U(y * N + x)]) * (bp[U(y * N + x)] - bp[U(x * N + y)]))
+            d = DTN(d + (Af[U(x * RS + y)] - Af[U(y * RS + x)]) * (bp[U(y * RS + x)] - bp[U(x * RS + y)]))
         return d
 
     @cuda.jit(device=True, inline=True)
@@ -389,7 +402,7 @@ def _make_kernel(shape):
         return (cd << np.int64(IB)) | (np.int64(i) << JB) | np.int64(j)
 
     @cuda.jit(device=True, inline=True)
-    def start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, old, ex, rkey, tid, rank):
+    def start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, Aw, bpw, old, ex, rkey, tid, rank):
         """A search's start from its permutation p alone (a new cas generation copies up only its
         ants): the permuted matrix bp[i, k] = B[p_i, p_k], Taillard's initial tabu list (rots_expiry:
         ex[q] = -q), every move's full cost and tabu age; returns the permutation's cost."""
@@ -397,9 +410,10 @@ def _make_kernel(shape):
         for q in range(tid, NN, T):
             pi = p[q // N]
             pk = p[q % N]
-            bp[q] = BG[U(pi * N + pk)]
+            bq = U(q // N * RS + q % N)
+            bp[bq] = BG[U(pi * N + pk)]
             if GENERAL:
-                bpt[q] = BG[U(pk * N + pi)]
+                bpt[bq] = BG[U(pk * N + pi)]
             ex[q] = -q
         cuda.syncthreads()
         first = rank * MB  # this block's moves
@@ -411,14 +425,14 @@ def _make_kernel(shape):
             if item < end:
                 x = np.int32(PAIRS[item] >> 16)
                 y = np.int32(PAIRS[item] & 0xFFFF)
-            d = swap_cost(Af, AT, bp, bpt, ADIAG, BDIAG, p, x, y, item < end, U(tid % G))
+            d = swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, item < end, U(tid % G))
             if item < end and tid % G == 0:  # the block's own move
                 sl = slot(item)
                 dl[sl] = d
                 old[sl] = tabu_age(ex, p, x, y)
         # the cost: sum A o bp over the block, halved in the symmetric form (where it counts each pair twice)
         part = np.int64(0)
-        for q in range(tid, NN, T):
+        for q in range(tid, NA, T):  # (Af's row padding is zero)
             part += np.int64(Af[q]) * np.int64(bp[q])
         if SHUFFLE:
             off = 16
@@ -522,20 +536,27 @@ def _make_kernel(shape):
         dyn_b = cuda.shared.array(0, BPT)
         dyn_i = cuda.shared.array(0, int32)
         dl = dyn_d[DL_O:DL_O + SLOTS] if DL_SH else DELTA[blk]
-        bp = dyn_b[BP_O:BP_O + NN] if BP_SH else BPG[blk]  # every block of a cluster keeps its own copy
+        bp = dyn_b[BP_O:BP_O + NA] if BP_SH else BPG[blk]  # every block of a cluster keeps its own copy
         old = dyn_i[OLD_O:OLD_O + SLOTS] if OLD_SH else OLDG[blk]  # per move: the older of its two tabu expiries
-        Af = dyn_b[A_O:A_O + NN] if A_SH else A
+        Af = dyn_b[A_O:A_O + NA] if A_SH else A
+        if DP4A:  # the same two tables as 32-bit words (their byte offsets are multiples of 8)
+            dyn_w = cuda.shared.array(0, uint32)
+            Aw = dyn_w[A_O // 4:A_O // 4 + N * NW]
+            bpw = dyn_w[BP_O // 4:BP_O // 4 + N * NW]
+        else:
+            Aw = Af
+            bpw = bp
         bpt = BPTG[blk]
         # ex[i * N + l]: the iteration until which facility i may not return to location l
         ex = dyn_i[EX_O:EX_O + NN] if EX_SH else EX[blk]
         for q in range(tid, N, T):
             p[q] = P[sid, q]
-        for q in range(tid, NN if A_SH else 0, T):
+        for q in range(tid, NA if A_SH else 0, T):
             Af[q] = A[q]
         kept = 0 if fresh else 1  # a chunk after the first: the state comes back from global memory
         for q in range(tid, SLOTS if DL_SH and kept else 0, T):
             dl[q] = DELTA[blk, q]
-        for q in range(tid, NN if BP_SH and kept else 0, T):
+        for q in range(tid, NA if BP_SH and kept else 0, T):
             bp[q] = BPG[blk, q]
         for q in range(tid, SLOTS if OLD_SH and kept else 0, T):
             old[q] = OLDG[blk, q]
@@ -549,7 +570,7 @@ def _make_kernel(shape):
                 cuda.syncthreads()  # cluster build the same one)
                 if tid == 0:
                     construct_ant(p, free, todo, TAU, gamma, STATE[sid, 1])
-            current = start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, old, ex, rkey, tid, rank)
+            current = start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, Aw, bpw, old, ex, rkey, tid, rank)
             if tid == 0 and rank == 0:
                 CUR[sid] = current
                 BEST[sid] = current
@@ -575,8 +596,8 @@ def _make_kernel(shape):
         cuda.syncthreads()
         if moved:
             for q in range(tid, N, T):  # the pending swap's update vectors (bp is swapped)
-                rq = U(r * N + q)
-                sq = U(s * N + q)
+                rq = U(r * RS + q)
+                sq = U(s * RS + q)
                 u[q] = Af[rq] - Af[sq]
                 w[q] = bp[sq] - bp[rq]
                 if GENERAL:
@@ -603,7 +624,7 @@ def _make_kernel(shape):
                 y = s
                 if item < ITEMS:
                     x, y = touching(item, r, s)
-                d = swap_cost(Af, AT, bp, bpt, ADIAG, BDIAG, p, x, y, item < ITEMS, U(tid % G))
+                d = swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, item < ITEMS, U(tid % G))
                 if item < ITEMS and tid % G == 0:
                     i = x if x < y else y
                     j = y if x < y else x
@@ -696,7 +717,7 @@ def _make_kernel(shape):
                         ex[U(s * N + ps)] = it + ten[1]
                         p[r] = ps
                         p[s] = pr
-                        rr, ss, rs, sr = U(r * N + r), U(s * N + s), U(r * N + s), U(s * N + r)
+                        rr, ss, rs, sr = U(r * RS + r), U(s * RS + s), U(r * RS + s), U(s * RS + r)
                         swap_corners(bp, rr, ss, rs, sr)
                         if GENERAL:
                             swap_corners(bpt, rr, ss, rs, sr)
@@ -704,7 +725,7 @@ def _make_kernel(shape):
                             BEST_SOL[sid, r] = ps
                             BEST_SOL[sid, s] = pr
                     elif q != s:
-                        rq, sq, qr, qs = U(r * N + q), U(s * N + q), U(q * N + r), U(q * N + s)
+                        rq, sq, qr, qs = U(r * RS + q), U(s * RS + q), U(q * RS + r), U(q * RS + s)
                         w[q] = swap_at(bp, rq, sq, qr, qs)
                         u[q] = Af[rq] - Af[sq]
                         if GENERAL:
@@ -731,7 +752,7 @@ def _make_kernel(shape):
             P[sid, q] = p[q]
         for q in range(tid, SLOTS if DL_SH else 0, T):
             DELTA[blk, q] = dl[q]
-        for q in range(tid, NN if BP_SH else 0, T):
+        for q in range(tid, NA if BP_SH else 0, T):
             BPG[blk, q] = bp[q]
         for q in range(tid, SLOTS if OLD_SH else 0, T):
             OLDG[blk, q] = old[q]
@@ -759,6 +780,26 @@ def _unrolled_lane_sum(N, G, GENERAL, DTN, term):
     lines.append("    return acc")
     scope = {"DTN": DTN, "U": np.uint64, "term": term}
     exec(compile("\n".join(lines), f"<lane_sum N={N} G={G}>", "exec"), scope)
+    return cuda.jit(device=True, inline=True)(scope["lane_sum"])
+
+
+def _unrolled_packed_lane_sum(NW, G):
+    """One lane's share of an O(n) recomputation on byte matrices, words m = g, g + G, ... < NW of
+    rows x and y written out one by one: term k = (A_xk - A_yk)(bp_yk - bp_xk) = A_xk bp_yk +
+    A_yk bp_xk - A_xk bp_xk - A_yk bp_yk, four terms per dp4a, in four independent sums (modulo
+    2^32: the difference is exact where the move costs fit in 32 bits, which plan checks)."""
+    from .intrinsics import dp4a
+    lines = ["def lane_sum(Aw, bpw, xw, yw, g):", "    p1 = np.uint32(0)", "    p2 = np.uint32(0)", "    n1 = np.uint32(0)", "    n2 = np.uint32(0)"]
+    for m in range((NW + G - 1) // G):
+        pad = "    " if (m + 1) * G <= NW else "        "
+        if pad != "    ":
+            lines.append(f"    if g < U({NW - m * G}):")
+        lines += [pad + line for line in (
+            f"w = g + U({m * G})", "ax = Aw[xw + w]", "ay = Aw[yw + w]", "bx = bpw[xw + w]", "by = bpw[yw + w]",
+            "p1 = dp4a(ax, by, p1)", "p2 = dp4a(ay, bx, p2)", "n1 = dp4a(ax, bx, n1)", "n2 = dp4a(ay, by, n2)")]
+    lines.append("    return np.int32(np.uint32(p1 + p2) - np.uint32(n1 + n2))")
+    scope = {"np": np, "U": np.uint64, "dp4a": dp4a}
+    exec(compile("\n".join(lines), f"<packed lane_sum NW={NW} G={G}>", "exec"), scope)
     return cuda.jit(device=True, inline=True)(scope["lane_sum"])
 
 
@@ -818,10 +859,15 @@ class ResidentRots:
         self._configure(1)
         n = problem.n
         A, B, general = symmetric_form(problem.a, problem.b)
-        data = {16: np.int16, 32: np.int32, 64: np.int64}[self.shape["data_bits"]]
+        data = {8: np.uint8, 16: np.int16, 32: np.int32, 64: np.int64}[self.shape["data_bits"]]
         self.data_dtype = data
-        self.A = cuda.to_device(A.ravel().astype(data))
-        self.AT = cuda.to_device((np.ascontiguousarray(A.T) if general else A[:1, :1]).ravel().astype(data))
+        rows = np.zeros((n, self.shape["stride"]), dtype=data)  # rows padded to whole words, with zeros
+        rows[:, :n] = A
+        self.A = cuda.to_device(rows.ravel())
+        if general:
+            rows = rows.copy()
+            rows[:, :n] = A.T
+        self.AT = cuda.to_device(rows.ravel() if general else A[:1, :1].ravel().astype(data))
         self.B = cuda.to_device(B.ravel().astype(data))
         self.adiag = cuda.to_device(np.diagonal(problem.a).astype(np.int64))
         self.bdiag = cuda.to_device(np.diagonal(problem.b).astype(np.int64))
@@ -1007,8 +1053,9 @@ class ResidentRots:
         down, host_down = _packed({"BEST": ((K,), np.int64), "BEST_SOL": ((K, n), np.int32)})
         self._transfers = ((up["all"], host_up), (down["all"], host_down))
         bufs = (up["P"], cuda.device_array((blocks, slots), dtype=self.delta_dtype),
-                cuda.device_array((blocks, n * n), dtype=self.data_dtype),
-                cuda.device_array((blocks, n * n if self.shape["general"] else 1), dtype=self.data_dtype),
+                cuda.device_array((blocks, n * self.shape["stride"]), dtype=self.data_dtype),
+                cuda.device_array((blocks, n * self.shape["stride"] if self.shape["general"] else 1),
+                                  dtype=self.data_dtype),
                 cuda.device_array((blocks, slots), dtype=np.int32), cuda.device_array((blocks, n * n), dtype=np.int32),
                 cuda.device_array(K, dtype=np.int64), up["STATE"], cuda.device_array(K, dtype=np.int64),
                 down["BEST"], down["BEST_SOL"],
@@ -1023,6 +1070,7 @@ class ResidentRots:
                 "recomputing_threads": self.shape["split"] or self.shape["threads"],
                 "threads_per_block": self.shape["threads"], "lanes_per_recomputation": self.shape["group"],
                 "delta_bits": 64 if self.shape["wide"] else 32, "data_bits": self.shape["data_bits"],
+                "dp4a_sums": self.shape["dp4a"],
                 "symmetric_form": not self.shape["general"], "max_registers": self.shape["max_registers"],
                 "in_shared_memory": [k for k in ON_CHIP if self.shape["shared"][k]],
                 "dynamic_shared_bytes": self.shape["dynamic_shared_bytes"]}

@@ -402,6 +402,27 @@ def test_resident_rots_on_a_cluster_of_blocks_follows_the_cpu_trajectory(cluster
             _same_search(_cpu_rots(p, seed, Stop(iterations=60)), dev)
 
 
+@pytest.mark.parametrize("threads,cluster", [(None, None), (64, None), (32, 4)])
+def test_resident_rots_on_byte_matrices_follows_the_cpu_trajectory(threads, cluster):
+    """Flows and distances within 0..255 in the symmetric form (as tai*a), with diagonals, n = 23
+    (rows padded to whole 32-bit words): on a device the O(n) sums take four terms per dp4a; each
+    search is still exactly its CPU trajectory, on one block and on a cluster (device only)."""
+    from gpu.resident import ResidentRots
+    from lsbench.problems import QAP
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    if cluster and not _clusters():
+        pytest.skip("thread block clusters need a GPU of compute capability 9.0+ (not the simulator)")
+    g = np.random.default_rng(23)
+    s = g.integers(0, 128, (23, 23))
+    p = QAP(s + s.T, g.integers(0, 128, (23, 23)))
+    engine = ResidentRots(p, RobustTabuSearch().params(p), threads=threads, cluster=cluster)
+    assert engine.shape["stride"] == 24 and engine.shape["diagonal"]
+    assert engine.shape["dp4a"] == (engine.shape["data_bits"] == 8) and engine.shape["data_bits"] in (8, 64)
+    for seed, dev in zip([7, 8], engine.run([7, 8], Stop(iterations=50), chunk=11)):
+        _same_search(_cpu_rots(p, seed, Stop(iterations=50)), dev)
+
+
 def test_resident_rots_cluster_outside_a_device_is_one_clear_error():
     from gpu.resident import plan
     from lsbench import instances as registry
