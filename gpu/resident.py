@@ -86,6 +86,7 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     index_bits = 2 * max(1, (n - 1).bit_length())  # a move (i, j) in a key: i, then j (the index order)
     bound = problem.swap_delta_bound()
     wide = bound >= (1 << 31) - 1
+    narrow = bound < 1 << 29  # a move's class and biased delta fit one 32-bit word
     if wide and bound >= 1 << (60 - index_bits):  # a key holds class, delta and move index in 63 bits
         raise LsbenchError(f"instance {problem.name}: move costs may exceed 2^{60 - index_bits}, beyond "
                            "gpu-resident's key range (use --backend cpu)")
@@ -126,6 +127,7 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     if per_thread > 2:  # odd: a warp's threads, Q moves apart, meet no bank conflicts (2: two-way, kept)
         per_thread |= 1
     slots = per_thread * owners  # per-move tables (see slot in the kernel)
+    budget -= (4 if general else 2) * per_thread * delta_bytes  # the update vectors' tails (kernel)
     sizes = {"delta": (slots, delta_bytes), "matrix": (n * stride, data_bits // 8), "tabu_age": (slots, 4),
              "flows": (n * stride, data_bits // 8), "tabu": (n * n, 4)}
     shared, layout, used = {}, {}, 0
@@ -142,7 +144,7 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     diagonal = bool(np.diagonal(problem.a).any() and np.diagonal(problem.b).any())
     # dp4a reads four bytes of a row from shared memory at once: both matrices on chip, on a device
     dp4a = data_bits == 8 and shared["matrix"] and shared["flows"]
-    return {"n": n, "stride": stride, "dp4a": dp4a, "moves": moves, "per_block": per_block, "cluster": cluster, "split": split, "slots": slots, "index_bits": index_bits, "wide": wide, "threads": threads,
+    return {"n": n, "stride": stride, "dp4a": dp4a, "moves": moves, "per_block": per_block, "cluster": cluster, "split": split, "slots": slots, "index_bits": index_bits, "wide": wide, "narrow": narrow, "threads": threads,
             "group": group, "general": general, "diagonal": diagonal, "data_bits": data_bits, "shared": shared, "layout": layout,
             "dynamic_shared_bytes": used}
 
@@ -150,7 +152,7 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
 def kernel_for(shape):
     """The compiled kernel for one shape; its max_registers caps registers per thread so that more
     blocks (searches) fit on an SM."""
-    key = (shape["n"], shape["dp4a"], shape["cluster"], shape["split"], shape["index_bits"], shape["threads"], shape["group"], shape["wide"], shape["general"], shape["diagonal"],
+    key = (shape["n"], shape["dp4a"], shape["cluster"], shape["split"], shape["index_bits"], shape["threads"], shape["group"], shape["wide"], shape["narrow"], shape["general"], shape["diagonal"],
            shape["data_bits"], tuple(sorted(shape["layout"].items())), shape.get("max_registers"))
     if key not in _kernels:
         _kernels[key] = _make_kernel(shape)
@@ -197,9 +199,11 @@ def _make_kernel(shape):
     IB = shape["index_bits"]
     JB = np.int64(IB // 2)
     JMASK = np.int64((1 << (IB // 2)) - 1)
-    DB = 61 - IB if shape["wide"] else 32  # delta bits, biased to be non-negative; 2 class bits above
+    # delta bits, biased to be non-negative; 2 class bits above (narrow: the two in one 32-bit word)
+    NARROW = shape["narrow"]
+    DB = 61 - IB if shape["wide"] else (30 if NARROW else 32)
     BIAS = np.int64(1) << np.int64(DB - 1)
-    NO_CD = np.int64(3) << np.int64(DB)  # no move (a class above tabu)
+    NO_CD = np.uint32(3 << DB) if NARROW else np.int64(3) << np.int64(DB)  # no move (a class above tabu)
     NO_KEY = NO_CD << np.int64(IB)
     ALLOWED = (np.int64(2) << np.int64(DB)) << np.int64(IB)  # keys below: aspirated or allowed
     DMASK = np.int64((1 << DB) - 1)
@@ -387,19 +391,29 @@ def _make_kernel(shape):
         def biased(d):
             return np.int64(d) + BIAS
 
-    @cuda.jit(device=True, inline=True)
-    def class_delta(d, age, thr, it_asp, it):
-        """Taillard's rule as one number, without branches: class 0 aspiration (old enough, or a new
-        best), 1 allowed, 2 tabu (a tabu move is never old enough: it_asp <= it), then the delta.
-        thr, it_asp and it come clamped to the width of d and age, so the comparisons stay narrow."""
-        held = np.int64(age >= it_asp and d >= thr)
-        cls = held + (held & np.int64(age >= it))
-        return (cls << np.int64(DB)) | biased(d)
+    if NARROW:
+        @cuda.jit(device=True, inline=True)
+        def class_delta(d, age, thr, it_asp, it):
+            """As below, in one 32-bit word: class << 30 | d + 2^29 (|d| < 2^29: plan's bound), so
+            that the O(1) pass compares and keeps one word a move."""
+            held = np.uint32(age >= it_asp and d >= thr)
+            cls = np.uint32(held + np.uint32(held & np.uint32(age >= it)))
+            return np.uint32(np.uint32(cls << np.uint32(30)) | np.uint32(d + np.int32(BIAS)))
+    else:
+        @cuda.jit(device=True, inline=True)
+        def class_delta(d, age, thr, it_asp, it):
+            """Taillard's rule as one number, without branches: class 0 aspiration (old enough, or a
+            new best), 1 allowed, 2 tabu (a tabu move is never old enough: it_asp <= it), then the
+            delta. thr, it_asp and it come clamped to the width of d and age, so the comparisons
+            stay narrow."""
+            held = np.int64(age >= it_asp and d >= thr)
+            cls = held + (held & np.int64(age >= it))
+            return (cls << np.int64(DB)) | biased(d)
 
     @cuda.jit(device=True, inline=True)
     def key_of(cd, i, j):
         """A move's key: its class and delta, then (i, j), which orders moves as their index."""
-        return (cd << np.int64(IB)) | (np.int64(i) << JB) | np.int64(j)
+        return (np.int64(cd) << np.int64(IB)) | (np.int64(i) << JB) | np.int64(j)
 
     @cuda.jit(device=True, inline=True)
     def start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, Aw, bpw, old, ex, rkey, tid, rank):
@@ -522,10 +536,12 @@ def _make_kernel(shape):
         lane = tid % 32
         warp = tid // 32
         p = cuda.shared.array(N, int32)
-        u = cuda.shared.array(N, DT)  # the last swap's update vectors (rows of A, rows of bp)
-        w = cuda.shared.array(N, DT)
-        v = cuda.shared.array(N if GENERAL else 1, DT)  # general instances: the column parts
-        z = cuda.shared.array(N if GENERAL else 1, DT)
+        # the last swap's update vectors (rows of A, rows of bp), and Q past the end: a thread's moves
+        # past the last one (i, j) = (N - 2, N - 1) go on to j = N, N + 1, ... (read, never used)
+        u = cuda.shared.array(N + Q, DT)
+        w = cuda.shared.array(N + Q, DT)
+        v = cuda.shared.array(N + Q if GENERAL else 1, DT)  # general instances: the column parts
+        z = cuda.shared.array(N + Q if GENERAL else 1, DT)
         rkey = cuda.shared.array(RK, int64)
         free = cuda.shared.array(N, int32)  # a cas ant's construction: free locations, facilities to place
         todo = cuda.shared.array(N, int32)
@@ -652,15 +668,17 @@ def _make_kernel(shape):
             bi = np.int32(0)
             bj = np.int32(0)
             sl = np.uint32(max(tid - SPLIT, 0))  # (recomputing-only threads have no moves)
-            for q in range(count):
+            for q in range(Q):  # a constant trip count: unrolled (moves past `count` are read, never used)
                 ju = U(j)
                 if GENERAL:
                     upd = (ui - u[ju]) * (wi - w[ju]) + (vi - v[ju]) * (zi - z[ju])
                 else:
                     upd = (ui - u[ju]) * (wi - w[ju])
                 d = DTN(dl[sl] + DTN(upd))
-                touch = (i == r) | (i == s) | (j == r) | (j == s)
-                touched += np.int32(touch)
+                hit = (i == r) | (i == s) | (j == r) | (j == s)
+                touch = hit | (q >= count)
+                if C > 1:
+                    touched += np.int32(hit & (q < count))
                 if not touch:
                     dl[sl] = d
                 cd = class_delta(d, old[sl], thr, it_asp, it32)
@@ -668,7 +686,7 @@ def _make_kernel(shape):
                     cd_best = cd
                     bi = i
                     bj = j
-                sl += np.uint32(OT)
+                sl = np.uint32(sl + np.uint32(OT))  # (uint32 + uint32 would widen)
                 j = np.int32(j + 1)
                 if j == N:
                     i = np.int32(i + 1)

@@ -359,21 +359,22 @@ def test_cas_with_its_tabu_local_searches_on_the_gpu_equals_cas_on_the_cpu(tmp_p
 
 
 def test_resident_rots_uses_32_bit_move_costs_where_the_tight_bound_allows_and_follows_the_cpu():
-    """A tai*b-like instance (flows to 2,000, distances to 12,000): the old bound 8(n+2) max|a| max|b|
+    """A tai*b-like instance (flows to 4,000, distances to 18,000): the old bound 8(n+2) max|a| max|b|
     exceeds 2^31, the real swap costs do not; the kernel keeps 32-bit deltas (intermediate sums wrap,
-    final costs exact) and is still exactly the CPU search."""
+    final costs exact), though not the one-word class and delta (bound over 2^29), and is still
+    exactly the CPU search."""
     import gpu.resident as resident
     from lsbench.problems import QAP
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
     g = np.random.default_rng(8)
     n = 16
-    flows = np.where(g.random((n, n)) < 0.3, g.integers(0, 2000, (n, n)), 0)
-    dist = g.integers(0, 6000, (n, n))
+    flows = np.where(g.random((n, n)) < 0.3, g.integers(0, 4000, (n, n)), 0)
+    dist = g.integers(0, 9000, (n, n))
     p = QAP(flows, dist + dist.T)
     assert 8 * (n + 2) * (int(np.abs(p.a).max()) + 1) * (int(np.abs(p.b).max()) + 1) >= 1 << 31
     engine = resident.ResidentRots(p, RobustTabuSearch().params(p))
-    assert not engine.shape["wide"]
+    assert not engine.shape["wide"] and not engine.shape["narrow"]
     dev = engine.run([3], Stop(iterations=30))[0]
     _same_search(_cpu_rots(p, 3, Stop(iterations=30)), dev)
 
@@ -417,7 +418,7 @@ def test_resident_rots_on_byte_matrices_follows_the_cpu_trajectory(threads, clus
     s = g.integers(0, 128, (23, 23))
     p = QAP(s + s.T, g.integers(0, 128, (23, 23)))
     engine = ResidentRots(p, RobustTabuSearch().params(p), threads=threads, cluster=cluster)
-    assert engine.shape["stride"] == 24 and engine.shape["diagonal"]
+    assert engine.shape["stride"] == 24 and engine.shape["diagonal"] and engine.shape["narrow"]
     assert engine.shape["dp4a"] == (engine.shape["data_bits"] == 8) and engine.shape["data_bits"] in (8, 64)
     for seed, dev in zip([7, 8], engine.run([7, 8], Stop(iterations=50), chunk=11)):
         _same_search(_cpu_rots(p, seed, Stop(iterations=50)), dev)
