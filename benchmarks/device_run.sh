@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run on the device machine from the checkout: carried numpy wheel, instance copies in .devdata/.
 # Usage: bash benchmarks/device_run.sh [tests] ['iteration ARGS'] [makespan] [rots] ['plan CONFIG ARGS']
-#        ['resident ARGS'] ['pfsp ARGS'] ['grid ARGS'] ['cas ARGS'] ['cow ARGS'] ['multistart ARGS'] ['pytest ARGS']
+#        ['resident ARGS'] ['ab TREE... ARGS'] ['pfsp ARGS'] ['grid ARGS'] ['cas ARGS'] ['cow ARGS'] ['multistart ARGS'] ['pytest ARGS']
 #        ['profile-cas INSTANCE GENERATIONS'] ['ncu-cas INSTANCE GENERATIONS'] ['ncu-source INSTANCE SEARCHES']
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
@@ -12,6 +12,7 @@ for step in "$@"; do
   case "$step" in
     tests) LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 400 python3 -m pytest -q -x -p no:cacheprovider tests/test_gpu.py 2>&1 | tail -15 ;;
     iteration*) (cd benchmarks && timeout 560 python3 gpu_iteration.py ${step#iteration} --out "${OUT:-results}") ;;
+    ab*) (cd benchmarks && timeout 560 python3 ab_resident.py ${step#ab} --out "${OUT:-results}") ;;
     resident*) (cd benchmarks && timeout 560 python3 gpu_resident.py ${step#resident} --out "${OUT:-results}") ;;
     grid*) (cd benchmarks && timeout 560 python3 gpu_resident_grid.py ${step#grid} --out "${OUT:-results}") ;;
     pfsp*) (cd benchmarks && timeout 560 python3 gpu_resident_pfsp.py ${step#pfsp} --out "${OUT:-results}") ;;

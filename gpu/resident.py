@@ -187,6 +187,7 @@ def _make_kernel(shape):
     FROUNDS = (MB + NGF - 1) // NGF
     Q = shape["slots"] // OT  # moves per thread: owner o owns moves b MB + oQ .. + Q - 1 (one row mostly)
     SLOTS = shape["slots"]
+    NQ = N + Q  # the update vectors' length (shared array sizes must be single constants)
     RK = W if SHUFFLE else T
     XKEYS = 2 * C * W if C > 1 else 1  # a cluster's keys of every warp, two iterations
     N4 = N - N % 4  # a cas ant's roulette: four locations a step, then the rest
@@ -538,10 +539,10 @@ def _make_kernel(shape):
         p = cuda.shared.array(N, int32)
         # the last swap's update vectors (rows of A, rows of bp), and Q past the end: a thread's moves
         # past the last one (i, j) = (N - 2, N - 1) go on to j = N, N + 1, ... (read, never used)
-        u = cuda.shared.array(N + Q, DT)
-        w = cuda.shared.array(N + Q, DT)
-        v = cuda.shared.array(N + Q if GENERAL else 1, DT)  # general instances: the column parts
-        z = cuda.shared.array(N + Q if GENERAL else 1, DT)
+        u = cuda.shared.array(NQ, DT)
+        w = cuda.shared.array(NQ, DT)
+        v = cuda.shared.array(NQ if GENERAL else 1, DT)  # general instances: the column parts
+        z = cuda.shared.array(NQ if GENERAL else 1, DT)
         rkey = cuda.shared.array(RK, int64)
         free = cuda.shared.array(N, int32)  # a cas ant's construction: free locations, facilities to place
         todo = cuda.shared.array(N, int32)

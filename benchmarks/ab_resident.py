@@ -1,0 +1,77 @@
+"""Side-by-side A/B of gpu-resident Ro-TS kernels from several source trees, in one process.
+
+    python benchmarks/ab_resident.py TREE [TREE ...] [--instance tai100a] [--searches 1,132]
+        [--iterations 20000] [--rounds 5] [--out DIR]
+
+Each TREE is a checkout (for instance `git archive COMMIT | tar -x -C DIR`); its `gpu` package is
+imported under its own name, so that every tree's kernels are compiled once and then timed in
+turn, round after round: host and clock drift fall on every tree alike. One figure per tree and K:
+the median over rounds of K x iterations / the search loop's seconds (chunks, copies and launches
+included, the set-up of K starts not).
+"""
+import argparse
+import importlib.util
+import os
+import statistics
+import sys
+
+from common import write_result
+
+from lsbench import instances as registry
+from lsbench.search.common import Stop
+from lsbench.search.tabu import RobustTabuSearch
+
+
+def load_tree(path, tag):
+    """The tree's gpu.resident module, imported as gpu_<tag>.resident."""
+    name = f"gpu_{tag}"
+    spec = importlib.util.spec_from_file_location(name, os.path.join(path, "gpu", "__init__.py"),
+                                                  submodule_search_locations=[os.path.join(path, "gpu")])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[name] = package
+    spec.loader.exec_module(package)
+    return importlib.import_module(f"{name}.resident")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("trees", nargs="+")
+    ap.add_argument("--instance", default="tai100a")
+    ap.add_argument("--searches", default="1,132")
+    ap.add_argument("--iterations", type=int, default=20000)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--data-dir")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    p = registry.load(args.instance, None, args.data_dir)
+    prm = RobustTabuSearch().params(p)
+    ks = [int(k) for k in args.searches.split(",")]
+    engines = {}
+    for t, tree in enumerate(args.trees):
+        resident = load_tree(tree, t)
+        for k in ks:
+            eng = resident.ResidentRots(p, prm)
+            eng.run(list(range(1, k + 1)), Stop(iterations=2))  # the shape for K searches, compiled
+            engines[tree, k] = eng
+    rates = {key: [] for key in engines}
+    for _ in range(args.rounds):
+        for k in ks:
+            for tree in args.trees:
+                eng = engines[tree, k]
+                res = eng.run(list(range(1, k + 1)), Stop(iterations=args.iterations))
+                rates[tree, k].append(sum(r["iterations"] for r in res) / eng.loop_s)
+    rows = [{"tree": tree, "searches": k, "median_it_per_s": statistics.median(rates[tree, k]),
+             "it_per_s": rates[tree, k], "shape": engines[tree, k].describe()} for tree, k in engines]
+    path = write_result("ab_resident", {"instance": args.instance, "iterations": args.iterations, "rows": rows},
+                        args.out)
+    print(f"{args.instance}, median of {args.rounds} rounds (it/s, all searches) -> {path}")
+    for k in ks:
+        base = statistics.median(rates[args.trees[0], k])
+        for tree in args.trees:
+            m = statistics.median(rates[tree, k])
+            print(f"K={k:4d} {tree:>24s}: {m:14,.0f}  {m / base:6.3f}x  "
+                  f"(spread {min(rates[tree, k]) / m:.3f}-{max(rates[tree, k]) / m:.3f})")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
