@@ -3,7 +3,7 @@
 Numba-CUDA 0.30 has neither cluster launches nor cluster intrinsics, so this module adds what the
 cluster Ro-TS needs, as PTX: an asynchronous store into another block's shared memory (distributed
 shared memory: `mapa`, then `st.async`, its bytes counted on that block's mbarrier), the mbarrier
-operations to wait for them, a warp sum, and the cluster-wide barrier (release/acquire, at a
+operations to wait for them, and the cluster-wide barrier (release/acquire, at a
 kernel's start and end); the launch with cluster dimensions goes through cuda.core (in
 gpu.launch.PreparedLauncher). None of them runs under the simulator: the cluster tests run on a
 device (tests/test_gpu.py).
@@ -129,18 +129,6 @@ def cluster_store_async(typingctx, array, index, rank, value, bars, bar_index):
         return context.get_dummy_value()
 
     return types.void(array, index, rank, value, bars, bar_index), codegen
-
-
-@intrinsic
-def warp_sum(typingctx, value):
-    """The sum of a 32-bit value over the (full) warp, in every lane: one redux instruction."""
-    def codegen(context, builder, sig, args):
-        v = context.cast(builder, args[0], sig.args[0], types.uint32)
-        fn = ir.FunctionType(ir.IntType(32), [ir.IntType(32)])
-        asm = ir.InlineAsm(fn, "redux.sync.add.u32 $0, $1, 0xffffffff;", "=r,r", side_effect=True)
-        return builder.call(asm, [v])
-
-    return types.uint32(value), codegen
 
 
 def supported():

@@ -213,14 +213,18 @@ def _make_kernel(shape):
     U = np.uint64  # unsigned indices: no negative-index wraparound code
     GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
+    if SHUFFLE:
+        from .intrinsics import warp_min_u32
+
     @cuda.jit(device=True, inline=True)
     def warp_min(kb):
-        """The smallest key over a warp, in every lane (device only: shuffles)."""
-        off = 16
-        while off > 0:
-            kb = min(kb, cuda.shfl_xor_sync(FULL, kb, off))
-            off //= 2
-        return kb
+        """The smallest key (non-negative int64) over a warp, in every lane (device only): the
+        smallest high word, then the smallest low word among the lanes that hold it -- two redux
+        instructions instead of five rounds of two 32-bit shuffles."""
+        hi = np.uint32(kb >> np.int64(32))
+        top = warp_min_u32(hi)
+        low = warp_min_u32(np.uint32(kb) if hi == top else np.uint32(0xFFFFFFFF))
+        return (np.int64(top) << np.int64(32)) | np.int64(low)
 
     @cuda.jit(device=True, inline=True)
     def slot(k):
@@ -246,7 +250,8 @@ def _make_kernel(shape):
         cluster_min = None
     else:
         from .cluster import (cluster_store_async, cluster_sync, mbarrier_arrive_expect, mbarrier_done,
-                              mbarrier_init, mbarrier_init_fence, warp_sum)
+                              mbarrier_init, mbarrier_init_fence)
+        from .intrinsics import warp_sum
 
         @cuda.jit(device=True, inline=True)
         def put(arr, i, owner, value, bars, phase):
