@@ -89,14 +89,16 @@ def mbarrier_arrive_expect(typingctx, bars, index, nbytes):
 @intrinsic
 def mbarrier_done(typingctx, bars, index, parity):
     """1 once the phase of bars[index] with this parity (0, 1, 0, ... phase by phase) has completed:
-    every arrival and every expected byte is in, and the bytes' stores are visible (acquire, cluster
-    scope); else 0 (try again)."""
+    every arrival and every expected byte is in, and the bytes' stores are visible; else 0 (try
+    again). CTA scope: every byte this block reads from other blocks came by st.async into its own
+    shared memory, counted on this mbarrier (as a TMA multicast's bytes), and the wait at cluster
+    scope invalidated the whole L1 cache at every pass (CCTL.IVALL, ncu on an H100)."""
     def codegen(context, builder, sig, args):
         ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
         par = context.cast(builder, args[2], sig.args[2], types.uint32)
         fn = ir.FunctionType(ir.IntType(32), [ptr.type, ir.IntType(32)])
         asm = ir.InlineAsm(fn, "{ .reg .pred p; .reg .u64 a; cvta.to.shared.u64 a, $1; "
-                               "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [a], $2; "
+                               "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [a], $2; "
                                "selp.u32 $0, 1, 0, p; }",
                            "=r,l,r,~{memory}", side_effect=True)
         return builder.call(asm, [ptr, par])

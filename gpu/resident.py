@@ -190,6 +190,7 @@ def _make_kernel(shape):
     NQ = N + Q  # the update vectors' length (shared array sizes must be single constants)
     RK = W if SHUFFLE else T
     XKEYS = 2 * C * W if C > 1 else 1  # a cluster's keys of every warp, two iterations
+    KEYS_PER_LANE = -(-C * W // 32)
     N4 = N - N % 4  # a cas ant's roulette: four locations a step, then the rest
     MOVE_BYTES = (8 if shape["wide"] else 4) + 4  # a recomputed move sent to its owner: delta and age
     DT = int64 if shape["wide"] else int32
@@ -230,9 +231,18 @@ def _make_kernel(shape):
     def slot(k):
         """Where move k's delta and tabu age live in its block, k - b MB = l: (l mod Q) T + l div Q,
         so that the q-th moves of a warp's threads are neighbours (no bank conflicts, coalesced in
-        global memory)."""
-        local = k % MB if C > 1 else k
-        return U((local % Q) * OT + local // Q)
+        global memory). 32-bit unsigned throughout (each step truncated, so that the compiler keeps
+        32-bit divisions by constants: this sits on a recomputing lane's critical path)."""
+        k = np.uint32(k)
+        local = np.uint32(k % np.uint32(MB)) if C > 1 else k
+        return U(np.uint32(np.uint32(np.uint32(local % np.uint32(Q)) * np.uint32(OT)) + np.uint32(local // np.uint32(Q))))
+
+    @cuda.jit(device=True, inline=True)
+    def move_index(i, j):
+        """Move (i, j)'s index (i < j) in the row-major upper triangle, 32-bit unsigned."""
+        ui = np.uint32(i)
+        row = np.uint32(np.uint32(ui * np.uint32(2 * N - 1) - np.uint32(ui * ui)) // np.uint32(2))
+        return np.uint32(row + np.uint32(np.uint32(j) - ui - np.uint32(1)))
 
     if C == 1:
         @cuda.jit(device=True, inline=True)
@@ -290,8 +300,9 @@ def _make_kernel(shape):
             while mbarrier_done(bars, phase, (step >> 1) & 1) == 0:
                 pass
             kb = NO_KEY
-            for e in range(lane, C * W, 32):
-                kb = min(kb, xkey[half + e])
+            for e in range(KEYS_PER_LANE):  # constant: unrolled, unsigned indices (no wraparound code)
+                if lane + e * 32 < C * W:
+                    kb = min(kb, xkey[U(half + lane + e * 32)])
             return warp_min(kb)
 
     @cuda.jit(device=True, inline=True)
@@ -650,10 +661,10 @@ def _make_kernel(shape):
                 if item < ITEMS and tid % G == 0:
                     i = x if x < y else y
                     j = y if x < y else x
-                    idx = np.int32(i * (2 * N - i - 1) // 2 + j - i - 1)
+                    idx = move_index(i, j)
                     age = tabu_age(ex, p, i, j)
                     sl = slot(idx)  # both go to the block that owns the move
-                    owner = np.int32(idx // MB)
+                    owner = np.int32(np.uint32(idx // np.uint32(MB)))
                     put(dl, sl, owner, d, bars, step & 1)
                     put(old, sl, owner, age, bars, step & 1)
                     kb = min(kb, key_of(class_delta(d, age, thr, it_asp, it32), i, j))
