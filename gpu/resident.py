@@ -4,16 +4,19 @@ One thread block per search, the whole Ro-TS loop on the GPU (Tsutsui & Fujimoto
 - the cost in symmetric form where one matrix is symmetric (one product per term), seen through
   the permuted matrix bp[i, k] = B[p_i, p_k], which a swap updates in O(n);
 - on chip (dynamic shared memory, as much as fits): the delta table (32-bit where the instance's
-  swap_delta_bound allows), bp, each move's older tabu expiry, the flows and the tabu matrix; the
-  rest in global memory;
+  swap_delta_bound allows), bp, each move's older tabu expiry, the flows (bp and the flows as bytes
+  where they fit, rows padded to whole words) and the tabu matrix; the rest in global memory;
 - one pass per iteration: each thread updates its run of moves along a row, disjoint from the last
-  swap, in O(1) and keys them under Taillard's rule (tabu, aspiration by improvement and by age);
-  lane groups recompute the 2n-3 moves touching it in O(n) (warp shuffles on the device, one
-  thread each under the simulator); a key is one int64 (class, delta, i, j), so the block-level
-  minimum is exactly the CPU's rule, lowest index on ties; two barriers per iteration;
+  swap, in O(1) and keys them under Taillard's rule (tabu, aspiration by improvement and by age),
+  class and delta in one 32-bit word where the bound allows; lane groups recompute the 2n-3 moves
+  touching it in O(n) (four terms per dp4a on bytes, warp shuffles on the device, one thread each
+  under the simulator); a key is one int64 (class, delta, i, j), so the block-level minimum (two
+  redux instructions a warp) is exactly the CPU's rule, lowest index on ties; two barriers per
+  iteration;
 - on a Hopper GPU one search may span a thread block cluster (`cluster`): each block owns a share
   of the moves, recomputed moves go to their owner's shared memory and the warps' keys to every
-  block (distributed shared memory, gpu/cluster.py), one cluster barrier per iteration;
+  block (distributed shared memory, st.async, gpu/cluster.py), each block waiting on its own
+  mbarrier for exactly the bytes it expects;
 - the tenures come from the search's SplitMix64 stream, as in the CPU search.
 K searches (seeds s..s+K-1) run as K blocks; the host launches chunks of iterations and reads back
 only the best values, improvements and, at the end, the best solutions. One search gives exactly
