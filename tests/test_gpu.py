@@ -424,6 +424,34 @@ def test_resident_rots_on_byte_matrices_follows_the_cpu_trajectory(threads, clus
         _same_search(_cpu_rots(p, seed, Stop(iterations=50)), dev)
 
 
+def test_resident_rots_plan_keeps_bytes_only_where_every_entry_fits_and_dp4a_only_on_chip(monkeypatch):
+    """The device plan (the simulator keeps 64-bit entries): the symmetric form within 0..255 is
+    stored as bytes and summed by dp4a when both matrices fit on chip; an entry of 256, a negative
+    entry or a general instance keeps 16 bits; bytes kept in global memory are summed term by term.
+    Class and delta share a word only below 2^29."""
+    import gpu.resident as resident
+    from lsbench.problems import QAP
+    monkeypatch.setattr(resident.config, "ENABLE_CUDASIM", False)
+    monkeypatch.setattr(resident, "SHUFFLE", True)
+    g = np.random.default_rng(3)
+    s = g.integers(0, 128, (30, 30))
+    b = g.integers(0, 128, (30, 30))
+
+    def shape(a, b, off_chip=()):
+        return resident.plan(QAP(a, b), threads=128, shared_limit=200_000, global_only=off_chip)
+    byte = shape(s + s.T, b)
+    assert (byte["data_bits"], byte["dp4a"], byte["stride"], byte["narrow"]) == (8, True, 32, True)
+    assert byte["shared"]["matrix"] and byte["shared"]["flows"]
+    assert shape(s + s.T, np.where(b == b.max(), 256, b))["data_bits"] == 16
+    assert shape(s + s.T, b - 100)["data_bits"] == 16  # negative entries in b + b^T
+    assert shape(s, b)["data_bits"] == 16  # neither matrix symmetric: no symmetric form
+    for table in ("matrix", "flows"):
+        off = shape(s + s.T, b, off_chip=(table,))
+        assert off["data_bits"] == 8 and not off["shared"][table] and not off["dp4a"]
+    wide = shape(s + s.T, b * 40_000)
+    assert wide["data_bits"] == 32 and not wide["narrow"] and not wide["dp4a"]
+
+
 def test_resident_rots_cluster_outside_a_device_is_one_clear_error():
     from gpu.resident import plan
     from lsbench import instances as registry
