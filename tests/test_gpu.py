@@ -389,35 +389,39 @@ def _clusters():
 def test_resident_rots_on_a_cluster_of_blocks_follows_the_cpu_trajectory(cluster, threads):
     """One search spread over a cluster of blocks (each owns a share of the moves, the keys meet in
     distributed shared memory): two searches, several chunks, each exactly its CPU trajectory, on a
-    symmetric instance and a general one."""
+    symmetric instance, a general one and a byte one (dp4a sums)."""
     from gpu.resident import ResidentRots
     from lsbench import instances as registry
     from lsbench.problems import QAP
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
     g = np.random.default_rng(cluster)
-    for p in (registry.load("tai12a"), QAP(g.integers(0, 50, (31, 31)), g.integers(0, 90, (31, 31)))):
+    for p in (registry.load("tai12a"), QAP(g.integers(0, 50, (31, 31)), g.integers(0, 90, (31, 31))),
+              _byte_instance()):
         engine = ResidentRots(p, RobustTabuSearch().params(p), threads=threads, cluster=cluster)
         assert engine.shape["cluster"] == cluster
         for seed, dev in zip([4, 5], engine.run([4, 5], Stop(iterations=60), chunk=7)):
             _same_search(_cpu_rots(p, seed, Stop(iterations=60)), dev)
 
 
-@pytest.mark.parametrize("threads,cluster", [(None, None), (64, None), (32, 4)])
-def test_resident_rots_on_byte_matrices_follows_the_cpu_trajectory(threads, cluster):
-    """Flows and distances within 0..255 in the symmetric form (as tai*a), with diagonals, n = 23
-    (rows padded to whole 32-bit words): on a device the O(n) sums take four terms per dp4a; each
-    search is still exactly its CPU trajectory, on one block and on a cluster (device only)."""
-    from gpu.resident import ResidentRots
+def _byte_instance():
+    """Flows and distances within 0..255 in the symmetric form (as tai*a), with diagonals, n = 23:
+    rows padded to whole 32-bit words."""
     from lsbench.problems import QAP
-    from lsbench.search.common import Stop
-    from lsbench.search.tabu import RobustTabuSearch
-    if cluster and not _clusters():
-        pytest.skip("thread block clusters need a GPU of compute capability 9.0+ (not the simulator)")
     g = np.random.default_rng(23)
     s = g.integers(0, 128, (23, 23))
-    p = QAP(s + s.T, g.integers(0, 128, (23, 23)))
-    engine = ResidentRots(p, RobustTabuSearch().params(p), threads=threads, cluster=cluster)
+    return QAP(s + s.T, g.integers(0, 128, (23, 23)))
+
+
+@pytest.mark.parametrize("threads", [None, 64])
+def test_resident_rots_on_byte_matrices_follows_the_cpu_trajectory(threads):
+    """On a device the O(n) sums of a byte instance take four terms per dp4a; each search is still
+    exactly its CPU trajectory (the cluster test runs it on a cluster too)."""
+    from gpu.resident import ResidentRots
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    p = _byte_instance()
+    engine = ResidentRots(p, RobustTabuSearch().params(p), threads=threads)
     assert engine.shape["stride"] == 24 and engine.shape["diagonal"] and engine.shape["narrow"]
     assert engine.shape["dp4a"] == (engine.shape["data_bits"] == 8) and engine.shape["data_bits"] in (8, 64)
     for seed, dev in zip([7, 8], engine.run([7, 8], Stop(iterations=50), chunk=11)):
