@@ -15,6 +15,8 @@ import numpy as np
 
 from numba import cuda
 
+from common import median_of, timed
+
 from gpu.resident import ResidentLocalSearch
 from lsbench import instances as registry
 from lsbench import rng
@@ -57,13 +59,8 @@ print(f"per generation: host colony {host * ms:.2f} ms, local searches {batch * 
 
 
 def median_us(fn, reps=100):
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        cuda.synchronize()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e6
+    """fn's median wall time, waited for, in microseconds."""
+    return median_of(lambda: timed(lambda: (fn(), cuda.synchronize())), reps)[0] * 1e6
 
 
 eng = ev.engine

@@ -899,13 +899,14 @@ class ResidentRots:
         A, B, general = symmetric_form(problem.a, problem.b)
         data = {8: np.uint8, 16: np.int16, 32: np.int32, 64: np.int64}[self.shape["data_bits"]]
         self.data_dtype = data
-        rows = np.zeros((n, self.shape["stride"]), dtype=data)  # rows padded to whole words, with zeros
-        rows[:, :n] = A
-        self.A = cuda.to_device(rows.ravel())
-        if general:
-            rows = rows.copy()
-            rows[:, :n] = A.T
-        self.AT = cuda.to_device(rows.ravel() if general else A[:1, :1].ravel().astype(data))
+
+        def padded(m):
+            """m's rows padded with zeros to whole 32-bit words (the kernel's row stride)."""
+            rows = np.zeros((n, self.shape["stride"]), dtype=data)
+            rows[:, :n] = m
+            return rows.ravel()
+        self.A = cuda.to_device(padded(A))
+        self.AT = cuda.to_device(padded(A.T) if general else A[:1, :1].ravel().astype(data))
         self.B = cuda.to_device(B.ravel().astype(data))
         self.adiag = cuda.to_device(np.diagonal(problem.a).astype(np.int64))
         self.bdiag = cuda.to_device(np.diagonal(problem.b).astype(np.int64))
