@@ -1,5 +1,6 @@
-"""Where a cas generation's time goes with --backend gpu-resident: the host's colony work
-(pheromone update, seeds), the device's ant construction, start states and tabu search.
+"""Where a cas generation's time goes with --backend gpu-resident: with the colony on the host
+(colony_batch each generation: the host's pheromone update and seeds, the device's ant
+construction, start states and tabu search), then the whole loop on the device (gpu/colony.py).
 
     python benchmarks/profile_cas.py tai80b [generations [LANES [THREADS REGISTERS]]]
 (LANES per O(n) recomputation, 0: the default; THREADS per block with REGISTERS per thread)
@@ -21,6 +22,7 @@ from gpu.resident import ResidentLocalSearch
 from lsbench import instances as registry
 from lsbench import rng
 from lsbench.search.cas import CunningAntSystem, draw_seeds, update_pheromone
+from lsbench.search.common import Stop, Trajectory
 
 p = registry.load(sys.argv[1] if len(sys.argv) > 1 else "tai80b")
 gens = int(sys.argv[2]) if len(sys.argv) > 2 else 10
@@ -53,9 +55,16 @@ for _ in range(gens):
     ants[better], costs[better] = children[better], child_costs[better]
 ms = 1000 / gens
 print(f"{p.name}: {m} ants x {its} iterations, shape {ev.engine.describe()}")
-print(f"per generation: host colony {host * ms:.2f} ms, local searches {batch * ms:.2f} ms "
+print(f"host loop, per generation: host colony {host * ms:.2f} ms, local searches {batch * ms:.2f} ms "
       f"(search loop {loop * ms:.2f} ms = {loop / gens / its * 1e6:.1f} us per iteration, ants built in it; start states and copies "
       f"{(batch - loop) * ms:.2f} ms)")
+device_loop = []
+for _ in range(3):  # the generation loop on the device (what cas --backend gpu-resident runs), waited for
+    t0 = time.perf_counter()
+    done, _, _, _ = ev.generations(ants.copy(), costs.copy(), tau.copy(), int(costs.min()), ants[0].copy(), 0,
+                                   state.copy(), prm, Stop(iterations=gens * m * its), Trajectory(), None)
+    device_loop.append((time.perf_counter() - t0) / done)
+print(f"device loop: {statistics.median(device_loop) * 1000:.2f} ms per generation (median of 3 x {gens} generations)")
 
 
 def median_us(fn, reps=100):

@@ -550,7 +550,7 @@ def _make_kernel(shape):
         blk = cuda.blockIdx.x  # block `rank` of search `sid`'s cluster
         sid = blk // C
         rank = np.int32(blk % C)
-        if not fresh and ACTIVE[sid] == 0:  # this search reached its target in an earlier chunk
+        if ACTIVE[sid] == 0:  # this search reached its target (or its cas colony did) in an earlier chunk
             return
         tid = cuda.threadIdx.x
         lane = tid % 32
@@ -610,7 +610,6 @@ def _make_kernel(shape):
             if tid == 0 and rank == 0:
                 CUR[sid] = current
                 BEST[sid] = current
-                ACTIVE[sid] = 1
             for q in range(tid, N if rank == 0 else 0, T):
                 BEST_SOL[sid, q] = p[q]
         else:
@@ -1003,6 +1002,7 @@ class ResidentRots:
         (up, host_up), (down, host_down) = self._transfers
         host_up["P"][:] = sols
         host_up["STATE"][:, 0] = states
+        host_up["ACTIVE"][:] = 1
         gamma = -1.0  # no ant to build
         if colony:
             gamma, host_up["STATE"][:, 1], host_up["TAU"][:] = colony[0], colony[1], np.ravel(colony[2])
@@ -1026,11 +1026,8 @@ class ResidentRots:
                     rebase_kernel[expiries.shape[0], self.shape["threads"]](expiries, REBASE_BY)
                 base += REBASE_BY
             t0 = time.perf_counter()
-            args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.pairs, P, DELTA, BPG, BPTG, OLDG, EX, PEND,
-                    STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration,
-                    target, it - base, n_iter, tenure_cube, 1 if it == 0 else 0, TAU, gamma)
-            self.last_launch = (K * self.shape["cluster"], self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
-            self.launch(*self.last_launch, stream=self.stream)  # (kept for benchmarks/profile_cas.py)
+            self.launch_chunk(K, (tenure_min, tenure_max, aspiration, target, it - base, n_iter, tenure_cube,
+                                  1 if it == 0 else 0), gamma)
             if lean:  # the bests and the best solutions in one copy, the only wait of a generation
                 down.copy_to_host(host_down["all"], stream=self.stream)
                 self.stream.synchronize()
@@ -1078,6 +1075,15 @@ class ResidentRots:
                  "evaluations": int(its[q]) * nb.size, "trajectory": trajs[q].points, "params": prm,
                  "final_objective": int(cur[q])} for q in range(K)]
 
+    def launch_chunk(self, K, scalars, gamma):
+        """Queues one chunk of the K searches on self.stream: `scalars` = (tenure_min, tenure_max,
+        aspiration, target, first iteration - base, iterations, tenure_cube, fresh), `gamma` < 0: no
+        cas ant to build. The launch is kept in last_launch (benchmarks/profile_cas.py reruns it)."""
+        args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.pairs) + self._state_buffers(K)[:-1] + \
+            scalars + (self._state_buffers(K)[-1], gamma)
+        self.last_launch = (K * self.shape["cluster"], self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
+        self.launch(*self.last_launch, stream=self.stream)
+
     def _state_buffers(self, K):
         """The device state of K searches, allocated once per K (a cas colony reuses it every
         generation) for the kernel shape of K searches."""
@@ -1088,7 +1094,9 @@ class ResidentRots:
         slots = self.shape["slots"]
         blocks = K * self.shape["cluster"]  # the tables: one row per block
         # STATE[q]: the search's stream state, and the stream state its cas ant is built from
-        up, host_up = _packed({"STATE": ((K, 2), np.uint64), "P": ((K, n), np.int32), "TAU": ((n * n,), np.float64)})
+        # ACTIVE[q]: 0 once search q (or its cas colony) has reached its target: its blocks return at once
+        up, host_up = _packed({"STATE": ((K, 2), np.uint64), "P": ((K, n), np.int32), "TAU": ((n * n,), np.float64),
+                               "ACTIVE": ((K,), np.int32)})
         down, host_down = _packed({"BEST": ((K,), np.int64), "BEST_SOL": ((K, n), np.int32)})
         self._transfers = ((up["all"], host_up), (down["all"], host_down))
         bufs = (up["P"], cuda.device_array((blocks, slots), dtype=self.delta_dtype),
@@ -1100,7 +1108,7 @@ class ResidentRots:
                 down["BEST"], down["BEST_SOL"],
                 cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64),  # [m, search]: read back by rows
                 cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64), cuda.device_array(K, dtype=np.int64),
-                cuda.device_array(K, dtype=np.int64), cuda.device_array(K, dtype=np.int32), up["TAU"])
+                cuda.device_array(K, dtype=np.int64), up["ACTIVE"], up["TAU"])
         self._buffers = (K, bufs)
         return bufs
 
@@ -1133,10 +1141,10 @@ def _packed(fields):
 
 
 class ResidentLocalSearch:
-    """`--algorithm cas --backend gpu-resident`: each generation runs on the GPU at once, one thread
-    block per ant, which builds its ant from its donor and the pheromone matrix and then runs the
-    tabu search (`ResidentRots.colony_batch`); the pheromone update and the choice of the next
-    donors stay on the host. Same results as cas on `cpu`."""
+    """`--algorithm cas --backend gpu-resident`: the whole colony runs on the GPU, one thread block
+    per ant, which builds its ant from its donor and the pheromone matrix and then runs the tabu
+    search; the pheromone update and the choice of the next donors are kernels too (gpu/colony.py).
+    Same results as cas on `cpu`."""
     name = "gpu-resident"
     parallel = False
     fused = False
@@ -1152,6 +1160,11 @@ class ResidentLocalSearch:
         self.colony_batch = self.engine.colony_batch
         return self
 
+    def generations(self, *colony):
+        """lsbench.search.cas.host_generations with the colony on the GPU (gpu/colony.py)."""
+        from .colony import run_generations
+        return run_generations(self.engine, *colony)
+
     def describe(self):
         return {**self.engine.describe(), "model": "cas: one block per ant builds it and runs its tabu search; "
-                                                   "pheromone update on the host"}
+                                                   "pheromone update and selection on the GPU too"}

@@ -358,6 +358,71 @@ def test_cas_with_its_tabu_local_searches_on_the_gpu_equals_cas_on_the_cpu(tmp_p
                 algorithm_params={**params, "ls": "2opt"}, warmup=0)
 
 
+def test_cas_colony_on_the_gpu_stops_at_its_target_in_the_same_generation_as_the_cpu():
+    """The device colony checks the target itself and switches the generations already queued
+    off: same generations, same best and trajectory as the CPU colony stopping at that target."""
+    params = {"ants": 3, "ls_iterations": 4}
+    free = run_one("qap", "tai12a", algorithm="cas", backend="cpu", seed=5, iterations=3 * 4 * 12,
+                   algorithm_params=params, warmup=0)
+    points = [(i, o) for i, _t, o in free["trajectory"]]
+    assert len(points) >= 3, points  # a target met after a few generations, not at the start
+    target = points[2][1]
+    cpu = run_one("qap", "tai12a", algorithm="cas", backend="cpu", seed=5, iterations=3 * 4 * 12, target=target,
+                  algorithm_params=params, warmup=0)
+    gpu = run_one("qap", "tai12a", algorithm="cas", backend="gpu-resident", seed=5, iterations=3 * 4 * 12,
+                  target=target, algorithm_params=params, warmup=0)
+    assert cpu["params"]["generations"] < free["params"]["generations"]
+    assert gpu["params"]["generations"] == cpu["params"]["generations"]
+    assert gpu["iterations"] == cpu["iterations"] and gpu["best_objective"] == cpu["best_objective"] == target
+    assert [(i, o) for i, _t, o in gpu["trajectory"]] == points[:3]
+    assert gpu["best_solution"] == cpu["best_solution"] and gpu["final_objective"] == cpu["final_objective"]
+
+
+def test_cas_colony_kernels_update_tau_and_select_ants_as_the_host():
+    """gpu/colony.py's kernels against lsbench.search.cas: tau bit for bit (deposits in ant order,
+    each float64 operation rounded on its own), the donors and both stream states of the next
+    generation, children replacing ants where not worse, the first lowest ant as the new best, and
+    the stop at the target."""
+    from numba import cuda
+    from gpu.colony import BEST, DONE, GENS, RING, pheromone_kernel, select_kernel
+    from lsbench import rng
+    from lsbench.search.cas import draw_seeds, pheromone_constants, update_pheromone
+    gen = np.random.default_rng(4)
+    n, m, rho, p_best = 9, 21, 0.5, 0.005
+    ants = np.array([gen.permutation(n) for _ in range(m)])
+    costs = gen.integers(1000, 1010, m)  # many ties
+    best = int(costs.min()) + 1
+    tau = gen.random((n, n)) * 1e-3
+    want = tau.copy()
+    update_pheromone(want, ants, costs, best, rho, p_best)
+    ANTS, COSTS = cuda.to_device(ants.astype(np.int32)), cuda.to_device(costs)
+    TAU, P = cuda.to_device(tau.ravel()), cuda.to_device(np.zeros((m, n), dtype=np.int32))
+    STATE, COLONY = cuda.to_device(np.zeros((m, 2), dtype=np.uint64)), cuda.to_device(np.array([0, best]))
+    state = rng.new_state(8)
+    pheromone_kernel[n, 32](ANTS, COSTS, TAU, P, STATE, COLONY, rho, *pheromone_constants(rho, p_best, n),
+                            np.uint64(state[0]))
+    assert np.array_equal(TAU.copy_to_host(), want.ravel()) and np.array_equal(P.copy_to_host(), ants)
+    states = STATE.copy_to_host()
+    assert np.array_equal(states[:, 1], draw_seeds(state, m)) and np.array_equal(states[:, 0], draw_seeds(state, m))
+    children = np.array([gen.permutation(n) for _ in range(m)])
+    child_costs = costs + gen.integers(-1, 2, m)  # worse, as good (replaced too) or better
+    child_costs[[5, 11]] = costs.min() - 2  # two new lowest: the first wins
+    better = child_costs <= costs
+    want_ants = np.where(better[:, None], children, ants)
+    ACTIVE, MAP = cuda.to_device(np.ones(m, dtype=np.int32)), cuda.mapped_array(3 + RING, dtype=np.int64)
+    BEST_SOL = cuda.to_device(np.zeros(n, dtype=np.int32))
+    for target, reached in ((0, 0), (costs.min() - 2, 1)):
+        ANTS, COSTS, COLONY = cuda.to_device(ants.astype(np.int32)), cuda.to_device(costs), cuda.to_device(np.array([0, best]))
+        select_kernel[1, 64](ANTS, COSTS, cuda.to_device(child_costs), cuda.to_device(children.astype(np.int32)),
+                             BEST_SOL, ACTIVE, COLONY, MAP, np.int64(target), 7)
+        assert np.array_equal(ANTS.copy_to_host(), want_ants)
+        assert np.array_equal(COSTS.copy_to_host(), np.minimum(costs, child_costs))
+        assert np.array_equal(BEST_SOL.copy_to_host(), children[5])
+        colony = COLONY.copy_to_host()
+        assert colony[BEST] == MAP[3 + 7 % RING] == costs.min() - 2 and MAP[GENS] == 7
+        assert colony[DONE] == MAP[DONE] == reached and (ACTIVE.copy_to_host() == 1 - reached).all()
+
+
 def test_resident_rots_uses_32_bit_move_costs_where_the_tight_bound_allows_and_follows_the_cpu():
     """A tai*b-like instance (flows to 4,000, distances to 18,000): the old bound 8(n+2) max|a| max|b|
     exceeds 2^31, the real swap costs do not; the kernel keeps 32-bit deltas (intermediate sums wrap,

@@ -9,9 +9,12 @@ plain aspiration for IT_TS iterations (`ls=tabu`), or best-improvement 2-opt (pa
 most IT_2OPT iterations (`ls=2opt`).
 The m local searches of a generation are independent (own RNG stream each): `cpu` runs them one
 after another, `cpu-parallel` on all cores, `gpu-resident` as one GPU thread block each (tabu
-local search only; each block also builds its ant), all with identical results.
+local search only; each block also builds its ant, and the whole generation loop runs on the
+device: gpu/colony.py), all with identical results.
 `iterations` counts local-search iterations over all ants (IT_TOTAL of the paper).
 """
+from functools import partial
+
 import numpy as np
 from numba import njit, prange
 
@@ -135,6 +138,15 @@ def draw_seeds(state, m):
 
 
 @njit(cache=True)
+def pheromone_constants(rho, p_best, n):
+    """(1 - rho, 1 - root, (n/2 - 1) root) with root = p_best^(1/n): MAX-MIN AS's bounds are
+    tau_max = 1 / ((1 - rho) C_best) and tau_min = tau_max (1 - root) / ((n/2 - 1) root) (n > 2),
+    computed once here for the host and the device colony alike."""
+    root = p_best ** (1.0 / n)
+    return 1.0 - rho, 1.0 - root, (n / 2.0 - 1.0) * root
+
+
+@njit(cache=True)
 def update_pheromone(tau, ants, costs, best, rho, p_best):
     """Eq. (1)-(2): tau = rho tau + sum_k 1/C*_k on ant*_k's assignments, clamped to
     [tau_min, tau_max] with MAX-MIN AS's bounds from the best cost so far."""
@@ -144,12 +156,40 @@ def update_pheromone(tau, ants, costs, best, rho, p_best):
         add = 1.0 / max(costs[k], 1)
         for i in range(n):
             tau[i, ants[k, i]] += add
-    tau_max = 1.0 / ((1.0 - rho) * max(best, 1))
-    root = p_best ** (1.0 / n)
-    tau_min = tau_max * (1.0 - root) / ((n / 2.0 - 1.0) * root) if n > 2 else tau_max
+    one_minus_rho, one_minus_root, min_den = pheromone_constants(rho, p_best, n)
+    tau_max = 1.0 / (one_minus_rho * max(best, 1))
+    tau_min = tau_max * one_minus_root / min_den if n > 2 else tau_max
     for i in range(n):
         for j in range(n):
             tau[i, j] = min(max(tau[i, j], tau_min), tau_max)
+
+
+def host_generations(problem, batch, colony, ants, costs, tau, best, best_sol, ls_iters, state, prm, stop, traj,
+                     progress):
+    """The generation loop on the host: `colony` builds the ants, `batch` runs their local searches;
+    ants, costs, tau and the colony stream `state` are updated in place. Returns (generations,
+    local-search iterations, best, best solution)."""
+    m = ants.shape[0]
+    generation = 0
+    while not stop.reached(ls_iters, ls_iters, traj.elapsed(), best):
+        generation += 1
+        update_pheromone(tau, ants, costs, best, prm["rho"], prm["p_best"])
+        child_costs = np.empty(m, dtype=np.int64)
+        children = colony(ants, tau, prm["gamma"], draw_seeds(state, m))
+        seeds = draw_seeds(state, m)
+        batch(problem.a, problem.at, problem.b, children, seeds, child_costs, prm["ls_iterations"],
+              prm["tenure"], prm["ls"] == "tabu")
+        ls_iters += m * prm["ls_iterations"]
+        better = child_costs <= costs
+        ants[better] = children[better]
+        costs[better] = child_costs[better]
+        k = int(np.argmin(costs))
+        if costs[k] < best:
+            best, best_sol = int(costs[k]), ants[k].copy()
+            traj.improved(ls_iters, best)
+        if progress:
+            progress.tick(ls_iters, best)
+    return generation, ls_iters, best, best_sol
 
 
 class CunningAntSystem:
@@ -198,30 +238,12 @@ class CunningAntSystem:
         best, best_sol = int(costs[k]), ants[k].copy()
         traj.improved(ls_iters, best)
         tau = np.full((n, n), 1.0 / ((1.0 - prm["rho"]) * max(best, 1)))  # tau_0 = tau_max
-        generation = 0
-        while not stop.reached(ls_iters, ls_iters, traj.elapsed(), best):
-            generation += 1
-            update_pheromone(tau, ants, costs, best, prm["rho"], prm["p_best"])
-            child_costs = np.empty(m, dtype=np.int64)
-            if evaluator.name == "gpu-resident":  # each block builds its ant, then searches from it
-                colony_seeds = draw_seeds(state, m)
-                children = evaluator.colony_batch(ants, tau, prm["gamma"], colony_seeds, draw_seeds(state, m),
-                                                  child_costs, prm["ls_iterations"], prm["tenure"])
-            else:
-                children = colony(ants, tau, prm["gamma"], draw_seeds(state, m))
-                seeds = draw_seeds(state, m)
-                batch(problem.a, problem.at, problem.b, children, seeds, child_costs, prm["ls_iterations"],
-                      prm["tenure"], prm["ls"] == "tabu")
-            ls_iters += m * prm["ls_iterations"]
-            better = child_costs <= costs
-            ants[better] = children[better]
-            costs[better] = child_costs[better]
-            k = int(np.argmin(costs))
-            if costs[k] < best:
-                best, best_sol = int(costs[k]), ants[k].copy()
-                traj.improved(ls_iters, best)
-            if progress:
-                progress.tick(ls_iters, best)
+        if evaluator.name == "gpu-resident":  # the colony on the device, the host only queues generations
+            generations = evaluator.generations
+        else:
+            generations = partial(host_generations, problem, batch, colony)
+        generation, ls_iters, best, best_sol = generations(ants, costs, tau, best, best_sol, ls_iters, state, prm,
+                                                           stop, traj, progress)
         return {"best_objective": best, "best_solution": best_sol, "iterations": ls_iters,
                 "evaluations": ls_iters * (n * (n - 1) // 2), "trajectory": traj.points,
                 "params": {**prm, "generations": generation}, "final_objective": int(costs.min())}
