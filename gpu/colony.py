@@ -125,11 +125,10 @@ def run_generations(engine, ants, costs, tau, best, best_sol, ls_iters, colony_s
     from lsbench.search.cas import NO_AGE_ASPIRATION, pheromone_constants
     m, n = ants.shape
     its = prm["ls_iterations"]
-    if not 1 <= its < REBASE_AT:
-        raise LsbenchError(f"--param ls_iterations: cas on gpu-resident needs 1 to {REBASE_AT - 1}")
+    if its >= REBASE_AT:  # one generation's local searches never shift the tabu clock
+        raise LsbenchError(f"--param ls_iterations={its}: cas on gpu-resident runs at most {REBASE_AT - 1}")
     per_generation = m * its
-    bufs = engine._state_buffers(m)
-    P, STATE, CHILD_COSTS, CHILDREN, ACTIVE, TAU = bufs[0], bufs[7], bufs[9], bufs[10], bufs[15], bufs[16]
+    P, *_, STATE, _, CHILD_COSTS, CHILDREN, _, _, _, _, ACTIVE, TAU = engine._state_buffers(m)
     (up, host_up), _ = engine._transfers
     host_up["TAU"][:] = tau.ravel()
     host_up["ACTIVE"][:] = 1

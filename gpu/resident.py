@@ -978,8 +978,6 @@ class ResidentRots:
         sends the donors and tau, not the ants: no colony work on the host), then runs its tabu
         search; returns the ants after their local searches, `costs` their costs."""
         from lsbench.search.cas import NO_AGE_ASPIRATION
-        if iterations < 1:
-            raise LsbenchError("--param ls_iterations: cas on gpu-resident needs at least 1")
         best, best_sol = self._search(donors, seeds, Stop(iterations=iterations), 0, 0, int(NO_AGE_ASPIRATION),
                                       int(tenure), lean=True, colony=(float(gamma), colony_seeds, tau))
         costs[:] = best
@@ -1079,8 +1077,8 @@ class ResidentRots:
         """Queues one chunk of the K searches on self.stream: `scalars` = (tenure_min, tenure_max,
         aspiration, target, first iteration - base, iterations, tenure_cube, fresh), `gamma` < 0: no
         cas ant to build. The launch is kept in last_launch (benchmarks/profile_cas.py reruns it)."""
-        args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.pairs) + self._state_buffers(K)[:-1] + \
-            scalars + (self._state_buffers(K)[-1], gamma)
+        *bufs, TAU = self._state_buffers(K)
+        args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.pairs, *bufs, *scalars, TAU, gamma)
         self.last_launch = (K * self.shape["cluster"], self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
         self.launch(*self.last_launch, stream=self.stream)
 

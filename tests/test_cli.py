@@ -66,6 +66,8 @@ def _bad_file(tmp_path, name, text):
     (lambda t: ["--instance", "tai12a", "--param", "tenure=abc"], "tenure"),
     (lambda t: ["--instance", "ta001", "--param", "objective=lateness"], "objective"),
     (lambda t: ["--instance", "tai12a", "--neighbourhood", "3opt"], "neighbourhood"),
+    (lambda t: ["--instance", "tai12a", "--algorithm", "cas", "--param", "ls_iterations=-5"], "ls_iterations=-5"),
+    (lambda t: ["--instance", "tai12a", "--algorithm", "cas", "--param", "ants=0"], "ants=0"),
 ])
 def test_bad_input_one_line_exit_2_no_file(tmp_path, make_args, needle):
     out = tmp_path / "out.json"

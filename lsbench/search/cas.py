@@ -205,12 +205,19 @@ class CunningAntSystem:
         real_life = problem.name.endswith("b") and problem.name.startswith("tai")  # class (iv) of the paper
         if self.ls not in ("tabu", "2opt"):
             raise LsbenchError(f"--param ls: tabu or 2opt, got {self.ls!r}")
-        prm = {"ants": int(self.ants or (4 * n if real_life else n)), "rho": self.rho,
-               "gamma": float(self.gamma if self.gamma is not None else (0.5 if real_life else 0.4)),
-               "ls": self.ls, "ls_iterations": int(self.ls_iterations or (4 * n if real_life or self.ls == "2opt" else 16 * n)),
-               "tenure": int(self.tenure or n), "p_best": self.p_best}
-        if not 0 <= prm["rho"] < 1 or not 0 < prm["gamma"] <= 1 or prm["ants"] < 1:
-            raise LsbenchError("--param: need 0 <= rho < 1, 0 < gamma <= 1, ants >= 1")
+        def given(value, default):
+            return default if value is None else value
+        prm = {"ants": int(given(self.ants, 4 * n if real_life else n)), "rho": self.rho,
+               "gamma": float(given(self.gamma, 0.5 if real_life else 0.4)), "ls": self.ls,
+               "ls_iterations": int(given(self.ls_iterations, 4 * n if real_life or self.ls == "2opt" else 16 * n)),
+               "tenure": int(given(self.tenure, n)), "p_best": self.p_best}
+        checks = {"rho": 0 <= prm["rho"] < 1, "gamma": 0 < prm["gamma"] <= 1, "ants": prm["ants"] >= 1,
+                  "ls_iterations": prm["ls_iterations"] >= 1, "tenure": prm["tenure"] >= 1,
+                  "p_best": 0 < prm["p_best"] < 1}
+        bad = [name for name, ok in checks.items() if not ok]
+        if bad:
+            raise LsbenchError(f"--param {bad[0]}={prm[bad[0]]}: need 0 <= rho < 1, 0 < gamma <= 1, ants >= 1, "
+                               "ls_iterations >= 1, tenure >= 1, 0 < p_best < 1")
         return prm
 
     def run(self, problem, nb, evaluator, stop, seed, progress=None):
