@@ -111,6 +111,9 @@ class CowEvaluator:
                 print(f"lsbench: error: cow backend: worker rank(s) {late or '?'} did not answer within "
                       f"{self.worker_timeout:g} s while {doing} (dead or hung); aborting the MPI job, "
                       "no record written", file=sys.stderr, flush=True)
+                # MPI_Abort has mpiexec kill every rank at once, which can drop the line above before
+                # mpiexec forwards it (likely why a test run saw no line once, on 2 cores): give it a moment
+                time.sleep(1.0)
                 self.comm.Abort(2)
             time.sleep(0)
 
