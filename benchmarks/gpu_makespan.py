@@ -15,7 +15,7 @@ import numpy as np
 from common import write_result
 from numba import cuda
 
-from gpu.makespan import makespan_flowtime
+from lsbench.gpu.makespan import makespan_flowtime
 from lsbench import instances as registry
 from lsbench import rng
 from lsbench.problems.pfsp import schedule_objectives

@@ -77,7 +77,7 @@ def main():
     ap.add_argument("--out")
     args = ap.parse_args()
     from numba import cuda
-    from gpu.resident import ResidentRots
+    from lsbench.gpu.resident import ResidentRots
     p = registry.load(args.instance, None, args.data_dir)
     prm = RobustTabuSearch().params(p)
     out = {"instance": args.instance, "n": p.n, "params": prm}

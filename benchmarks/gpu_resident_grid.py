@@ -43,7 +43,7 @@ def same(a, b):
 
 
 def bench_case(spec, seed, repeats, threads):
-    from gpu.resident_grid import ResidentGridTabu
+    from lsbench.gpu.resident_grid import ResidentGridTabu
     kind, name, nb_name, cpu_it, gpu_it = spec.split(":")
     cpu_it, gpu_it = int(cpu_it), int(gpu_it)
     p = registry.load(name, kind)

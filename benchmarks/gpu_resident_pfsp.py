@@ -42,7 +42,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out")
     args = ap.parse_args()
-    from gpu.resident_pfsp import ResidentPfspTabu
+    from lsbench.gpu.resident_pfsp import ResidentPfspTabu
 
     p = registry.load(args.instance)
     nb = p.neighbourhood("insertion")

@@ -1,9 +1,10 @@
 """Numba-CUDA evaluators (iteration level), solution-level makespan, and device-resident searches.
 
-Importing this package never requires a GPU; `gpu.available()` says whether one is usable, and the
-`gpu` backend fails with one clear error line where none is. Under NUMBA_ENABLE_CUDASIM=1 the
-kernels run in Numba's CUDA simulator (tests on machines without a GPU).
+Installed as `lsbench.gpu`. Importing it never requires a GPU; `available()` says whether one is
+usable and `require(backend)` fails with one clear error line where none is. Under
+NUMBA_ENABLE_CUDASIM=1 the kernels run in Numba's CUDA simulator (tests on machines without a GPU).
 """
+from lsbench.errors import LsbenchError
 
 
 def device_name():
@@ -19,3 +20,10 @@ def available():
         return bool(cuda.is_available())
     except Exception:
         return False
+
+
+def require(backend):
+    """One error line, before any work, where `backend` needs a GPU this host lacks."""
+    if not available():
+        raise LsbenchError(f"--backend {backend}: no usable CUDA GPU on this host (numba.cuda.is_available() is "
+                           "False; set NUMBA_ENABLE_CUDASIM=1 to run the kernels in Numba's simulator)")

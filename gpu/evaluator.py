@@ -19,7 +19,7 @@ from numba import config, cuda, njit
 from lsbench.errors import LsbenchError
 from lsbench.neighborhoods import index_to_insertion, index_to_pair, index_to_triple
 
-from . import available, device_name, kernels
+from . import device_name, kernels, require
 from .launch import ThreadControl
 
 TABU_KINDS = {"swap@qap": 1, "swap@pfsp": 2, "swap@tsp": 2, "2opt@tsp": 3, "insertion@pfsp": 4,
@@ -78,8 +78,7 @@ class GpuEvaluator:
 
     # -- binding: data to the device once ---------------------------------------------------------
     def bind(self, problem, nb):
-        if not available():
-            raise LsbenchError("--backend gpu: no CUDA GPU on this host (numba.cuda.is_available() is False)")
+        require("gpu")
         self.problem, self.nb = problem, nb
         self.buffers = {}
         self.kind = problem.kind

@@ -32,7 +32,7 @@ from lsbench.errors import LsbenchError
 from lsbench.problems.qap import qap_costs
 from lsbench.search.common import Stop, Trajectory
 
-from . import device_name
+from . import device_name, require
 from .launch import PreparedLauncher
 
 SHUFFLE = not config.ENABLE_CUDASIM  # the simulator has no warp shuffles
@@ -883,10 +883,7 @@ class ResidentRots:
         """`global_only`: names of per-search tables kept in global memory even where they would fit
         in shared memory (tests reach the global-memory paths on small instances with it);
         `cluster`: blocks per search (a thread block cluster, GPU only); `split`: see plan."""
-        import gpu
-        if not gpu.available():
-            raise LsbenchError("--backend gpu-resident: no usable CUDA GPU on this host (set NUMBA_ENABLE_CUDASIM=1 "
-                               "to run the kernels in Numba's simulator)")
+        require("gpu-resident")
         self.problem, self.prm = problem, prm
         self.options = (threads, group, shared_limit, tuple(global_only), max_registers, cluster, split)
         self._buffers = None  # (K, device state of K searches)

@@ -28,7 +28,7 @@ from lsbench.errors import LsbenchError
 from lsbench.search.common import Trajectory, start_solution
 
 from . import device as dv
-from . import device_name
+from . import device_name, require
 from .kernels import block_min, key_less
 from .resident import IMPROVEMENT_CAP
 
@@ -350,10 +350,7 @@ class ResidentGridTabu:
     at once, no more than the moves need); the simulator runs them in turn in its one block."""
 
     def __init__(self, problem, nb, prm, threads=None, blocks=None):
-        import gpu
-        if not gpu.available():
-            raise LsbenchError("--backend gpu-resident: no usable CUDA GPU on this host (set NUMBA_ENABLE_CUDASIM=1 "
-                               "to run the kernels in Numba's simulator)")
+        require("gpu-resident")
         key = f"{nb.name}@{problem.kind}"
         if key not in ("swap@tsp", "2opt@tsp", "hamming1@ppp", "hamming2@ppp", "hamming3@ppp"):
             raise LsbenchError(f"--backend gpu-resident --algorithm tabu: runs TSP swap/2opt, PPP hamming1-3 and "

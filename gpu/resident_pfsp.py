@@ -28,7 +28,7 @@ from lsbench.problems.pfsp import MAKESPAN
 from lsbench.search.common import start_solution
 
 from . import device as dv
-from . import device_name
+from . import device_name, require
 from .kernels import block_min, key_less
 from .launch import allow_dynamic_shared
 from .resident import IMPROVEMENT_CAP, shared_bytes_per_block
@@ -311,10 +311,7 @@ class ResidentPfspTabu:
     returns the result of `lsbench.search.tabu.TabuSearch.run` on the CPU with the same seed."""
 
     def __init__(self, problem, prm, threads=None):
-        import gpu
-        if not gpu.available():
-            raise LsbenchError("--backend gpu-resident: no usable CUDA GPU on this host (set NUMBA_ENABLE_CUDASIM=1 "
-                               "to run the kernels in Numba's simulator)")
+        require("gpu-resident")
         if problem.objective_code != MAKESPAN:
             raise LsbenchError(f"--backend gpu-resident: the PFSP fast path minimises the makespan (Taillard's "
                                f"acceleration), not {problem.objective_name}")

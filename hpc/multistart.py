@@ -116,8 +116,8 @@ def run_multistart(run_kwargs, searches, seed, out_dir, via="auto", workers=None
 def _select_gpu(local_rank):
     """One GPU per rank on a node: rank r takes visible device r mod count (CUDA_VISIBLE_DEVICES
     applies, the driver lists only the visible ones). Returns the device id, or None."""
-    import gpu
-    if not gpu.available():
+    from lsbench.gpu import available
+    if not available():
         return None
     from numba import cuda
     dev = local_rank % len(cuda.gpus)
@@ -126,7 +126,7 @@ def _select_gpu(local_rank):
 
 
 def _over_mpi(run_kwargs, seeds, out_dir):
-    from hpc.cow import _mpi
+    from lsbench.hpc.cow import _mpi
     MPI = _mpi()
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -165,7 +165,7 @@ def _run_on_worker(run_kwargs, seed):
 
 def _over_dask(run_kwargs, seeds, out_dir, workers, scheduler):
     from distributed import as_completed
-    from hpc.grid import start_client
+    from lsbench.hpc.grid import start_client
     # a search whose worker dies is reported failed, not silently re-run elsewhere
     client, cluster = start_client(workers, scheduler, allowed_failures=0)
     try:
@@ -202,7 +202,7 @@ def _islands(run_kwargs, seeds, out_dir, via, every):
     comm = rank = None
     size = 1
     if via == "mpi":
-        from hpc.cow import _mpi
+        from lsbench.hpc.cow import _mpi
         comm = _mpi().COMM_WORLD
         rank, size = comm.Get_rank(), comm.Get_size()
     mine = [i for i in range(len(seeds)) if i % size == (rank or 0)]

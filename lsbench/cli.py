@@ -105,7 +105,7 @@ def cmd_run(args):
 
 
 def cmd_multistart(args):
-    from hpc.multistart import run_multistart
+    from lsbench.hpc.multistart import run_multistart
     if args.backend in ("cow", "grid"):
         raise LsbenchError(f"--backend {args.backend}: multistart runs whole searches on each rank or worker; "
                            "use cpu, cpu-parallel or gpu there")

@@ -104,7 +104,7 @@ def _run_resident(problem, instance, algorithm, seed, stop, problem_params, algo
     """The device-resident fast path: QAP Ro-TS as K searches (seeds seed..seed+K-1) in K thread
     blocks, the record being the best search's with every search's result (each re-checked) under
     `searches`; or one PFSP insertion tabu search over the whole GPU."""
-    from gpu.resident import ResidentRots
+    from lsbench.gpu.resident import ResidentRots
     if algorithm not in ("rots", "tabu"):
         raise LsbenchError(f"--backend gpu-resident: runs --algorithm rots (QAP), tabu (PFSP, TSP, PPP) or cas (QAP), "
                            f"not {algorithm}")
@@ -158,7 +158,7 @@ def _run_resident(problem, instance, algorithm, seed, stop, problem_params, algo
 def _run_resident_pfsp(prob, seed, stop, problem_params, algorithm_params, backend_params, out, progress, searches,
                        neighbourhood):
     """One PFSP insertion tabu search (makespan) run entirely on the GPU, over all its SMs."""
-    from gpu.resident_pfsp import ResidentPfspTabu
+    from lsbench.gpu.resident_pfsp import ResidentPfspTabu
     if prob.kind != "pfsp":
         raise LsbenchError(f"--backend gpu-resident --algorithm tabu: runs PFSP (insertion), not {prob.kind}")
     if neighbourhood not in (None, "insertion"):
@@ -183,7 +183,7 @@ def _run_resident_grid(prob, seed, stop, problem_params, algorithm_params, backe
                        neighbourhood):
     """One TSP or PPP tabu search over the whole GPU: each iteration's moves evaluated by every
     thread of the grid and reduced on the device in two stages."""
-    from gpu.resident_grid import ResidentGridTabu
+    from lsbench.gpu.resident_grid import ResidentGridTabu
     if searches != 1:
         raise LsbenchError(f"--searches: the {prob.kind} fast path runs one search over the whole GPU (use `lsbench "
                            "multistart` for several)")

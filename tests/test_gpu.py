@@ -62,7 +62,7 @@ def test_gpu_trajectory_equals_cpu(instance, algorithm, nb, params):
 
 
 def test_thread_control_recovers_from_failing_launches():
-    from gpu.launch import ThreadControl
+    from lsbench.gpu.launch import ThreadControl
     failing = set(ThreadControl(45).candidates[:2])  # the first configurations it would try
 
     def hook(config):
@@ -86,8 +86,8 @@ def test_thread_control_recovers_from_failing_launches():
 
 
 def test_thread_control_gives_up_with_a_clear_error_when_nothing_launches():
-    from gpu.launch import LaunchFailure, ThreadControl
-    from gpu.kernels import tsp_swap_kernel
+    from lsbench.gpu.launch import LaunchFailure, ThreadControl
+    from lsbench.gpu.kernels import tsp_swap_kernel
 
     def hook(config):
         raise RuntimeError("no resources")
@@ -123,7 +123,7 @@ def test_fuse_parameter_from_the_command_line(tmp_path):
 
 @pytest.mark.parametrize("instance", ["ta001", "rnd-pfsp-9x4-2"])
 def test_solution_level_wavefront_equals_cpu_for_every_thread_count(instance):
-    from gpu.makespan import makespan_flowtime
+    from lsbench.gpu.makespan import makespan_flowtime
     from lsbench import instances as registry
     from lsbench import rng
     from lsbench.problems.pfsp import schedule_objectives
@@ -151,7 +151,7 @@ def _same_search(cpu, dev):
 
 
 def test_resident_rots_follows_the_cpu_trajectory_on_tai12a():
-    from gpu.resident import ResidentRots
+    from lsbench.gpu.resident import ResidentRots
     from lsbench import instances as registry
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -164,8 +164,8 @@ def test_resident_rots_with_64_bit_deltas_in_global_memory_and_several_searches(
     """Large flows and distances need 64-bit move costs; the table in global memory (large n) is
     forced here on a small instance (every table off chip); two searches run as two blocks, each its
     own CPU trajectory."""
-    import gpu.resident as resident
-    from gpu.resident import ResidentRots
+    import lsbench.gpu.resident as resident
+    from lsbench.gpu.resident import ResidentRots
     from lsbench.problems import QAP
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -183,7 +183,7 @@ def test_resident_rots_in_the_symmetric_form_with_diagonals_and_a_shifted_clock(
     """One matrix symmetric (the kernel folds the other into b + b^T or a + a^T), both with
     diagonals; the 32-bit tabu clock is shifted back every few iterations here (every 2^30 in real
     runs): each search is still exactly its CPU trajectory."""
-    import gpu.resident as resident
+    import lsbench.gpu.resident as resident
     from lsbench.problems import QAP
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -230,7 +230,7 @@ def test_resident_pfsp_tabu_follows_the_cpu_trajectory(threads):
     """The whole-GPU PFSP insertion tabu search: one pair of warps per block (they also find the
     tabu bounds), or two pairs and two scout warps; random tenures (stream draws), chunks of three
     iterations (state carried between launches): exactly the CPU search."""
-    from gpu.resident_pfsp import ResidentPfspTabu
+    from lsbench.gpu.resident_pfsp import ResidentPfspTabu
     from lsbench.problems.pfsp import PFSP
     from lsbench.search.common import Stop
     from lsbench.search.tabu import TabuSearch
@@ -286,7 +286,7 @@ def test_resident_grid_tabu_follows_the_cpu_trajectory(instance, nb, params, blo
     blocks' winners (played in turn by the simulator's one block), double-buffered tours with their
     path prefixes rebuilt O(1) per position (asymmetric 2-opt), Y and its histogram updated in place
     (PPP), random tenures from the stream, chunks of three launches: exactly the CPU search."""
-    from gpu.resident_grid import ResidentGridTabu
+    from lsbench.gpu.resident_grid import ResidentGridTabu
     from lsbench import instances as registry
     from lsbench.search.common import Stop
     from lsbench.search.tabu import TabuSearch
@@ -384,7 +384,7 @@ def test_cas_colony_kernels_update_tau_and_select_ants_as_the_host():
     generation, children replacing ants where not worse, the first lowest ant as the new best, and
     the stop at the target."""
     from numba import cuda
-    from gpu.colony import BEST, DONE, GENS, RING, pheromone_kernel, select_kernel
+    from lsbench.gpu.colony import BEST, DONE, GENS, RING, pheromone_kernel, select_kernel
     from lsbench import rng
     from lsbench.search.cas import draw_seeds, pheromone_constants, update_pheromone
     gen = np.random.default_rng(4)
@@ -428,7 +428,7 @@ def test_resident_rots_uses_32_bit_move_costs_where_the_tight_bound_allows_and_f
     exceeds 2^31, the real swap costs do not; the kernel keeps 32-bit deltas (intermediate sums wrap,
     final costs exact), though not the one-word class and delta (bound over 2^29), and is still
     exactly the CPU search."""
-    import gpu.resident as resident
+    import lsbench.gpu.resident as resident
     from lsbench.problems import QAP
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -445,7 +445,7 @@ def test_resident_rots_uses_32_bit_move_costs_where_the_tight_bound_allows_and_f
 
 
 def _clusters():
-    from gpu.cluster import supported
+    from lsbench.gpu.cluster import supported
     return supported()
 
 
@@ -455,7 +455,7 @@ def test_resident_rots_on_a_cluster_of_blocks_follows_the_cpu_trajectory(cluster
     """One search spread over a cluster of blocks (each owns a share of the moves, the keys meet in
     distributed shared memory): two searches, several chunks, each exactly its CPU trajectory, on a
     symmetric instance, a general one and a byte one (dp4a sums)."""
-    from gpu.resident import ResidentRots
+    from lsbench.gpu.resident import ResidentRots
     from lsbench import instances as registry
     from lsbench.problems import QAP
     from lsbench.search.common import Stop
@@ -482,7 +482,7 @@ def _byte_instance():
 def test_resident_rots_on_byte_matrices_follows_the_cpu_trajectory(threads):
     """On a device the O(n) sums of a byte instance take four terms per dp4a; each search is still
     exactly its CPU trajectory (the cluster test runs it on a cluster too)."""
-    from gpu.resident import ResidentRots
+    from lsbench.gpu.resident import ResidentRots
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = _byte_instance()
@@ -498,7 +498,7 @@ def test_resident_rots_plan_keeps_bytes_only_where_every_entry_fits_and_dp4a_onl
     stored as bytes and summed by dp4a when both matrices fit on chip; an entry of 256, a negative
     entry or a general instance keeps 16 bits; bytes kept in global memory are summed term by term.
     Class and delta share a word only below 2^29."""
-    import gpu.resident as resident
+    import lsbench.gpu.resident as resident
     from lsbench.problems import QAP
     monkeypatch.setattr(resident.config, "ENABLE_CUDASIM", False)
     monkeypatch.setattr(resident, "SHUFFLE", True)
@@ -522,7 +522,7 @@ def test_resident_rots_plan_keeps_bytes_only_where_every_entry_fits_and_dp4a_onl
 
 
 def test_resident_rots_cluster_outside_a_device_is_one_clear_error():
-    from gpu.resident import plan
+    from lsbench.gpu.resident import plan
     from lsbench import instances as registry
     from lsbench.errors import LsbenchError
     with pytest.raises(LsbenchError, match="cluster"):
@@ -535,7 +535,7 @@ def test_resident_rots_cluster_outside_a_device_is_one_clear_error():
 def test_resident_rots_with_separate_recomputing_and_updating_warps_follows_the_cpu():
     """`split`: the first warp only recomputes the moves touching the last swap, the second only
     updates the others in O(1) (MATA's separate warps); still exactly the CPU search."""
-    from gpu.resident import ResidentRots
+    from lsbench.gpu.resident import ResidentRots
     from lsbench import instances as registry
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -550,7 +550,7 @@ def test_cas_ants_built_on_the_gpu_are_the_cpu_ants_after_the_same_local_search(
     """colony_batch: each block builds its ant from its donor, a random pheromone matrix and its own
     stream (the CPU's construct, float64 roulette in the same order), then searches from it; ants
     and costs equal construct_colony followed by the CPU tabu local searches."""
-    from gpu.resident import ResidentLocalSearch
+    from lsbench.gpu.resident import ResidentLocalSearch
     from lsbench import instances as registry
     from lsbench import rng
     from lsbench.search.cas import construct_colony, draw_seeds, local_search_batch

@@ -15,16 +15,16 @@ BACKENDS = {
 
 def get_evaluator(name, **options):
     if name == "gpu":
-        from gpu.evaluator import GpuEvaluator
+        from lsbench.gpu.evaluator import GpuEvaluator
         return GpuEvaluator(**options)
     if name == "gpu-resident":  # reached for cas; rots takes runner._run_resident
-        from gpu.resident import ResidentLocalSearch
+        from lsbench.gpu.resident import ResidentLocalSearch
         return ResidentLocalSearch(**options)
     if name == "cow":
-        from hpc.cow import CowEvaluator
+        from lsbench.hpc.cow import CowEvaluator
         return CowEvaluator(**options)
     if name == "grid":
-        from hpc.grid import GridEvaluator
+        from lsbench.hpc.grid import GridEvaluator
         return GridEvaluator(**options)
     if name not in BACKENDS:
         raise LsbenchError(f"--backend: unknown backend {name!r} (known: {', '.join(BACKENDS)}, gpu, gpu-resident, cow, grid)")
