@@ -15,7 +15,7 @@ import time
 from common import median_of, write_result
 
 from lsbench import instances as registry
-from lsbench.backends import get_evaluator
+from lsbench.registry import get_evaluator
 from lsbench.search.common import Stop
 from lsbench.search.tabu import RobustTabuSearch
 

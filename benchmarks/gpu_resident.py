@@ -20,7 +20,7 @@ import time
 from common import write_result
 
 from lsbench import instances as registry
-from lsbench.backends import get_evaluator
+from lsbench.registry import get_evaluator
 from lsbench.search.common import Stop
 from lsbench.search.tabu import RobustTabuSearch
 
@@ -77,7 +77,7 @@ def main():
     ap.add_argument("--out")
     args = ap.parse_args()
     from numba import cuda
-    from lsbench.gpu.resident import ResidentRots
+    from lsbench.gpu.rots_engine import ResidentRots
     p = registry.load(args.instance, None, args.data_dir)
     prm = RobustTabuSearch().params(p)
     out = {"instance": args.instance, "n": p.n, "params": prm}

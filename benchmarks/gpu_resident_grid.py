@@ -21,7 +21,7 @@ import time
 from common import write_result
 
 from lsbench import instances as registry
-from lsbench.backends import get_evaluator
+from lsbench.registry import get_evaluator
 from lsbench.search.common import Stop
 from lsbench.search.tabu import TabuSearch
 
@@ -43,7 +43,7 @@ def same(a, b):
 
 
 def bench_case(spec, seed, repeats, threads):
-    from lsbench.gpu.resident_grid import ResidentGridTabu
+    from lsbench.gpu.whole_gpu_tabu import WholeGpuTabu
     kind, name, nb_name, cpu_it, gpu_it = spec.split(":")
     cpu_it, gpu_it = int(cpu_it), int(gpu_it)
     p = registry.load(name, kind)
@@ -63,7 +63,7 @@ def bench_case(spec, seed, repeats, threads):
         sides[side] = {"iterations_per_s": statistics.median(rates), "repeats": rates, "iterations": iters,
                        "same_trajectory_as_cpu": ok}
         print(f"  {side}: {sides[side]['iterations_per_s']:.2f} it/s", flush=True)
-    engine = ResidentGridTabu(p, nb, TabuSearch().params(nb), threads=threads)
+    engine = WholeGpuTabu(p, nb, TabuSearch().params(nb), threads=threads)
     engine.run(seed, Stop(iterations=4))  # JIT, cooperative grid sizing
     ok = same(ref, engine.run(seed, Stop(iterations=cpu_it)))
     rates = []

@@ -29,7 +29,7 @@ gens = int(sys.argv[2]) if len(sys.argv) > 2 else 10
 prm = CunningAntSystem().params(p)
 ev = ResidentLocalSearch().bind(p, p.neighbourhood())
 if len(sys.argv) > 3:
-    from lsbench.gpu.resident import ResidentRots
+    from lsbench.gpu.rots_engine import ResidentRots
     shape = {"threads": int(sys.argv[4]), "max_registers": int(sys.argv[5])} if len(sys.argv) > 5 else {}
     ev.engine = ResidentRots(p, {}, group=int(sys.argv[3]) or None, **shape)
     ev.local_search_batch, ev.colony_batch = ev.engine.local_search_batch, ev.engine.colony_batch

@@ -10,7 +10,7 @@ import time
 
 from lsbench import instances as registry
 from lsbench import rng
-from lsbench.backends import get_evaluator
+from lsbench.registry import get_evaluator
 from lsbench.search.tabu import MODE_ARGMIN
 
 

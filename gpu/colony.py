@@ -8,7 +8,7 @@ device and each generation is three kernels queued on the engine's stream:
   element with the ants' deposits in ant order and explicitly rounded float64 operations (no fused
   multiply-add), so tau is bit for bit the CPU's; it also hands each ant's search its donor and its
   two stream states, which SplitMix64 gives by counter: the colony stream's words g m .. of draw_seeds;
-- the Ro-TS kernel of gpu/resident.py, one block per ant, which builds the ant and searches;
+- the Ro-TS kernel of gpu/rots_kernel.py, one block per ant, which builds the ant and searches;
 - `select_kernel` (one block): the replacement of ant*_k by its child if not worse, the colony's
   best (first lowest, as np.argmin), and the stop at the target: it clears every search's ACTIVE
   flag, so the generations already queued return at once.
@@ -21,9 +21,13 @@ import numpy as np
 from numba import config, cuda, float64, int32, int64
 
 from lsbench.errors import LsbenchError
+from lsbench.params import Param
+from lsbench.search.cas import NO_AGE_ASPIRATION, HostColony, pheromone_constants
 
-from .device import _GOLDEN as GOLDEN, mix64
-from .resident import IMPROVEMENT_CAP, REBASE_AT
+from .chunks import IMPROVEMENT_CAP
+from .device import GOLDEN, mix64
+from .rots_engine import ResidentRots
+from .rots_kernel import REBASE_AT
 
 AHEAD = 3  # generations queued beyond the last one seen finished
 RING = 64  # generations' bests kept in mapped memory (the host reads them within AHEAD + 1)
@@ -122,14 +126,14 @@ def run_generations(engine, ants, costs, tau, best, best_sol, ls_iters, colony_s
     """lsbench.search.cas's generation loop with the colony on the device of `engine` (a
     ResidentRots); ants, costs, tau and the colony stream state are updated in place. Returns
     (generations, local-search iterations, best, best solution)."""
-    from lsbench.search.cas import NO_AGE_ASPIRATION, pheromone_constants
     m, n = ants.shape
     its = prm["ls_iterations"]
     if its >= REBASE_AT:  # one generation's local searches never shift the tabu clock
         raise LsbenchError(f"--param ls_iterations={its}: cas on gpu-resident runs at most {REBASE_AT - 1}")
     per_generation = m * its
-    P, *_, STATE, _, CHILD_COSTS, CHILDREN, _, _, _, _, ACTIVE, TAU = engine._state_buffers(m)
-    (up, host_up), _ = engine._transfers
+    b = engine.buffers(m)  # a generation's children are the searches' bests
+    P, STATE, CHILD_COSTS, CHILDREN, ACTIVE, TAU = b.P, b.STATE, b.BEST, b.BEST_SOL, b.ACTIVE, b.TAU
+    up, host_up = b.upload, b.host_upload
     host_up["TAU"][:] = tau.ravel()
     host_up["ACTIVE"][:] = 1
     stream = engine.stream
@@ -197,3 +201,34 @@ def _read_bests(MAP, best, seen, ls_iters, per_generation, traj):
             best = value
             traj.improved(ls_iters + g * per_generation, best)
     return best, finished
+
+
+class DeviceColony(HostColony):
+    """The registry's engine for cas on gpu-resident: the whole colony on the GPU, one thread block
+    per ant, which builds its ant from its donor and the pheromone matrix and then runs its tabu
+    search; the pheromone update and the choice of the next donors are kernels too. Same results
+    as cas on `cpu`."""
+
+    name = "gpu-resident"
+    parameters = (Param("block", int, "threads per ant's block (default: chosen for the colony size)", low=32,
+                        high=1024),)
+
+    def __init__(self, problem, neighbourhood, search, params, threads=None):
+        if search.ls != "tabu":
+            raise LsbenchError(f"--param ls={search.ls}: cas on gpu-resident runs its tabu local search on the GPU "
+                               "(ls=tabu)")
+        self.problem, self.search = problem, search
+        self.rots = ResidentRots(problem, {}, threads=params.get("block"))
+
+    def local_search(self, ants, seeds, costs, prm):
+        pr = self.problem
+        self.rots.local_search_batch(pr.a, pr.at, pr.b, ants, seeds, costs, prm["ls_iterations"], prm["tenure"],
+                                     prm["ls"] == "tabu")
+
+    def generations(self, *colony):
+        return run_generations(self.rots, *colony)
+
+    def describe(self):
+        return {**self.rots.describe(), "model": "cas: one block per ant builds it and runs its tabu search; "
+                                                 "pheromone update and selection on the GPU too"}
+

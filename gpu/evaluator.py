@@ -17,7 +17,9 @@ import numpy as np
 from numba import config, cuda, njit
 
 from lsbench.errors import LsbenchError
+from lsbench.interfaces import DEVICE_SELECT, Evaluator
 from lsbench.neighborhoods import index_to_insertion, index_to_pair, index_to_triple
+from lsbench.params import Param
 
 from . import device_name, kernels, require
 from .launch import ThreadControl
@@ -56,25 +58,31 @@ class Timer:
                 "kernel_s": round(self.kernel, 6)}
 
 
-class GpuEvaluator:
+class GpuEvaluator(Evaluator):
     name = "gpu"
-    parallel = False
-    fused = False
+    parameters = (
+        Param("reduce", str, "host: the fitness array comes back and the CPU selects; device: the "
+              "search's selection rule runs on the GPU and only the move comes back", default="host",
+              choices=("host", "device")),
+        Param("generate", str, "move parameters mapped from the move index on the GPU, or built on the "
+              "host and copied every iteration", default="gpu", choices=("gpu", "cpu")),
+        Param("block", int, "threads per block (default: the thread control times several)", low=1, high=1024),
+        Param("moves_per_thread", int, "moves per thread with a fixed block", default=1, low=1),
+        Param("fuse", int, "with reduce=device, evaluate the moves inside the selection kernel (1) or in a "
+              "kernel of their own (0)", default=1, choices=(0, 1)),
+    )
 
     def __init__(self, generate="gpu", reduce="host", block=None, moves_per_thread=1, autotune=True,
                  launch_hook=None, threads=None, fuse=1):
-        if fuse not in (0, 1):
-            raise LsbenchError(f"--param fuse: 1 (evaluate inside the device-side reduction) or 0, got {fuse!r}")
         self.fuse = bool(fuse)
-        if generate not in ("gpu", "cpu"):
-            raise LsbenchError(f"--param generate: gpu or cpu, got {generate!r}")
-        if reduce not in ("host", "device"):
-            raise LsbenchError(f"--param reduce: host or device, got {reduce!r}")
         self.generate, self.reduce = generate, reduce
         self.fixed = None if autotune and block is None else (int(block or 256), int(moves_per_thread))
         self.launch_hook = launch_hook
         self.timer = Timer()
-        self.device_reduction = reduce == "device"
+        self.capabilities = frozenset({DEVICE_SELECT}) if reduce == "device" else frozenset()
+
+    def reset_timers(self):
+        self.timer = Timer()
 
     # -- binding: data to the device once ---------------------------------------------------------
     def bind(self, problem, nb):

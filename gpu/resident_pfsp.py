@@ -24,15 +24,17 @@ from numba import config, cuda, int32, int64, uint32, uint64
 
 from lsbench import rng
 from lsbench.errors import LsbenchError
+from lsbench.params import Param
 from lsbench.problems.pfsp import MAKESPAN
 from lsbench.search.common import start_solution
 
 from . import device as dv
 from . import device_name, require
+from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, STATE_FIELDS, WholeGpuEngine, load_state,
+                     run_chunks, save_state)
 from .kernels import block_min, key_less
 from .launch import allow_dynamic_shared
-from .resident import IMPROVEMENT_CAP, shared_bytes_per_block
-from .resident_grid import MAX_THREADS, NO_ASPIRATION, STATE_FIELDS, load_state, run_chunks, save_state
+from .rots_plan import shared_bytes_per_block
 
 SIM = config.ENABLE_CUDASIM  # the simulator has no warp shuffles: lanes talk through shared memory
 FULL = 0xFFFFFFFF
@@ -136,7 +138,7 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
     it = it0
     for step in range(n_iter):
         it += 1
-        state += dv._GOLDEN
+        state += dv.GOLDEN
         tie_key = dv.mix64(state)
         asp = best if use_aspiration else NO_ASPIRATION
         for s in range(tid, slots, T):
@@ -255,7 +257,7 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
         i, k = dv.index_to_insertion(move, n)
         tenure = int64(tenure_min)
         if tenure_max != tenure_min:
-            state += dv._GOLDEN
+            state += dv.GOLDEN
             tenure = tenure_min + int64((dv.mix64(state) >> uint64(11)) % uint64(tenure_max - tenure_min + 1))
         until = it + tenure
         x = seq[i]
@@ -403,3 +405,15 @@ class ResidentPfspTabu:
         return {"backend": "gpu-resident", "device": device_name(),
                 "model": "one PFSP insertion tabu search over the whole GPU (cooperative kernel)",
                 **(self.shape or {})}
+
+
+class ResidentPfspEngine(WholeGpuEngine):
+    problems = ("pfsp",)
+    parameters = (Param("block", int, "threads per block (default: the largest that fits)", low=32, high=1024),)
+
+    def build(self, problem, neighbourhood, prm, params):
+        if neighbourhood.name != "insertion":
+            raise LsbenchError(f"--neighbourhood: the PFSP fast path searches the insertion neighbourhood, "
+                               f"not {neighbourhood.name}")
+        return ResidentPfspTabu(problem, prm, threads=params.get("block"))
+

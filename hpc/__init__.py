@@ -3,10 +3,22 @@
 Iteration level (Luong et al., section 6.8): the master keeps the search; each iteration it sends
 the current solution to the workers, each evaluates its slice of the moves with the Numba CPU code
 on all its cores, and the master gathers the deltas and selects. Same deltas as `cpu`, hence the
-same trajectory. Algorithmic level: `lsbench multistart` runs independent searches over MPI ranks
-or Dask workers, one GPU per rank where there are GPUs.
+same trajectory. Algorithmic level: `lsbench multistart` (hpc/multistart.py, a layer above
+the evaluators: it orchestrates whole runs) runs independent searches over MPI ranks or Dask
+workers, one GPU per rank where there are GPUs. Installed as `lsbench.hpc`.
 """
 import os
+
+from lsbench.errors import LsbenchError
+
+
+def mpi(who):
+    """mpi4py's MPI module, or one error line naming what needed it."""
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise LsbenchError(f"{who} needs mpi4py and an MPI library (pip install -e '.[hpc]'): {e}")
+    return MPI
 
 
 class TimeSplit:

@@ -18,34 +18,27 @@ import numba
 import numpy as np
 
 from lsbench import rng
-from lsbench.errors import LsbenchError
+from lsbench.interfaces import Evaluator
 from lsbench.neighborhoods import split_rows
+from lsbench.params import Param
 
-from . import TimeSplit, cores_per_process
+from . import TimeSplit, cores_per_process, mpi
 
 CMD_STOP, CMD_EVAL = 0, 1
 TAG_DELTAS, TAG_TIME = 11, 12
 
 
-def _mpi():
-    try:
-        from mpi4py import MPI
-    except ImportError as e:
-        raise LsbenchError(f"--backend cow needs mpi4py and an MPI library (pip install -e '.[hpc]'): {e}")
-    return MPI
+WORKER_TIMEOUT = Param("worker_timeout", float, "seconds a worker may take for its slice before the run ends "
+                       "with an error (a hung worker never hangs the run)", default=120.0, low=0, open_low=True)
 
 
-class CowEvaluator:
+class CowEvaluator(Evaluator):
     name = "cow"
     parallel = True
-    fused = False
+    parameters = (WORKER_TIMEOUT,)
 
-    def __init__(self, threads=None, worker_timeout=120.0, **unknown):
-        if unknown:
-            raise LsbenchError(f"--param {', '.join(unknown)}: not a parameter of the cow backend")
-        if float(worker_timeout) <= 0:
-            raise LsbenchError(f"--param worker_timeout: must be positive, got {worker_timeout}")
-        self.MPI = _mpi()
+    def __init__(self, threads=None, worker_timeout=120.0):
+        self.MPI = mpi("--backend cow")
         self.comm = self.MPI.COMM_WORLD
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
         self.is_worker = self.rank != 0
@@ -123,6 +116,9 @@ class CowEvaluator:
             self.open = False
             self.message[:] = 0  # CMD_STOP
             self._wait([self.comm.Ibcast(self.message, root=0)], "stopping")
+
+    def reset_timers(self):
+        self.timer = TimeSplit()
 
     def describe(self):
         return {"backend": self.name, "ranks": self.size, "threads_per_rank": self.threads,

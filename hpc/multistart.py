@@ -16,6 +16,8 @@ import traceback
 from lsbench.errors import LsbenchError
 from lsbench.records import host_info, versions, write_atomic
 
+from . import mpi
+
 TAG_RESULT = 21
 
 
@@ -126,8 +128,7 @@ def _select_gpu(local_rank):
 
 
 def _over_mpi(run_kwargs, seeds, out_dir):
-    from lsbench.hpc.cow import _mpi
-    MPI = _mpi()
+    MPI = mpi("lsbench multistart --via mpi")
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
     local = comm.Split_type(MPI.COMM_TYPE_SHARED)
@@ -165,7 +166,7 @@ def _run_on_worker(run_kwargs, seed):
 
 def _over_dask(run_kwargs, seeds, out_dir, workers, scheduler):
     from distributed import as_completed
-    from lsbench.hpc.grid import start_client
+    from lsbench.hpc.dask_grid import start_client
     # a search whose worker dies is reported failed, not silently re-run elsewhere
     client, cluster = start_client(workers, scheduler, allowed_failures=0)
     try:
@@ -202,8 +203,7 @@ def _islands(run_kwargs, seeds, out_dir, via, every):
     comm = rank = None
     size = 1
     if via == "mpi":
-        from lsbench.hpc.cow import _mpi
-        comm = _mpi().COMM_WORLD
+        comm = mpi("lsbench multistart --via mpi").COMM_WORLD
         rank, size = comm.Get_rank(), comm.Get_size()
     mine = [i for i in range(len(seeds)) if i % size == (rank or 0)]
     merged = {i: None for i in mine}

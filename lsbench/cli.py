@@ -1,47 +1,13 @@
-"""Command line: `lsbench instances ...`, `lsbench run ...`, `lsbench verify ...`.
+"""Command line: `lsbench instances|run|multistart|describe|verify ...`.
 
 Every user error ends with one line `lsbench: error: ...` on stderr and exit code 2.
 """
 import argparse
-import json
 import sys
-import time
-
-import numpy as np
 
 from . import instances as registry
 from .errors import LsbenchError
-
-PROBLEM_PARAMS = {"objective": str, "weights": lambda v: tuple(int(x) for x in v.split(",")),
-                  "precision": int, "neighbours": int, "b": float, "h": float, "terms": int}
-ALGORITHM_PARAMS = {"tenure": int, "tenure_min": int, "tenure_max": int, "aspiration": int,
-                    "restarts": int, "ants": int, "rho": float, "gamma": float, "ls": str,
-                    "ls_iterations": int, "p_best": float}
-
-
-BACKEND_PARAMS = {"generate": str, "reduce": str, "block": int, "cluster": int, "split": int, "blocks": int, "moves_per_thread": int, "fuse": int,
-                  "worker_timeout": float, "workers": int, "scheduler": str, "slurm_host": str, "slurm_partition": str,
-                  "slurm_account": str, "slurm_memory": str, "slurm_walltime": str}
-
-
-def parse_params(pairs):
-    """Split --param KEY=VALUE pairs into problem, algorithm and backend parameters."""
-    problem, algorithm, backend = {}, {}, {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise LsbenchError(f"--param {pair!r}: expected KEY=VALUE")
-        for table, target in ((PROBLEM_PARAMS, problem), (ALGORITHM_PARAMS, algorithm), (BACKEND_PARAMS, backend)):
-            if key in table:
-                try:
-                    target[key] = table[key](value)
-                except ValueError:
-                    raise LsbenchError(f"--param {key}: bad value {value!r}")
-                break
-        else:
-            raise LsbenchError(f"--param {key}: unknown parameter (known: "
-                               f"{', '.join(sorted({**PROBLEM_PARAMS, **ALGORITHM_PARAMS, **BACKEND_PARAMS}))})")
-    return problem, algorithm, backend
+from .params import split_pairs
 
 
 def cmd_instances(args):
@@ -76,24 +42,24 @@ def cmd_instances(args):
     raise LsbenchError(f"instances: unknown action {args.action!r}")
 
 
-def run_kwargs(args):
-    """The run_one arguments of `run` and `multistart` (seed and output excepted)."""
-    problem_params, algorithm_params, backend_params = parse_params(args.param)
-    if args.backend == "grid":
-        backend_params.update({k: v for k, v in (("workers", args.workers), ("scheduler", args.scheduler)) if v})
-    elif args.command == "run" and (args.workers or args.scheduler):
-        raise LsbenchError("--workers/--scheduler: only for --backend grid")
-    return dict(problem=args.problem, instance=args.instance, algorithm=args.algorithm, backend=args.backend,
-                neighbourhood=args.neighbourhood, iterations=args.iterations, evaluations=args.evaluations,
-                seconds=args.seconds, target=args.target, problem_params=problem_params,
-                algorithm_params=algorithm_params, backend_params=backend_params, data=args.data_dir,
-                threads=args.threads, warmup=args.warmup)
+def spec_from_args(args, searches=1, out=None):
+    """The RunSpec of `run` and `multistart` (one builder for the CLI and the workflows)."""
+    from .spec import build_spec
+    params = split_pairs(args.param)
+    for option in ("workers", "scheduler"):  # grid's Dask options, also given as --workers/--scheduler
+        if getattr(args, option) is not None:
+            if args.backend != "grid" and args.command == "run":
+                raise LsbenchError(f"--{option}: only for --backend grid")
+            if args.backend == "grid":
+                params[option] = getattr(args, option)
+    return build_spec(args.instance, args.problem, args.algorithm, args.backend, args.neighbourhood,
+                      args.seed, args.iterations, args.evaluations, args.seconds, args.target, params,
+                      args.threads, searches, args.warmup, args.data_dir, out)
 
 
 def cmd_run(args):
-    from .runner import run_one
-    record = run_one(**run_kwargs(args), seed=args.seed, out=args.out, progress=not args.quiet,
-                     searches=args.searches)
+    from .runner import run
+    record = run(spec_from_args(args, args.searches, args.out), progress=not args.quiet)
     if record is None:  # a COW worker rank: rank 0 reports
         return 0
     gap = record["gap_percent"]
@@ -105,12 +71,13 @@ def cmd_run(args):
 
 
 def cmd_multistart(args):
-    from lsbench.hpc.multistart import run_multistart
+    from .hpc.multistart import run_multistart
     if args.backend in ("cow", "grid"):
         raise LsbenchError(f"--backend {args.backend}: multistart runs whole searches on each rank or worker; "
                            "use cpu, cpu-parallel or gpu there")
-    summary = run_multistart(run_kwargs(args), args.searches, args.seed, args.out_dir, args.via, args.workers,
-                             args.scheduler, args.exchange_every)
+    spec = spec_from_args(args)
+    summary = run_multistart(spec, args.searches, args.out_dir, args.via, args.workers, args.scheduler,
+                             args.exchange_every)
     if summary is None:  # an MPI rank other than 0: rank 0 reports
         return 0
     line = (f"{summary['completed']}/{summary['searches']} searches done via {summary['via']}"
@@ -121,6 +88,57 @@ def cmd_multistart(args):
             + f" -> {args.out_dir}/summary.json")
     print(line)
     return 0 if not summary["failed"] else 1
+
+
+def cmd_describe(args):
+    print(describe_text(args.problem, args.algorithm, args.backend))
+    return 0
+
+
+def describe_text(problem=None, algorithm=None, backend=None):
+    """What runs where and every parameter that applies, from the registry and the declarations."""
+    from . import registry
+    from .problems import PROBLEMS
+    from .search import ALGORITHMS
+    if problem is not None and problem not in PROBLEMS:
+        raise LsbenchError(f"--problem: unknown problem {problem!r} (known: {', '.join(PROBLEMS)})")
+    if algorithm is not None and algorithm not in ALGORITHMS:
+        raise LsbenchError(f"--algorithm: unknown algorithm {algorithm!r} (known: {', '.join(ALGORITHMS)})")
+    if backend is not None and backend not in registry.BACKENDS:
+        raise LsbenchError(f"--backend: unknown backend {backend!r} (known: {', '.join(registry.BACKENDS)})")
+    rows = [c for c in registry.combinations() if (problem, algorithm, backend)[0] in (None, c[0])
+            and algorithm in (None, c[1]) and backend in (None, c[2])]
+    out = ["combinations (problem, algorithm, backend) that run:"]
+    for p in dict.fromkeys(r[0] for r in rows):
+        for a in dict.fromkeys(r[1] for r in rows if r[0] == p):
+            out.append(f"  {p:12} {a:5} {', '.join(r[2] for r in rows if r[:2] == (p, a))}")
+    sections = []
+    for p in dict.fromkeys(r[0] for r in rows):
+        pcls = PROBLEMS[p]
+        sections.append((f"problem {p} (neighbourhoods: {', '.join(pcls.neighbourhoods)}; default "
+                         f"{pcls.default_neighbourhood})", pcls.parameters))
+    for a in dict.fromkeys(r[1] for r in rows):
+        sections.append((f"algorithm {a}", ALGORITHMS[a].parameters))
+    owners = set()
+    for p, a, b in rows:
+        engine = registry.engine_path(a, b, p)
+        owner = engine or registry.EVALUATORS[b]
+        if owner in owners:
+            continue
+        owners.add(owner)
+        label = f"backend {b}" + (f" with --algorithm {a}" if engine else "") + f": {registry.BACKEND_HELP[b]}"
+        try:
+            params = registry.load_class(owner).parameters
+        except ImportError as e:
+            params, label = (), f"{label} (not installed here: {e.name})"
+        sections.append((label, params))
+    for section in sections:
+        out.append("")
+        out.append(section[0] + ":")
+        out.extend(f"  --param {p.describe()}" for p in section[1])
+        if not section[1]:
+            out.append("  (no parameters)")
+    return "\n".join(out)
 
 
 def cmd_verify(args):
@@ -134,9 +152,10 @@ def cmd_verify(args):
 def add_search_arguments(p):
     p.add_argument("--problem", help="qap, pfsp, tsp, ppp or weierstrass (needed with a file path)")
     p.add_argument("--instance", required=True, help="known instance name or instance file path")
-    p.add_argument("--algorithm", default="tabu", help="tabu, rots (QAP), hc, cas (QAP)")
+    p.add_argument("--algorithm", default="tabu", help="tabu, rots (QAP), hc, cas (QAP); see `lsbench describe`")
     p.add_argument("--neighbourhood", "--neighborhood", dest="neighbourhood")
-    p.add_argument("--backend", default="cpu", help="cpu, cpu-parallel, gpu, cow (under mpiexec), grid (Dask)")
+    p.add_argument("--backend", default="cpu", help="cpu, cpu-parallel, gpu, gpu-resident, cow (under mpiexec), "
+                   "grid (Dask)")
     p.add_argument("--threads", type=int,
                    help="threads for cpu-parallel (default: all cores), per rank/worker for cow and grid")
     p.add_argument("--workers", type=int, help="Dask workers of the LocalCluster the run starts (default 2)")
@@ -152,9 +171,18 @@ def add_search_arguments(p):
     p.add_argument("--data-dir")
 
 
+class Parser(argparse.ArgumentParser):
+    """`lsbench run --help` ends with every --param, from the declarations (built only when asked)."""
+
+    parameters_in_help = False
+
+    def format_help(self):
+        return super().format_help() + ("\n" + describe_text() + "\n" if self.parameters_in_help else "")
+
+
 def build_parser():
     ap = argparse.ArgumentParser(prog="lsbench", description=__doc__.splitlines()[0])
-    sub = ap.add_subparsers(dest="command", required=True)
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     pi = sub.add_parser("instances", help="list, show or fetch benchmark instances")
     pi.add_argument("action", choices=["list", "show", "fetch"])
@@ -165,6 +193,7 @@ def build_parser():
     pi.set_defaults(func=cmd_instances)
 
     pr = sub.add_parser("run", help="run one search and write its run record")
+    pr.parameters_in_help = True
     add_search_arguments(pr)
     pr.add_argument("--seed", type=int, default=1)
     pr.add_argument("--searches", type=int, default=1,
@@ -184,6 +213,12 @@ def build_parser():
                          "in a ring (0: independent searches, the default)")
     pm.add_argument("--out-dir", required=True, help="folder for one record per search and summary.json")
     pm.set_defaults(func=cmd_multistart)
+
+    pd = sub.add_parser("describe", help="which (problem, algorithm, backend) combinations run, and their --param keys")
+    pd.add_argument("--problem")
+    pd.add_argument("--algorithm")
+    pd.add_argument("--backend")
+    pd.set_defaults(func=cmd_describe)
 
     pv = sub.add_parser("verify", help="re-check run records from scratch")
     pv.add_argument("records", nargs="+")

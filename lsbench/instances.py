@@ -88,6 +88,27 @@ def taillard_text(problem):
     return f"{problem.n} {problem.m}\n" + "\n".join(rows) + "\n"
 
 
+def kind_of(spec, problem=None):
+    """The problem kind of an instance name, generated-family name or file path (`problem` given
+    for a path), before anything is loaded: a run's parameters are checked against it first."""
+    if problem is not None and problem not in PROBLEMS:
+        raise LsbenchError(f"--problem: unknown problem {problem!r} (known: {', '.join(PROBLEMS)})")
+    entry = manifest().get(spec)
+    if entry is not None:
+        if problem is not None and problem != entry.problem:
+            raise LsbenchError(f"--instance {spec} is a {entry.problem} instance, not {problem}")
+        return entry.problem
+    for kind, pattern in GENERATED_PATTERNS.items():
+        if pattern.fullmatch(spec) and problem in (None, kind):
+            return kind
+    if os.path.exists(spec):
+        if problem is None:
+            raise LsbenchError(f"--instance {spec}: a file path needs --problem (one of {', '.join(PROBLEMS)})")
+        return problem
+    raise LsbenchError(f"--instance: unknown instance {spec!r} (not in instances/manifest.csv, not a "
+                       "generated family name, not an existing file)")
+
+
 def load(spec, problem=None, data=None, params=None):
     """A Problem from a known name, a generated-family name or a file path."""
     params = dict(params or {})

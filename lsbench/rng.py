@@ -1,4 +1,5 @@
-"""A portable random generator (SplitMix64) shared by CPU searches and GPU kernels.
+"""A portable random generator (SplitMix64) shared by CPU searches and GPU kernels (gpu/device.py
+compiles these same functions for the device).
 
 Searches draw every random number from this generator, never from NumPy's, so that the fused CPU
 loop, the Python loop over any backend and the device-resident GPU search produce the same stream
@@ -7,7 +8,7 @@ for the same seed. The state is a one-element uint64 array so njit and CUDA code
 import numpy as np
 from numba import njit
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # SplitMix64's increment
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 
@@ -28,7 +29,7 @@ def mix64(z):
 
 @njit(cache=True)
 def next_u64(state):
-    state[0] += _GOLDEN
+    state[0] += GOLDEN
     return mix64(state[0])
 
 

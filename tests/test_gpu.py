@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from lsbench.backends import get_evaluator
+from lsbench.registry import get_evaluator
 from lsbench.runner import run_one
 
 CASES = [
@@ -70,7 +70,7 @@ def test_thread_control_recovers_from_failing_launches():
             raise RuntimeError("too many resources requested for launch (injected)")
 
     from lsbench import instances as registry
-    from lsbench.backends import get_evaluator
+    from lsbench.registry import get_evaluator
     from lsbench.search.common import Stop
     from lsbench.search.tabu import TabuSearch
     p = registry.load("rnd-atsp-10-1")
@@ -79,7 +79,7 @@ def test_thread_control_recovers_from_failing_launches():
     got = TabuSearch().run(p, nb, ev, Stop(iterations=40), seed=5)
     cpu = get_evaluator("cpu").bind(p, nb)
     want = TabuSearch().run(p, nb, cpu, Stop(iterations=40), seed=5)
-    assert [t[::2] for t in got["trajectory"]] == [t[::2] for t in want["trajectory"]]
+    assert [t[::2] for t in got.trajectory] == [t[::2] for t in want.trajectory]
     info = ev.control.describe()
     assert sorted(map(tuple, info["failed"])) == sorted(failing)
     assert info["chosen"] is not None and (info["chosen"]["block"], info["chosen"]["moves_per_thread"]) not in failing
@@ -137,21 +137,21 @@ def test_solution_level_wavefront_equals_cpu_for_every_thread_count(instance):
 
 # -- device-resident robust tabu search (the fast path) ------------------------------------------
 def _cpu_rots(problem, seed, stop):
-    from lsbench.backends import get_evaluator
+    from lsbench.registry import get_evaluator
     from lsbench.search.tabu import RobustTabuSearch
     nb = problem.neighbourhood("swap")
     return RobustTabuSearch().run(problem, nb, get_evaluator("cpu").bind(problem, nb), stop, seed)
 
 
 def _same_search(cpu, dev):
-    assert [(it, obj) for it, _t, obj in cpu["trajectory"]] == [(it, obj) for it, _t, obj in dev["trajectory"]]
-    assert list(cpu["best_solution"]) == list(dev["best_solution"])
-    assert (cpu["final_objective"], cpu["iterations"]) == (dev["final_objective"], dev["iterations"])
-    assert len(cpu["trajectory"]) >= 3  # the search improved several times: the comparison bites
+    assert [(it, obj) for it, _t, obj in cpu.trajectory] == [(it, obj) for it, _t, obj in dev.trajectory]
+    assert list(cpu.best_solution) == list(dev.best_solution)
+    assert (cpu.final_objective, cpu.iterations) == (dev.final_objective, dev.iterations)
+    assert len(cpu.trajectory) >= 3  # the search improved several times: the comparison bites
 
 
 def test_resident_rots_follows_the_cpu_trajectory_on_tai12a():
-    from lsbench.gpu.resident import ResidentRots
+    from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -164,14 +164,14 @@ def test_resident_rots_with_64_bit_deltas_in_global_memory_and_several_searches(
     """Large flows and distances need 64-bit move costs; the table in global memory (large n) is
     forced here on a small instance (every table off chip); two searches run as two blocks, each its
     own CPU trajectory."""
-    import lsbench.gpu.resident as resident
-    from lsbench.gpu.resident import ResidentRots
+    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.rots_plan import ON_CHIP
     from lsbench.problems import QAP
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
     g = np.random.default_rng(4)
     p = QAP(g.integers(0, 3_000_000, (9, 9)), g.integers(0, 3_000, (9, 9)))
-    engine = ResidentRots(p, RobustTabuSearch().params(p), global_only=resident.ON_CHIP)
+    engine = ResidentRots(p, RobustTabuSearch().params(p), global_only=ON_CHIP)
     assert engine.shape["wide"] and engine.shape["general"] and not any(engine.shape["shared"].values())
     devs = engine.run([5, 6], Stop(iterations=25))
     for seed, dev in zip([5, 6], devs):
@@ -183,7 +183,7 @@ def test_resident_rots_in_the_symmetric_form_with_diagonals_and_a_shifted_clock(
     """One matrix symmetric (the kernel folds the other into b + b^T or a + a^T), both with
     diagonals; the 32-bit tabu clock is shifted back every few iterations here (every 2^30 in real
     runs): each search is still exactly its CPU trajectory."""
-    import lsbench.gpu.resident as resident
+    import lsbench.gpu.rots_engine as resident
     from lsbench.problems import QAP
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -210,8 +210,8 @@ def test_resident_rots_cli_stops_each_search_at_the_target_and_keeps_every_searc
     p = registry.load("tai12a")
     for entry in rec["searches"]:
         cpu = _cpu_rots(p, entry["seed"], Stop(iterations=40, target=224416))
-        assert entry["iterations"] == cpu["iterations"] and entry["best_objective"] == cpu["best_objective"]
-        assert [(i, o) for i, _t, o in entry["trajectory"]] == [(i, o) for i, _t, o in cpu["trajectory"]]
+        assert entry["iterations"] == cpu.iterations and entry["best_objective"] == cpu.best_objective
+        assert [(i, o) for i, _t, o in entry["trajectory"]] == [(i, o) for i, _t, o in cpu.trajectory]
     assert [e["iterations"] for e in rec["searches"]] == [18, 40, 25]
     assert rec["best_objective"] == min(e["best_objective"] for e in rec["searches"])
     r = subprocess.run([sys.executable, "-m", "lsbench", "verify", str(out)], capture_output=True, text=True,
@@ -247,13 +247,13 @@ def test_resident_pfsp_tabu_cli_on_ta001_stops_at_the_target_and_verifies(tmp_pa
     from lsbench.search.common import Stop
     p = registry.load("ta001")
     cpu = _cpu_tabu(p, 2, Stop(iterations=8))
-    target = cpu["trajectory"][-2][2]  # reached before the end: the device must stop there too
+    target = cpu.trajectory[-2][2]  # reached before the end: the device must stop there too
     rec = run_one("pfsp", "ta001", algorithm="tabu", backend="gpu-resident", seed=2, iterations=8, target=target,
                   out=str(out))
     want = _cpu_tabu(p, 2, Stop(iterations=8, target=target))
-    assert rec["iterations"] == want["iterations"] < 8
-    assert rec["best_objective"] == want["best_objective"] == target
-    assert rec["best_solution"] == list(want["best_solution"])
+    assert rec["iterations"] == want.iterations < 8
+    assert rec["best_objective"] == want.best_objective == target
+    assert rec["best_solution"] == list(want.best_solution)
     r = subprocess.run([sys.executable, "-m", "lsbench", "verify", str(out)], capture_output=True, text=True,
                        cwd=ROOT)
     assert r.returncode == 0, r.stderr
@@ -286,14 +286,14 @@ def test_resident_grid_tabu_follows_the_cpu_trajectory(instance, nb, params, blo
     blocks' winners (played in turn by the simulator's one block), double-buffered tours with their
     path prefixes rebuilt O(1) per position (asymmetric 2-opt), Y and its histogram updated in place
     (PPP), random tenures from the stream, chunks of three launches: exactly the CPU search."""
-    from lsbench.gpu.resident_grid import ResidentGridTabu
+    from lsbench.gpu.whole_gpu_tabu import WholeGpuTabu
     from lsbench import instances as registry
     from lsbench.search.common import Stop
     from lsbench.search.tabu import TabuSearch
     p = registry.load(instance)
     neighbourhood = p.neighbourhood(nb)
     prm = TabuSearch(**params).params(neighbourhood)
-    dev = ResidentGridTabu(p, neighbourhood, prm, blocks=blocks).run(6, Stop(iterations=iterations), chunk=3)
+    dev = WholeGpuTabu(p, neighbourhood, prm, blocks=blocks).run(6, Stop(iterations=iterations), chunk=3)
     cpu = TabuSearch(**params).run(p, neighbourhood, get_evaluator("cpu").bind(p, neighbourhood),
                                    Stop(iterations=iterations), 6)
     _same_search(cpu, dev)
@@ -428,7 +428,7 @@ def test_resident_rots_uses_32_bit_move_costs_where_the_tight_bound_allows_and_f
     exceeds 2^31, the real swap costs do not; the kernel keeps 32-bit deltas (intermediate sums wrap,
     final costs exact), though not the one-word class and delta (bound over 2^29), and is still
     exactly the CPU search."""
-    import lsbench.gpu.resident as resident
+    import lsbench.gpu.rots_engine as resident
     from lsbench.problems import QAP
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -455,7 +455,7 @@ def test_resident_rots_on_a_cluster_of_blocks_follows_the_cpu_trajectory(cluster
     """One search spread over a cluster of blocks (each owns a share of the moves, the keys meet in
     distributed shared memory): two searches, several chunks, each exactly its CPU trajectory, on a
     symmetric instance, a general one and a byte one (dp4a sums)."""
-    from lsbench.gpu.resident import ResidentRots
+    from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
     from lsbench.problems import QAP
     from lsbench.search.common import Stop
@@ -482,7 +482,7 @@ def _byte_instance():
 def test_resident_rots_on_byte_matrices_follows_the_cpu_trajectory(threads):
     """On a device the O(n) sums of a byte instance take four terms per dp4a; each search is still
     exactly its CPU trajectory (the cluster test runs it on a cluster too)."""
-    from lsbench.gpu.resident import ResidentRots
+    from lsbench.gpu.rots_engine import ResidentRots
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = _byte_instance()
@@ -498,7 +498,7 @@ def test_resident_rots_plan_keeps_bytes_only_where_every_entry_fits_and_dp4a_onl
     stored as bytes and summed by dp4a when both matrices fit on chip; an entry of 256, a negative
     entry or a general instance keeps 16 bits; bytes kept in global memory are summed term by term.
     Class and delta share a word only below 2^29."""
-    import lsbench.gpu.resident as resident
+    import lsbench.gpu.rots_plan as resident
     from lsbench.problems import QAP
     monkeypatch.setattr(resident.config, "ENABLE_CUDASIM", False)
     monkeypatch.setattr(resident, "SHUFFLE", True)
@@ -522,7 +522,7 @@ def test_resident_rots_plan_keeps_bytes_only_where_every_entry_fits_and_dp4a_onl
 
 
 def test_resident_rots_cluster_outside_a_device_is_one_clear_error():
-    from lsbench.gpu.resident import plan
+    from lsbench.gpu.rots_plan import plan
     from lsbench import instances as registry
     from lsbench.errors import LsbenchError
     with pytest.raises(LsbenchError, match="cluster"):
@@ -535,7 +535,7 @@ def test_resident_rots_cluster_outside_a_device_is_one_clear_error():
 def test_resident_rots_with_separate_recomputing_and_updating_warps_follows_the_cpu():
     """`split`: the first warp only recomputes the moves touching the last swap, the second only
     updates the others in O(1) (MATA's separate warps); still exactly the CPU search."""
-    from lsbench.gpu.resident import ResidentRots
+    from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -550,7 +550,7 @@ def test_cas_ants_built_on_the_gpu_are_the_cpu_ants_after_the_same_local_search(
     """colony_batch: each block builds its ant from its donor, a random pheromone matrix and its own
     stream (the CPU's construct, float64 roulette in the same order), then searches from it; ants
     and costs equal construct_colony followed by the CPU tabu local searches."""
-    from lsbench.gpu.resident import ResidentLocalSearch
+    from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
     from lsbench import rng
     from lsbench.search.cas import construct_colony, draw_seeds, local_search_batch
@@ -564,6 +564,6 @@ def test_cas_ants_built_on_the_gpu_are_the_cpu_ants_after_the_same_local_search(
     costs = np.empty(5, dtype=np.int64)
     local_search_batch(p.a, p.at, p.b, ants, seeds, costs, 6, p.n, True)
     gpu_costs = np.empty(5, dtype=np.int64)
-    engine = ResidentLocalSearch().bind(p, None)
+    engine = ResidentRots(p, {})
     gpu_ants = engine.colony_batch(donors.copy(), tau, 0.6, colony_seeds, seeds, gpu_costs, 6, p.n)
     assert np.array_equal(gpu_ants, ants) and np.array_equal(gpu_costs, costs)

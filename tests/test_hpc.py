@@ -242,7 +242,7 @@ def test_island_ring_exchanges_elites_the_same_way_locally_and_over_mpi(tmp_path
 
 
 def test_grid_on_slurm_builds_worker_jobs_bound_where_told_and_refuses_without_an_address():
-    from lsbench.hpc.grid import slurm_cluster
+    from lsbench.hpc.dask_grid import slurm_cluster
     from lsbench.errors import LsbenchError
     with pytest.raises(LsbenchError, match="slurm_host"):
         slurm_cluster(threads=4)

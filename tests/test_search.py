@@ -51,7 +51,7 @@ def test_cpu_and_cpu_parallel_trajectories_are_identical(instance, algorithm, nb
 def test_fused_rots_equals_rots_over_the_evaluator_interface():
     """`cpu` runs Ro-TS compiled end to end; the evaluator path must follow the same trajectory."""
     from lsbench import instances as registry
-    from lsbench.backends import get_evaluator
+    from lsbench.registry import get_evaluator
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = registry.load("tai25a")

@@ -6,16 +6,15 @@ move costs, and hence the search trajectories, are identical.
 import numba
 import numpy as np
 
+from ..errors import LsbenchError
+from ..interfaces import COMPILED_LOOP, Evaluator
 
-class CpuEvaluator:
+
+class CpuEvaluator(Evaluator):
     name = "cpu"
-    parallel = False
-    fused = True  # searches may run their whole loop compiled on this backend
+    capabilities = frozenset({COMPILED_LOOP})  # searches may run their whole loop compiled here
 
-    def __init__(self, threads=None, **unknown):
-        if unknown:
-            from ..errors import LsbenchError
-            raise LsbenchError(f"--param {', '.join(unknown)}: not a parameter of the {self.name} backend")
+    def __init__(self, threads=None):
         self.threads = threads
 
     def bind(self, problem, neighbourhood):
@@ -42,12 +41,20 @@ class CpuEvaluator:
 class CpuParallelEvaluator(CpuEvaluator):
     name = "cpu-parallel"
     parallel = True
-    fused = False
+    capabilities = frozenset()
 
     def bind(self, problem, neighbourhood):
-        if self.threads:
-            numba.set_num_threads(int(self.threads))
+        use_threads(self.threads)
         return super().bind(problem, neighbourhood)
 
     def describe(self):
         return {"backend": self.name, "threads": numba.get_num_threads()}
+
+
+def use_threads(threads):
+    """Numba's parallel code on `threads` cores (None: all of them)."""
+    if threads:
+        if threads > numba.config.NUMBA_NUM_THREADS:
+            raise LsbenchError(f"--threads {threads}: this host runs at most {numba.config.NUMBA_NUM_THREADS} "
+                               "Numba threads")
+        numba.set_num_threads(int(threads))

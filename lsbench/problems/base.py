@@ -61,6 +61,7 @@ class Problem:
     integer = True  # integer objective: backends must agree exactly
     neighbourhoods = {}  # name -> Neighbourhood subclass
     default_neighbourhood = ""
+    parameters = ()  # lsbench.params.Param: the --param keys its loaders take
 
     def __init__(self, name, source=None, sha256=None):
         self.name = name
@@ -106,6 +107,7 @@ class Neighbourhood:
     """
 
     name = ""
+    parameters = ()
 
     def __init__(self, problem):
         self.problem = problem

@@ -14,7 +14,8 @@ from numba import njit, prange
 
 from .. import rng
 from ..errors import InstanceFormatError, LsbenchError
-from ..neighborhoods import index_to_insertion, index_to_pair, insertion_count, pair_count, pair_row_starts
+from ..params import Param
+from ..neighborhoods import index_to_insertion, insertion_count, pair_count, pair_row_starts
 from .permutation import PositionSwapMoves
 from .base import serial_and_parallel, Neighbourhood, Problem, check_permutation, read_numbers, sha256_of
 
@@ -361,6 +362,11 @@ class PFSP(Problem):
     kind = "pfsp"
     neighbourhoods = {"insertion": PfspInsertion, "swap": PfspSwap}
     default_neighbourhood = "insertion"
+    parameters = (
+        Param("objective", str, "makespan, total flow time, or the weighted sum of makespan, total "
+              "tardiness and late jobs (three)", default="makespan", choices=tuple(OBJECTIVES)),
+        Param("weights", "ints", "the three objectives' weights for objective=three", default="1,1,1", low=0),
+    )
 
     def __init__(self, times_machine_major, name="pfsp", source=None, sha256=None, due=None,
                  objective="makespan", weights=(1, 1, 1), generator=None):

@@ -50,22 +50,36 @@ def product(a, x):
 
 
 @njit(cache=True, inline="always")
+def flip_signs(x, k1, k2, k3):
+    """What flipping bits k1, k2, k3 (-1: no bit) adds to a row per unit of its entry: -2 (2 x_k - 1)."""
+    c1 = -2 * (2 * x[k1] - 1)
+    c2 = 0 if k2 < 0 else -2 * (2 * x[k2] - 1)
+    c3 = 0 if k3 < 0 else -2 * (2 * x[k3] - 1)
+    return c1, c2, c3
+
+
+@njit(cache=True, inline="always")
+def row_after_flip(a, y, j, k1, k2, k3, c1, c2, c3):
+    """Row j of Y = A V after the flip (GPU kernels use this definition too, gpu/device.py)."""
+    new = y[j] + c1 * a[j, k1]
+    if k2 >= 0:
+        new += c2 * a[j, k2]
+    if k3 >= 0:
+        new += c3 * a[j, k3]
+    return new
+
+
+@njit(cache=True, inline="always")
 def flip_delta(a, x, y, hist, target_hist, k1, k2, k3, scratch, touched):
     """Fitness change of flipping bits k1 and, when >= 0, k2 and k3. O(m) with scratch counts."""
     m = y.shape[0]
     n1 = target_hist.shape[0]
-    c1 = -2 * (2 * x[k1] - 1)
-    c2 = 0 if k2 < 0 else -2 * (2 * x[k2] - 1)
-    c3 = 0 if k3 < 0 else -2 * (2 * x[k3] - 1)
+    c1, c2, c3 = flip_signs(x, k1, k2, k3)
     delta = 0
     nt = 0
     for j in range(m):
         old = y[j]
-        new = old + c1 * a[j, k1]
-        if k2 >= 0:
-            new += c2 * a[j, k2]
-        if k3 >= 0:
-            new += c3 * a[j, k3]
+        new = row_after_flip(a, y, j, k1, k2, k3, c1, c2, c3)
         if new == old:
             continue
         if old < 0:

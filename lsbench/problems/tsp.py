@@ -4,7 +4,6 @@ A solution is the tour as a permutation of the cities. Neighbourhoods: swap (exc
 at positions i < j) and 2-opt (reverse positions i..j), both O(1) per move; 2-opt on asymmetric
 distances uses per-iteration prefix sums of the forward and backward path lengths.
 """
-import math
 import os
 
 import numpy as np
@@ -152,7 +151,7 @@ def tour_length(d, t):
 
 
 @njit(cache=True, inline="always")
-def _city_after_swap(t, q, i, j):
+def city_after_swap(t, q, i, j):
     if q == i:
         return t[j]
     if q == j:
@@ -180,7 +179,7 @@ def city_swap_delta(d, t, i, j):
                 dup = True
         if not dup:
             f = (e + 1) % n
-            delta += d[_city_after_swap(t, e, i, j), _city_after_swap(t, f, i, j)] - d[t[e], t[f]]
+            delta += d[city_after_swap(t, e, i, j), city_after_swap(t, f, i, j)] - d[t[e], t[f]]
     return delta
 
 

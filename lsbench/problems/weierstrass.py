@@ -9,6 +9,7 @@ neighbours, which also rules out cycles of length > 1 (tabu memory is not needed
 Precision: float64 (default) or float32 (`precision=32`); CPU and GPU agree to a relative
 tolerance (sin differs by a few ulps between libm and CUDA).
 """
+import math
 import re
 
 import numpy as np
@@ -16,11 +17,12 @@ from numba import njit, prange
 
 from .. import rng
 from ..errors import LsbenchError
+from ..params import Param
 from .base import serial_and_parallel, Neighbourhood, Problem
 
 from ..rng import mix64
 
-_G = np.uint64(0x9E3779B97F4A7C15)
+_G = rng.GOLDEN
 
 
 @njit(cache=True)
@@ -45,30 +47,36 @@ def unit_random(key, t, c):
 
 
 @njit(cache=True)
-def weierstrass(x, b, h, terms):
-    """Sum over coordinates, accumulated in x's precision (float32 or float64)."""
+def weierstrass_sum(x, d, b, h, terms):
+    """W over the first d coordinates of x, accumulated in x's precision (float32 or float64);
+    GPU kernels compile this same function (gpu/device.py)."""
     one = x[0] * 0 + 1
     total = x[0] * 0
-    for i in range(x.shape[0]):
+    for i in range(d):
         bk = one
         s = x[0] * 0
         for k in range(1, terms + 1):
             bk = bk * b
-            s += bk ** (-h) * np.sin(bk * x[i])
+            s += bk ** (-h) * math.sin(bk * x[i])
         total += s
     return total
 
 
 @njit(cache=True)
+def weierstrass(x, b, h, terms):
+    return weierstrass_sum(x, x.shape[0], b, h, terms)
+
+
+@njit(cache=True)
 def neighbour(x, key, t, count, radius, out):
-    """Neighbour t: a point of crown t, clipped to [-1, 1]^d."""
+    """Neighbour t: a point of crown t, clipped to [-1, 1]^d (into out[:d])."""
     d = x.shape[0]
     norm = 0.0
     for c in range(d):
         g = 2.0 * unit_random(key, t, c) - 1.0
         out[c] = g
         norm += g * g
-    norm = np.sqrt(norm)
+    norm = math.sqrt(norm)
     if norm == 0.0:
         norm = 1.0
     r = radius * (t + unit_random(key, t, d)) / count
@@ -133,6 +141,13 @@ class Weierstrass(Problem):
     integer = False
     neighbourhoods = {"crowns": Crowns}
     default_neighbourhood = "crowns"
+    parameters = (
+        Param("precision", int, "float bits of the search (32 or 64)", default=64, choices=(32, 64)),
+        Param("neighbours", int, "neighbours per iteration (points in the crowns)", default=10000, low=1),
+        Param("b", float, "the function's base b", default=2.0, low=1, open_low=True),
+        Param("h", float, "the function's exponent h", default=0.25, low=0, high=1, open_low=True, open_high=True),
+        Param("terms", int, "terms K of the inner sum", default=100, low=1),
+    )
 
     def __init__(self, d, b=2.0, h=0.25, terms=100, neighbours=10000, precision=64, seed=1, name=None):
         super().__init__(name or f"weierstrass-{d}")

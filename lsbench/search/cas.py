@@ -13,17 +13,20 @@ local search only; each block also builds its ant, and the whole generation loop
 device: gpu/colony.py), all with identical results.
 `iterations` counts local-search iterations over all ants (IT_TOTAL of the paper).
 """
-from functools import partial
+import copy
 
+import numba
 import numpy as np
 from numba import njit, prange
 
 from .. import rng
-from ..errors import LsbenchError
+from ..backends.cpu import use_threads
+from ..interfaces import Engine, SearchResult
+from ..params import Param
 from ..neighborhoods import index_to_pair
 from ..problems.base import serial_and_parallel
 from ..problems.qap import permuted_distances, all_deltas, qap_cost, swap_and_update
-from .common import Trajectory
+from .common import Stop, Trajectory
 from .tabu import rots_chunk, rots_expiry
 
 NO_AGE_ASPIRATION = np.int64(1) << np.int64(40)
@@ -193,7 +196,23 @@ def host_generations(problem, batch, colony, ants, costs, tau, best, best_sol, l
 
 
 class CunningAntSystem:
+    """The colony's rules and parameters; a colony engine (HostColony, ParallelHostColony,
+    lsbench.gpu.colony.DeviceColony) runs its local searches and generations."""
+
     name = "cas"
+    problems = ("qap",)
+    parameters = (
+        Param("ants", int, "colony size m (default n; 4n for the real-life class tai*b)", low=1),
+        Param("rho", float, "pheromone persistence", default=0.5, low=0, high=1, open_high=True),
+        Param("gamma", float, "share of facilities an ant reassigns (default 0.4; 0.5 for tai*b)", low=0, high=1,
+              open_low=True),
+        Param("ls", str, "local search of each ant", default="tabu", choices=("tabu", "2opt")),
+        Param("ls_iterations", int, "local-search iterations per ant (default 16n for tabu, 4n for 2opt and tai*b)",
+              low=1),
+        Param("tenure", int, "Ro-TS tenure scale T: floor(T u^3) (default n)", low=1),
+        Param("p_best", float, "MAX-MIN AS's p_best for tau_min", default=0.005, low=0, high=1, open_low=True,
+              open_high=True),
+    )
 
     def __init__(self, ants=None, rho=0.5, gamma=None, ls="tabu", ls_iterations=None, tenure=None,
                  p_best=0.005):
@@ -203,54 +222,74 @@ class CunningAntSystem:
     def params(self, problem):
         n = problem.n
         real_life = problem.name.endswith("b") and problem.name.startswith("tai")  # class (iv) of the paper
-        if self.ls not in ("tabu", "2opt"):
-            raise LsbenchError(f"--param ls: tabu or 2opt, got {self.ls!r}")
+
         def given(value, default):
             return default if value is None else value
-        prm = {"ants": int(given(self.ants, 4 * n if real_life else n)), "rho": self.rho,
-               "gamma": float(given(self.gamma, 0.5 if real_life else 0.4)), "ls": self.ls,
-               "ls_iterations": int(given(self.ls_iterations, 4 * n if real_life or self.ls == "2opt" else 16 * n)),
-               "tenure": int(given(self.tenure, n)), "p_best": self.p_best}
-        checks = {"rho": 0 <= prm["rho"] < 1, "gamma": 0 < prm["gamma"] <= 1, "ants": prm["ants"] >= 1,
-                  "ls_iterations": prm["ls_iterations"] >= 1, "tenure": prm["tenure"] >= 1,
-                  "p_best": 0 < prm["p_best"] < 1}
-        bad = [name for name, ok in checks.items() if not ok]
-        if bad:
-            raise LsbenchError(f"--param {bad[0]}={prm[bad[0]]}: need 0 <= rho < 1, 0 < gamma <= 1, ants >= 1, "
-                               "ls_iterations >= 1, tenure >= 1, 0 < p_best < 1")
-        return prm
+        return {"ants": int(given(self.ants, 4 * n if real_life else n)), "rho": self.rho,
+                "gamma": float(given(self.gamma, 0.5 if real_life else 0.4)), "ls": self.ls,
+                "ls_iterations": int(given(self.ls_iterations, 4 * n if real_life or self.ls == "2opt" else 16 * n)),
+                "tenure": int(given(self.tenure, n)), "p_best": self.p_best}
 
-    def run(self, problem, nb, evaluator, stop, seed, progress=None):
-        if problem.kind != "qap":
-            raise LsbenchError("--algorithm cas: the cunning ant system is implemented for QAP")
-        if evaluator.name not in ("cpu", "cpu-parallel", "gpu-resident"):
-            raise LsbenchError(f"--algorithm cas runs on cpu, cpu-parallel or gpu-resident, not {evaluator.name}")
+    def run(self, problem, colony, stop, seed, progress=None):
+        """One colony from `seed`; `colony` runs the local searches and the generation loop."""
         prm = self.params(problem)
         n, m = problem.n, prm["ants"]
-        if evaluator.name == "gpu-resident":  # one thread block per ant's local search
-            batch = evaluator.local_search_batch
-        else:
-            batch = local_search_batch_parallel if evaluator.parallel else local_search_batch
-        # the one-core baseline (cpu) builds its ants on one core, the others on all of them
-        colony = construct_colony if evaluator.name == "cpu" else construct_colony_parallel
         state = rng.new_state(seed)
         traj = Trajectory()
         ants = np.array([rng.permutation(state, n) for _ in range(m)])
         costs = np.empty(m, dtype=np.int64)
-        seeds = draw_seeds(state, m)
-        batch(problem.a, problem.at, problem.b, ants, seeds, costs, prm["ls_iterations"], prm["tenure"],
-              prm["ls"] == "tabu")
+        colony.local_search(ants, draw_seeds(state, m), costs, prm)
         ls_iters = m * prm["ls_iterations"]
         k = int(np.argmin(costs))
         best, best_sol = int(costs[k]), ants[k].copy()
         traj.improved(ls_iters, best)
         tau = np.full((n, n), 1.0 / ((1.0 - prm["rho"]) * max(best, 1)))  # tau_0 = tau_max
-        if evaluator.name == "gpu-resident":  # the colony on the device, the host only queues generations
-            generations = evaluator.generations
-        else:
-            generations = partial(host_generations, problem, batch, colony)
-        generation, ls_iters, best, best_sol = generations(ants, costs, tau, best, best_sol, ls_iters, state, prm,
-                                                           stop, traj, progress)
-        return {"best_objective": best, "best_solution": best_sol, "iterations": ls_iters,
-                "evaluations": ls_iters * (n * (n - 1) // 2), "trajectory": traj.points,
-                "params": {**prm, "generations": generation}, "final_objective": int(costs.min())}
+        generation, ls_iters, best, best_sol = colony.generations(ants, costs, tau, best, best_sol, ls_iters, state,
+                                                                  prm, stop, traj, progress)
+        return SearchResult(best, best_sol, ls_iters, ls_iters * (n * (n - 1) // 2), traj.points,
+                            {**prm, "generations": generation}, int(costs.min()), seed)
+
+
+class HostColony(Engine):
+    """cas on one core: ants built and their local searches run in turn (the baseline)."""
+
+    name = "cpu"
+    problems = ("qap",)
+    parallel = False
+
+    def __init__(self, problem, neighbourhood, search, params, threads=None):
+        self.problem, self.search = problem, search
+        if self.parallel:
+            use_threads(threads)
+        self.batch = local_search_batch_parallel if self.parallel else local_search_batch
+        self.colony = construct_colony_parallel if self.parallel else construct_colony
+
+    def local_search(self, ants, seeds, costs, prm):
+        """Each ant's local search from its own stream state seeds[k]; ants become their bests."""
+        pr = self.problem
+        self.batch(pr.a, pr.at, pr.b, ants, seeds, costs, prm["ls_iterations"], prm["tenure"], prm["ls"] == "tabu")
+
+    def generations(self, *colony):
+        return host_generations(self.problem, self.batch, self.colony, *colony)
+
+    def run(self, seeds, stop, progress=None):
+        return [self.search.run(self.problem, self, stop, seed, progress) for seed in seeds]
+
+    def warm_up(self, seed, iterations):
+        """The colony's own size (a GPU kernel's shape follows it), short local searches, the start
+        batch and `iterations` generations."""
+        if not iterations:
+            return
+        warm = copy.copy(self.search)
+        warm.ls_iterations = 2
+        warm.run(self.problem, self, Stop(iterations=(iterations + 1) * 2 * warm.params(self.problem)["ants"]), seed)
+
+    def describe(self):
+        return {"backend": self.name, "threads": numba.get_num_threads() if self.parallel else 1}
+
+
+class ParallelHostColony(HostColony):
+    """cas on all cores: ants built and their local searches run in parallel, same results."""
+
+    name = "cpu-parallel"
+    parallel = True

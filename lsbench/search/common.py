@@ -41,6 +41,22 @@ class Stop:
                 or (self.target is not None and best <= self.target))
 
 
+class ChunkLength:
+    """Iterations per compiled or on-device chunk: doubled while a chunk takes under 20 ms, so that
+    clock checks and host round trips stay a small share of the time; never above `cap`."""
+
+    def __init__(self, first, cap, grow=True):
+        self.length, self.cap, self.grow = first, cap, grow
+
+    def next(self, stop, done, moves):
+        """The next chunk's iterations, cut to what the budget leaves (see Stop.chunk)."""
+        return stop.chunk(done, min(self.length, self.cap), moves)
+
+    def took(self, seconds):
+        if self.grow and seconds < 0.02:
+            self.length = min(self.length * 2, self.cap)
+
+
 @dataclass
 class Trajectory:
     """[iteration, seconds, objective] at each improvement of the best solution."""

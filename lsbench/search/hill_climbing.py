@@ -3,8 +3,10 @@ import numpy as np
 from numba import njit
 
 from .. import rng
+from ..interfaces import DEVICE_SELECT, SearchResult, plain
+from ..params import Param
 from .common import Trajectory, start_solution
-from .tabu import MODE_ARGMIN, _plain
+from .tabu import MODE_ARGMIN
 
 
 @njit(cache=True)
@@ -15,6 +17,8 @@ def best_move(deltas):
 
 class HillClimbing:
     name = "hc"
+    parameters = (Param("restarts", bool, "restart from a random solution at a local optimum (else stop)",
+                        default=True),)
 
     def __init__(self, restarts=True):
         self.restarts = restarts
@@ -25,12 +29,12 @@ class HillClimbing:
         sol = start_solution(problem, state, self)
         current = problem.objective(sol)
         best, best_sol = current, sol.copy()
-        traj.improved(0, _plain(best))
+        traj.improved(0, plain(best))
         evaluator.reset(sol)
         it = evals = restarts = 0
         while not stop.reached(it, evals, traj.elapsed(), best):
             it += 1
-            if getattr(evaluator, "device_reduction", False):
+            if DEVICE_SELECT in evaluator.capabilities:
                 k, delta, _ = evaluator.select(MODE_ARGMIN, it, current, best)
             else:
                 deltas = evaluator.evaluate()
@@ -50,10 +54,8 @@ class HillClimbing:
                 break
             if current < best:
                 best, best_sol = current, sol.copy()
-                traj.improved(it, _plain(best))
+                traj.improved(it, plain(best))
             if progress:
-                progress.tick(it, _plain(best), _plain(current))
-        return {"best_objective": _plain(best), "best_solution": best_sol, "iterations": it,
-                "evaluations": evals, "trajectory": traj.points,
-                "params": {"restarts": bool(self.restarts), "restarts_done": restarts},
-                "final_objective": _plain(current)}
+                progress.tick(it, plain(best), plain(current))
+        return SearchResult(plain(best), best_sol, it, evals, traj.points,
+                            {"restarts": bool(self.restarts), "restarts_done": restarts}, plain(current))

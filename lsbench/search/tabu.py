@@ -11,9 +11,11 @@ from numba import njit
 
 from .. import rng
 from ..errors import LsbenchError
+from ..interfaces import COMPILED_LOOP, DEVICE_SELECT, SearchResult, plain
 from ..neighborhoods import index_to_pair
+from ..params import Param
 from ..problems.qap import swap_and_update
-from .common import Trajectory, start_solution
+from .common import ChunkLength, Trajectory, start_solution
 
 _BIG = np.iinfo(np.int64).max
 
@@ -120,6 +122,12 @@ class TabuSearch:
     """Tabu search over any evaluator (backend)."""
 
     name = "tabu"
+    parameters = (
+        Param("tenure", int, "fixed tenure (default: the neighbourhood's, e.g. 7 for TSP, 10 for PFSP)", low=0),
+        Param("tenure_min", int, "tenure drawn per move in [tenure_min, tenure_max]", low=0),
+        Param("tenure_max", int, "see tenure_min", low=0),
+        Param("aspiration", bool, "a tabu move that beats the best found is allowed", default=True),
+    )
 
     def __init__(self, tenure=None, tenure_min=None, tenure_max=None, aspiration=True):
         self.tenure = tenure
@@ -155,7 +163,7 @@ def _tabu_loop(problem, nb, evaluator, stop, rng_state, sol, prm, progress):
     evaluator.reset(sol)
     memory = nb.tabu_memory()
     flags = np.zeros(nb.size, dtype=np.bool_)
-    on_device = getattr(evaluator, "device_reduction", False)
+    on_device = DEVICE_SELECT in evaluator.capabilities
     if on_device:
         evaluator.init_tabu(memory)
     it = evals = 0
@@ -185,24 +193,18 @@ def _tabu_loop(problem, nb, evaluator, stop, rng_state, sol, prm, progress):
         current = current + delta if problem.integer else problem.objective(sol)
         if current < best:
             best, best_sol = current, sol.copy()
-            traj.improved(it, _plain(best))
+            traj.improved(it, plain(best))
             if prm["aspiration"]:
                 aspiration_value = best
         if progress:
-            progress.tick(it, _plain(best), _plain(current))
-    return {"best_objective": _plain(best), "best_solution": best_sol, "iterations": it,
-            "evaluations": evals, "trajectory": traj.points, "params": prm,
-            "final_objective": _plain(current)}
-
-
-def _plain(x):
-    return int(x) if isinstance(x, (np.integer, int)) else float(x)
+            progress.tick(it, plain(best), plain(current))
+    return SearchResult(plain(best), best_sol, it, evals, traj.points, prm, plain(current))
 
 
 @njit(cache=True)
 def rots_chunk(a, at, bp, bpt, p, delta, expiry, expiry_t, rng_state, it0, n_iter, current, best, best_sol,
                tenure_min, tenure_max, aspiration, target, improve_it, improve_obj, tenure_cube=0):
-    """Fused CPU Ro-TS: `n_iter` iterations from iteration it0+1, all in compiled code.
+    """Compiled CPU Ro-TS loop: `n_iter` iterations from iteration it0+1, all in compiled code.
 
     Returns (iterations done, current, best, improvements recorded). Stops early at `target`.
     """
@@ -239,6 +241,13 @@ class RobustTabuSearch:
     """
 
     name = "rots"
+    problems = ("qap",)
+    parameters = (
+        Param("tenure_min", int, "tenure drawn per move in [tenure_min, tenure_max] (default 0.9n)", low=0),
+        Param("tenure_max", int, "default 1.1n", low=0),
+        Param("aspiration", int, "a move is aspired when one of its assignments was last forbidden this many "
+              "iterations ago (default 2n^2)", low=0),
+    )
 
     def __init__(self, tenure_min=None, tenure_max=None, aspiration=None):
         self.tenure_min = tenure_min
@@ -262,8 +271,8 @@ class RobustTabuSearch:
             raise LsbenchError(f"instance {problem.name}: move costs may exceed 2^59, beyond Ro-TS's key range")
         state = rng.new_state(seed)
         sol = start_solution(problem, state, self)
-        if getattr(evaluator, "fused", False):
-            return self._run_fused(problem, stop, state, sol, prm, progress)
+        if COMPILED_LOOP in evaluator.capabilities:
+            return self._run_compiled(problem, stop, state, sol, prm, progress)
         return self._run_evaluator(problem, neighbourhood, evaluator, stop, state, sol, prm, progress)
 
     def _run_evaluator(self, problem, nb, evaluator, stop, state, sol, prm, progress):
@@ -274,7 +283,7 @@ class RobustTabuSearch:
         evaluator.reset(sol)
         expiry = rots_expiry(problem.n)
         expiry_t = np.ascontiguousarray(expiry.T)
-        on_device = getattr(evaluator, "device_reduction", False)
+        on_device = DEVICE_SELECT in evaluator.capabilities
         if on_device:
             evaluator.init_tabu(expiry)
         it = evals = 0
@@ -303,11 +312,9 @@ class RobustTabuSearch:
                 traj.improved(it, int(best))
             if progress:
                 progress.tick(it, int(best), int(current))
-        return {"best_objective": int(best), "best_solution": best_sol, "iterations": it,
-                "evaluations": evals, "trajectory": traj.points, "params": prm,
-                "final_objective": int(current)}
+        return SearchResult(int(best), best_sol, it, evals, traj.points, prm, int(current))
 
-    def _run_fused(self, problem, stop, state, sol, prm, progress):
+    def _run_compiled(self, problem, stop, state, sol, prm, progress):
         traj = Trajectory()
         nb = problem.neighbourhood("swap")
         current = problem.objective(sol)
@@ -318,12 +325,11 @@ class RobustTabuSearch:
         expiry_t = np.ascontiguousarray(expiry.T)
         target = np.int64(stop.target) if stop.target is not None else np.int64(-_BIG)
         it = evals = 0
-        chunk = 64
-        chunk_cap = 1 << 16
-        imp_it = np.empty(chunk_cap, dtype=np.int64)
-        imp_obj = np.empty(chunk_cap, dtype=np.int64)
+        chunks = ChunkLength(64, 1 << 16)
+        imp_it = np.empty(chunks.cap, dtype=np.int64)
+        imp_obj = np.empty(chunks.cap, dtype=np.int64)
         while not stop.reached(it, evals, traj.elapsed(), best):
-            n_iter = stop.chunk(it, min(chunk, chunk_cap), nb.size)
+            n_iter = chunks.next(stop, it, nb.size)
             t0 = traj.elapsed()
             done, current, best, n_imp = rots_chunk(
                 problem.a, problem.at, bp, bpt, sol, delta, expiry, expiry_t, state, it, n_iter, current, best, best_sol,
@@ -333,10 +339,7 @@ class RobustTabuSearch:
                 traj.improved(imp_it[m], int(imp_obj[m]), seconds=t1)
             it += done
             evals += done * nb.size
-            if t1 - t0 < 0.02:  # grow chunks until one takes ~20 ms: clock checks stay cheap
-                chunk = min(chunk * 2, chunk_cap)
+            chunks.took(t1 - t0)
             if progress:
                 progress.tick(it, int(best), int(current))
-        return {"best_objective": int(best), "best_solution": best_sol, "iterations": it,
-                "evaluations": evals, "trajectory": traj.points, "params": prm,
-                "final_objective": int(current)}
+        return SearchResult(int(best), best_sol, it, evals, traj.points, prm, int(current))

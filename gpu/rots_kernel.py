@@ -1,4 +1,4 @@
-"""Device-resident robust tabu search for QAP (`--backend gpu-resident`): the fast path.
+"""The device-resident robust tabu search kernel for QAP (`--backend gpu-resident`), per shape.
 
 One thread block per search, the whole Ro-TS loop on the GPU (Tsutsui & Fujimoto's MATA design):
 - the cost in symmetric form where one matrix is symmetric (one product per term), seen through
@@ -21,135 +21,20 @@ One thread block per search, the whole Ro-TS loop on the GPU (Tsutsui & Fujimoto
 K searches (seeds s..s+K-1) run as K blocks; the host launches chunks of iterations and reads back
 only the best values, improvements and, at the end, the best solutions. One search gives exactly
 the trajectory of `lsbench run --algorithm rots --backend cpu` with the same seed.
+The shape comes from gpu/rots_plan.py; the host side is gpu/rots_engine.py.
 """
-import time
-
 import numpy as np
-from numba import config, cuda, int16, int32, int64, uint8, uint32
+from numba import cuda, int16, int32, int64, uint8, uint32
 
 from lsbench import rng
-from lsbench.errors import LsbenchError
-from lsbench.problems.qap import qap_costs
-from lsbench.search.common import Stop, Trajectory
 
-from . import device_name, require
-from .launch import PreparedLauncher
+from .device import mix64
+from .rots_plan import ON_CHIP, SHUFFLE
 
-SHUFFLE = not config.ENABLE_CUDASIM  # the simulator has no warp shuffles
 FULL = 0xFFFFFFFF
-STATIC_SHARED_CAP = 48 * 1024  # above this a kernel must opt in to more dynamic shared memory
-SIM_SHARED_BYTES = 64 * 1024  # what the simulator pretends a block may have
-ON_CHIP = ("delta", "matrix", "tabu_age", "flows", "tabu")  # per-block tables, most used first
-IMPROVEMENT_CAP = 1 << 12  # improvements recorded per chunk (chunks are no longer than this)
 NO_MOVE = -1  # PEND: no swap waiting to be folded into the delta table
 
 _kernels = {}
-
-
-def symmetric_form(a, b):
-    """(A, B, general) with the same move costs, written with one symmetric matrix: when a is
-    symmetric the cost is sum a_ij (b_pipj + b_pjpi) / 2, so B = b + b^T and A = a (and the other
-    way round); a move then costs one product per k instead of two. `general`: neither is."""
-    a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
-    if np.array_equal(a, a.T):
-        return a, b + b.T, False
-    if np.array_equal(b, b.T):
-        return a + a.T, b, False
-    return a, b, True
-
-
-def shared_bytes_per_block():
-    """The most shared memory one block may opt in to on this device (227 KB on an H100)."""
-    if config.ENABLE_CUDASIM:
-        return SIM_SHARED_BYTES
-    dev = cuda.get_current_device()
-    try:
-        return int(dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-    except (AttributeError, KeyError):
-        return STATIC_SHARED_CAP
-
-
-def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), cluster=1, split=None):
-    """Kernel shape for an instance: integer widths (checked bounds), which per-search tables live
-    in the block's dynamic shared memory (the rest in global memory), threads per block, lanes per
-    O(n) recomputation and blocks per search (a cluster: the moves split between its blocks).
-    `split`: the block's first `split` threads only recompute, the others only update in O(1)
-    (separate warps, as MATA: the two phases overlap); 0 (default): every thread does both. `global_only`
-    keeps tables off chip (tests reach those paths)."""
-    n = problem.n
-    if cluster not in (1, 2, 4, 8, 16):
-        raise LsbenchError(f"--param cluster: blocks per search must be 1, 2, 4, 8 or 16, got {cluster}")
-    if cluster > 1 and not SHUFFLE:
-        raise LsbenchError("--param cluster: thread block clusters run on the GPU only, not in the simulator")
-    A, B, general = symmetric_form(problem.a, problem.b)
-    largest = max(int(np.abs(A).max()), int(np.abs(B).max()))
-    if largest >= 1 << 31:
-        raise LsbenchError(f"instance {problem.name}: flows/distances exceed 32 bits")
-    moves = n * (n - 1) // 2
-    index_bits = 2 * max(1, (n - 1).bit_length())  # a move (i, j) in a key: i, then j (the index order)
-    bound = problem.swap_delta_bound()
-    wide = bound >= (1 << 31) - 1
-    narrow = bound < 1 << 29  # a move's class and biased delta fit one 32-bit word
-    if wide and bound >= 1 << (60 - index_bits):  # a key holds class, delta and move index in 63 bits
-        raise LsbenchError(f"instance {problem.name}: move costs may exceed 2^{60 - index_bits}, beyond "
-                           "gpu-resident's key range (use --backend cpu)")
-    if threads is None:
-        threads = 32 if config.ENABLE_CUDASIM else (512 if moves > 2048 else 256)
-    if threads % 32 or not 32 <= threads <= 1024:
-        raise LsbenchError(f"--param block: threads per search must be a multiple of 32 in 32..1024, got {threads}")
-    items = -(-(2 * n - 3) // cluster)  # O(n) recomputations per block and iteration
-    split = split or 0  # separate warps measured slower on an H100, with and without clusters
-    if split % 32 or not 0 <= split < threads:
-        raise LsbenchError(f"--param split: recomputing threads must be a multiple of 32 below {threads}, got {split}")
-    workers = split or threads  # threads that recompute
-    owners = threads - split  # threads that own moves
-    if group is None and cluster > 1:  # a cluster: as many lanes as one round of the block's share allows
-        group = 1
-        while group < 32 and 2 * group * items <= workers:
-            group *= 2
-    if group is None:  # lanes per O(n) sum: about 50 terms each (measured best for tai100a)
-        group = 1
-        while group < 32 and group * 64 < n:
-            group *= 2
-    if not SHUFFLE:
-        group = 1
-    if group not in (1, 2, 4, 8, 16, 32):
-        raise LsbenchError(f"--param group: lanes per recomputation must be a power of two up to 32, got {group}")
-    # bytes (0..255) where the symmetric form allows: a move's O(n) sum then takes four terms an
-    # instruction (dp4a, below); the simulator's NumPy scalars do not widen before arithmetic: it
-    # keeps everything 64-bit
-    small = not general and min(int(A.min()), int(B.min())) >= 0 and largest < 1 << 8
-    data_bits = 64 if config.ENABLE_CUDASIM else (8 if small else 16 if largest < 1 << 15 else 32)
-    stride = -(-n // 4) * 4  # the flow and permuted-distance matrices' rows: whole 32-bit words
-    delta_bytes = 8 if wide else 4
-    static = n * (12 + (4 if general else 2) * delta_bytes) + (threads if config.ENABLE_CUDASIM else 32) * 8
-    static += 2 * 8 * cluster * (threads // 32)  # a cluster's keys
-    budget = (shared_limit or shared_bytes_per_block()) - static - 1024  # the system keeps 1 KB a block
-    per_block = -(-moves // cluster)  # block b of a search's cluster owns moves b B .. b B + B - 1
-    per_thread = -(-per_block // owners)
-    if per_thread > 2:  # odd: a warp's threads, Q moves apart, meet no bank conflicts (2: two-way, kept)
-        per_thread |= 1
-    slots = per_thread * owners  # per-move tables (see slot in the kernel)
-    budget -= (4 if general else 2) * per_thread * delta_bytes  # the update vectors' tails (kernel)
-    sizes = {"delta": (slots, delta_bytes), "matrix": (n * stride, data_bits // 8), "tabu_age": (slots, 4),
-             "flows": (n * stride, data_bits // 8), "tabu": (n * n, 4)}
-    shared, layout, used = {}, {}, 0
-    for name in ON_CHIP:
-        count, item = sizes[name]
-        size = -(-count * item // 8) * 8  # each table starts 8-byte aligned
-        shared[name] = name not in global_only and used + size <= budget
-        if shared[name]:
-            layout[name] = used // item  # element offset in a view of its type
-            used += size
-    if cluster > 1 and not (shared["delta"] and shared["tabu_age"]):
-        raise LsbenchError(f"instance {problem.name}: a cluster search needs its move tables in shared memory, "
-                           f"which do not fit in {budget} bytes (use --param cluster=1)")
-    diagonal = bool(np.diagonal(problem.a).any() and np.diagonal(problem.b).any())
-    # dp4a reads four bytes of a row from shared memory at once: both matrices on chip, on a device
-    dp4a = data_bits == 8 and shared["matrix"] and shared["flows"]
-    return {"n": n, "stride": stride, "dp4a": dp4a, "moves": moves, "per_block": per_block, "cluster": cluster, "split": split, "slots": slots, "index_bits": index_bits, "wide": wide, "narrow": narrow, "threads": threads,
-            "group": group, "general": general, "diagonal": diagonal, "data_bits": data_bits, "shared": shared, "layout": layout,
-            "dynamic_shared_bytes": used}
 
 
 def kernel_for(shape):
@@ -215,7 +100,7 @@ def _make_kernel(shape):
     DMIN = np.int64(-(1 << 63)) if shape["wide"] else np.int64(-(1 << 31))
     BPT = {8: uint8, 16: int16, 32: int32, 64: int64}[shape["data_bits"]]
     U = np.uint64  # unsigned indices: no negative-index wraparound code
-    GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+    GOLDEN = rng.GOLDEN
 
     if SHUFFLE:
         from .intrinsics import warp_min_u32
@@ -506,13 +391,13 @@ def _make_kernel(shape):
             free[q] = 0
         for i in range(N):
             cs += GOLDEN
-            if np.float64(_mix(cs) >> np.uint64(11)) * (1.0 / 9007199254740992.0) < gamma:
+            if np.float64(mix64(cs) >> np.uint64(11)) * (1.0 / 9007199254740992.0) < gamma:
                 free[p[i]] = 1
                 todo[m] = i
                 m += 1
         for t in range(m - 1, 0, -1):
             cs += GOLDEN
-            u = np.int64((_mix(cs) >> np.uint64(11)) % np.uint64(t + 1))
+            u = np.int64((mix64(cs) >> np.uint64(11)) % np.uint64(t + 1))
             x = todo[t]
             todo[t] = todo[u]
             todo[u] = x
@@ -528,7 +413,7 @@ def _make_kernel(shape):
             for loc in range(N4, N):
                 total += TAU[row + U(loc)] * np.float64(free[loc])
             cs += GOLDEN
-            x = np.float64(_mix(cs) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
+            x = np.float64(mix64(cs) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
             chosen = np.int32(-1)
             last = np.int32(-1)
             for b in range(0, N4, 4):
@@ -648,8 +533,8 @@ def _make_kernel(shape):
             it32 = np.int32(it)
             kb = NO_KEY
             if tid == T - 1:  # the next move's two tenures, off the critical path (read after the barrier)
-                ten[0] = _tenure(_mix(state + GOLDEN), tenure_min, tenure_max, tenure_cube)
-                ten[1] = _tenure(_mix(state + GOLDEN + GOLDEN), tenure_min, tenure_max, tenure_cube)
+                ten[0] = _tenure(mix64(state + GOLDEN), tenure_min, tenure_max, tenure_cube)
+                ten[1] = _tenure(mix64(state + GOLDEN + GOLDEN), tenure_min, tenure_max, tenure_cube)
             # -- the 2n-3 moves touching the last swap: O(n) each, G lanes splitting the sum (MATA)
             for rnd in range(RROUNDS if moved else 0):  # item: the cluster's lane groups, blocks interleaved
                 if warp * 32 >= RT or rnd * NG * C + (warp * 32 // G) * C + rank >= ITEMS:  # no move left (uniform)
@@ -865,301 +750,3 @@ def rebase_kernel(expiries, by):
     row = cuda.blockIdx.x
     for k in range(cuda.threadIdx.x, expiries.shape[1], cuda.blockDim.x):
         expiries[row, k] = max(expiries[row, k] - by, EXPIRED)
-
-
-@cuda.jit(device=True, inline=True)
-def _mix(z):
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-class ResidentRots:
-    """Runs K Ro-TS searches on the GPU, one block each; `run` returns one result per search in the
-    format of the CPU searches (best, best solution, trajectory, iterations, ...)."""
-
-    def __init__(self, problem, prm, threads=None, group=None, global_only=(), max_registers=None,
-                 shared_limit=None, cluster=None, split=None):
-        """`global_only`: names of per-search tables kept in global memory even where they would fit
-        in shared memory (tests reach the global-memory paths on small instances with it);
-        `cluster`: blocks per search (a thread block cluster, GPU only); `split`: see plan."""
-        require("gpu-resident")
-        self.problem, self.prm = problem, prm
-        self.options = (threads, group, shared_limit, tuple(global_only), max_registers, cluster, split)
-        self._buffers = None  # (K, device state of K searches)
-        # copies up, the kernel and the copy down queue on one stream from pinned memory: the host
-        # waits once a chunk (other copies, on the default stream, wait for it as they always do)
-        self.stream = cuda.stream()
-        self._configure(1)
-        n = problem.n
-        A, B, general = symmetric_form(problem.a, problem.b)
-        data = {8: np.uint8, 16: np.int16, 32: np.int32, 64: np.int64}[self.shape["data_bits"]]
-        self.data_dtype = data
-
-        def padded(m):
-            """m's rows padded with zeros to whole 32-bit words (the kernel's row stride)."""
-            rows = np.zeros((n, self.shape["stride"]), dtype=data)
-            rows[:, :n] = m
-            return rows.ravel()
-        self.A = cuda.to_device(padded(A))
-        self.AT = cuda.to_device(padded(A.T) if general else A[:1, :1].ravel().astype(data))
-        self.B = cuda.to_device(B.ravel().astype(data))
-        self.adiag = cuda.to_device(np.diagonal(problem.a).astype(np.int64))
-        self.bdiag = cuda.to_device(np.diagonal(problem.b).astype(np.int64))
-        i, j = np.triu_indices(n, 1)  # row-major upper triangle: the pair numbering of neighborhoods.py
-        self.pairs = cuda.to_device(((i << 16) | j).astype(np.int32))
-        self.delta_dtype = np.int64 if self.shape["wide"] else np.int32
-
-    def _configure(self, searches):
-        """The kernel shape for K searches. Unless the caller fixed it: on a large instance, up to one
-        search per 16 SMs of a Hopper GPU, a cluster of 16 blocks of 256 threads each (latency: on
-        tai100a 448k it/s against 429k with 8 blocks, one H100 run); up to one search per SM, one large block
-        each with every table on chip; more searches, two blocks per SM with
-        the tabu matrix in global memory (throughput) -- the best shapes measured on an H100 for
-        tai100a (benchmarks/results/gpu_resident-*.json); beyond two per SM, four smaller ones, so
-        that a cas colony of 4n ants runs in one wave."""
-        threads, group, shared_limit, global_only, regs, cluster, split = self.options
-        if cluster and threads is None:
-            threads = 256
-        if threads is None and shared_limit is None and regs is None and not config.ENABLE_CUDASIM:
-            from .cluster import supported
-            dev = cuda.get_current_device()
-            large = self.problem.n * (self.problem.n - 1) // 2 > 2048
-            if cluster is None and large and searches * 16 <= dev.MULTIPROCESSOR_COUNT and supported():
-                threads, cluster = 256, 16
-            elif searches <= dev.MULTIPROCESSOR_COUNT:
-                threads = 1024 if large else 256
-            else:  # as many blocks per SM as one wave of all the searches needs: 2, else 4
-                per_sm = 2 if searches <= 2 * dev.MULTIPROCESSOR_COUNT else 4
-                threads = 1024 // per_sm if large else 256
-                regs = 65536 // (per_sm * threads) // 8 * 8
-                shared_limit = int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // per_sm - 2048
-        self.shape = plan(self.problem, threads, group, shared_limit, global_only, cluster or 1, split)
-        if regs is None and not config.ENABLE_CUDASIM:  # a block of T threads must fit one SM
-            regs = min(255, 65536 // self.shape["threads"] // 8 * 8)
-        self.shape["max_registers"] = regs
-        self.kernel = kernel_for(self.shape)
-        if self.shape["cluster"] > 1:
-            from .cluster import supported
-            if not supported():
-                raise LsbenchError("--param cluster: thread block clusters need a GPU of compute capability 9.0 or later")
-        self.launch = PreparedLauncher(self.kernel, self.shape["cluster"])
-
-    def run(self, seeds, stop, progress=None, chunk=None):
-        """K = len(seeds) Ro-TS searches, each exactly the CPU search with its seed."""
-        pr = self.problem
-        states, sols = [], []
-        for seed in seeds:  # exactly the CPU search's start: permutation, then tenures from that stream
-            st = rng.new_state(seed)
-            sols.append(pr.random_solution(st))
-            states.append(st[0])
-        prm = self.prm
-        return self._search(sols, states, stop, prm["tenure_min"], prm["tenure_max"], prm["aspiration"], 0,
-                            progress, chunk)
-
-    def local_search_batch(self, a, at, b, sols, seeds, costs, iterations, tenure, use_tabu):
-        """lsbench.search.cas.local_search_batch on the GPU, one block per ant: Ro-TS from each of
-        `sols` with stream state seeds[q], tenure floor(tenure u^3), no aspiration by age, for
-        `iterations`; each ant becomes its best solution, `costs` their costs."""
-        if not use_tabu:
-            raise LsbenchError("--backend gpu-resident: cas runs its tabu local search on the GPU (ls=tabu), not 2opt")
-        from lsbench.search.cas import NO_AGE_ASPIRATION
-        best, best_sol = self._search(sols, seeds, Stop(iterations=iterations), 0, 0, int(NO_AGE_ASPIRATION),
-                                      int(tenure), lean=True)
-        sols[:] = best_sol
-        costs[:] = best
-
-    def colony_batch(self, donors, tau, gamma, colony_seeds, seeds, costs, iterations, tenure):
-        """lsbench.search.cas.construct_colony then local_search_batch, both on the GPU: block q
-        builds its ant from donors[q] with stream state colony_seeds[q] and pheromone tau (the host
-        sends the donors and tau, not the ants: no colony work on the host), then runs its tabu
-        search; returns the ants after their local searches, `costs` their costs."""
-        from lsbench.search.cas import NO_AGE_ASPIRATION
-        best, best_sol = self._search(donors, seeds, Stop(iterations=iterations), 0, 0, int(NO_AGE_ASPIRATION),
-                                      int(tenure), lean=True, colony=(float(gamma), colony_seeds, tau))
-        costs[:] = best
-        return best_sol
-
-    def _search(self, sols, states, stop, tenure_min, tenure_max, aspiration, tenure_cube, progress=None,
-                chunk=None, lean=False, colony=None):
-        """K searches from `sols` with stream states `states`. `lean` (a cas generation): no
-        trajectories, chunks as long as allowed, only the bests come back. `colony` = (gamma, stream
-        states, pheromone matrix): each block first builds its cas ant from sols[q] (colony_batch)."""
-        pr = self.problem
-        nb = pr.neighbourhood("swap")
-        K = len(sols)
-        sols = np.array(sols, dtype=np.int64)
-        # the start costs: the kernel's first chunk computes them (and the whole start state) itself;
-        # a recorded search also needs them here, for its trajectory and a target reached at once
-        curs = np.full(K, np.iinfo(np.int64).max) if lean else qap_costs(pr.a, pr.b, sols)
-        P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, TAU = \
-            self._state_buffers(K)
-        (up, host_up), (down, host_down) = self._transfers
-        host_up["P"][:] = sols
-        host_up["STATE"][:, 0] = states
-        host_up["ACTIVE"][:] = 1
-        gamma = -1.0  # no ant to build
-        if colony:
-            gamma, host_up["STATE"][:, 1], host_up["TAU"][:] = colony[0], colony[1], np.ravel(colony[2])
-        up.copy_to_device(host_up["all"], stream=self.stream)  # the starts and stream states in one copy
-        target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
-        trajs = None if lean else [Trajectory() for _ in range(K)]
-        for q in range(0 if lean else K):
-            trajs[q].improved(0, int(curs[q]))
-        its = np.zeros(K, dtype=np.int64)
-        best = curs.copy()
-        finished = np.zeros(K, dtype=bool)
-        step = chunk or (4 if config.ENABLE_CUDASIM else (IMPROVEMENT_CAP if lean else 256))
-        t_start = time.perf_counter()
-        it = 0
-        base = 0  # the kernels count iterations from base (see rebase_kernel)
-        kernel_s = 0.0
-        while not stop.reached(it, it * nb.size, time.perf_counter() - t_start, int(best.max())):
-            n_iter = stop.chunk(it, min(step, IMPROVEMENT_CAP), nb.size)
-            if it - base >= REBASE_AT:  # tabu expiries are 32-bit: shift the clock, keep every comparison
-                for expiries in (EX, OLDG):
-                    rebase_kernel[expiries.shape[0], self.shape["threads"]](expiries, REBASE_BY)
-                base += REBASE_BY
-            t0 = time.perf_counter()
-            self.launch_chunk(K, (tenure_min, tenure_max, aspiration, target, it - base, n_iter, tenure_cube,
-                                  1 if it == 0 else 0), gamma)
-            if lean:  # the bests and the best solutions in one copy, the only wait of a generation
-                down.copy_to_host(host_down["all"], stream=self.stream)
-                self.stream.synchronize()
-                best = host_down["BEST"].copy()
-            else:
-                best = BEST.copy_to_host()
-            if lean:  # a cas generation: only the bests come back
-                nimp = done = np.zeros(K, dtype=np.int64)
-            else:
-                nimp, done = NIMP.copy_to_host(), DONE.copy_to_host()
-            nimp[finished] = 0  # a finished search's block returned at once: its counts are stale
-            t1 = time.perf_counter()
-            kernel_s += t1 - t0
-            if nimp.any():
-                rows = int(nimp.max())
-                imp_it, imp_obj = IMP_IT[:rows].copy_to_host(), IMP_OBJ[:rows].copy_to_host()
-                for q in np.flatnonzero(nimp):
-                    for m in range(nimp[q]):  # stamped at the end of their chunk, as the fused CPU loop
-                        trajs[q].improved(base + int(imp_it[m, q]), int(imp_obj[m, q]), seconds=t1 - t_start)
-            its += np.where(finished, 0, done)
-            if (best <= target).any() and not finished[best <= target].all():
-                finished |= best <= target
-                ACTIVE.copy_to_device(np.where(finished, 0, 1).astype(np.int32))
-            it += n_iter
-            if finished.all():
-                break
-            if t1 - t0 < 0.02 and not config.ENABLE_CUDASIM:
-                step = min(step * 2, IMPROVEMENT_CAP)
-            if progress:
-                progress.tick(it, int(best.min()))
-        if it == 0:  # stopped before the first chunk (a target met at the start): the start is the result
-            best = cur = qap_costs(pr.a, pr.b, sols)
-            best_sol = sols
-        else:
-            best_sol = (host_down["BEST_SOL"] if lean else BEST_SOL.copy_to_host()).astype(np.int64)
-            cur = None if lean else CUR.copy_to_host()  # a cas generation keeps only the bests
-        self.kernel_s = kernel_s
-        self.loop_s = time.perf_counter() - t_start  # the search loop, without the one-off set-up
-        if lean:
-            return best, best_sol
-        prm = {"tenure_min": tenure_min, "tenure_max": tenure_max, "aspiration": aspiration}
-        if tenure_cube:
-            prm["tenure_cube"] = tenure_cube
-        return [{"best_objective": int(best[q]), "best_solution": best_sol[q], "iterations": int(its[q]),
-                 "evaluations": int(its[q]) * nb.size, "trajectory": trajs[q].points, "params": prm,
-                 "final_objective": int(cur[q])} for q in range(K)]
-
-    def launch_chunk(self, K, scalars, gamma):
-        """Queues one chunk of the K searches on self.stream: `scalars` = (tenure_min, tenure_max,
-        aspiration, target, first iteration - base, iterations, tenure_cube, fresh), `gamma` < 0: no
-        cas ant to build. The launch is kept in last_launch (benchmarks/profile_cas.py reruns it)."""
-        *bufs, TAU = self._state_buffers(K)
-        args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.pairs, *bufs, *scalars, TAU, gamma)
-        self.last_launch = (K * self.shape["cluster"], self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
-        self.launch(*self.last_launch, stream=self.stream)
-
-    def _state_buffers(self, K):
-        """The device state of K searches, allocated once per K (a cas colony reuses it every
-        generation) for the kernel shape of K searches."""
-        if self._buffers is not None and self._buffers[0] == K:
-            return self._buffers[1]
-        self._configure(K)
-        n = self.problem.n
-        slots = self.shape["slots"]
-        blocks = K * self.shape["cluster"]  # the tables: one row per block
-        # STATE[q]: the search's stream state, and the stream state its cas ant is built from
-        # ACTIVE[q]: 0 once search q (or its cas colony) has reached its target: its blocks return at once
-        up, host_up = _packed({"STATE": ((K, 2), np.uint64), "P": ((K, n), np.int32), "TAU": ((n * n,), np.float64),
-                               "ACTIVE": ((K,), np.int32)})
-        down, host_down = _packed({"BEST": ((K,), np.int64), "BEST_SOL": ((K, n), np.int32)})
-        self._transfers = ((up["all"], host_up), (down["all"], host_down))
-        bufs = (up["P"], cuda.device_array((blocks, slots), dtype=self.delta_dtype),
-                cuda.device_array((blocks, n * self.shape["stride"]), dtype=self.data_dtype),
-                cuda.device_array((blocks, n * self.shape["stride"] if self.shape["general"] else 1),
-                                  dtype=self.data_dtype),
-                cuda.device_array((blocks, slots), dtype=np.int32), cuda.device_array((blocks, n * n), dtype=np.int32),
-                cuda.device_array(K, dtype=np.int64), up["STATE"], cuda.device_array(K, dtype=np.int64),
-                down["BEST"], down["BEST_SOL"],
-                cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64),  # [m, search]: read back by rows
-                cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64), cuda.device_array(K, dtype=np.int64),
-                cuda.device_array(K, dtype=np.int64), up["ACTIVE"], up["TAU"])
-        self._buffers = (K, bufs)
-        return bufs
-
-    def describe(self):
-        return {"backend": "gpu-resident", "device": device_name(), "blocks_per_search": self.shape["cluster"],
-                "recomputing_threads": self.shape["split"] or self.shape["threads"],
-                "threads_per_block": self.shape["threads"], "lanes_per_recomputation": self.shape["group"],
-                "delta_bits": 64 if self.shape["wide"] else 32, "data_bits": self.shape["data_bits"],
-                "dp4a_sums": self.shape["dp4a"],
-                "symmetric_form": not self.shape["general"], "max_registers": self.shape["max_registers"],
-                "in_shared_memory": [k for k in ON_CHIP if self.shape["shared"][k]],
-                "dynamic_shared_bytes": self.shape["dynamic_shared_bytes"]}
-
-
-def _packed(fields):
-    """Arrays {name: (shape, dtype)} laid out one after another (each 8-byte aligned) in one device
-    buffer and in one pinned host buffer, "all" the whole buffer: a generation's few small arrays
-    move in one copy each way (pinned: no staging; separate copies cost ~100 us each on an H100
-    host). Returns (device views, host views)."""
-    offsets, size = {}, 0
-    for name, (shape, dtype) in fields.items():
-        offsets[name] = size
-        size += -(-int(np.prod(shape)) * np.dtype(dtype).itemsize // 8) * 8
-    dev, host = {"all": cuda.device_array(size, np.uint8)}, {"all": cuda.pinned_array(size, np.uint8)}
-    for name, (shape, dtype) in fields.items():
-        end = offsets[name] + int(np.prod(shape)) * np.dtype(dtype).itemsize
-        dev[name] = dev["all"][offsets[name]:end].view(dtype).reshape(shape)
-        host[name] = host["all"][offsets[name]:end].view(dtype).reshape(shape)
-    return dev, host
-
-
-class ResidentLocalSearch:
-    """`--algorithm cas --backend gpu-resident`: the whole colony runs on the GPU, one thread block
-    per ant, which builds its ant from its donor and the pheromone matrix and then runs the tabu
-    search; the pheromone update and the choice of the next donors are kernels too (gpu/colony.py).
-    Same results as cas on `cpu`."""
-    name = "gpu-resident"
-    parallel = False
-    fused = False
-
-    def __init__(self, block=None):
-        self.threads = None if block is None else int(block)
-
-    def bind(self, problem, nb):
-        if problem.kind != "qap":
-            raise LsbenchError("--backend gpu-resident: cas runs on QAP only")
-        self.engine = ResidentRots(problem, {}, threads=self.threads)
-        self.local_search_batch = self.engine.local_search_batch
-        self.colony_batch = self.engine.colony_batch
-        return self
-
-    def generations(self, *colony):
-        """lsbench.search.cas.host_generations with the colony on the GPU (gpu/colony.py)."""
-        from .colony import run_generations
-        return run_generations(self.engine, *colony)
-
-    def describe(self):
-        return {**self.engine.describe(), "model": "cas: one block per ant builds it and runs its tabu search; "
-                                                   "pheromone update and selection on the GPU too"}

@@ -16,9 +16,12 @@ import time
 import numpy as np
 
 from lsbench.errors import LsbenchError
+from lsbench.interfaces import Evaluator
 from lsbench.neighborhoods import split_rows
+from lsbench.params import Param
 
 from . import TimeSplit, cores_per_process
+from .cow import WORKER_TIMEOUT
 
 
 def _evaluate_slice(nb, solution, lo, hi, threads):
@@ -32,8 +35,6 @@ def _evaluate_slice(nb, solution, lo, hi, threads):
         nb.evaluate_rows(solution, lo, hi, out, parallel=threads > 1)
     return out[starts[lo]:starts[hi]], time.perf_counter() - t
 
-
-SLURM_OPTIONS = ("slurm_host", "slurm_partition", "slurm_account", "slurm_memory", "slurm_walltime")
 
 
 def slurm_cluster(threads=None, slurm_host=None, slurm_partition=None, slurm_account=None, slurm_memory="4GB",
@@ -95,18 +96,24 @@ def start_client(workers=None, scheduler=None, threads=None, allowed_failures=No
     return Client(cluster), cluster
 
 
-class GridEvaluator:
+class DaskGridEvaluator(Evaluator):
+    """The `grid` backend (Luong et al.'s grid baseline): the neighbourhood split over Dask workers."""
+
     name = "grid"
     parallel = True
-    fused = False
+    parameters = (
+        WORKER_TIMEOUT,
+        Param("workers", int, "Dask workers of the LocalCluster the run starts (or SLURM jobs)", default=2, low=1),
+        Param("scheduler", str, "join this Dask scheduler (tcp://HOST:PORT), or 'slurm' for workers as SLURM jobs"),
+        Param("slurm_host", str, "the workers' network interface or address, e.g. interface:ib0"),
+        Param("slurm_partition", str, "SLURM partition of the worker jobs"),
+        Param("slurm_account", str, "SLURM account of the worker jobs"),
+        Param("slurm_memory", str, "memory per worker job", default="4GB"),
+        Param("slurm_walltime", str, "wall time per worker job", default="01:00:00"),
+    )
 
-    def __init__(self, workers=2, scheduler=None, threads=None, worker_timeout=120.0, **options):
-        self.slurm = {k: options.pop(k) for k in SLURM_OPTIONS if k in options}
-        unknown = options
-        if unknown:
-            raise LsbenchError(f"--param {', '.join(unknown)}: not a parameter of the grid backend")
-        if float(worker_timeout) <= 0:
-            raise LsbenchError(f"--param worker_timeout: must be positive, got {worker_timeout}")
+    def __init__(self, workers=2, scheduler=None, threads=None, worker_timeout=120.0, **slurm):
+        self.slurm = slurm
         self.workers_wanted, self.scheduler, self.threads = workers, scheduler, threads
         self.worker_timeout = float(worker_timeout)
         self.timer = TimeSplit()
@@ -203,6 +210,9 @@ class GridEvaluator:
                     cluster.close(timeout=10)
             except Exception:
                 pass  # shutting down after a failure: the error already said what went wrong
+
+    def reset_timers(self):
+        self.timer = TimeSplit()
 
     def describe(self):
         return {"backend": self.name, "workers": len(self.addresses), "threads_per_worker": self.threads,

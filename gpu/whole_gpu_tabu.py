@@ -1,6 +1,6 @@
-"""Grid-wide device-resident tabu search for large neighbourhoods (`--backend gpu-resident
---algorithm tabu` on TSP swap / 2-opt and PPP Hamming-1/2/3), and the host's chunk driver that
-every whole-GPU search shares.
+"""A tabu search spread over the whole GPU for large neighbourhoods (`--backend gpu-resident
+--algorithm tabu` on TSP swap / 2-opt and PPP Hamming-1/2/3): one cooperative grid, not the Dask
+`grid` backend.
 
 One search over the whole GPU, one cooperative kernel per chunk of iterations, nothing copied
 between iterations. Each iteration has two grid-wide phases:
@@ -18,24 +18,22 @@ the search's SplitMix64 stream: one search gives exactly the trajectory of `lsbe
 --algorithm tabu --backend cpu` with the same seed. Under the simulator (one block per grid) the
 block plays several `virtual` blocks in turn, so the two-stage reduction is still exercised.
 """
-import time
 
 import numpy as np
 from numba import config, cuda, int64, uint64
 
 from lsbench import rng
 from lsbench.errors import LsbenchError
-from lsbench.search.common import Trajectory, start_solution
+from lsbench.params import Param
+from lsbench.search.common import start_solution
 
 from . import device as dv
 from . import device_name, require
+from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, STATE_FIELDS, WholeGpuEngine, load_state,
+                     run_chunks, save_state)
 from .kernels import block_min, key_less
-from .resident import IMPROVEMENT_CAP
 
 SIM = config.ENABLE_CUDASIM
-MAX_THREADS = 1024
-NO_ASPIRATION = -(np.int64(1) << np.int64(62))
-STATE_FIELDS = 5  # iteration, current, best, improvements recorded, error (device state disagrees)
 TSP_SWAP, TSP_TWO_OPT = 0, 1
 
 
@@ -73,22 +71,6 @@ def publish(red_c, red_d, red_r, red_i, WC, WD, WR, WI, v, tid, T, bc, bd, br, b
 
 
 @cuda.jit(device=True, inline=True)
-def save_state(STATE, RNG, it, current, best, n_imp, state):
-    """The search's state at the end of a chunk, for the host and the next chunk (one thread)."""
-    STATE[0] = it
-    STATE[1] = current
-    STATE[2] = best
-    STATE[3] = n_imp
-    RNG[0] = state
-
-
-@cuda.jit(device=True, inline=True)
-def load_state(STATE, RNG):
-    """(stream state, current, best) where the last chunk's save_state left them."""
-    return RNG[0], STATE[1], STATE[2]
-
-
-@cuda.jit(device=True, inline=True)
 def flip_indices(idx, n, k):
     """PPP Hamming-k move idx as the bits it flips (k1, k2, k3), -1 for the ones it has not."""
     if k == 1:
@@ -104,7 +86,7 @@ def next_tenure(state, tenure_min, tenure_max):
     """(state, tenure): rng.between(state, tenure_min, tenure_max) when they differ."""
     if tenure_max == tenure_min:
         return state, int64(tenure_min)
-    state += dv._GOLDEN
+    state += dv.GOLDEN
     return state, tenure_min + int64((dv.mix64(state) >> uint64(11)) % uint64(tenure_max - tenure_min + 1))
 
 
@@ -144,7 +126,7 @@ def tsp_tabu_kernel(D, TOUR, FWD, BWD, EDGE, EXP, WC, WD, WR, WI, STATE, RNG, BE
             if b == 0 and tid == 0:
                 STATE[4] = it
             break
-        state += dv._GOLDEN
+        state += dv.GOLDEN
         tie_key = dv.mix64(state)
         asp = best if use_aspiration else NO_ASPIRATION
         # -- evaluate: a grid-stride share of the moves per thread, stage one per block
@@ -240,7 +222,7 @@ def ppp_tabu_kernel(A, TH, X, Y, HIST, SCRATCH, EXP, WC, WD, WR, WI, STATE, RNG,
         it += 1
         old = (it - 1) % 2
         x = X[old]
-        state += dv._GOLDEN
+        state += dv.GOLDEN
         tie_key = dv.mix64(state)
         asp = best if use_aspiration else NO_ASPIRATION
         for v in range(b, V, G):
@@ -264,12 +246,10 @@ def ppp_tabu_kernel(A, TH, X, Y, HIST, SCRATCH, EXP, WC, WD, WR, WI, STATE, RNG,
         new = it % 2
         current += delta
         improved = current < best
-        c1 = -2 * (2 * x[k1] - 1)  # lsbench.problems.ppp.flip_bits
-        c2 = 0 if k2 < 0 else -2 * (2 * x[k2] - 1)
-        c3 = 0 if k3 < 0 else -2 * (2 * x[k3] - 1)
+        c1, c2, c3 = dv.flip_signs(x, k1, k2, k3)
         for j in range(b * T + tid, m, G * T):  # Y and its histogram in place: row j is this thread's
             was = Y[j]
-            now = dv.ppp_row_after(A, Y, j, k1, k2, k3, c1, c2, c3)
+            now = dv.row_after_flip(A, Y, j, k1, k2, k3, c1, c2, c3)
             if now != was:
                 if 0 <= was < n1:
                     cuda.atomic.add(HIST, was, -1)
@@ -301,49 +281,7 @@ def ppp_tabu_kernel(A, TH, X, Y, HIST, SCRATCH, EXP, WC, WD, WR, WI, STATE, RNG,
         save_state(STATE, RNG, it, current, best, n_imp, state)
 
 
-def run_chunks(launch, STATE, IMP_IT, IMP_OBJ, BEST_SOL, stop, moves, start_objective, prm, progress=None, chunk=None,
-               what="gpu-resident"):
-    """The host side of a whole-GPU search: launch chunks of iterations (`launch(it, n_iter, target)`),
-    each as long as the budget allows and doubling while a chunk takes under 20 ms; read back only
-    the state and the improvements. Returns (the search's result as the CPU search returns it,
-    seconds in kernels)."""
-    target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
-    traj = Trajectory()
-    traj.improved(0, int(start_objective))
-    step = chunk or (2 if SIM else 16)
-    it = 0
-    best = start_objective
-    t_start = traj.start
-    kernel_s = 0.0
-    while not stop.reached(it, it * moves, time.perf_counter() - t_start, best):
-        n_iter = stop.chunk(it, min(step, IMPROVEMENT_CAP), moves)
-        t0 = time.perf_counter()
-        launch(it, n_iter, target)
-        st = STATE.copy_to_host()
-        t1 = time.perf_counter()
-        kernel_s += t1 - t0
-        if st[4]:
-            raise LsbenchError(f"{what}: the device's incremental state disagrees with the tracked objective at "
-                               f"iteration {int(st[4])} (internal error)")
-        if st[3]:
-            imp_it, imp_obj = IMP_IT[:st[3]].copy_to_host(), IMP_OBJ[:st[3]].copy_to_host()
-            for q in range(int(st[3])):
-                traj.improved(int(imp_it[q]), int(imp_obj[q]), seconds=t1 - t_start)
-        it, best = int(st[0]), int(st[2])
-        if best <= target:
-            break
-        if t1 - t0 < 0.02 and not SIM:
-            step = min(step * 2, IMPROVEMENT_CAP)
-        if progress:
-            progress.tick(it, best, int(st[1]))
-    st = STATE.copy_to_host()
-    result = {"best_objective": int(st[2]), "best_solution": BEST_SOL.copy_to_host().astype(np.int64),
-              "iterations": it, "evaluations": it * moves, "trajectory": traj.points, "params": dict(prm),
-              "final_objective": int(st[1])}
-    return result, kernel_s
-
-
-class ResidentGridTabu:
+class WholeGpuTabu:
     """Tabu search over a large neighbourhood (TSP swap / 2-opt, PPP Hamming-k) as one cooperative
     kernel over the whole GPU; `run` returns what `lsbench.search.tabu.TabuSearch.run` returns on
     the CPU with the same seed. `blocks`: blocks of the reduction (default: as many as are resident
@@ -454,3 +392,15 @@ class ResidentGridTabu:
         return {"backend": "gpu-resident", "device": device_name(),
                 "model": f"one {self.nb.name} tabu search over the whole GPU (cooperative kernel, grid-wide "
                          "two-stage reduction)", **(self.shape or {})}
+
+
+class WholeGpuTabuEngine(WholeGpuEngine):
+    problems = ("tsp", "ppp")
+    parameters = (
+        Param("block", int, "threads per block (default 1024, fewer where the kernel needs it)", low=32, high=1024),
+        Param("blocks", int, "blocks of the cooperative grid (default: as many as fit at once)", low=1),
+    )
+
+    def build(self, problem, neighbourhood, prm, params):
+        return WholeGpuTabu(problem, neighbourhood, prm, threads=params.get("block"), blocks=params.get("blocks"))
+
