@@ -12,6 +12,7 @@ import statistics
 import threading
 import time
 import traceback
+from dataclasses import replace
 
 from lsbench.errors import LsbenchError
 from lsbench.records import host_info, versions, write_atomic
@@ -26,11 +27,11 @@ def under_mpi():
                                                           "MPI_LOCALNRANKS", "SLURM_NTASKS"))
 
 
-def _one(run_kwargs, seed):
+def _one(spec, seed):
     """One search; never raises: a failure comes back as {'seed', 'error'}."""
-    from lsbench.runner import run_one
+    from lsbench.runner import run
     try:
-        return run_one(**{**run_kwargs, "seed": seed, "out": None, "progress": False})
+        return run(replace(spec, seed=seed, out=None))
     except Exception as e:  # a failed search is reported, the others go on
         msg = str(e) if isinstance(e, LsbenchError) else f"{type(e).__name__}: {e}"
         return {"seed": seed, "error": msg, "traceback": traceback.format_exc(limit=3)}
@@ -39,9 +40,9 @@ def _one(run_kwargs, seed):
 class Collector:
     """Writes records as they arrive and keeps the summary file current."""
 
-    def __init__(self, out_dir, seeds, run_kwargs, via, workers):
+    def __init__(self, out_dir, seeds, spec, via, workers, exchange_every=0):
         self.out_dir, self.seeds, self.via, self.workers = out_dir, seeds, via, workers
-        self.run_kwargs = {k: v for k, v in run_kwargs.items() if k not in ("data", "progress")}
+        self.spec, self.exchange_every = spec, exchange_every
         self.results = {}
         self.t0 = time.perf_counter()
         os.makedirs(out_dir, exist_ok=True)
@@ -64,7 +65,7 @@ class Collector:
         failed = [{"seed": s, "error": r["error"]} for s, r in sorted(self.results.items()) if "error" in r]
         wall = time.perf_counter() - self.t0
         out = {"searches": len(self.seeds), "seeds": self.seeds, "via": self.via, "workers": self.workers,
-               "run": self.run_kwargs, "completed": len(done), "failed": failed,
+               "run": {**self.spec.as_record(), "exchange_every": self.exchange_every}, "completed": len(done), "failed": failed,
                "pending": [s for s in self.seeds if s not in self.results], "wall_s": round(wall, 3),
                "host": host_info(), "versions": versions()}
         if done:
@@ -83,7 +84,7 @@ class Collector:
                         "busiest_placement_s": round(span, 6),
                         "search_iterations_per_s": {s: r["iterations_per_s"] for s, r in sorted(done.items())},
                         "placements": {s: r.get("placement") for s, r in sorted(done.items())}})
-            target = self.run_kwargs.get("target")
+            target = self.spec.stop.target
             if target is not None:
                 hits = [next((t for _i, t, obj in r["trajectory"] if obj <= target), None) for r in done.values()]
                 reached = [t for t in hits if t is not None]
@@ -95,24 +96,37 @@ class Collector:
         write_atomic(os.path.join(self.out_dir, "summary.json"), self.summary())
 
 
-def run_multistart(run_kwargs, searches, seed, out_dir, via="auto", workers=None, scheduler=None, exchange_every=0):
+def run_multistart(spec, searches, out_dir, via="auto", workers=None, scheduler=None, exchange_every=0):
+    """K = `searches` runs of `spec` with seeds spec.seed .. spec.seed + K - 1."""
     if searches < 1:
         raise LsbenchError(f"--searches: must be at least 1, got {searches}")
     if via == "auto":
         via = "mpi" if under_mpi() else ("dask" if workers or scheduler else "local")
-    seeds = list(range(seed, seed + searches))
+    check_output_folder(out_dir)
+    seeds = list(range(spec.seed, spec.seed + searches))
     if exchange_every:
-        return _islands(run_kwargs, seeds, out_dir, via, exchange_every)
+        return _islands(spec, seeds, out_dir, via, exchange_every)
     if via == "mpi":
-        return _over_mpi(run_kwargs, seeds, out_dir)
+        return _over_mpi(spec, seeds, out_dir)
     if via == "dask":
-        return _over_dask(run_kwargs, seeds, out_dir, workers, scheduler)
+        return _over_dask(spec, seeds, out_dir, workers, scheduler)
     if via != "local":
         raise LsbenchError(f"--via: unknown {via!r} (known: auto, local, mpi, dask)")
-    col = Collector(out_dir, seeds, run_kwargs, "local", 1)
+    col = Collector(out_dir, seeds, spec, "local", 1)
     for s in seeds:
-        col.add(s, _one(run_kwargs, s), host_info()["hostname"])
+        col.add(s, _one(spec, s), {"host": host_info()["hostname"]})
     return col.summary()
+
+
+def check_output_folder(out_dir):
+    """Refuse, before any search, an --out-dir that cannot hold the records."""
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise LsbenchError(f"--out-dir {out_dir}: exists and is not a directory")
+    parent = os.path.abspath(out_dir)
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise LsbenchError(f"--out-dir {out_dir}: cannot write in {parent}")
 
 
 def _select_gpu(local_rank):
@@ -127,22 +141,22 @@ def _select_gpu(local_rank):
     return dev
 
 
-def _over_mpi(run_kwargs, seeds, out_dir):
+def _over_mpi(spec, seeds, out_dir):
     MPI = mpi("lsbench multistart --via mpi")
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
     local = comm.Split_type(MPI.COMM_TYPE_SHARED)
     local_rank = local.Get_rank()
     local.Free()
-    device = _select_gpu(local_rank) if str(run_kwargs.get("backend", "")).startswith("gpu") else None
+    device = _select_gpu(local_rank) if spec.backend.startswith("gpu") else None
     where = {"host": host_info()["hostname"], "rank": rank, "gpu": device,
              "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
     mine = [s for i, s in enumerate(seeds) if i % size == rank]
     if rank != 0:
         for s in mine:
-            comm.send((s, _one(run_kwargs, s), where), dest=0, tag=TAG_RESULT)
+            comm.send((s, _one(spec, s), where), dest=0, tag=TAG_RESULT)
         return None
-    col = Collector(out_dir, seeds, run_kwargs, "mpi", size)
+    col = Collector(out_dir, seeds, spec, "mpi", size)
     expected = len(seeds) - len(mine)
 
     def receive():  # records from the other ranks are written while rank 0 searches too
@@ -153,26 +167,26 @@ def _over_mpi(run_kwargs, seeds, out_dir):
     listener = threading.Thread(target=receive, daemon=True)
     listener.start()
     for s in mine:
-        col.add(s, _one(run_kwargs, s), where)
+        col.add(s, _one(spec, s), where)
     listener.join()
     return col.summary()
 
 
-def _run_on_worker(run_kwargs, seed):
+def _run_on_worker(spec, seed):
     import distributed
     where = {"host": host_info()["hostname"], "worker": distributed.get_worker().address}
-    return _one(run_kwargs, seed), where
+    return _one(spec, seed), where
 
 
-def _over_dask(run_kwargs, seeds, out_dir, workers, scheduler):
+def _over_dask(spec, seeds, out_dir, workers, scheduler):
     from distributed import as_completed
     from lsbench.hpc.dask_grid import start_client
     # a search whose worker dies is reported failed, not silently re-run elsewhere
     client, cluster = start_client(workers, scheduler, allowed_failures=0)
     try:
         n = len(client.scheduler_info()["workers"])
-        col = Collector(out_dir, seeds, run_kwargs, "dask", n)
-        futures = {client.submit(_run_on_worker, run_kwargs, s, pure=False, retries=0): s for s in seeds}
+        col = Collector(out_dir, seeds, spec, "dask", n)
+        futures = {client.submit(_run_on_worker, spec, s, pure=False, retries=0): s for s in seeds}
         for f in as_completed(list(futures)):
             s = futures[f]
             try:
@@ -188,14 +202,14 @@ def _over_dask(run_kwargs, seeds, out_dir, workers, scheduler):
 
 
 # -- cooperative variant: an island ring ----------------------------------------------------------
-def _islands(run_kwargs, seeds, out_dir, via, every):
+def _islands(spec, seeds, out_dir, via, every):
     """Searches in epochs of `every` iterations; after each, island i receives island i-1's best
     and starts its next epoch from it if it beats its own best, else from its own best. Epoch 0
     of island i is exactly the independent search with seed s_i. Over MPI, ranks exchange only
     the islands' best objectives and solutions (allgather), then the records go to rank 0."""
+    from lsbench import instances
     from lsbench.records import gap_percent, recheck
-    from lsbench import instances as registry
-    total = run_kwargs.get("iterations")
+    total = spec.stop.iterations
     if every < 1 or not total:
         raise LsbenchError("--exchange-every: needs a positive epoch length and --iterations (the budget per island)")
     if via not in ("local", "mpi"):
@@ -215,7 +229,7 @@ def _islands(run_kwargs, seeds, out_dir, via, every):
         bests = []
         for i in mine:
             seed = seeds[i] if e == 0 else seeds[i] * 1_000_003 + e  # a fresh stream per epoch
-            rec = _epoch(run_kwargs, seed, budget, starts[i])
+            rec = _epoch(spec, seed, budget, starts[i])
             merged[i] = _merge(merged[i], rec)
             bests.append((i, merged[i]["best_objective"], merged[i]["best_solution"]))
         everyone = [b for part in comm.allgather(bests) for b in part] if comm else bests
@@ -234,8 +248,7 @@ def _islands(run_kwargs, seeds, out_dir, via, every):
     for i in mine:
         rec = merged[i]
         if prob is None:
-            prob = registry.load(run_kwargs["instance"], run_kwargs.get("problem"), run_kwargs.get("data"),
-                                 run_kwargs.get("problem_params"))
+            prob = instances.load(spec.instance, spec.problem, spec.data_dir, spec.problem_params)
         rec["best_objective"] = recheck(prob, prob.solution_from_list(rec["best_solution"]), rec["best_objective"])
         rec["gap_percent"] = gap_percent(rec["best_objective"], rec["bks"])
         rec["seed"] = seeds[i]
@@ -247,16 +260,16 @@ def _islands(run_kwargs, seeds, out_dir, via, every):
         if rank != 0:
             return None
         finals = [f for part in gathered for f in part]
-    col = Collector(out_dir, seeds, {**run_kwargs, "exchange_every": every}, f"{via}-islands", size)
+    col = Collector(out_dir, seeds, spec, f"{via}-islands", size, every)
     for s, rec, where in sorted(finals, key=lambda f: f[0]):
         col.add(s, rec, where)
     return col.summary()
 
 
-def _epoch(run_kwargs, seed, iterations, start):
-    from lsbench.runner import run_one
-    return run_one(**{**run_kwargs, "seed": seed, "iterations": iterations, "out": None, "progress": False,
-                      "initial": start})
+def _epoch(spec, seed, iterations, start):
+    from lsbench.runner import run
+    return run(replace(spec, seed=seed, stop=replace(spec.stop, iterations=iterations), out=None,
+                       initial=None if start is None else tuple(int(v) for v in start)))
 
 
 def _merge(acc, rec):

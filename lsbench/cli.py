@@ -84,7 +84,8 @@ def cmd_multistart(args):
             + (f", best {summary['best_objective']} (seed {summary['best_seed']}), median "
                f"{summary['median_objective']}, {summary['aggregate_iterations_per_s']:.1f} iterations/s in all"
                if summary["completed"] else "")
-            + (f"; FAILED seeds {[f['seed'] for f in summary['failed']]}" if summary["failed"] else "")
+            + ("; FAILED " + "; ".join(f"seed {f['seed']}: {f['error']}" for f in summary["failed"])
+               if summary["failed"] else "")
             + f" -> {args.out_dir}/summary.json")
     print(line)
     return 0 if not summary["failed"] else 1

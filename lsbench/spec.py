@@ -42,6 +42,26 @@ class RunSpec:
         """Every resolved parameter in one dict (the record's `params` adds the search's own)."""
         return {**self.problem_params, **self.algorithm_params, **self.backend_params}
 
+    def command_line(self):
+        """The `lsbench run` arguments that rebuild this spec (output path excepted)."""
+        args = ["--problem", self.problem, "--instance", self.instance, "--algorithm", self.algorithm,
+                "--backend", self.backend, "--neighbourhood", self.neighbourhood, "--seed", str(self.seed)]
+        for key, value in vars(self.stop).items():
+            if value is not None:
+                args += [f"--{key}", repr(value) if isinstance(value, float) else str(value)]
+        for key, value in self.params().items():
+            value = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else value
+            args += ["--param", f"{key}={value}"]
+        if self.threads is not None:
+            args += ["--threads", str(self.threads)]
+        if self.searches != 1:
+            args += ["--searches", str(self.searches)]
+        if self.warmup != 2:
+            args += ["--warmup", str(self.warmup)]
+        if self.data_dir is not None:
+            args += ["--data-dir", self.data_dir]
+        return args
+
     def as_record(self):
         d = asdict(self)
         d["stop"] = {k: v for k, v in d["stop"].items() if v is not None}

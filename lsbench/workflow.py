@@ -81,25 +81,29 @@ def plan_runs(config, gpu_available):
                 for s in seed_list:
                     params = {**(config.get("grid_params") or {}), **b["params"]} if b["backend"] == "grid" \
                         else b["params"]  # grid_params: where grid runs find Dask (the SLURM profile)
-                    runs.append({**g, "instance": inst, "backend": b["backend"], "label": b["name"],
-                                 "backend_params": params, "ranks": b["ranks"], "seed": s,
-                                 "path": f"results/{exp}/runs/{g['name']}/{inst}/{b['name']}-s{s}.json"})
+                    path = f"results/{exp}/runs/{g['name']}/{inst}/{b['name']}-s{s}.json"
+                    spec = group_spec(g, inst, b["backend"], s, {**(g.get("params") or {}), **params}, path)
+                    runs.append({**g, "instance": inst, "backend": b["backend"], "label": b["name"], "spec": spec,
+                                 "ranks": b["ranks"], "seed": s, "path": path})
     return runs
 
 
+def group_spec(group, instance, backend, seed, params, out):
+    """The RunSpec of one run of a config group: the CLI's builder, so a bad value gets the CLI's
+    error line (with where it was written)."""
+    from .spec import build_spec
+    try:
+        return build_spec(str(instance), group["problem"], group["algorithm"], backend, group.get("neighbourhood"),
+                          seed, group.get("iterations"), group.get("evaluations"), group.get("seconds"),
+                          group.get("target"), params, out=out)
+    except LsbenchError as e:
+        raise LsbenchError(f"{e} (workflow config group {group['name']}, backend {backend})") from None
+
+
 def run_command(run, python, out):
-    cmd = [python, "-m", "lsbench", "run", "--problem", run["problem"], "--instance", str(run["instance"]),
-           "--algorithm", run["algorithm"], "--backend", run["backend"], "--seed", str(run["seed"]),
-           "--out", out]
-    if run.get("neighbourhood"):
-        cmd += ["--neighbourhood", run["neighbourhood"]]
-    for key in ("iterations", "evaluations", "seconds", "target"):
-        if run.get(key) is not None:
-            cmd += [f"--{key}", str(run[key])]
-    for k, v in {**(run.get("params") or {}), **(run.get("backend_params") or {})}.items():
-        v = ",".join(str(x) for x in v) if isinstance(v, (list, tuple)) else v
-        cmd += ["--param", f"{k}={v}"]
-    return " ".join(shlex.quote(c) for c in cmd)
+    """The `lsbench run` command line of a planned run (Snakemake's job)."""
+    args = [python, "-m", "lsbench", "run", *run["spec"].command_line(), "--out", out]
+    return " ".join(shlex.quote(str(c)) for c in args)
 
 
 def aggregate_records(paths, out):

@@ -48,9 +48,10 @@ def test_cpu_and_cpu_parallel_trajectories_are_identical(instance, algorithm, nb
     assert len(strip[0]) >= 2  # the search did improve: the comparison is not vacuous
 
 
-def test_fused_rots_equals_rots_over_the_evaluator_interface():
+def test_compiled_rots_loop_equals_rots_over_the_evaluator_interface():
     """`cpu` runs Ro-TS compiled end to end; the evaluator path must follow the same trajectory."""
     from lsbench import instances as registry
+    from lsbench.interfaces import COMPILED_LOOP
     from lsbench.registry import get_evaluator
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -59,11 +60,11 @@ def test_fused_rots_equals_rots_over_the_evaluator_interface():
     out = []
     for backend in ("cpu", "cpu-parallel"):
         ev = get_evaluator(backend).bind(p, nb)
-        assert ev.fused == (backend == "cpu")
+        assert (COMPILED_LOOP in ev.capabilities) == (backend == "cpu")
         out.append(RobustTabuSearch().run(p, nb, ev, Stop(iterations=2000), seed=11))
-    assert [t[::2] for t in out[0]["trajectory"]] == [t[::2] for t in out[1]["trajectory"]]
-    assert out[0]["final_objective"] == out[1]["final_objective"]
-    assert out[0]["iterations"] == out[1]["iterations"] == 2000
+    assert [t[::2] for t in out[0].trajectory] == [t[::2] for t in out[1].trajectory]
+    assert out[0].final_objective == out[1].final_objective
+    assert out[0].iterations == out[1].iterations == 2000
 
 
 def test_stop_criteria():

@@ -2,11 +2,16 @@
 import sys
 from pathlib import Path
 
+from lsbench.errors import LsbenchError
 from lsbench.workflow import GPU_BACKENDS, gpu_status, plan_runs, run_command
 
 EXPERIMENT = config["experiment"]
 GPU = gpu_status()
-RUNS = plan_runs(config, gpu_available=GPU["available"])
+try:  # every run's RunSpec is built (and checked) here, before any job starts
+    RUNS = plan_runs(config, gpu_available=GPU["available"])
+except LsbenchError as e:  # the CLI's error line, then out
+    print(f"lsbench: error: {e}", file=sys.stderr)
+    sys.exit(2)
 RUN_PATHS = {r["path"]: r for r in RUNS}
 # the MPI launcher beside this Python (the mpich wheel's), else the one on PATH; profiles may override
 MPIEXEC = str(Path(sys.executable).parent / "mpiexec") if (Path(sys.executable).parent / "mpiexec").exists() \

@@ -14,7 +14,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from lsbench.errors import LsbenchError  # noqa: E402
-from lsbench.runner import run_one  # noqa: E402
+from lsbench.runner import run  # noqa: E402
 from lsbench.workflow import gpu_status, plan_runs  # noqa: E402
 
 
@@ -29,21 +29,25 @@ def main():
     if args.seeds:
         for g in cfg["groups"]:
             g["seeds"] = args.seeds
-    runs = plan_runs(cfg, gpu_available=gpu_status()["available"])
+    try:
+        runs = plan_runs(cfg, gpu_available=gpu_status()["available"])
+    except LsbenchError as e:
+        print(f"lsbench: error: {e}", file=sys.stderr)
+        return 2
     t0 = time.time()
+    failed = 0
     for k, r in enumerate(runs, 1):
         if Path(r["path"]).exists():
             continue
         try:
-            rec = run_one(r["problem"], r["instance"], r["algorithm"], r["backend"], r.get("neighbourhood"), r["seed"],
-                          iterations=r.get("iterations"), evaluations=r.get("evaluations"), seconds=r.get("seconds"),
-                          target=r.get("target"), problem_params=r.get("params"),
-                          backend_params=r.get("backend_params"), out=r["path"])
+            rec = run(r["spec"])
         except LsbenchError as e:
-            print(f"{r['path']}: error: {e}", flush=True)
+            print(f"{r['path']}: lsbench: error: {e}", flush=True)
+            failed += 1
             continue
         print(f"[{k}/{len(runs)} {time.time() - t0:6.0f}s] {r['path']}: best {rec['best_objective']} "
               f"in {rec['wall_s']:.2f}s", flush=True)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
