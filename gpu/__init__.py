@@ -25,5 +25,5 @@ def available():
 def require(backend):
     """One error line, before any work, where `backend` needs a GPU this host lacks."""
     if not available():
-        raise LsbenchError(f"--backend {backend}: no usable CUDA GPU on this host (numba.cuda.is_available() is "
+        raise LsbenchError(f"--backend {backend}: no CUDA GPU on this host (numba.cuda.is_available() is "
                            "False; set NUMBA_ENABLE_CUDASIM=1 to run the kernels in Numba's simulator)")

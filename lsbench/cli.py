@@ -100,7 +100,7 @@ def describe_text(problem=None, algorithm=None, backend=None):
     """What runs where and every parameter that applies, from the registry and the declarations."""
     from . import registry
     from .problems import PROBLEMS
-    from .search import ALGORITHMS
+    from .registry import ALGORITHMS
     if problem is not None and problem not in PROBLEMS:
         raise LsbenchError(f"--problem: unknown problem {problem!r} (known: {', '.join(PROBLEMS)})")
     if algorithm is not None and algorithm not in ALGORITHMS:

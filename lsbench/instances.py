@@ -23,7 +23,8 @@ from .problems import PROBLEMS
 from .problems.base import sha256_of
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-MANIFEST = PROJECT_ROOT / "instances" / "manifest.csv"
+_INSTALLED_MANIFEST = Path(__file__).resolve().parent / "data" / "manifest.csv"  # pip install . puts it here
+MANIFEST = _INSTALLED_MANIFEST if _INSTALLED_MANIFEST.exists() else PROJECT_ROOT / "instances" / "manifest.csv"
 FOLDERS = {"qap": "qaplib", "tsp": "tsplib", "pfsp": "taillard_pfsp"}
 EXTENSIONS = {"qap": ".dat", "tsp": ".tsp", "pfsp": ".txt"}
 GENERATED_PATTERNS = {

@@ -10,7 +10,11 @@ import importlib
 
 from .errors import LsbenchError
 from .problems import PROBLEMS
-from .search import ALGORITHMS
+from .search.cas import CunningAntSystem
+from .search.hill_climbing import HillClimbing
+from .search.tabu import RobustTabuSearch, TabuSearch
+
+ALGORITHMS = {"tabu": TabuSearch, "rots": RobustTabuSearch, "hc": HillClimbing, "cas": CunningAntSystem}
 
 EVALUATORS = {
     "cpu": "lsbench.backends.cpu:CpuEvaluator",

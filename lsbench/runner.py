@@ -11,8 +11,7 @@ from .engines import SearchOverEvaluator
 from .errors import LsbenchError
 from .records import gap_percent, host_info, read_record, recheck, versions, write_atomic
 from .problems import PROBLEMS
-from .registry import EVALUATORS, engine_path, load_class
-from .search import ALGORITHMS
+from .registry import ALGORITHMS, EVALUATORS, engine_path, load_class
 from .search.common import Progress
 from .spec import build_spec
 

@@ -10,10 +10,10 @@ import os
 from dataclasses import asdict, dataclass, field
 
 from . import instances, registry
+from .registry import ALGORITHMS
 from .errors import LsbenchError
 from .params import resolve
 from .problems import PROBLEMS
-from .search import ALGORITHMS
 from .search.common import Stop
 
 ROLES = ("problem", "neighbourhood", "algorithm", "backend")

@@ -1,6 +1,2 @@
-"""Search algorithms, by the name used on the command line."""
-from .cas import CunningAntSystem
-from .hill_climbing import HillClimbing
-from .tabu import RobustTabuSearch, TabuSearch
-
-ALGORITHMS = {"tabu": TabuSearch, "rots": RobustTabuSearch, "hc": HillClimbing, "cas": CunningAntSystem}
+"""Search algorithms over the evaluator interface (tabu.py, hill_climbing.py) and the cas colony
+(cas.py); lsbench.registry lists them by their command-line names."""

@@ -1,0 +1,244 @@
+"""Command line: `lsbench instances|run|multistart|describe|verify ...`.
+
+Every user error ends with one line `lsbench: error: ...` on stderr and exit code 2.
+"""
+import argparse
+import sys
+
+from . import instances as registry
+from .errors import LsbenchError
+from .params import split_pairs
+
+
+def cmd_instances(args):
+    if args.action == "list":
+        rows = registry.entries(args.problem)
+        print(f"{'problem':8} {'name':12} {'size':>8} {'best known':>14} {'optimal':8} source")
+        for e in rows:
+            print(f"{e.problem:8} {e.name:12} {e.size:>8} {e.bks:>14} {e.optimal:8} {e.source_url}")
+        print(f"# {len(rows)} instances; generated families: PPP M-N[-sSEED], weierstrass-D, "
+              "rnd-pfsp-NxM-SEED, rnd-atsp-N-SEED, rnd-qap-N-SEED")
+        return 0
+    if args.action == "show":
+        if not args.names:
+            raise LsbenchError("instances show: give an instance name")
+        for name in args.names:
+            p = registry.load(name, args.problem, args.data_dir)
+            entry = registry.manifest().get(name)
+            print(f"{p.name} ({p.kind})")
+            for k, v in p.describe().items():
+                print(f"  {k}: {v}")
+            print(f"  best known value: {registry.bks_of(p)}"
+                  + (f" (optimal: {entry.optimal})" if entry else ""))
+            if entry:
+                print(f"  source: {entry.source_url}\n  sha256: {entry.sha256}")
+        return 0
+    if args.action == "fetch":
+        names = args.names or [e.name for e in registry.entries(args.problem)]
+        for name in names:
+            path = registry.fetch(name, args.data_dir, args.mirror)
+            print(f"{name}: {path}")
+        return 0
+    raise LsbenchError(f"instances: unknown action {args.action!r}")
+
+
+def spec_from_args(args, searches=1, out=None):
+    """The RunSpec of `run` and `multistart` (one builder for the CLI and the workflows)."""
+    from .spec import build_spec
+    params = split_pairs(args.param)
+    for option in ("workers", "scheduler"):  # grid's Dask options, also given as --workers/--scheduler
+        if getattr(args, option) is not None:
+            if args.backend != "grid" and args.command == "run":
+                raise LsbenchError(f"--{option}: only for --backend grid")
+            if args.backend == "grid":
+                params[option] = getattr(args, option)
+    return build_spec(args.instance, args.problem, args.algorithm, args.backend, args.neighbourhood,
+                      args.seed, args.iterations, args.evaluations, args.seconds, args.target, params,
+                      args.threads, searches, args.warmup, args.data_dir, out)
+
+
+def cmd_run(args):
+    from .runner import run
+    record = run(spec_from_args(args, args.searches, args.out), progress=not args.quiet)
+    if record is None:  # a COW worker rank: rank 0 reports
+        return 0
+    gap = record["gap_percent"]
+    print(f"{record['instance']} {record['algorithm']}/{record['backend']} seed {record['seed']}: "
+          f"best {record['best_objective']}" + (f" (gap {gap:.3f}% to {record['bks']})" if gap is not None else "")
+          + f", {record['iterations']} iterations in {record['wall_s']:.2f} s"
+          + (f" -> {args.out}" if args.out else ""))
+    return 0
+
+
+def cmd_multistart(args):
+    from .hpc.multistart import run_multistart
+    if args.backend in ("cow", "grid"):
+        raise LsbenchError(f"--backend {args.backend}: multistart runs whole searches on each rank or worker; "
+                           "use cpu, cpu-parallel or gpu there")
+    spec = spec_from_args(args)
+    summary = run_multistart(spec, args.searches, args.out_dir, args.via, args.workers, args.scheduler,
+                             args.exchange_every)
+    if summary is None:  # an MPI rank other than 0: rank 0 reports
+        return 0
+    line = (f"{summary['completed']}/{summary['searches']} searches done via {summary['via']}"
+            + (f", best {summary['best_objective']} (seed {summary['best_seed']}), median "
+               f"{summary['median_objective']}, {summary['aggregate_iterations_per_s']:.1f} iterations/s in all"
+               if summary["completed"] else "")
+            + ("; FAILED " + "; ".join(f"seed {f['seed']}: {f['error']}" for f in summary["failed"])
+               if summary["failed"] else "")
+            + f" -> {args.out_dir}/summary.json")
+    print(line)
+    return 0 if not summary["failed"] else 1
+
+
+def cmd_describe(args):
+    print(describe_text(args.problem, args.algorithm, args.backend))
+    return 0
+
+
+def describe_text(problem=None, algorithm=None, backend=None):
+    """What runs where and every parameter that applies, from the registry and the declarations."""
+    from . import registry
+    from .problems import PROBLEMS
+    from .registry import ALGORITHMS
+    if problem is not None and problem not in PROBLEMS:
+        raise LsbenchError(f"--problem: unknown problem {problem!r} (known: {', '.join(PROBLEMS)})")
+    if algorithm is not None and algorithm not in ALGORITHMS:
+        raise LsbenchError(f"--algorithm: unknown algorithm {algorithm!r} (known: {', '.join(ALGORITHMS)})")
+    if backend is not None and backend not in registry.BACKENDS:
+        raise LsbenchError(f"--backend: unknown backend {backend!r} (known: {', '.join(registry.BACKENDS)})")
+    rows = [c for c in registry.combinations() if (problem, algorithm, backend)[0] in (None, c[0])
+            and algorithm in (None, c[1]) and backend in (None, c[2])]
+    out = ["combinations (problem, algorithm, backend) that run:"]
+    for p in dict.fromkeys(r[0] for r in rows):
+        for a in dict.fromkeys(r[1] for r in rows if r[0] == p):
+            out.append(f"  {p:12} {a:5} {', '.join(r[2] for r in rows if r[:2] == (p, a))}")
+    sections = []
+    for p in dict.fromkeys(r[0] for r in rows):
+        pcls = PROBLEMS[p]
+        sections.append((f"problem {p} (neighbourhoods: {', '.join(pcls.neighbourhoods)}; default "
+                         f"{pcls.default_neighbourhood})", pcls.parameters))
+    for a in dict.fromkeys(r[1] for r in rows):
+        sections.append((f"algorithm {a}", ALGORITHMS[a].parameters))
+    owners = set()
+    for p, a, b in rows:
+        engine = registry.engine_path(a, b, p)
+        owner = engine or registry.EVALUATORS[b]
+        if owner in owners:
+            continue
+        owners.add(owner)
+        label = f"backend {b}" + (f" with --algorithm {a}" if engine else "") + f": {registry.BACKEND_HELP[b]}"
+        try:
+            params = registry.load_class(owner).parameters
+        except ImportError as e:
+            params, label = (), f"{label} (not installed here: {e.name})"
+        sections.append((label, params))
+    for section in sections:
+        out.append("")
+        out.append(section[0] + ":")
+        out.extend(f"  --param {p.describe()}" for p in section[1])
+        if not section[1]:
+            out.append("  (no parameters)")
+    return "\n".join(out)
+
+
+def cmd_verify(args):
+    from .runner import verify_record
+    for path in args.records:
+        msg = verify_record(path, args.data_dir)
+        print(f"{path}: OK {msg}")
+    return 0
+
+
+def add_search_arguments(p):
+    p.add_argument("--problem", help="qap, pfsp, tsp, ppp or weierstrass (needed with a file path)")
+    p.add_argument("--instance", required=True, help="known instance name or instance file path")
+    p.add_argument("--algorithm", default="tabu", help="tabu, rots (QAP), hc, cas (QAP); see `lsbench describe`")
+    p.add_argument("--neighbourhood", "--neighborhood", dest="neighbourhood")
+    p.add_argument("--backend", default="cpu", help="cpu, cpu-parallel, gpu, gpu-resident, cow (under mpiexec), "
+                   "grid (Dask)")
+    p.add_argument("--threads", type=int,
+                   help="threads for cpu-parallel (default: all cores), per rank/worker for cow and grid")
+    p.add_argument("--workers", type=int, help="Dask workers of the LocalCluster the run starts (default 2)")
+    p.add_argument("--scheduler", help="join this Dask scheduler (tcp://HOST:PORT) instead")
+    p.add_argument("--iterations", type=int)
+    p.add_argument("--evaluations", type=int)
+    p.add_argument("--seconds", type=float)
+    p.add_argument("--target", type=float, help="stop when the best objective is <= target")
+    p.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="problem, algorithm or backend parameter, e.g. tenure=7, objective=flowtime")
+    p.add_argument("--warmup", type=int, default=2,
+                   help="untimed iterations first (JIT compile, GPU launch tuning); 0 for none")
+    p.add_argument("--data-dir")
+
+
+class Parser(argparse.ArgumentParser):
+    """`lsbench run --help` ends with every --param, from the declarations (built only when asked)."""
+
+    parameters_in_help = False
+
+    def format_help(self):
+        return super().format_help() + ("\n" + describe_text() + "\n" if self.parameters_in_help else "")
+
+
+def build_parser():
+    ap = argparse.ArgumentParser(prog="lsbench", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    pi = sub.add_parser("instances", help="list, show or fetch benchmark instances")
+    pi.add_argument("action", choices=["list", "show", "fetch"])
+    pi.add_argument("names", nargs="*")
+    pi.add_argument("--problem")
+    pi.add_argument("--data-dir", help="instance data directory (default $LSBENCH_DATA or ./data/instances)")
+    pi.add_argument("--mirror", help="fetch from this local folder or base URL instead of the public source")
+    pi.set_defaults(func=cmd_instances)
+
+    pr = sub.add_parser("run", help="run one search and write its run record")
+    pr.parameters_in_help = True
+    add_search_arguments(pr)
+    pr.add_argument("--seed", type=int, default=1)
+    pr.add_argument("--searches", type=int, default=1,
+                    help="gpu-resident: K independent searches (seeds s..s+K-1) on the GPU at once")
+    pr.add_argument("--out", help="run record path (JSON, written atomically)")
+    pr.add_argument("--quiet", action="store_true", help="no progress lines")
+    pr.set_defaults(func=cmd_run)
+
+    pm = sub.add_parser("multistart", help="K independent searches over MPI ranks, Dask workers or here")
+    add_search_arguments(pm)
+    pm.add_argument("--searches", type=int, required=True, help="number of searches K (seeds s..s+K-1)")
+    pm.add_argument("--seed", type=int, default=1, help="first seed s")
+    pm.add_argument("--via", default="auto", choices=["auto", "local", "mpi", "dask"],
+                    help="auto: mpi under mpiexec/srun, dask with --workers/--scheduler, else local")
+    pm.add_argument("--exchange-every", type=int, default=0, metavar="E",
+                    help="cooperative islands: every E iterations each search passes its best to the next "
+                         "in a ring (0: independent searches, the default)")
+    pm.add_argument("--out-dir", required=True, help="folder for one record per search and summary.json")
+    pm.set_defaults(func=cmd_multistart)
+
+    pd = sub.add_parser("describe", help="which (problem, algorithm, backend) combinations run, and their --param keys")
+    pd.add_argument("--problem")
+    pd.add_argument("--algorithm")
+    pd.add_argument("--backend")
+    pd.set_defaults(func=cmd_describe)
+
+    pv = sub.add_parser("verify", help="re-check run records from scratch")
+    pv.add_argument("records", nargs="+")
+    pv.add_argument("--data-dir")
+    pv.set_defaults(func=cmd_verify)
+    return ap
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except LsbenchError as e:
+        print(f"lsbench: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("lsbench: interrupted; no record written", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

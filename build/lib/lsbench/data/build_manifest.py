@@ -1,0 +1,55 @@
+"""Rebuild instances/manifest.csv from a local copy of the public instance files.
+
+Usage: python instances/build_manifest.py ../shared/instances
+QAPLIB and TSPLIB rows take their sha256 from the files (copies of the public repositories named
+in source_url, pinned to a commit); Taillard rows are generated from the time seeds and their
+sha256 is that of the generated file text, which equals Taillard's published files.
+"""
+import csv
+import hashlib
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from lsbench.instances import MANIFEST, taillard_text  # noqa: E402
+from lsbench.problems.base import sha256_of  # noqa: E402
+from lsbench.problems.pfsp import PFSP  # noqa: E402
+from lsbench.problems.tsp import MAX_CITIES  # noqa: E402
+
+QAPLIB = "https://raw.githubusercontent.com/0816keisuke/qaplib/03ccda9f1d8bcc421e3a7eff936861fc73085594/instance/{0}/{0}.txt"
+TSPLIB = "https://raw.githubusercontent.com/pdrozdowski/TSPLib.Net/bf092e820c8d081a8eb3301b7d26b249d2f5e9d7/TSPLIB95/tsp/{0}.tsp"
+
+
+def main(src):
+    src = Path(src)
+    rows = []
+    for r in csv.DictReader(open(src / "qaplib" / "bks.csv")):
+        f = src / "qaplib" / f"{r['name']}.dat"
+        rows.append(["qap", r["name"], r["n"], r["bks"], "unknown", QAPLIB.format(r["name"]), sha256_of(f)])
+    best = dict(re.findall(r"(\S+)\s*:\s*(\d+)", (src / "tsplib" / "bestSolutions.txt").read_text()))
+    for f in sorted((src / "tsplib").glob("*.tsp")):
+        name = f.stem
+        dim = int(re.search(r"DIMENSION\s*:\s*(\d+)", f.read_text()).group(1))
+        if dim > MAX_CITIES or name not in best:
+            continue
+        rows.append(["tsp", name, str(dim), best[name], "yes", TSPLIB.format(name), sha256_of(f)])
+    bks = {r["name"]: r["best_known_makespan"] for r in csv.DictReader(open(src / "taillard_pfsp" / "bks.csv"))}
+    for r in csv.DictReader(open(src / "taillard_pfsp" / "seeds.csv")):
+        n, m, seed = int(r["n"]), int(r["m"]), int(r["time_seed"])
+        text = taillard_text(PFSP.taillard(r["name"], n, m, seed))
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        assert digest == sha256_of(src / "taillard_pfsp" / f"{r['name']}.txt"), r["name"]
+        optimal = "yes" if int(r["name"][2:]) <= 50 else "unknown"
+        rows.append(["pfsp", r["name"], f"{n}x{m}", bks.get(r["name"], "unknown"), optimal,
+                     f"generator:taillard1993 time_seed={seed}", digest])
+    with open(MANIFEST, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["problem", "name", "size", "bks", "optimal", "source_url", "sha256"])
+        w.writerows(rows)
+    print(f"{len(rows)} instances -> {MANIFEST}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "../shared/instances")

@@ -1,0 +1,38 @@
+"""PTX instructions the fast path needs that Numba-CUDA does not expose (device only: the
+simulator runs none of them; its kernels take the plain paths)."""
+from llvmlite import ir
+from numba import types
+from numba.cuda.extending import intrinsic
+
+
+@intrinsic
+def dp4a(typingctx, a, b, c):
+    """c + the dot product of the four unsigned bytes of a and of b (one IDP4A instruction), all
+    uint32: four terms of an 8-bit QAP move cost in one instruction, wrapping modulo 2^32."""
+    if not all(t == types.uint32 for t in (a, b, c)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        fn = ir.FunctionType(ir.IntType(32), [ir.IntType(32)] * 3)
+        return builder.call(ir.InlineAsm(fn, "dp4a.u32.u32 $0, $1, $2, $3;", "=r,r,r,r"), list(args))
+
+    return types.uint32(a, b, c), codegen
+
+
+def _redux(op):
+    @intrinsic
+    def reduce(typingctx, value):
+        def codegen(context, builder, sig, args):
+            v = context.cast(builder, args[0], sig.args[0], types.uint32)
+            fn = ir.FunctionType(ir.IntType(32), [ir.IntType(32)])
+            asm = ir.InlineAsm(fn, f"redux.sync.{op}.u32 $0, $1, 0xffffffff;", "=r,r", side_effect=True)
+            return builder.call(asm, [v])
+
+        return types.uint32(value), codegen
+    return reduce
+
+
+# One redux instruction over the (full, converged) warp, the result in every lane, where a shuffle
+# tree takes five dependent rounds.
+warp_sum = _redux("add")  # the sum of 32-bit values (as uint32)
+warp_min_u32 = _redux("min")  # the smallest uint32

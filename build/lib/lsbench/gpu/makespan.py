@@ -1,0 +1,63 @@
+"""Solution level (Bożejko, Smutnicki, Uchroński, ICCS 2009): the flow-shop makespan and total
+flow time of ONE permutation, computed by p threads sweeping the anti-diagonals of the m x n grid
+of completion times C[machine, position].
+
+Cell (i, j) depends on (i, j-1) and (i-1, j), both on the previous anti-diagonal, so the cells of
+one anti-diagonal are independent: thread t takes every p-th of them, then the block synchronises.
+Only the previous anti-diagonal is kept (indexed by machine, in shared memory).
+"""
+import numpy as np
+from numba import cuda
+
+MAX_M = 64
+
+
+@cuda.jit
+def wavefront_kernel(pt, perms, repeats, out):
+    """Block b evaluates perms[b] `repeats` times (for timing) with blockDim.x threads;
+    out[b] = (Cmax, sum of completion times)."""
+    prev = cuda.shared.array(MAX_M, np.int64)
+    cur = cuda.shared.array(MAX_M, np.int64)
+    flow = cuda.shared.array(1, np.int64)
+    b = cuda.blockIdx.x
+    tid = cuda.threadIdx.x
+    p = cuda.blockDim.x
+    n = perms.shape[1]
+    m = pt.shape[1]
+    for _ in range(repeats):
+        if tid == 0:
+            flow[0] = 0
+        for i in range(tid, m, p):
+            prev[i] = 0
+            cur[i] = 0
+        cuda.syncthreads()
+        for d in range(n + m - 1):
+            i_lo = max(0, d - n + 1)
+            i_hi = min(d, m - 1)
+            for i in range(i_lo + tid, i_hi + 1, p):
+                j = d - i
+                left = prev[i] if j > 0 else 0          # C[i, j-1] sits on diagonal d-1 at machine i
+                up = prev[i - 1] if i > 0 else 0       # C[i-1, j] sits on diagonal d-1 at machine i-1
+                cur[i] = max(left, up) + pt[perms[b, j], i]
+            cuda.syncthreads()
+            for i in range(i_lo + tid, i_hi + 1, p):
+                prev[i] = cur[i]
+                if i == m - 1:
+                    flow[0] += cur[i]
+            cuda.syncthreads()
+        if tid == 0:
+            out[b, 0] = prev[m - 1]
+            out[b, 1] = flow[0]
+        cuda.syncthreads()
+
+
+def makespan_flowtime(pt, perms, threads, repeats=1):
+    """(Cmax, Csum) of each permutation (rows of `perms`) with `threads` threads per permutation."""
+    if pt.shape[1] > MAX_M:
+        raise ValueError(f"at most {MAX_M} machines")
+    perms = np.ascontiguousarray(np.atleast_2d(perms), dtype=np.int64)
+    out = cuda.device_array((perms.shape[0], 2), np.int64)
+    wavefront_kernel[perms.shape[0], threads](cuda.to_device(pt), cuda.to_device(perms), repeats, out)
+    return out.copy_to_host()
+
+

@@ -1,0 +1,419 @@
+"""Device-resident PFSP insertion tabu search (`--backend gpu-resident --algorithm tabu`, makespan).
+
+One search spread over the whole GPU, every iteration on the device, one cooperative kernel per
+chunk of iterations (a grid-wide barrier per iteration, no launch or copy in between):
+- every block keeps the sequence, its processing times in sequence order and the heads E and
+  tails Q of the current sequence in shared memory, and rebuilds E and Q each iteration: one warp
+  each, lane j owning machine j and sweeping the (position x machine) grid by anti-diagonals
+  (values passed lane to lane with warp shuffles; through shared memory under the simulator);
+- removed position i is served by a pair of warps: without seq[i], the heads before i and the
+  tails after it are E's and Q's, so one warp rebuilds the heads after i and evaluates the moves
+  to the right in the same sweep, the other rebuilds the tails before i for the moves to the
+  left (Taillard's acceleration, exactly lsbench.problems.pfsp._insertion_makespan_deltas);
+- tabu: a move is tabu if the job would jump a forbidden neighbour, so per i only the nearest
+  forbidden position on each side matters; idle warps find them while the heads are rebuilt;
+- selection: each warp keeps its best (class, makespan, tie rank), the block reduces its warps,
+  the grid barrier, then every block reduces the blocks' winners itself and applies the same
+  move to its own copy (the tabu records are written by every block, identical values), so one
+  barrier per iteration suffices; block winners alternate between two buffers by iteration.
+The tie ranks and tenures come from the search's SplitMix64 stream: one search gives exactly the
+trajectory of `lsbench run --algorithm tabu --backend cpu` with the same seed.
+"""
+import numpy as np
+from numba import config, cuda, int32, int64, uint32, uint64
+
+from lsbench import rng
+from lsbench.errors import LsbenchError
+from lsbench.params import Param
+from lsbench.problems.pfsp import MAKESPAN
+from lsbench.search.common import start_solution
+
+from . import device as dv
+from . import device_name, require
+from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, STATE_FIELDS, WholeGpuEngine, load_state,
+                     run_chunks, save_state)
+from .kernels import block_min, key_less
+from .launch import allow_dynamic_shared
+from .rots_plan import shared_bytes_per_block
+
+SIM = config.ENABLE_CUDASIM  # the simulator has no warp shuffles: lanes talk through shared memory
+FULL = 0xFFFFFFFF
+WARP = 32
+XBUF = MAX_THREADS if SIM else 1  # lane exchange buffer (simulator only)
+
+
+@cuda.jit(device=True, inline=True)
+def from_left(u, xbuf, tid, lane):
+    """Lane l receives lane l-1's u (lane 0 receives 0). Under the simulator a block barrier and
+    shared memory stand in for the shuffle, so there every thread of the block must call it (and
+    from_left2) the same number of times."""
+    if SIM:
+        cuda.syncthreads()
+        xbuf[tid, 0] = u
+        cuda.syncthreads()
+        return int32(xbuf[tid - 1, 0]) if lane > 0 else int32(0)
+    u = cuda.shfl_up_sync(FULL, u, 1)
+    return u if lane > 0 else int32(0)
+
+
+@cuda.jit(device=True, inline=True)
+def from_left2(u, v, xbuf, tid, lane):
+    """from_left for two values."""
+    if SIM:
+        cuda.syncthreads()
+        xbuf[tid, 0] = u
+        xbuf[tid, 1] = v
+        cuda.syncthreads()
+        if lane == 0:
+            return int32(0), int32(0)
+        return int32(xbuf[tid - 1, 0]), int32(xbuf[tid - 1, 1])
+    u = cuda.shfl_up_sync(FULL, u, 1)
+    v = cuda.shfl_up_sync(FULL, v, 1)
+    if lane == 0:
+        return int32(0), int32(0)
+    return u, v
+
+
+@cuda.jit(device=True, inline=True)
+def in_window(d, length):
+    """0 <= d < length, as one unsigned 32-bit compare on the device."""
+    if SIM:
+        return 0 <= d < length
+    return uint32(d) < uint32(length)
+
+
+@cuda.jit(device=True, inline=True)
+def warp_sync():
+    """Lanes' shared-memory writes visible to the warp (the whole block under the simulator)."""
+    if SIM:
+        cuda.syncthreads()
+    else:
+        cuda.syncwarp(FULL)
+
+
+@cuda.jit(device=True, inline=True)
+def position_of(slot, pairs, grid, block):
+    """Removed position served by a block's pair slot (round-major: the first round covers the
+    positions 0 .. grid*pairs-1, so the work is even across blocks)."""
+    return (slot // pairs) * grid * pairs + block * pairs + slot % pairs
+
+
+@cuda.jit
+def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ,
+                     n, m, rounds, tenure_min, tenure_max, use_aspiration, target, it0, n_iter):
+    sh = cuda.shared.array(0, int32)
+    red_c = cuda.shared.array(MAX_THREADS, int64)  # block reduction of (class, makespan, rank, move)
+    red_d = cuda.shared.array(MAX_THREADS, int64)
+    red_r = cuda.shared.array(MAX_THREADS, uint64)
+    red_i = cuda.shared.array(MAX_THREADS, int64)
+    xbuf = cuda.shared.array((XBUF, 2), int32)
+    grid = cuda.cg.this_grid()
+    tid = cuda.threadIdx.x
+    T = cuda.blockDim.x
+    lane = int32(tid % WARP)
+    warp = int32(tid // WARP)
+    W = T // WARP
+    pairs = W // 2
+    b = cuda.blockIdx.x
+    G = cuda.gridDim.x
+    slots = pairs * rounds
+    nm = n * m
+    ps = sh[0:nm]                            # processing times in sequence order, [position, machine]
+    E = sh[nm:nm + nm + m]                   # E[k, j]: the first k jobs done on machine j
+    Q = sh[2 * nm + m:3 * nm + 2 * m]        # Q[k, j]: from the start of job k on machine j to the end
+    seq = sh[3 * nm + 2 * m:3 * nm + 2 * m + n]
+    kmin = sh[3 * nm + 2 * m + n:3 * nm + 2 * m + n + slots]  # nearest tabu position right of i (n: none)
+    kmax = sh[3 * nm + 2 * m + n + slots:3 * nm + 2 * m + n + 2 * slots]  # ... left of i (-1: none)
+    moved = sh[3 * nm + 2 * m + n + 2 * slots:3 * nm + 2 * m + 2 * n + 2 * slots]  # the sequence being shifted
+    cm = sh[3 * nm + 2 * m + 2 * n + 2 * slots:3 * nm + 2 * m + (2 + W) * n + 2 * slots]  # per warp: makespans
+    jj = min(lane, m - 1)                    # lanes beyond the last machine compute along, harmlessly
+
+    for t in range(tid, n, T):
+        seq[t] = SEQ[t]
+    cuda.syncthreads()
+    for t in range(tid, nm, T):
+        ps[t] = PT[seq[t // m] * m + t % m]
+    state, current, best = load_state(STATE, RNG)
+    n_imp = 0
+    it = it0
+    for step in range(n_iter):
+        it += 1
+        state += dv.GOLDEN
+        tie_key = dv.mix64(state)
+        asp = best if use_aspiration else NO_ASPIRATION
+        for s in range(tid, slots, T):
+            kmin[s] = n
+            kmax[s] = -1
+        cuda.syncthreads()
+        # -- phase 1: heads and tails of the sequence (warps 0, 1); nearest tabu jumps (the rest)
+        scouts = W - 2 if W > 2 else W
+        if W == 2 or warp >= 2:
+            sw = warp - 2 if W > 2 else warp
+            for s in range(slots):
+                i = position_of(s, pairs, G, b)
+                if i < n:
+                    x = seq[i]
+                    for q in range(sw * WARP + lane, n, scouts * WARP):
+                        if q < i and EXP[x * n + seq[q]] >= it:
+                            cuda.atomic.max(kmax, s, q)
+                        if q > i and EXP[seq[q] * n + x] >= it:
+                            cuda.atomic.min(kmin, s, q)
+        if SIM or warp < 2:
+            heads = warp == 0
+            mj = jj if heads else m - 1 - jj  # tails run from the last machine
+            own = int32(0)
+            if lane < m:
+                if heads:
+                    E[mj] = 0
+                else:
+                    Q[nm + mj] = 0
+            # lane's row at step s: position s - lane (heads) or n - 1 - (s - lane) (tails), read at
+            # sh[pr], written at sh[wb + pr]: E[row + 1, j] or Q[row, j]
+            dr = int32(m if heads else -m)
+            pr = int32((-lane if heads else n - 1 + lane) * m + mj)
+            wb = int32(nm + m if heads else 2 * nm + m)
+            rows = int32(n if warp < 2 and lane < m else 0)
+            for s in range(int32(n + m - 1)):
+                left = from_left(own, xbuf, tid, lane)
+                if in_window(s - lane, rows):
+                    own = int32(max(own, left) + sh[pr])
+                    sh[wb + pr] = own
+                pr = int32(pr + dr)
+        cuda.syncthreads()
+        if E[nm + m - 1] != current:  # every block sees the same tables: all stop together
+            if b == 0 and tid == 0:
+                STATE[4] = it
+            break
+        # -- phase 2: pair p of warps serves removed positions i; warp 2p the moves right of i,
+        # warp 2p+1 those left of it, each sweep rebuilding the heads (tails) it needs
+        bc = int64(3)
+        bd = int64(0)
+        br = uint64(0)
+        bi = int64(-1)
+        right = warp % 2 == 0
+        mj = jj if right else m - 1 - jj
+        cmw = cm[warp * n:(warp + 1) * n]
+        for rd in range(rounds):
+            s = rd * pairs + warp // 2
+            i = position_of(s, pairs, G, b)
+            live = i < n
+            R = (n - 1 - i if right else i) if live else 0
+            steps = n + m - 2 if SIM else R + m - 1
+            for r in range(lane, R, WARP):
+                cmw[r] = 0
+            warp_sync()
+            # row k = k0 + dk r of lane's sweep: ps[k, mj] at sh[pk], the fixed other side at sh[ob + pk]
+            k0 = i + 1 if right else i - 1
+            dk = 1 if right else -1
+            ob = int32(2 * nm + 2 * m if right else nm)  # Q[k + 1, j] or E[k, j]
+            pk = int32((k0 - dk * lane) * m + mj)
+            dpk = int32(dk * m)
+            rows = int32(R if lane < m else 0)
+            if live:
+                px = ps[i * m + mj]
+                hq = E[i * m + mj] if right else Q[(i + 1) * m + mj]
+            else:
+                px = int32(0)
+                hq = int32(0)
+            f = int32(0)
+            for st in range(int32(steps)):
+                hq_in, f_in = from_left2(hq, f, xbuf, tid, lane)
+                if in_window(st - lane, rows):
+                    hq = int32(max(hq_in, hq) + sh[pk])
+                    f = int32(max(f_in, hq) + px)
+                    cuda.atomic.max(cmw, int32(st - lane), int32(f + sh[ob + pk]))  # makespan: max over machines
+                pk = int32(pk + dpk)
+            warp_sync()
+            if live:
+                lim = kmin[s] if right else kmax[s]
+                for r in range(lane, R, WARP):
+                    k = k0 + dk * r
+                    run = cmw[r]
+                    idx = i * (n - 1) + (k - 1 if right else k)
+                    tabu = k >= lim if right else k <= lim
+                    cls = int64(1 if tabu and not run < asp else 0)
+                    rank = dv.tie_rank(idx, tie_key)
+                    if bi < 0 or key_less(cls, run, rank, idx, bc, bd, br, bi):
+                        bc, bd, br, bi = cls, int64(run), rank, int64(idx)
+        # -- selection: the block's best, the grid barrier, then every block takes the grid's best
+        block_min(red_c, red_d, red_r, red_i, tid, T, bc, bd, br, bi)
+        par = it % 2
+        if tid == 0:
+            WKEY[par, b] = (red_c[0] << 32) + red_d[0]
+            WRANK[par, b] = red_r[0]
+            WIDX[par, b] = red_i[0]
+            cuda.threadfence()
+        grid.sync()
+        bc = int64(3)
+        bi = int64(-1)
+        for g in range(tid, G, T):
+            c = WKEY[par, g] >> 32
+            d = WKEY[par, g] & 0xFFFFFFFF
+            if WIDX[par, g] >= 0 and (bi < 0 or key_less(c, d, WRANK[par, g], WIDX[par, g], bc, bd, br, bi)):
+                bc, bd, br, bi = c, d, WRANK[par, g], WIDX[par, g]
+        block_min(red_c, red_d, red_r, red_i, tid, T, bc, bd, br, bi)
+        move = red_i[0]
+        cmax = red_d[0]
+        i, k = dv.index_to_insertion(move, n)
+        tenure = int64(tenure_min)
+        if tenure_max != tenure_min:
+            state += dv.GOLDEN
+            tenure = tenure_min + int64((dv.mix64(state) >> uint64(11)) % uint64(tenure_max - tenure_min + 1))
+        until = it + tenure
+        x = seq[i]
+        if k > i:  # x may not go back before the jobs it jumped (lsbench.problems.pfsp.insertion_tabu_record)
+            for t in range(i + 1 + tid, k + 1, T):
+                EXP[x * n + seq[t]] = until
+        else:
+            for t in range(k + tid, i, T):
+                EXP[seq[t] * n + x] = until
+        lo = min(i, k)
+        hi = max(i, k)
+        for t in range(lo + tid, hi + 1, T):
+            moved[t] = x if t == k else (seq[t + 1] if i < k else seq[t - 1])
+        cuda.syncthreads()
+        for t in range(lo + tid, hi + 1, T):
+            seq[t] = moved[t]
+        cuda.syncthreads()
+        for row in range(lo + tid, hi + 1, T):  # ps rows move with their jobs; E is free scratch
+            src = i if row == k else (row + 1 if i < k else row - 1)
+            for j in range(m):
+                E[row * m + j] = ps[src * m + j]
+        cuda.syncthreads()
+        for row in range(lo + tid, hi + 1, T):
+            for j in range(m):
+                ps[row * m + j] = E[row * m + j]
+        current = cmax
+        if current < best:
+            best = current
+            if b == 0:
+                for q in range(tid, n, T):
+                    BEST_SOL[q] = seq[q]
+                if tid == 0:
+                    IMP_IT[n_imp] = it
+                    IMP_OBJ[n_imp] = best
+            n_imp += 1
+        if best <= target:
+            break
+    if b == 0:
+        for q in range(tid, n, T):
+            SEQ[q] = seq[q]
+        if tid == 0:
+            save_state(STATE, RNG, it, current, best, n_imp, state)
+
+
+def shared_words(n, m, rounds, pairs):
+    """Dynamic shared memory (32-bit words) of one block: ps, E, Q, the sequence, tabu bounds, the
+    shifted part of the sequence and each warp's makespans."""
+    return 3 * n * m + 2 * m + (2 + 2 * pairs) * n + 2 * pairs * rounds
+
+
+class ResidentPfspTabu:
+    """PFSP insertion tabu search (makespan) as one cooperative kernel over the whole GPU; `run`
+    returns the result of `lsbench.search.tabu.TabuSearch.run` on the CPU with the same seed."""
+
+    def __init__(self, problem, prm, threads=None):
+        require("gpu-resident")
+        if problem.objective_code != MAKESPAN:
+            raise LsbenchError(f"--backend gpu-resident: the PFSP fast path minimises the makespan (Taillard's "
+                               f"acceleration), not {problem.objective_name}")
+        if problem.m > WARP:
+            raise LsbenchError(f"--backend gpu-resident: the PFSP fast path gives each machine a warp lane, at most "
+                               f"{WARP} machines; {problem.name} has {problem.m}")
+        if int(problem.pt.sum()) >= 1 << 31:
+            raise LsbenchError(f"--backend gpu-resident: {problem.name}'s total processing time exceeds 2^31 "
+                               "(32-bit heads and tails)")
+        self.problem, self.prm = problem, prm
+        self.threads = int(threads) if threads else (64 if SIM else 256)
+        if self.threads < 2 * WARP or self.threads > MAX_THREADS or self.threads & (self.threads - 1):
+            raise LsbenchError(f"--param block: threads per block must be a power of two in [64, {MAX_THREADS}], "
+                               f"got {self.threads}")
+        self.pairs = self.threads // WARP // 2
+        self.pt = cuda.to_device(np.ascontiguousarray(problem.pt, dtype=np.int32).ravel())
+        self.shape = None  # blocks, rounds, shared memory: sized on the first run
+        self.kernel_s = 0.0
+
+    def _grid(self):
+        """Blocks: enough pairs of warps for every removed position in one round, capped by how
+        many blocks can be resident at once (a cooperative launch needs them all)."""
+        n, m = self.problem.n, self.problem.m
+        want = -(-n // self.pairs)
+        if SIM:
+            return 1, n, shared_words(n, m, n, self.pairs) * 4
+        blocks = want
+        while True:
+            rounds = -(-n // (blocks * self.pairs))
+            need = shared_words(n, m, rounds, self.pairs) * 4
+            if need > shared_bytes_per_block():
+                raise LsbenchError(f"--backend gpu-resident: {self.problem.name} ({n} jobs x {m} machines) needs "
+                                   f"{need} bytes of shared memory per block, more than this GPU's "
+                                   f"{shared_bytes_per_block()}")
+            compiled = pfsp_tabu_kernel._compile_for_args(*self._args_template(blocks, rounds))
+            allow_dynamic_shared(compiled, need)
+            fit = compiled.max_cooperative_grid_blocks(self.threads, need)
+            if fit >= blocks:
+                return blocks, rounds, need
+            if fit < 1:
+                raise LsbenchError(f"--param block: {self.threads} threads per block of the PFSP kernel do not fit an SM "
+                                   "(registers or shared memory); try 256")
+            blocks = fit
+
+    def _args_template(self, blocks, rounds):
+        n = self.problem.n
+        return (self.pt, cuda.device_array(n, np.int32), cuda.device_array(n * n, np.int64),
+                cuda.device_array((2, blocks), np.int64), cuda.device_array((2, blocks), np.uint64),
+                cuda.device_array((2, blocks), np.int64), cuda.device_array(STATE_FIELDS, np.int64),
+                cuda.device_array(1, np.uint64), cuda.device_array(n, np.int32),
+                cuda.device_array(IMPROVEMENT_CAP, np.int64), cuda.device_array(IMPROVEMENT_CAP, np.int64),
+                np.int64(n), np.int64(self.problem.m), np.int64(rounds), np.int64(0), np.int64(0), np.int64(1),
+                np.int64(0), np.int64(0), np.int64(0))
+
+    def run(self, seed, stop, progress=None, chunk=None):
+        """One tabu search with `seed`: the CPU search's start solution and random stream."""
+        from lsbench.search.tabu import TabuSearch
+        pr, n, prm = self.problem, self.problem.n, self.prm
+        nb = pr.neighbourhood("insertion")
+        state = rng.new_state(seed)
+        sol = start_solution(pr, state, TabuSearch())
+        current = pr.objective(sol)
+        if self.shape is None:
+            blocks, rounds, need = self._grid()
+            self.shape = {"blocks": blocks, "threads": self.threads, "rounds": rounds, "dynamic_shared_bytes": need}
+        blocks, rounds, need = self.shape["blocks"], self.shape["rounds"], self.shape["dynamic_shared_bytes"]
+        SEQ = cuda.to_device(sol.astype(np.int32))
+        EXP = cuda.to_device(np.full(n * n, -1, dtype=np.int64))  # nb.tabu_memory(): nothing forbidden
+        WKEY = cuda.device_array((2, blocks), np.int64)
+        WRANK = cuda.device_array((2, blocks), np.uint64)
+        WIDX = cuda.device_array((2, blocks), np.int64)
+        STATE = cuda.to_device(np.array([0, current, current, 0, 0], dtype=np.int64))
+        RNG = cuda.to_device(state)
+        BEST_SOL = cuda.to_device(sol.astype(np.int32))
+        IMP_IT = cuda.device_array(IMPROVEMENT_CAP, np.int64)
+        IMP_OBJ = cuda.device_array(IMPROVEMENT_CAP, np.int64)
+
+        def launch(it, n_iter, target):
+            pfsp_tabu_kernel[blocks, self.threads, 0, need](
+                self.pt, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ, np.int64(n),
+                np.int64(pr.m), np.int64(rounds), np.int64(prm["tenure_min"]), np.int64(prm["tenure_max"]),
+                np.int64(1 if prm["aspiration"] else 0), target, np.int64(it), np.int64(n_iter))
+
+        result, self.kernel_s = run_chunks(launch, STATE, IMP_IT, IMP_OBJ, BEST_SOL, stop, nb.size, current, prm,
+                                           progress, chunk, "gpu-resident PFSP")
+        return result
+
+    def describe(self):
+        return {"backend": "gpu-resident", "device": device_name(),
+                "model": "one PFSP insertion tabu search over the whole GPU (cooperative kernel)",
+                **(self.shape or {})}
+
+
+class ResidentPfspEngine(WholeGpuEngine):
+    problems = ("pfsp",)
+    parameters = (Param("block", int, "threads per block (default: the largest that fits)", low=32, high=1024),)
+
+    def build(self, problem, neighbourhood, prm, params):
+        if neighbourhood.name != "insertion":
+            raise LsbenchError(f"--neighbourhood: the PFSP fast path searches the insertion neighbourhood, "
+                               f"not {neighbourhood.name}")
+        return ResidentPfspTabu(problem, prm, threads=params.get("block"))
+

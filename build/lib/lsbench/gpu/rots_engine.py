@@ -1,0 +1,348 @@
+"""K device-resident Ro-TS searches on one GPU (`--algorithm rots --backend gpu-resident`): the
+host side of gpu/rots_kernel.py -- the device data, the named per-search buffers, the chunks of
+iterations, the improvements read back -- and the Engine the registry runs.
+"""
+import time
+from dataclasses import dataclass, fields
+
+import numpy as np
+from numba import config, cuda
+
+from lsbench import rng
+from lsbench.errors import LsbenchError
+from lsbench.interfaces import Engine, SearchResult
+from lsbench.params import Param
+from lsbench.problems.qap import qap_costs
+from lsbench.search.cas import NO_AGE_ASPIRATION
+from lsbench.search.common import ChunkLength, Stop, Trajectory
+
+from . import device_name, require
+from .chunks import IMPROVEMENT_CAP
+from .launch import PreparedLauncher
+from .rots_kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
+from .rots_plan import ON_CHIP, plan, symmetric_form
+
+
+@dataclass
+class SearchBuffers:
+    """The device state of K searches. The fields from P to ACTIVE are the kernel's state
+    arguments, in its order; `upload`/`download` are the packed buffers a chunk copies in one go."""
+
+    searches: int
+    upload: object
+    host_upload: dict
+    download: object
+    host_download: dict
+    P: object
+    DELTA: object
+    BPG: object
+    BPTG: object
+    OLDG: object
+    EX: object
+    PEND: object
+    STATE: object
+    CUR: object
+    BEST: object
+    BEST_SOL: object
+    IMP_IT: object
+    IMP_OBJ: object
+    NIMP: object
+    DONE: object
+    ACTIVE: object
+    TAU: object
+
+    def state_args(self):
+        names = [f.name for f in fields(self)]
+        return [getattr(self, name) for name in names[names.index("P"):names.index("ACTIVE") + 1]]
+
+
+class ResidentRots:
+    """Runs K Ro-TS searches on the GPU, one block each; `run` returns one result per search in the
+    format of the CPU searches (best, best solution, trajectory, iterations, ...)."""
+
+    def __init__(self, problem, prm, threads=None, group=None, global_only=(), max_registers=None,
+                 shared_limit=None, cluster=None, split=None):
+        """`global_only`: names of per-search tables kept in global memory even where they would fit
+        in shared memory (tests reach the global-memory paths on small instances with it);
+        `cluster`: blocks per search (a thread block cluster, GPU only); `split`: see plan."""
+        require("gpu-resident")
+        self.problem, self.prm = problem, prm
+        self.options = (threads, group, shared_limit, tuple(global_only), max_registers, cluster, split)
+        self._buffers = None  # (K, device state of K searches)
+        # copies up, the kernel and the copy down queue on one stream from pinned memory: the host
+        # waits once a chunk (other copies, on the default stream, wait for it as they always do)
+        self.stream = cuda.stream()
+        self._configure(1)
+        n = problem.n
+        A, B, general = symmetric_form(problem.a, problem.b)
+        data = {8: np.uint8, 16: np.int16, 32: np.int32, 64: np.int64}[self.shape["data_bits"]]
+        self.data_dtype = data
+
+        def padded(m):
+            """m's rows padded with zeros to whole 32-bit words (the kernel's row stride)."""
+            rows = np.zeros((n, self.shape["stride"]), dtype=data)
+            rows[:, :n] = m
+            return rows.ravel()
+        self.A = cuda.to_device(padded(A))
+        self.AT = cuda.to_device(padded(A.T) if general else A[:1, :1].ravel().astype(data))
+        self.B = cuda.to_device(B.ravel().astype(data))
+        self.adiag = cuda.to_device(np.diagonal(problem.a).astype(np.int64))
+        self.bdiag = cuda.to_device(np.diagonal(problem.b).astype(np.int64))
+        i, j = np.triu_indices(n, 1)  # row-major upper triangle: the pair numbering of neighborhoods.py
+        self.pairs = cuda.to_device(((i << 16) | j).astype(np.int32))
+        self.delta_dtype = np.int64 if self.shape["wide"] else np.int32
+
+    def _configure(self, searches):
+        """The kernel shape for K searches. Unless the caller fixed it: on a large instance, up to one
+        search per 16 SMs of a Hopper GPU, a cluster of 16 blocks of 256 threads each (latency: on
+        tai100a 448k it/s against 429k with 8 blocks, one H100 run); up to one search per SM, one large block
+        each with every table on chip; more searches, two blocks per SM with
+        the tabu matrix in global memory (throughput) -- the best shapes measured on an H100 for
+        tai100a (benchmarks/results/gpu_resident-*.json); beyond two per SM, four smaller ones, so
+        that a cas colony of 4n ants runs in one wave."""
+        threads, group, shared_limit, global_only, regs, cluster, split = self.options
+        if cluster and threads is None:
+            threads = 256
+        if threads is None and shared_limit is None and regs is None and not config.ENABLE_CUDASIM:
+            from .cluster import supported
+            dev = cuda.get_current_device()
+            large = self.problem.n * (self.problem.n - 1) // 2 > 2048
+            if cluster is None and large and searches * 16 <= dev.MULTIPROCESSOR_COUNT and supported():
+                threads, cluster = 256, 16
+            elif searches <= dev.MULTIPROCESSOR_COUNT:
+                threads = 1024 if large else 256
+            else:  # as many blocks per SM as one wave of all the searches needs: 2, else 4
+                per_sm = 2 if searches <= 2 * dev.MULTIPROCESSOR_COUNT else 4
+                threads = 1024 // per_sm if large else 256
+                regs = 65536 // (per_sm * threads) // 8 * 8
+                shared_limit = int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // per_sm - 2048
+        self.shape = plan(self.problem, threads, group, shared_limit, global_only, cluster or 1, split)
+        if regs is None and not config.ENABLE_CUDASIM:  # a block of T threads must fit one SM
+            regs = min(255, 65536 // self.shape["threads"] // 8 * 8)
+        self.shape["max_registers"] = regs
+        self.kernel = kernel_for(self.shape)
+        if self.shape["cluster"] > 1:
+            from .cluster import supported
+            if not supported():
+                raise LsbenchError("--param cluster: thread block clusters need a GPU of compute capability 9.0 or later")
+        self.launch = PreparedLauncher(self.kernel, self.shape["cluster"])
+
+    def run(self, seeds, stop, progress=None, chunk=None):
+        """K = len(seeds) Ro-TS searches, each exactly the CPU search with its seed."""
+        pr = self.problem
+        states, sols = [], []
+        for seed in seeds:  # exactly the CPU search's start: permutation, then tenures from that stream
+            st = rng.new_state(seed)
+            sols.append(pr.random_solution(st))
+            states.append(st[0])
+        prm = self.prm
+        results = self._search(sols, states, stop, prm["tenure_min"], prm["tenure_max"], prm["aspiration"], 0,
+                               progress, chunk)
+        for result, seed in zip(results, seeds):
+            result.seed = seed
+        return results
+
+    def local_search_batch(self, a, at, b, sols, seeds, costs, iterations, tenure, use_tabu):
+        """lsbench.search.cas.local_search_batch on the GPU, one block per ant: Ro-TS from each of
+        `sols` with stream state seeds[q], tenure floor(tenure u^3), no aspiration by age, for
+        `iterations`; each ant becomes its best solution, `costs` their costs."""
+        if not use_tabu:
+            raise LsbenchError("--backend gpu-resident: cas runs its tabu local search on the GPU (ls=tabu), not 2opt")
+        best, best_sol = self._search(sols, seeds, Stop(iterations=iterations), 0, 0, int(NO_AGE_ASPIRATION),
+                                      int(tenure), lean=True)
+        sols[:] = best_sol
+        costs[:] = best
+
+    def colony_batch(self, donors, tau, gamma, colony_seeds, seeds, costs, iterations, tenure):
+        """lsbench.search.cas.construct_colony then local_search_batch, both on the GPU: block q
+        builds its ant from donors[q] with stream state colony_seeds[q] and pheromone tau (the host
+        sends the donors and tau, not the ants: no colony work on the host), then runs its tabu
+        search; returns the ants after their local searches, `costs` their costs."""
+        best, best_sol = self._search(donors, seeds, Stop(iterations=iterations), 0, 0, int(NO_AGE_ASPIRATION),
+                                      int(tenure), lean=True, colony=(float(gamma), colony_seeds, tau))
+        costs[:] = best
+        return best_sol
+
+    def _search(self, sols, states, stop, tenure_min, tenure_max, aspiration, tenure_cube, progress=None,
+                chunk=None, lean=False, colony=None):
+        """K searches from `sols` with stream states `states`. `lean` (a cas generation): no
+        trajectories, chunks as long as allowed, only the bests come back. `colony` = (gamma, stream
+        states, pheromone matrix): each block first builds its cas ant from sols[q] (colony_batch)."""
+        pr = self.problem
+        nb = pr.neighbourhood("swap")
+        K = len(sols)
+        sols = np.array(sols, dtype=np.int64)
+        # the start costs: the kernel's first chunk computes them (and the whole start state) itself;
+        # a recorded search also needs them here, for its trajectory and a target reached at once
+        curs = np.full(K, np.iinfo(np.int64).max) if lean else qap_costs(pr.a, pr.b, sols)
+        b = self.buffers(K)
+        up, host_up, down, host_down = b.upload, b.host_upload, b.download, b.host_download
+        BEST, BEST_SOL, CUR, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE = \
+            b.BEST, b.BEST_SOL, b.CUR, b.IMP_IT, b.IMP_OBJ, b.NIMP, b.DONE, b.ACTIVE
+        host_up["P"][:] = sols
+        host_up["STATE"][:, 0] = states
+        host_up["ACTIVE"][:] = 1
+        gamma = -1.0  # no ant to build
+        if colony:
+            gamma, host_up["STATE"][:, 1], host_up["TAU"][:] = colony[0], colony[1], np.ravel(colony[2])
+        up.copy_to_device(host_up["all"], stream=self.stream)  # the starts and stream states in one copy
+        target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
+        trajs = None if lean else [Trajectory() for _ in range(K)]
+        for q in range(0 if lean else K):
+            trajs[q].improved(0, int(curs[q]))
+        its = np.zeros(K, dtype=np.int64)
+        best = curs.copy()
+        finished = np.zeros(K, dtype=bool)
+        chunks = ChunkLength(chunk or (4 if config.ENABLE_CUDASIM else (IMPROVEMENT_CAP if lean else 256)),
+                             IMPROVEMENT_CAP, grow=not config.ENABLE_CUDASIM)
+        t_start = time.perf_counter()
+        it = 0
+        base = 0  # the kernels count iterations from base (see rebase_kernel)
+        kernel_s = 0.0
+        while not stop.reached(it, it * nb.size, time.perf_counter() - t_start, int(best.max())):
+            n_iter = chunks.next(stop, it, nb.size)
+            if it - base >= REBASE_AT:  # tabu expiries are 32-bit: shift the clock, keep every comparison
+                for expiries in (b.EX, b.OLDG):
+                    rebase_kernel[expiries.shape[0], self.shape["threads"]](expiries, REBASE_BY)
+                base += REBASE_BY
+            t0 = time.perf_counter()
+            self.launch_chunk(K, (tenure_min, tenure_max, aspiration, target, it - base, n_iter, tenure_cube,
+                                  1 if it == 0 else 0), gamma)
+            if lean:  # the bests and the best solutions in one copy, the only wait of a generation
+                down.copy_to_host(host_down["all"], stream=self.stream)
+                self.stream.synchronize()
+                best = host_down["BEST"].copy()
+            else:
+                best = BEST.copy_to_host()
+            if lean:  # a cas generation: only the bests come back
+                nimp = done = np.zeros(K, dtype=np.int64)
+            else:
+                nimp, done = NIMP.copy_to_host(), DONE.copy_to_host()
+            nimp[finished] = 0  # a finished search's block returned at once: its counts are stale
+            t1 = time.perf_counter()
+            kernel_s += t1 - t0
+            if nimp.any():
+                rows = int(nimp.max())
+                imp_it, imp_obj = IMP_IT[:rows].copy_to_host(), IMP_OBJ[:rows].copy_to_host()
+                for q in np.flatnonzero(nimp):
+                    for m in range(nimp[q]):  # stamped at the end of their chunk, as the fused CPU loop
+                        trajs[q].improved(base + int(imp_it[m, q]), int(imp_obj[m, q]), seconds=t1 - t_start)
+            its += np.where(finished, 0, done)
+            if (best <= target).any() and not finished[best <= target].all():
+                finished |= best <= target
+                ACTIVE.copy_to_device(np.where(finished, 0, 1).astype(np.int32))
+            it += n_iter
+            if finished.all():
+                break
+            chunks.took(t1 - t0)
+            if progress:
+                progress.tick(it, int(best.min()))
+        if it == 0:  # stopped before the first chunk (a target met at the start): the start is the result
+            best = cur = qap_costs(pr.a, pr.b, sols)
+            best_sol = sols
+        else:
+            best_sol = (host_down["BEST_SOL"] if lean else BEST_SOL.copy_to_host()).astype(np.int64)
+            cur = None if lean else CUR.copy_to_host()  # a cas generation keeps only the bests
+        self.kernel_s = kernel_s
+        self.loop_s = time.perf_counter() - t_start  # the search loop, without the one-off set-up
+        if lean:
+            return best, best_sol
+        prm = {"tenure_min": tenure_min, "tenure_max": tenure_max, "aspiration": aspiration}
+        if tenure_cube:
+            prm["tenure_cube"] = tenure_cube
+        return [SearchResult(int(best[q]), best_sol[q], int(its[q]), int(its[q]) * nb.size, trajs[q].points, prm,
+                             int(cur[q])) for q in range(K)]
+
+    def launch_chunk(self, K, scalars, gamma):
+        """Queues one chunk of the K searches on self.stream: `scalars` = (tenure_min, tenure_max,
+        aspiration, target, first iteration - base, iterations, tenure_cube, fresh), `gamma` < 0: no
+        cas ant to build. The launch is kept in last_launch (benchmarks/profile_cas.py reruns it)."""
+        b = self.buffers(K)
+        args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.pairs, *b.state_args(), *scalars, b.TAU, gamma)
+        self.last_launch = (K * self.shape["cluster"], self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
+        self.launch(*self.last_launch, stream=self.stream)
+
+    def buffers(self, K):
+        """The device state of K searches, allocated once per K (a cas colony reuses it every
+        generation) for the kernel shape of K searches."""
+        if self._buffers is not None and self._buffers.searches == K:
+            return self._buffers
+        self._configure(K)
+        n = self.problem.n
+        slots = self.shape["slots"]
+        blocks = K * self.shape["cluster"]  # the tables: one row per block
+        # STATE[q]: the search's stream state, and the stream state its cas ant is built from
+        # ACTIVE[q]: 0 once search q (or its cas colony) has reached its target: its blocks return at once
+        up, host_up = _packed({"STATE": ((K, 2), np.uint64), "P": ((K, n), np.int32), "TAU": ((n * n,), np.float64),
+                               "ACTIVE": ((K,), np.int32)})
+        down, host_down = _packed({"BEST": ((K,), np.int64), "BEST_SOL": ((K, n), np.int32)})
+        per_block = n * self.shape["stride"]
+        self._buffers = SearchBuffers(
+            searches=K, upload=up["all"], host_upload=host_up, download=down["all"], host_download=host_down,
+            P=up["P"], DELTA=cuda.device_array((blocks, slots), dtype=self.delta_dtype),
+            BPG=cuda.device_array((blocks, per_block), dtype=self.data_dtype),
+            BPTG=cuda.device_array((blocks, per_block if self.shape["general"] else 1), dtype=self.data_dtype),
+            OLDG=cuda.device_array((blocks, slots), dtype=np.int32), EX=cuda.device_array((blocks, n * n), np.int32),
+            PEND=cuda.device_array(K, dtype=np.int64), STATE=up["STATE"], CUR=cuda.device_array(K, dtype=np.int64),
+            BEST=down["BEST"], BEST_SOL=down["BEST_SOL"],
+            IMP_IT=cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64),  # [m, search]: read back by rows
+            IMP_OBJ=cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64),
+            NIMP=cuda.device_array(K, dtype=np.int64), DONE=cuda.device_array(K, dtype=np.int64),
+            ACTIVE=up["ACTIVE"], TAU=up["TAU"])
+        return self._buffers
+
+    def describe(self):
+        return {"backend": "gpu-resident", "device": device_name(), "blocks_per_search": self.shape["cluster"],
+                "recomputing_threads": self.shape["split"] or self.shape["threads"],
+                "threads_per_block": self.shape["threads"], "lanes_per_recomputation": self.shape["group"],
+                "delta_bits": 64 if self.shape["wide"] else 32, "data_bits": self.shape["data_bits"],
+                "dp4a_sums": self.shape["dp4a"],
+                "symmetric_form": not self.shape["general"], "max_registers": self.shape["max_registers"],
+                "in_shared_memory": [k for k in ON_CHIP if self.shape["shared"][k]],
+                "dynamic_shared_bytes": self.shape["dynamic_shared_bytes"]}
+
+
+def _packed(fields):
+    """Arrays {name: (shape, dtype)} laid out one after another (each 8-byte aligned) in one device
+    buffer and in one pinned host buffer, "all" the whole buffer: a generation's few small arrays
+    move in one copy each way (pinned: no staging; separate copies cost ~100 us each on an H100
+    host). Returns (device views, host views)."""
+    offsets, size = {}, 0
+    for name, (shape, dtype) in fields.items():
+        offsets[name] = size
+        size += -(-int(np.prod(shape)) * np.dtype(dtype).itemsize // 8) * 8
+    dev, host = {"all": cuda.device_array(size, np.uint8)}, {"all": cuda.pinned_array(size, np.uint8)}
+    for name, (shape, dtype) in fields.items():
+        end = offsets[name] + int(np.prod(shape)) * np.dtype(dtype).itemsize
+        dev[name] = dev["all"][offsets[name]:end].view(dtype).reshape(shape)
+        host[name] = host["all"][offsets[name]:end].view(dtype).reshape(shape)
+    return dev, host
+
+
+class ResidentRotsEngine(Engine):
+    """The registry's engine for rots on gpu-resident: K searches (seeds s..s+K-1) in one run."""
+
+    name = "gpu-resident"
+    problems = ("qap",)
+    several_searches = True
+    parameters = (
+        Param("block", int, "threads per search block (default: chosen for the instance and K)", low=32, high=1024),
+        Param("cluster", int, "blocks per search: a thread block cluster (Hopper GPUs)", choices=(1, 2, 4, 8, 16)),
+        Param("split", int, "threads that only recompute the O(n) moves (0: every thread does both)", low=0),
+    )
+
+    def __init__(self, problem, neighbourhood, search, params, threads=None):
+        self.searches = ResidentRots(problem, search.params(problem), threads=params.get("block"),
+                                     cluster=params.get("cluster"), split=params.get("split"))
+        self.count = 0
+
+    def warm_up(self, seed, iterations):
+        """Compiles the kernel (two untimed iterations, whatever `iterations` says)."""
+        self.searches.run([seed], Stop(iterations=2))
+
+    def run(self, seeds, stop, progress=None):
+        self.count = len(seeds)
+        return self.searches.run(seeds, stop, progress)
+
+    def describe(self):
+        return {**self.searches.describe(), "searches": self.count, "kernel_s": round(self.searches.kernel_s, 6)}

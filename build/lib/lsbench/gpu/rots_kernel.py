@@ -1,0 +1,752 @@
+"""The device-resident robust tabu search kernel for QAP (`--backend gpu-resident`), per shape.
+
+One thread block per search, the whole Ro-TS loop on the GPU (Tsutsui & Fujimoto's MATA design):
+- the cost in symmetric form where one matrix is symmetric (one product per term), seen through
+  the permuted matrix bp[i, k] = B[p_i, p_k], which a swap updates in O(n);
+- on chip (dynamic shared memory, as much as fits): the delta table (32-bit where the instance's
+  swap_delta_bound allows), bp, each move's older tabu expiry, the flows (bp and the flows as bytes
+  where they fit, rows padded to whole words) and the tabu matrix; the rest in global memory;
+- one pass per iteration: each thread updates its run of moves along a row, disjoint from the last
+  swap, in O(1) and keys them under Taillard's rule (tabu, aspiration by improvement and by age),
+  class and delta in one 32-bit word where the bound allows; lane groups recompute the 2n-3 moves
+  touching it in O(n) (four terms per dp4a on bytes, warp shuffles on the device, one thread each
+  under the simulator); a key is one int64 (class, delta, i, j), so the block-level minimum (two
+  redux instructions a warp) is exactly the CPU's rule, lowest index on ties; two barriers per
+  iteration;
+- on a Hopper GPU one search may span a thread block cluster (`cluster`): each block owns a share
+  of the moves, recomputed moves go to their owner's shared memory and the warps' keys to every
+  block (distributed shared memory, st.async, gpu/cluster.py), each block waiting on its own
+  mbarrier for exactly the bytes it expects;
+- the tenures come from the search's SplitMix64 stream, as in the CPU search.
+K searches (seeds s..s+K-1) run as K blocks; the host launches chunks of iterations and reads back
+only the best values, improvements and, at the end, the best solutions. One search gives exactly
+the trajectory of `lsbench run --algorithm rots --backend cpu` with the same seed.
+The shape comes from gpu/rots_plan.py; the host side is gpu/rots_engine.py.
+"""
+import numpy as np
+from numba import cuda, int16, int32, int64, uint8, uint32
+
+from lsbench import rng
+
+from .device import mix64
+from .rots_plan import ON_CHIP, SHUFFLE
+
+FULL = 0xFFFFFFFF
+NO_MOVE = -1  # PEND: no swap waiting to be folded into the delta table
+
+_kernels = {}
+
+
+def kernel_for(shape):
+    """The compiled kernel for one shape; its max_registers caps registers per thread so that more
+    blocks (searches) fit on an SM."""
+    key = (shape["n"], shape["dp4a"], shape["cluster"], shape["split"], shape["index_bits"], shape["threads"], shape["group"], shape["wide"], shape["narrow"], shape["general"], shape["diagonal"],
+           shape["data_bits"], tuple(sorted(shape["layout"].items())), shape.get("max_registers"))
+    if key not in _kernels:
+        _kernels[key] = _make_kernel(shape)
+    return _kernels[key]
+
+
+def _make_kernel(shape):
+    N, T, G = shape["n"], shape["threads"], shape["group"]
+    MAX_REGISTERS = shape.get("max_registers")
+    GENERAL, DIAG = shape["general"], shape["diagonal"]
+    SH = shape["shared"]
+    DL_SH, BP_SH, OLD_SH, A_SH = SH["delta"], SH["matrix"], SH["tabu_age"], SH["flows"]
+    OFF = {name: shape["layout"].get(name, 0) for name in ON_CHIP}
+    DL_O, BP_O, OLD_O, A_O = OFF["delta"], OFF["matrix"], OFF["tabu_age"], OFF["flows"]
+    EX_SH, EX_O = SH["tabu"], OFF["tabu"]
+    M = N * (N - 1) // 2
+    NN = N * N
+    RS = shape["stride"]  # row stride of the flows and permuted distances (bp, bpt, Af, AT)
+    NA = N * RS
+    NW = RS // 4  # 32-bit words a row
+    DP4A = shape["dp4a"]  # 8-bit matrices on chip: four terms of a sum per dp4a
+    C = shape["cluster"]  # blocks per search: block b owns moves b MB .. b MB + MB - 1
+    MB = shape["per_block"]
+    W = T // 32  # warps per block
+    ITEMS = 2 * N - 3  # moves touching the last swap: recomputed in O(n)
+    SPLIT = shape["split"]  # threads 0 .. SPLIT - 1 recompute only, the others update only (0: all do both)
+    RT = SPLIT or T  # recomputing threads
+    OT = T - SPLIT  # move-owning threads, from O0
+    NG = RT // G  # lane groups per block, one recomputation each
+    RROUNDS = (ITEMS + NG * C - 1) // (NG * C)
+    NGF = T // G  # a fresh start: every move's O(n) cost, all lane groups
+    FROUNDS = (MB + NGF - 1) // NGF
+    Q = shape["slots"] // OT  # moves per thread: owner o owns moves b MB + oQ .. + Q - 1 (one row mostly)
+    SLOTS = shape["slots"]
+    NQ = N + Q  # the update vectors' length (shared array sizes must be single constants)
+    RK = W if SHUFFLE else T
+    XKEYS = 2 * C * W if C > 1 else 1  # a cluster's keys of every warp, two iterations
+    KEYS_PER_LANE = -(-C * W // 32)
+    N4 = N - N % 4  # a cas ant's roulette: four locations a step, then the rest
+    MOVE_BYTES = (8 if shape["wide"] else 4) + 4  # a recomputed move sent to its owner: delta and age
+    DT = int64 if shape["wide"] else int32
+    DTN = np.int64 if shape["wide"] else np.int32
+    # a move's key: class (0 aspirated, 1 allowed, 2 tabu), then delta, then the move (i, j) as
+    # i 2^JB + j, which orders moves as their index, in one int64 -- one comparison orders moves
+    # exactly as the CPU's rule (lowest index on ties), and the winner's i and j come from its key
+    IB = shape["index_bits"]
+    JB = np.int64(IB // 2)
+    JMASK = np.int64((1 << (IB // 2)) - 1)
+    # delta bits, biased to be non-negative; 2 class bits above (narrow: the two in one 32-bit word)
+    NARROW = shape["narrow"]
+    DB = 61 - IB if shape["wide"] else (30 if NARROW else 32)
+    BIAS = np.int64(1) << np.int64(DB - 1)
+    NO_CD = np.uint32(3 << DB) if NARROW else np.int64(3) << np.int64(DB)  # no move (a class above tabu)
+    NO_KEY = NO_CD << np.int64(IB)
+    ALLOWED = (np.int64(2) << np.int64(DB)) << np.int64(IB)  # keys below: aspirated or allowed
+    DMASK = np.int64((1 << DB) - 1)
+    DMIN = np.int64(-(1 << 63)) if shape["wide"] else np.int64(-(1 << 31))
+    BPT = {8: uint8, 16: int16, 32: int32, 64: int64}[shape["data_bits"]]
+    U = np.uint64  # unsigned indices: no negative-index wraparound code
+    GOLDEN = rng.GOLDEN
+
+    if SHUFFLE:
+        from .intrinsics import warp_min_u32
+
+    @cuda.jit(device=True, inline=True)
+    def warp_min(kb):
+        """The smallest key (non-negative int64) over a warp, in every lane (device only): the
+        smallest high word, then the smallest low word among the lanes that hold it -- two redux
+        instructions instead of five rounds of two 32-bit shuffles."""
+        hi = np.uint32(kb >> np.int64(32))
+        top = warp_min_u32(hi)
+        low = warp_min_u32(np.uint32(kb) if hi == top else np.uint32(0xFFFFFFFF))
+        return (np.int64(top) << np.int64(32)) | np.int64(low)
+
+    @cuda.jit(device=True, inline=True)
+    def slot(k):
+        """Where move k's delta and tabu age live in its block, k - b MB = l: (l mod Q) T + l div Q,
+        so that the q-th moves of a warp's threads are neighbours (no bank conflicts, coalesced in
+        global memory). 32-bit unsigned throughout (each step truncated, so that the compiler keeps
+        32-bit divisions by constants: this sits on a recomputing lane's critical path)."""
+        k = np.uint32(k)
+        local = np.uint32(k % np.uint32(MB)) if C > 1 else k
+        return U(np.uint32(np.uint32(np.uint32(local % np.uint32(Q)) * np.uint32(OT)) + np.uint32(local // np.uint32(Q))))
+
+    @cuda.jit(device=True, inline=True)
+    def move_index(i, j):
+        """Move (i, j)'s index (i < j) in the row-major upper triangle, 32-bit unsigned."""
+        ui = np.uint32(i)
+        row = np.uint32(np.uint32(ui * np.uint32(2 * N - 1) - np.uint32(ui * ui)) // np.uint32(2))
+        return np.uint32(row + np.uint32(np.uint32(j) - ui - np.uint32(1)))
+
+    if C == 1:
+        @cuda.jit(device=True, inline=True)
+        def put(arr, i, owner, value, bars, phase):
+            arr[i] = value
+
+        @cuda.jit(device=True, inline=True)
+        def cluster_barrier():
+            pass
+
+        @cuda.jit(device=True, inline=True)
+        def init_exchange(bars, tid):
+            pass
+
+        cluster_min = None
+    else:
+        from .cluster import (cluster_store_async, cluster_sync, mbarrier_arrive_expect, mbarrier_done,
+                              mbarrier_init, mbarrier_init_fence)
+        from .intrinsics import warp_sum
+
+        @cuda.jit(device=True, inline=True)
+        def put(arr, i, owner, value, bars, phase):
+            """arr[i] = value in the search's block `owner` (distributed shared memory), its bytes
+            counted on that block's mbarrier of this iteration's parity."""
+            cluster_store_async(arr, i, owner, value, bars, phase)
+
+        @cuda.jit(device=True, inline=True)
+        def cluster_barrier():
+            cluster_sync()
+
+        @cuda.jit(device=True, inline=True)
+        def init_exchange(bars, tid):
+            """The exchange's two mbarriers (cluster_min): one arrival per warp and iteration."""
+            if tid == 0:
+                mbarrier_init(bars, 0, W)
+                mbarrier_init(bars, 1, W)
+                mbarrier_init_fence()
+
+        @cuda.jit(device=True, inline=True)
+        def cluster_min(xkey, bars, kb, touched, step, rank, warp, lane):
+            """The smallest key over the cluster, in every lane. Every warp sends its key to every
+            block (pushing measured faster than pulling); each block waits on its own mbarrier of
+            this iteration's parity for the keys and for the recomputed moves it owns (`touched`
+            by this thread: their delta and age came from other blocks' lane groups), one arrival
+            per warp, instead of a cluster barrier. xkey and the mbarriers have two halves, as a
+            block one iteration ahead sends to the other one."""
+            kb = warp_min(kb)
+            phase = step & 1
+            half = phase * C * W
+            expected = warp_sum(touched) * MOVE_BYTES + (C * W * 8 if warp == 0 else 0)
+            if lane == 0:
+                mbarrier_arrive_expect(bars, phase, expected)
+            if lane < C:
+                cluster_store_async(xkey, half + rank * W + warp, lane, kb, bars, phase)
+            while mbarrier_done(bars, phase, (step >> 1) & 1) == 0:
+                pass
+            kb = NO_KEY
+            for e in range(KEYS_PER_LANE):  # constant: unrolled, unsigned indices (no wraparound code)
+                if lane + e * 32 < C * W:
+                    kb = min(kb, xkey[U(half + lane + e * 32)])
+            return warp_min(kb)
+
+    @cuda.jit(device=True, inline=True)
+    def touching(item, r, s):
+        """The item-th move touching the last swap (r, s) as (x, y), y in {r, s}: (x, r) for
+        x != r, then (x, s) for x != r, s."""
+        if item < N - 1:
+            return (item if item < r else item + 1), r
+        x = item - (N - 1)
+        lo = r if r < s else s
+        hi = s if r < s else r
+        if x >= lo:
+            x += 1
+        if x >= hi:
+            x += 1
+        return x, s
+
+    @cuda.jit(device=True, inline=True)
+    def term(A, AT, bp, bpt, xo, yo, k):
+        """The k-th term of the O(n) cost of swapping x and y (rows xo = x N, yo = y N), in the
+        permuted frame bp[i, k] = B[p_i, p_k] (bpt: its transpose, general instances only)."""
+        xk = xo + k
+        yk = yo + k
+        t = DTN((A[xk] - A[yk]) * (bp[yk] - bp[xk]))
+        if GENERAL:
+            t = DTN(t + (AT[xk] - AT[yk]) * (bpt[yk] - bpt[xk]))
+        return t
+
+    lane_sum = _unrolled_packed_lane_sum(NW, G) if DP4A else _unrolled_lane_sum(N, G, GENERAL, DTN, term)
+
+    @cuda.jit(device=True, inline=True)
+    def swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, active, g):
+        """The full O(n) cost of swapping x and y, its sum split over a group's G lanes (MATA),
+        in the group's lane g = 0. Every lane of the warp must call it (shuffles); `active`: this
+        group has a move."""
+        xo = U(x * RS)
+        yo = U(y * RS)
+        acc = DTN(0)
+        if active:
+            if DP4A:
+                acc = lane_sum(Aw, bpw, U(x * NW), U(y * NW), g)
+            else:
+                acc = lane_sum(Af, AT, bp, bpt, xo, yo, g)
+        if G > 1:
+            off = G // 2
+            while off > 0:
+                acc = DTN(acc + cuda.shfl_down_sync(FULL, acc, off))
+                off //= 2
+        d = DTN(acc - term(Af, AT, bp, bpt, xo, yo, U(x)) - term(Af, AT, bp, bpt, xo, yo, U(y)))
+        if DIAG:
+            d = DTN(d + (ADIAG[x] - ADIAG[y]) * (BDIAG[p[y]] - BDIAG[p[x]]))
+        if GENERAL:
+            d = DTN(d + (Af[U(x * RS + y)] - Af[U(y * RS + x)]) * (bp[U(y * RS + x)] - bp[U(x * RS + y)]))
+        return d
+
+    @cuda.jit(device=True, inline=True)
+    def tabu_age(ex, p, i, j):
+        """Move (i, j)'s tabu age: the older expiry of its two assignments."""
+        e1 = ex[U(i * N + p[j])]
+        e2 = ex[U(j * N + p[i])]
+        return e1 if e1 < e2 else e2
+
+    @cuda.jit(device=True, inline=True)
+    def no_swap(u, v, tid):
+        """No swap to fold into the delta table: zero update vectors (every delta stays as it is),
+        and (r, s) = (-1, -1), which no move touches; returns (r, s)."""
+        for q in range(tid, N, T):
+            u[q] = 0
+            if GENERAL:
+                v[q] = 0
+        return np.int32(-1), np.int32(-1)
+
+    @cuda.jit(device=True, inline=True)
+    def swap_corners(m, rr, ss, rs, sr):
+        """Swapping r and s in the permuted frame: the 2 x 2 block where rows and columns r, s meet."""
+        t = m[rr]
+        m[rr] = m[ss]
+        m[ss] = t
+        t = m[rs]
+        m[rs] = m[sr]
+        m[sr] = t
+
+    @cuda.jit(device=True, inline=True)
+    def swap_at(m, rq, sq, qr, qs):
+        """Swapping r and s in the permuted frame at q (not r, s): rows r, s exchange their q-th
+        entries, columns r, s their q-th rows. Returns new m[s, q] - new m[r, q] (an update vector)."""
+        orq = m[rq]
+        osq = m[sq]
+        m[rq] = osq
+        m[sq] = orq
+        t = m[qr]
+        m[qr] = m[qs]
+        m[qs] = t
+        return orq - osq
+
+    if DB == 32 and SHUFFLE:
+        @cuda.jit(device=True, inline=True)
+        def biased(d):
+            """d + 2^31 for a 32-bit d: its sign bit flipped, one instruction instead of a 64-bit add."""
+            return np.int64(np.uint32(d) ^ np.uint32(0x80000000))
+    else:
+        @cuda.jit(device=True, inline=True)
+        def biased(d):
+            return np.int64(d) + BIAS
+
+    if NARROW:
+        @cuda.jit(device=True, inline=True)
+        def class_delta(d, age, thr, it_asp, it):
+            """As below, in one 32-bit word: class << 30 | d + 2^29 (|d| < 2^29: plan's bound), so
+            that the O(1) pass compares and keeps one word a move."""
+            held = np.uint32(age >= it_asp and d >= thr)
+            cls = np.uint32(held + np.uint32(held & np.uint32(age >= it)))
+            return np.uint32(np.uint32(cls << np.uint32(30)) | np.uint32(d + np.int32(BIAS)))
+    else:
+        @cuda.jit(device=True, inline=True)
+        def class_delta(d, age, thr, it_asp, it):
+            """Taillard's rule as one number, without branches: class 0 aspiration (old enough, or a
+            new best), 1 allowed, 2 tabu (a tabu move is never old enough: it_asp <= it), then the
+            delta. thr, it_asp and it come clamped to the width of d and age, so the comparisons
+            stay narrow."""
+            held = np.int64(age >= it_asp and d >= thr)
+            cls = held + (held & np.int64(age >= it))
+            return (cls << np.int64(DB)) | biased(d)
+
+    @cuda.jit(device=True, inline=True)
+    def key_of(cd, i, j):
+        """A move's key: its class and delta, then (i, j), which orders moves as their index."""
+        return (np.int64(cd) << np.int64(IB)) | (np.int64(i) << JB) | np.int64(j)
+
+    @cuda.jit(device=True, inline=True)
+    def start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, Aw, bpw, old, ex, rkey, tid, rank):
+        """A search's start from its permutation p alone (a new cas generation copies up only its
+        ants): the permuted matrix bp[i, k] = B[p_i, p_k], Taillard's initial tabu list (rots_expiry:
+        ex[q] = -q), every move's full cost and tabu age; returns the permutation's cost."""
+        cuda.syncthreads()  # p
+        for q in range(tid, NN, T):
+            pi = p[q // N]
+            pk = p[q % N]
+            bq = U(q // N * RS + q % N)
+            bp[bq] = BG[U(pi * N + pk)]
+            if GENERAL:
+                bpt[bq] = BG[U(pk * N + pi)]
+            ex[q] = -q
+        cuda.syncthreads()
+        first = rank * MB  # this block's moves
+        end = min(first + MB, M)
+        for rnd in range(FROUNDS):
+            item = first + rnd * NGF + tid // G
+            x = np.int32(0)
+            y = np.int32(1)
+            if item < end:
+                x = np.int32(PAIRS[item] >> 16)
+                y = np.int32(PAIRS[item] & 0xFFFF)
+            d = swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, item < end, U(tid % G))
+            if item < end and tid % G == 0:  # the block's own move
+                sl = slot(item)
+                dl[sl] = d
+                old[sl] = tabu_age(ex, p, x, y)
+        # the cost: sum A o bp over the block, halved in the symmetric form (where it counts each pair twice)
+        part = np.int64(0)
+        for q in range(tid, NA, T):  # (Af's row padding is zero)
+            part += np.int64(Af[q]) * np.int64(bp[q])
+        if SHUFFLE:
+            off = 16
+            while off > 0:
+                part += cuda.shfl_down_sync(FULL, part, off)
+                off //= 2
+            if tid % 32 == 0:
+                rkey[tid // 32] = part
+        else:
+            rkey[tid] = part
+        cuda.syncthreads()
+        total = np.int64(0)
+        for q in range(RK):
+            total += rkey[q]
+        cuda.syncthreads()  # rkey is the argmin's scratch next
+        return total if GENERAL else total // 2
+
+    @cuda.jit(device=True, inline=True)
+    def roulette(x, tau, f, loc, last, chosen):
+        """One location of the CPU's roulette pass, branch-free: a free one (f = 1) takes tau off x
+        and is the last free one so far, the first that drives x below 0 is chosen."""
+        x -= tau * np.float64(f)
+        last = np.int32(loc) if f else last
+        chosen = np.int32(loc) if f and x < 0 and chosen < 0 else chosen
+        return x, last, chosen
+
+    @cuda.jit(device=True)
+    def construct_ant(p, free, todo, TAU, gamma, seed):
+        """lsbench.search.cas.construct on the device, word by word from the same stream, so that the
+        ant is the CPU's: facilities leave the donor p with probability gamma, then in random order
+        each takes a free location with probability proportional to tau -- the float64 sums in the
+        CPU's order, branch-free (a taken location adds tau * 0.0, which leaves a sum unchanged), so
+        that the pheromone loads of a pass are all in flight at once."""
+        cs = seed
+        m = 0
+        for q in range(N):
+            free[q] = 0
+        for i in range(N):
+            cs += GOLDEN
+            if np.float64(mix64(cs) >> np.uint64(11)) * (1.0 / 9007199254740992.0) < gamma:
+                free[p[i]] = 1
+                todo[m] = i
+                m += 1
+        for t in range(m - 1, 0, -1):
+            cs += GOLDEN
+            u = np.int64((mix64(cs) >> np.uint64(11)) % np.uint64(t + 1))
+            x = todo[t]
+            todo[t] = todo[u]
+            todo[u] = x
+        for t in range(m):
+            row = U(todo[t] * N)
+            total = 0.0
+            for b in range(0, N4, 4):  # four locations a step: their loads issue together
+                t0, t1, t2, t3 = TAU[row + U(b)], TAU[row + U(b + 1)], TAU[row + U(b + 2)], TAU[row + U(b + 3)]
+                total += t0 * np.float64(free[b])
+                total += t1 * np.float64(free[b + 1])
+                total += t2 * np.float64(free[b + 2])
+                total += t3 * np.float64(free[b + 3])
+            for loc in range(N4, N):
+                total += TAU[row + U(loc)] * np.float64(free[loc])
+            cs += GOLDEN
+            x = np.float64(mix64(cs) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
+            chosen = np.int32(-1)
+            last = np.int32(-1)
+            for b in range(0, N4, 4):
+                t0, t1, t2, t3 = TAU[row + U(b)], TAU[row + U(b + 1)], TAU[row + U(b + 2)], TAU[row + U(b + 3)]
+                x, last, chosen = roulette(x, t0, free[b], b, last, chosen)
+                x, last, chosen = roulette(x, t1, free[b + 1], b + 1, last, chosen)
+                x, last, chosen = roulette(x, t2, free[b + 2], b + 2, last, chosen)
+                x, last, chosen = roulette(x, t3, free[b + 3], b + 3, last, chosen)
+            for loc in range(N4, N):
+                x, last, chosen = roulette(x, TAU[row + U(loc)], free[loc], loc, last, chosen)
+            chosen = chosen if chosen >= 0 else last
+            p[todo[t]] = chosen
+            free[chosen] = 0
+
+    @(cuda.jit(max_registers=MAX_REGISTERS) if MAX_REGISTERS else cuda.jit)
+    def rots_kernel(A, AT, BG, ADIAG, BDIAG, PAIRS, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST,
+                    BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration, target, it0,
+                    n_iter, tenure_cube, fresh, TAU, gamma):
+        blk = cuda.blockIdx.x  # block `rank` of search `sid`'s cluster
+        sid = blk // C
+        rank = np.int32(blk % C)
+        if ACTIVE[sid] == 0:  # this search reached its target (or its cas colony did) in an earlier chunk
+            return
+        tid = cuda.threadIdx.x
+        lane = tid % 32
+        warp = tid // 32
+        p = cuda.shared.array(N, int32)
+        # the last swap's update vectors (rows of A, rows of bp), and Q past the end: a thread's moves
+        # past the last one (i, j) = (N - 2, N - 1) go on to j = N, N + 1, ... (read, never used)
+        u = cuda.shared.array(NQ, DT)
+        w = cuda.shared.array(NQ, DT)
+        v = cuda.shared.array(NQ if GENERAL else 1, DT)  # general instances: the column parts
+        z = cuda.shared.array(NQ if GENERAL else 1, DT)
+        rkey = cuda.shared.array(RK, int64)
+        free = cuda.shared.array(N, int32)  # a cas ant's construction: free locations, facilities to place
+        todo = cuda.shared.array(N, int32)
+        xkey = cuda.shared.array(XKEYS, int64)  # a cluster: every warp's key, by parity
+        bars = cuda.shared.array(2 if C > 1 else 1, int64)  # a cluster: the exchange's mbarriers, by parity
+        ten = cuda.shared.array(2, int64)
+        dyn_d = cuda.shared.array(0, DT)  # the dynamic shared memory, seen through each table's type
+        dyn_b = cuda.shared.array(0, BPT)
+        dyn_i = cuda.shared.array(0, int32)
+        dl = dyn_d[DL_O:DL_O + SLOTS] if DL_SH else DELTA[blk]
+        bp = dyn_b[BP_O:BP_O + NA] if BP_SH else BPG[blk]  # every block of a cluster keeps its own copy
+        old = dyn_i[OLD_O:OLD_O + SLOTS] if OLD_SH else OLDG[blk]  # per move: the older of its two tabu expiries
+        Af = dyn_b[A_O:A_O + NA] if A_SH else A
+        if DP4A:  # the same two tables as 32-bit words (their byte offsets are multiples of 8)
+            dyn_w = cuda.shared.array(0, uint32)
+            Aw = dyn_w[A_O // 4:A_O // 4 + N * NW]
+            bpw = dyn_w[BP_O // 4:BP_O // 4 + N * NW]
+        else:
+            Aw = Af
+            bpw = bp
+        bpt = BPTG[blk]
+        # ex[i * N + l]: the iteration until which facility i may not return to location l
+        ex = dyn_i[EX_O:EX_O + NN] if EX_SH else EX[blk]
+        for q in range(tid, N, T):
+            p[q] = P[sid, q]
+        for q in range(tid, NA if A_SH else 0, T):
+            Af[q] = A[q]
+        kept = 0 if fresh else 1  # a chunk after the first: the state comes back from global memory
+        for q in range(tid, SLOTS if DL_SH and kept else 0, T):
+            dl[q] = DELTA[blk, q]
+        for q in range(tid, NA if BP_SH and kept else 0, T):
+            bp[q] = BPG[blk, q]
+        for q in range(tid, SLOTS if OLD_SH and kept else 0, T):
+            old[q] = OLDG[blk, q]
+        for q in range(tid, NN if EX_SH and kept else 0, T):
+            ex[q] = EX[blk, q]
+        current = np.int64(0)
+        init_exchange(bars, tid)
+        cluster_barrier()  # every block of the cluster has started: its shared memory may be written
+        if fresh:  # the first chunk builds its start state from the permutation alone
+            if gamma > 0:  # a cas generation: the ant is built here from its donor p (the blocks of a
+                cuda.syncthreads()  # cluster build the same one)
+                if tid == 0:
+                    construct_ant(p, free, todo, TAU, gamma, STATE[sid, 1])
+            current = start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, Aw, bpw, old, ex, rkey, tid, rank)
+            if tid == 0 and rank == 0:
+                CUR[sid] = current
+                BEST[sid] = current
+            for q in range(tid, N if rank == 0 else 0, T):
+                BEST_SOL[sid, q] = p[q]
+        else:
+            current = CUR[sid]
+        kend = min(rank * MB + MB, M)  # the block's last move + 1
+        k0 = rank * MB + (tid - SPLIT) * Q if tid >= SPLIT else kend  # this thread's first move (i0, j0)
+        i0 = np.int32(PAIRS[k0] >> 16) if k0 < kend else np.int32(0)
+        j0 = np.int32(PAIRS[k0] & 0xFFFF) if k0 < kend else np.int32(1)
+        count = np.int32(max(0, min(Q, kend - k0)))  # this thread's moves k0 .. k0 + count - 1
+        best = current if fresh else BEST[sid]
+        state = STATE[sid, 0]
+        pend = NO_MOVE if fresh else PEND[sid]
+        moved = pend != NO_MOVE  # a swap whose delta-table update is still to come
+        r = np.int32(pend >> 16)  # 32-bit facility numbers: narrow comparisons in the hot loop
+        s = np.int32(pend & 0xFFFF)
+        nimp = 0
+        done = 0
+        stop = False
+        cuda.syncthreads()
+        if moved:
+            for q in range(tid, N, T):  # the pending swap's update vectors (bp is swapped)
+                rq = U(r * RS + q)
+                sq = U(s * RS + q)
+                u[q] = Af[rq] - Af[sq]
+                w[q] = bp[sq] - bp[rq]
+                if GENERAL:
+                    v[q] = AT[rq] - AT[sq]
+                    z[q] = bpt[sq] - bpt[rq]
+        else:
+            r, s = no_swap(u, v, tid)
+        cuda.syncthreads()
+        for step in range(n_iter):
+            it = it0 + step + 1
+            thr = DTN(max(best - current, DMIN))  # d < thr: a new best (aspiration)
+            it_asp = np.int32(max(it - aspiration, -(1 << 31)))
+            it32 = np.int32(it)
+            kb = NO_KEY
+            if tid == T - 1:  # the next move's two tenures, off the critical path (read after the barrier)
+                ten[0] = _tenure(mix64(state + GOLDEN), tenure_min, tenure_max, tenure_cube)
+                ten[1] = _tenure(mix64(state + GOLDEN + GOLDEN), tenure_min, tenure_max, tenure_cube)
+            # -- the 2n-3 moves touching the last swap: O(n) each, G lanes splitting the sum (MATA)
+            for rnd in range(RROUNDS if moved else 0):  # item: the cluster's lane groups, blocks interleaved
+                if warp * 32 >= RT or rnd * NG * C + (warp * 32 // G) * C + rank >= ITEMS:  # no move left (uniform)
+                    break
+                item = rnd * NG * C + (tid // G) * C + rank
+                x = r
+                y = s
+                if item < ITEMS:
+                    x, y = touching(item, r, s)
+                d = swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, item < ITEMS, U(tid % G))
+                if item < ITEMS and tid % G == 0:
+                    i = x if x < y else y
+                    j = y if x < y else x
+                    idx = move_index(i, j)
+                    age = tabu_age(ex, p, i, j)
+                    sl = slot(idx)  # both go to the block that owns the move
+                    owner = np.int32(np.uint32(idx // np.uint32(MB)))
+                    put(dl, sl, owner, d, bars, step & 1)
+                    put(old, sl, owner, age, bars, step & 1)
+                    kb = min(kb, key_of(class_delta(d, age, thr, it_asp, it32), i, j))
+            # -- every other move: O(1) update (Taillard), then its class and delta; the thread keeps
+            # its lowest (class, delta), the first on ties (its moves come in index order), and builds
+            # one key from it. Its moves run along a row (i, j), (i, j + 1), ...: row i's update
+            # values stay in registers
+            i = i0
+            j = j0
+            ui = u[U(i)]
+            wi = w[U(i)]
+            vi = v[U(i)] if GENERAL else ui
+            zi = z[U(i)] if GENERAL else wi
+            # Branch-free: a move touching the last swap (recomputed above, by another thread) is read
+            # but neither stored nor keyed here; after no swap, zero update vectors keep every delta.
+            cd_best = NO_CD
+            touched = np.int32(0)  # this thread's moves recomputed by the lane groups (a cluster counts them)
+            bi = np.int32(0)
+            bj = np.int32(0)
+            sl = np.uint32(max(tid - SPLIT, 0))  # (recomputing-only threads have no moves)
+            for q in range(Q):  # a constant trip count: unrolled (moves past `count` are read, never used)
+                ju = U(j)
+                if GENERAL:
+                    upd = (ui - u[ju]) * (wi - w[ju]) + (vi - v[ju]) * (zi - z[ju])
+                else:
+                    upd = (ui - u[ju]) * (wi - w[ju])
+                d = DTN(dl[sl] + DTN(upd))
+                hit = (i == r) | (i == s) | (j == r) | (j == s)
+                touch = hit | (q >= count)
+                if C > 1:
+                    touched += np.int32(hit & (q < count))
+                if not touch:
+                    dl[sl] = d
+                cd = class_delta(d, old[sl], thr, it_asp, it32)
+                if cd < cd_best and not touch:
+                    cd_best = cd
+                    bi = i
+                    bj = j
+                sl = np.uint32(sl + np.uint32(OT))  # (uint32 + uint32 would widen)
+                j = np.int32(j + 1)
+                if j == N:
+                    i = np.int32(i + 1)
+                    j = np.int32(i + 1)
+                    ui = u[U(i)]
+                    wi = w[U(i)]
+                    if GENERAL:
+                        vi = v[U(i)]
+                        zi = z[U(i)]
+            kb = min(kb, key_of(cd_best, bi, bj))
+            # -- block argmin: every warp ends with the winner
+            if C > 1:
+                kb = cluster_min(xkey, bars, kb, touched, step, rank, warp, lane)
+            elif SHUFFLE:
+                kb = warp_min(kb)
+                if lane == 0:
+                    rkey[warp] = kb
+                cuda.syncthreads()
+                kb = warp_min(rkey[lane] if lane < W else NO_KEY)
+            else:
+                rkey[tid] = kb
+                cuda.syncthreads()
+                half = T // 2
+                while half > 0:
+                    if tid < half:
+                        rkey[tid] = min(rkey[tid], rkey[tid + half])
+                    cuda.syncthreads()
+                    half //= 2
+                kb = rkey[0]
+            done += 1
+            moved = kb < ALLOWED  # else every move is tabu: Taillard keeps the solution
+            if moved:
+                r = np.int32((kb >> JB) & JMASK)
+                s = np.int32(kb & JMASK)
+                current += ((kb >> np.int64(IB)) & DMASK) - BIAS  # the winner's delta, from its key
+                improved = current < best
+                if improved:
+                    best = current
+                state += GOLDEN + GOLDEN  # the tenures of r and s took the stream's next two words
+                # -- apply the swap: bp's rows and columns r, s, the update vectors, p, the tabu list
+                for q in range(tid, N, T):
+                    if q == r:
+                        pr = p[r]
+                        ps = p[s]
+                        ex[U(r * N + pr)] = it + ten[0]
+                        ex[U(s * N + ps)] = it + ten[1]
+                        p[r] = ps
+                        p[s] = pr
+                        rr, ss, rs, sr = U(r * RS + r), U(s * RS + s), U(r * RS + s), U(s * RS + r)
+                        swap_corners(bp, rr, ss, rs, sr)
+                        if GENERAL:
+                            swap_corners(bpt, rr, ss, rs, sr)
+                        if improved and rank == 0:
+                            BEST_SOL[sid, r] = ps
+                            BEST_SOL[sid, s] = pr
+                    elif q != s:
+                        rq, sq, qr, qs = U(r * RS + q), U(s * RS + q), U(q * RS + r), U(q * RS + s)
+                        w[q] = swap_at(bp, rq, sq, qr, qs)
+                        u[q] = Af[rq] - Af[sq]
+                        if GENERAL:
+                            z[q] = swap_at(bpt, rq, sq, qr, qs)
+                            v[q] = AT[rq] - AT[sq]
+                        if improved and rank == 0:
+                            BEST_SOL[sid, q] = p[q]
+                if improved:
+                    if tid == 0 and rank == 0:
+                        IMP_IT[nimp, sid] = it
+                        IMP_OBJ[nimp, sid] = current
+                    nimp += 1
+                    stop = current <= target
+            else:
+                r, s = no_swap(u, v, tid)
+            cuda.syncthreads()
+            if stop:
+                break
+        # -- the state goes back to global memory for the next chunk (the last swap's update pending);
+        # the cluster's blocks hold the same permutation, each its own copy of the tables
+        cluster_barrier()  # no block leaves while another may still write its shared memory
+        lead = rank == 0
+        for q in range(tid, N if lead else 0, T):
+            P[sid, q] = p[q]
+        for q in range(tid, SLOTS if DL_SH else 0, T):
+            DELTA[blk, q] = dl[q]
+        for q in range(tid, NA if BP_SH else 0, T):
+            BPG[blk, q] = bp[q]
+        for q in range(tid, SLOTS if OLD_SH else 0, T):
+            OLDG[blk, q] = old[q]
+        for q in range(tid, NN if EX_SH else 0, T):
+            EX[blk, q] = ex[q]
+        if tid == 0 and lead:
+            PEND[sid] = (r << 16) | s if moved else NO_MOVE
+            CUR[sid] = current
+            BEST[sid] = best
+            STATE[sid, 0] = state
+            NIMP[sid] = nimp
+            DONE[sid] = done
+
+    return rots_kernel
+
+
+def _unrolled_lane_sum(N, G, GENERAL, DTN, term):
+    """One lane's share of an O(n) recomputation, terms k = g, g + G, ... < N written out one by one:
+    Numba's range loops do not unroll, and written out each load is a register plus a constant
+    offset instead of a fresh 64-bit index computation (half the instructions of the hot loop)."""
+    lines = ["def lane_sum(Af, AT, bp, bpt, xo, yo, g):", "    acc = DTN(0)"]
+    for m in range((N + G - 1) // G):
+        step = f"    acc = DTN(acc + term(Af, AT, bp, bpt, xo, yo, g + U({m * G})))"
+        lines.append(step if (m + 1) * G <= N else f"    if g < U({N - m * G}):\n    " + step)
+    lines.append("    return acc")
+    scope = {"DTN": DTN, "U": np.uint64, "term": term}
+    exec(compile("\n".join(lines), f"<lane_sum N={N} G={G}>", "exec"), scope)
+    return cuda.jit(device=True, inline=True)(scope["lane_sum"])
+
+
+def _unrolled_packed_lane_sum(NW, G):
+    """One lane's share of an O(n) recomputation on byte matrices, words m = g, g + G, ... < NW of
+    rows x and y written out one by one: term k = (A_xk - A_yk)(bp_yk - bp_xk) = A_xk bp_yk +
+    A_yk bp_xk - A_xk bp_xk - A_yk bp_yk, four terms per dp4a, in four independent sums (modulo
+    2^32: the difference is exact where the move costs fit in 32 bits, which plan checks)."""
+    from .intrinsics import dp4a
+    lines = ["def lane_sum(Aw, bpw, xw, yw, g):", "    p1 = np.uint32(0)", "    p2 = np.uint32(0)", "    n1 = np.uint32(0)", "    n2 = np.uint32(0)"]
+    for m in range((NW + G - 1) // G):
+        pad = "    " if (m + 1) * G <= NW else "        "
+        if pad != "    ":
+            lines.append(f"    if g < U({NW - m * G}):")
+        lines += [pad + line for line in (
+            f"w = g + U({m * G})", "ax = Aw[xw + w]", "ay = Aw[yw + w]", "bx = bpw[xw + w]", "by = bpw[yw + w]",
+            "p1 = dp4a(ax, by, p1)", "p2 = dp4a(ay, bx, p2)", "n1 = dp4a(ax, bx, n1)", "n2 = dp4a(ay, by, n2)")]
+    lines.append("    return np.int32(np.uint32(p1 + p2) - np.uint32(n1 + n2))")
+    scope = {"np": np, "U": np.uint64, "dp4a": dp4a}
+    exec(compile("\n".join(lines), f"<packed lane_sum NW={NW} G={G}>", "exec"), scope)
+    return cuda.jit(device=True, inline=True)(scope["lane_sum"])
+
+
+@cuda.jit(device=True, inline=True)
+def _tenure(word, tenure_min, tenure_max, tenure_cube):
+    """lsbench.search.tabu.draw_tenure from one stream word: uniform in [min, max], or
+    floor(T u^3) with u in [0, 1) from 53 bits when tenure_cube = T > 0."""
+    bits = word >> np.uint64(11)
+    if tenure_cube > 0:
+        u = np.float64(bits) * (1.0 / 9007199254740992.0)
+        return np.int64(tenure_cube * u * u * u)
+    return tenure_min + np.int64(bits % np.uint64(tenure_max - tenure_min + 1))
+
+
+REBASE_AT = 1 << 30
+REBASE_BY = 1 << 29
+EXPIRED = -(1 << 30)
+
+
+@cuda.jit
+def rebase_kernel(expiries, by):
+    """Moves the searches' clock back by `by` iterations in a table of expiries (one row per
+    block): every expiry shifts with it, those long past are clamped to EXPIRED, which stays older
+    than any aspiration horizon -- the same moves are tabu, allowed or aspirated as before, and
+    the 32-bit expiries never overflow."""
+    row = cuda.blockIdx.x
+    for k in range(cuda.threadIdx.x, expiries.shape[1], cuda.blockDim.x):
+        expiries[row, k] = max(expiries[row, k] - by, EXPIRED)

@@ -1,0 +1,122 @@
+"""The shape of the device-resident Ro-TS kernel for one QAP instance and GPU (gpu/rots_kernel.py).
+
+`plan` decides, before anything is compiled: threads per block, blocks per search (a cluster),
+lanes per O(n) recomputation, the integer widths (bytes and dp4a where the matrices fit, a
+32-bit delta table and a one-word class and delta where the move-cost bound allows), which
+per-search tables live in shared memory and where, and the dynamic shared memory the block needs.
+"""
+import numpy as np
+from numba import config, cuda
+
+from lsbench.errors import LsbenchError
+
+SHUFFLE = not config.ENABLE_CUDASIM  # the simulator has no warp shuffles
+STATIC_SHARED_CAP = 48 * 1024  # above this a kernel must opt in to more dynamic shared memory
+SIM_SHARED_BYTES = 64 * 1024  # what the simulator pretends a block may have
+ON_CHIP = ("delta", "matrix", "tabu_age", "flows", "tabu")  # per-block tables, most used first
+
+
+def symmetric_form(a, b):
+    """(A, B, general) with the same move costs, written with one symmetric matrix: when a is
+    symmetric the cost is sum a_ij (b_pipj + b_pjpi) / 2, so B = b + b^T and A = a (and the other
+    way round); a move then costs one product per k instead of two. `general`: neither is."""
+    a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+    if np.array_equal(a, a.T):
+        return a, b + b.T, False
+    if np.array_equal(b, b.T):
+        return a + a.T, b, False
+    return a, b, True
+
+
+def shared_bytes_per_block():
+    """The most shared memory one block may opt in to on this device (227 KB on an H100)."""
+    if config.ENABLE_CUDASIM:
+        return SIM_SHARED_BYTES
+    dev = cuda.get_current_device()
+    try:
+        return int(dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+    except (AttributeError, KeyError):
+        return STATIC_SHARED_CAP
+
+
+def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), cluster=1, split=None):
+    """Kernel shape for an instance: integer widths (checked bounds), which per-search tables live
+    in the block's dynamic shared memory (the rest in global memory), threads per block, lanes per
+    O(n) recomputation and blocks per search (a cluster: the moves split between its blocks).
+    `split`: the block's first `split` threads only recompute, the others only update in O(1)
+    (separate warps, as MATA: the two phases overlap); 0 (default): every thread does both. `global_only`
+    keeps tables off chip (tests reach those paths)."""
+    n = problem.n
+    if cluster not in (1, 2, 4, 8, 16):
+        raise LsbenchError(f"--param cluster: blocks per search must be 1, 2, 4, 8 or 16, got {cluster}")
+    if cluster > 1 and not SHUFFLE:
+        raise LsbenchError("--param cluster: thread block clusters run on the GPU only, not in the simulator")
+    A, B, general = symmetric_form(problem.a, problem.b)
+    largest = max(int(np.abs(A).max()), int(np.abs(B).max()))
+    if largest >= 1 << 31:
+        raise LsbenchError(f"instance {problem.name}: flows/distances exceed 32 bits")
+    moves = n * (n - 1) // 2
+    index_bits = 2 * max(1, (n - 1).bit_length())  # a move (i, j) in a key: i, then j (the index order)
+    bound = problem.swap_delta_bound()
+    wide = bound >= (1 << 31) - 1
+    narrow = bound < 1 << 29  # a move's class and biased delta fit one 32-bit word
+    if wide and bound >= 1 << (60 - index_bits):  # a key holds class, delta and move index in 63 bits
+        raise LsbenchError(f"instance {problem.name}: move costs may exceed 2^{60 - index_bits}, beyond "
+                           "gpu-resident's key range (use --backend cpu)")
+    if threads is None:
+        threads = 32 if config.ENABLE_CUDASIM else (512 if moves > 2048 else 256)
+    if threads % 32 or not 32 <= threads <= 1024:
+        raise LsbenchError(f"--param block: threads per search must be a multiple of 32 in 32..1024, got {threads}")
+    items = -(-(2 * n - 3) // cluster)  # O(n) recomputations per block and iteration
+    split = split or 0  # separate warps measured slower on an H100, with and without clusters
+    if split % 32 or not 0 <= split < threads:
+        raise LsbenchError(f"--param split: recomputing threads must be a multiple of 32 below {threads}, got {split}")
+    workers = split or threads  # threads that recompute
+    owners = threads - split  # threads that own moves
+    if group is None and cluster > 1:  # a cluster: as many lanes as one round of the block's share allows
+        group = 1
+        while group < 32 and 2 * group * items <= workers:
+            group *= 2
+    if group is None:  # lanes per O(n) sum: about 50 terms each (measured best for tai100a)
+        group = 1
+        while group < 32 and group * 64 < n:
+            group *= 2
+    if not SHUFFLE:
+        group = 1
+    if group not in (1, 2, 4, 8, 16, 32):
+        raise LsbenchError(f"--param group: lanes per recomputation must be a power of two up to 32, got {group}")
+    # bytes (0..255) where the symmetric form allows: a move's O(n) sum then takes four terms an
+    # instruction (dp4a, below); the simulator's NumPy scalars do not widen before arithmetic: it
+    # keeps everything 64-bit
+    small = not general and min(int(A.min()), int(B.min())) >= 0 and largest < 1 << 8
+    data_bits = 64 if config.ENABLE_CUDASIM else (8 if small else 16 if largest < 1 << 15 else 32)
+    stride = -(-n // 4) * 4  # the flow and permuted-distance matrices' rows: whole 32-bit words
+    delta_bytes = 8 if wide else 4
+    static = n * (12 + (4 if general else 2) * delta_bytes) + (threads if config.ENABLE_CUDASIM else 32) * 8
+    static += 2 * 8 * cluster * (threads // 32)  # a cluster's keys
+    budget = (shared_limit or shared_bytes_per_block()) - static - 1024  # the system keeps 1 KB a block
+    per_block = -(-moves // cluster)  # block b of a search's cluster owns moves b B .. b B + B - 1
+    per_thread = -(-per_block // owners)
+    if per_thread > 2:  # odd: a warp's threads, Q moves apart, meet no bank conflicts (2: two-way, kept)
+        per_thread |= 1
+    slots = per_thread * owners  # per-move tables (see slot in the kernel)
+    budget -= (4 if general else 2) * per_thread * delta_bytes  # the update vectors' tails (kernel)
+    sizes = {"delta": (slots, delta_bytes), "matrix": (n * stride, data_bits // 8), "tabu_age": (slots, 4),
+             "flows": (n * stride, data_bits // 8), "tabu": (n * n, 4)}
+    shared, layout, used = {}, {}, 0
+    for name in ON_CHIP:
+        count, item = sizes[name]
+        size = -(-count * item // 8) * 8  # each table starts 8-byte aligned
+        shared[name] = name not in global_only and used + size <= budget
+        if shared[name]:
+            layout[name] = used // item  # element offset in a view of its type
+            used += size
+    if cluster > 1 and not (shared["delta"] and shared["tabu_age"]):
+        raise LsbenchError(f"instance {problem.name}: a cluster search needs its move tables in shared memory, "
+                           f"which do not fit in {budget} bytes (use --param cluster=1)")
+    diagonal = bool(np.diagonal(problem.a).any() and np.diagonal(problem.b).any())
+    # dp4a reads four bytes of a row from shared memory at once: both matrices on chip, on a device
+    dp4a = data_bits == 8 and shared["matrix"] and shared["flows"]
+    return {"n": n, "stride": stride, "dp4a": dp4a, "moves": moves, "per_block": per_block, "cluster": cluster, "split": split, "slots": slots, "index_bits": index_bits, "wide": wide, "narrow": narrow, "threads": threads,
+            "group": group, "general": general, "diagonal": diagonal, "data_bits": data_bits, "shared": shared, "layout": layout,
+            "dynamic_shared_bytes": used}

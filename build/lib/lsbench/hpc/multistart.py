@@ -1,0 +1,295 @@
+"""`lsbench multistart`: K independent searches (seeds s..s+K-1), the algorithmic level.
+
+Over MPI ranks (under mpiexec/mpirun/srun: search i runs on rank i mod size, one GPU per rank on a
+node with GPUs), over Dask workers (`--via dask`), or one after another in this process (`local`).
+Ranks and workers exchange only results (run records), so nodes need no shared file system: the
+driver (rank 0, or the Dask client) writes every record as soon as it arrives, and rewrites the
+summary after each, so a crash loses only the searches still running. A search that fails, or whose
+Dask worker dies, is listed as failed in the summary; the others' records are kept.
+"""
+import os
+import statistics
+import threading
+import time
+import traceback
+from dataclasses import replace
+
+from lsbench.errors import LsbenchError
+from lsbench.records import host_info, versions, write_atomic
+
+from . import mpi
+
+TAG_RESULT = 21
+
+
+def under_mpi():
+    return any(int(os.environ.get(v, "1")) > 1 for v in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE",
+                                                          "MPI_LOCALNRANKS", "SLURM_NTASKS"))
+
+
+def _one(spec, seed):
+    """One search; never raises: a failure comes back as {'seed', 'error'}."""
+    from lsbench.runner import run
+    try:
+        return run(replace(spec, seed=seed, out=None))
+    except Exception as e:  # a failed search is reported, the others go on
+        msg = str(e) if isinstance(e, LsbenchError) else f"{type(e).__name__}: {e}"
+        return {"seed": seed, "error": msg, "traceback": traceback.format_exc(limit=3)}
+
+
+class Collector:
+    """Writes records as they arrive and keeps the summary file current."""
+
+    def __init__(self, out_dir, seeds, spec, via, workers, exchange_every=0):
+        self.out_dir, self.seeds, self.via, self.workers = out_dir, seeds, via, workers
+        self.spec, self.exchange_every = spec, exchange_every
+        self.results = {}
+        self.t0 = time.perf_counter()
+        os.makedirs(out_dir, exist_ok=True)
+        self.lock = threading.Lock()
+        self.write_summary()
+
+    def add(self, seed, result, where):
+        with self.lock:
+            if "error" not in result:
+                result.setdefault("placement", where)
+                write_atomic(os.path.join(self.out_dir, f"seed-{seed}.json"), result)
+            self.results[seed] = result
+            self.write_summary()
+
+    def fail(self, seed, why):
+        self.add(seed, {"seed": seed, "error": why}, None)
+
+    def summary(self):
+        done = {s: r for s, r in self.results.items() if "error" not in r}
+        failed = [{"seed": s, "error": r["error"]} for s, r in sorted(self.results.items()) if "error" in r]
+        wall = time.perf_counter() - self.t0
+        out = {"searches": len(self.seeds), "seeds": self.seeds, "via": self.via, "workers": self.workers,
+               "run": {**self.spec.as_record(), "exchange_every": self.exchange_every}, "completed": len(done), "failed": failed,
+               "pending": [s for s in self.seeds if s not in self.results], "wall_s": round(wall, 3),
+               "host": host_info(), "versions": versions()}
+        if done:
+            bests = [r["best_objective"] for r in done.values()]
+            best_seed = min(done, key=lambda s: done[s]["best_objective"])
+            iters = sum(r["iterations"] for r in done.values())
+            busy = {}  # timed search seconds per rank/worker: the span excludes start-up and JIT warm-up
+            for r in done.values():
+                key = repr(sorted((r.get("placement") or {}).items()))
+                busy[key] = busy.get(key, 0.0) + r["wall_s"]
+            span = max(busy.values())
+            out.update({"best_objective": min(bests), "best_seed": best_seed,
+                        "median_objective": statistics.median(bests), "gap_percent_of_best":
+                        done[best_seed]["gap_percent"], "iterations": iters,
+                        "aggregate_iterations_per_s": round(iters / span, 3) if span > 0 else None,
+                        "busiest_placement_s": round(span, 6),
+                        "search_iterations_per_s": {s: r["iterations_per_s"] for s, r in sorted(done.items())},
+                        "placements": {s: r.get("placement") for s, r in sorted(done.items())}})
+            target = self.spec.stop.target
+            if target is not None:
+                hits = [next((t for _i, t, obj in r["trajectory"] if obj <= target), None) for r in done.values()]
+                reached = [t for t in hits if t is not None]
+                out.update({"target": target, "runs_at_target": len(reached),
+                            "median_time_to_target_s": statistics.median(reached) if reached else None})
+        return out
+
+    def write_summary(self):
+        write_atomic(os.path.join(self.out_dir, "summary.json"), self.summary())
+
+
+def run_multistart(spec, searches, out_dir, via="auto", workers=None, scheduler=None, exchange_every=0):
+    """K = `searches` runs of `spec` with seeds spec.seed .. spec.seed + K - 1."""
+    if searches < 1:
+        raise LsbenchError(f"--searches: must be at least 1, got {searches}")
+    if via == "auto":
+        via = "mpi" if under_mpi() else ("dask" if workers or scheduler else "local")
+    check_output_folder(out_dir)
+    seeds = list(range(spec.seed, spec.seed + searches))
+    if exchange_every:
+        return _islands(spec, seeds, out_dir, via, exchange_every)
+    if via == "mpi":
+        return _over_mpi(spec, seeds, out_dir)
+    if via == "dask":
+        return _over_dask(spec, seeds, out_dir, workers, scheduler)
+    if via != "local":
+        raise LsbenchError(f"--via: unknown {via!r} (known: auto, local, mpi, dask)")
+    col = Collector(out_dir, seeds, spec, "local", 1)
+    for s in seeds:
+        col.add(s, _one(spec, s), {"host": host_info()["hostname"]})
+    return col.summary()
+
+
+def check_output_folder(out_dir):
+    """Refuse, before any search, an --out-dir that cannot hold the records."""
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise LsbenchError(f"--out-dir {out_dir}: exists and is not a directory")
+    parent = os.path.abspath(out_dir)
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise LsbenchError(f"--out-dir {out_dir}: cannot write in {parent}")
+
+
+def _select_gpu(local_rank):
+    """One GPU per rank on a node: rank r takes visible device r mod count (CUDA_VISIBLE_DEVICES
+    applies, the driver lists only the visible ones). Returns the device id, or None."""
+    from lsbench.gpu import available
+    if not available():
+        return None
+    from numba import cuda
+    dev = local_rank % len(cuda.gpus)
+    cuda.select_device(dev)
+    return dev
+
+
+def _over_mpi(spec, seeds, out_dir):
+    MPI = mpi("lsbench multistart --via mpi")
+    comm = MPI.COMM_WORLD
+    rank, size = comm.Get_rank(), comm.Get_size()
+    local = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    local_rank = local.Get_rank()
+    local.Free()
+    device = _select_gpu(local_rank) if spec.backend.startswith("gpu") else None
+    where = {"host": host_info()["hostname"], "rank": rank, "gpu": device,
+             "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+    mine = [s for i, s in enumerate(seeds) if i % size == rank]
+    if rank != 0:
+        for s in mine:
+            comm.send((s, _one(spec, s), where), dest=0, tag=TAG_RESULT)
+        return None
+    col = Collector(out_dir, seeds, spec, "mpi", size)
+    expected = len(seeds) - len(mine)
+
+    def receive():  # records from the other ranks are written while rank 0 searches too
+        for _ in range(expected):
+            s, result, at = comm.recv(source=MPI.ANY_SOURCE, tag=TAG_RESULT)
+            col.add(s, result, at)
+
+    listener = threading.Thread(target=receive, daemon=True)
+    listener.start()
+    for s in mine:
+        col.add(s, _one(spec, s), where)
+    listener.join()
+    return col.summary()
+
+
+def _run_on_worker(spec, seed):
+    import distributed
+    where = {"host": host_info()["hostname"], "worker": distributed.get_worker().address}
+    return _one(spec, seed), where
+
+
+def _over_dask(spec, seeds, out_dir, workers, scheduler):
+    from distributed import as_completed
+    from lsbench.hpc.dask_grid import start_client
+    # a search whose worker dies is reported failed, not silently re-run elsewhere
+    client, cluster = start_client(workers, scheduler, allowed_failures=0)
+    try:
+        n = len(client.scheduler_info()["workers"])
+        col = Collector(out_dir, seeds, spec, "dask", n)
+        futures = {client.submit(_run_on_worker, spec, s, pure=False, retries=0): s for s in seeds}
+        for f in as_completed(list(futures)):
+            s = futures[f]
+            try:
+                result, where = f.result()
+                col.add(s, result, where)
+            except Exception as e:
+                col.fail(s, f"worker lost or failed: {type(e).__name__}: {e}")
+        return col.summary()
+    finally:
+        client.close(timeout=10)
+        if cluster is not None:
+            cluster.close(timeout=10)
+
+
+# -- cooperative variant: an island ring ----------------------------------------------------------
+def _islands(spec, seeds, out_dir, via, every):
+    """Searches in epochs of `every` iterations; after each, island i receives island i-1's best
+    and starts its next epoch from it if it beats its own best, else from its own best. Epoch 0
+    of island i is exactly the independent search with seed s_i. Over MPI, ranks exchange only
+    the islands' best objectives and solutions (allgather), then the records go to rank 0."""
+    from lsbench import instances
+    from lsbench.records import gap_percent, recheck
+    total = spec.stop.iterations
+    if every < 1 or not total:
+        raise LsbenchError("--exchange-every: needs a positive epoch length and --iterations (the budget per island)")
+    if via not in ("local", "mpi"):
+        raise LsbenchError(f"--exchange-every: islands run --via local or mpi, not {via}")
+    comm = rank = None
+    size = 1
+    if via == "mpi":
+        comm = mpi("lsbench multistart --via mpi").COMM_WORLD
+        rank, size = comm.Get_rank(), comm.Get_size()
+    mine = [i for i in range(len(seeds)) if i % size == (rank or 0)]
+    merged = {i: None for i in mine}
+    starts = {i: None for i in mine}
+    received = {i: [] for i in mine}
+    epochs = -(-total // every)
+    for e in range(epochs):
+        budget = min(every, total - e * every)
+        bests = []
+        for i in mine:
+            seed = seeds[i] if e == 0 else seeds[i] * 1_000_003 + e  # a fresh stream per epoch
+            rec = _epoch(spec, seed, budget, starts[i])
+            merged[i] = _merge(merged[i], rec)
+            bests.append((i, merged[i]["best_objective"], merged[i]["best_solution"]))
+        everyone = [b for part in comm.allgather(bests) for b in part] if comm else bests
+        by_island = {i: (obj, sol) for i, obj, sol in everyone}
+        if e == epochs - 1:
+            break
+        for i in mine:  # migration along the ring: i-1 -> i
+            left_obj, left_sol = by_island[(i - 1) % len(seeds)]
+            if left_obj < merged[i]["best_objective"]:
+                starts[i] = left_sol
+                received[i].append(e + 1)
+            else:
+                starts[i] = merged[i]["best_solution"]
+    prob = None
+    finals = []
+    for i in mine:
+        rec = merged[i]
+        if prob is None:
+            prob = instances.load(spec.instance, spec.problem, spec.data_dir, spec.problem_params)
+        rec["best_objective"] = recheck(prob, prob.solution_from_list(rec["best_solution"]), rec["best_objective"])
+        rec["gap_percent"] = gap_percent(rec["best_objective"], rec["bks"])
+        rec["seed"] = seeds[i]
+        rec["params"]["islands"] = {"exchange_every": every, "epochs": epochs, "ring_size": len(seeds),
+                                    "received_at_epochs": received[i]}
+        finals.append((seeds[i], rec, {"host": host_info()["hostname"], "rank": rank}))
+    if comm:
+        gathered = comm.gather(finals, root=0)
+        if rank != 0:
+            return None
+        finals = [f for part in gathered for f in part]
+    col = Collector(out_dir, seeds, spec, f"{via}-islands", size, every)
+    for s, rec, where in sorted(finals, key=lambda f: f[0]):
+        col.add(s, rec, where)
+    return col.summary()
+
+
+def _epoch(spec, seed, iterations, start):
+    from lsbench.runner import run
+    return run(replace(spec, seed=seed, stop=replace(spec.stop, iterations=iterations), out=None,
+                       initial=None if start is None else tuple(int(v) for v in start)))
+
+
+def _merge(acc, rec):
+    """One island's record over its epochs: iterations and times add up, the trajectory keeps the
+    island's own improvements (shifted to the island's clock), the best is the best of all."""
+    if acc is None:
+        return {**rec, "epoch_seeds": [rec["seed"]]}
+    it0, t0 = acc["iterations"], acc["wall_s"]
+    out = dict(acc)
+    points, best = list(acc["trajectory"]), acc["best_objective"]
+    for it, t, obj in rec["trajectory"]:
+        if obj < best:
+            points.append([it + it0, round(t + t0, 6), obj])
+            best = obj
+    out["trajectory"] = points
+    if rec["best_objective"] < acc["best_objective"]:
+        out["best_objective"], out["best_solution"] = rec["best_objective"], rec["best_solution"]
+    for key in ("iterations", "evaluations", "wall_s", "warmup_s"):
+        out[key] = acc[key] + rec[key]
+    out["iterations_per_s"] = round(out["iterations"] / out["wall_s"], 3) if out["wall_s"] > 0 else None
+    out["final_objective"] = rec["final_objective"]
+    out["epoch_seeds"] = acc["epoch_seeds"] + [rec["seed"]]
+    return out

@@ -1,0 +1,215 @@
+"""Instance registry: names -> problems, the manifest, the data directory, downloads.
+
+Named instances come from three places:
+- `instances/manifest.csv`: QAPLIB and TSPLIB files (downloaded into the data directory and
+  checked against their sha256) and Taillard's ta001..ta120 (generated here, bit-exactly);
+- name patterns for generated families: PPP `M-N` or `M-N-sSEED` (Pointcheval's construction),
+  `weierstrass-D`, Janiak et al.'s random `rnd-pfsp-NxM-SEED` and `rnd-atsp-N-SEED`,
+  and uniform QAP `rnd-qap-N-SEED`;
+- a path to an instance file, read by the problem's parser (`--problem` says which).
+The data directory is `--data-dir`, else $LSBENCH_DATA, else ./data/instances.
+"""
+import csv
+import hashlib
+import os
+import re
+import tempfile
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import LsbenchError
+from .problems import PROBLEMS
+from .problems.base import sha256_of
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+_INSTALLED_MANIFEST = Path(__file__).resolve().parent / "data" / "manifest.csv"  # pip install . puts it here
+MANIFEST = _INSTALLED_MANIFEST if _INSTALLED_MANIFEST.exists() else PROJECT_ROOT / "instances" / "manifest.csv"
+FOLDERS = {"qap": "qaplib", "tsp": "tsplib", "pfsp": "taillard_pfsp"}
+EXTENSIONS = {"qap": ".dat", "tsp": ".tsp", "pfsp": ".txt"}
+GENERATED_PATTERNS = {
+    "ppp": re.compile(r"(?:ppp-)?\d+-\d+(?:-s\d+)?"),
+    "weierstrass": re.compile(r"weierstrass-\d+"),
+    "pfsp": re.compile(r"rnd-pfsp-(\d+)x(\d+)-(\d+)"),
+    "tsp": re.compile(r"rnd-atsp-(\d+)-(\d+)"),
+    "qap": re.compile(r"rnd-qap-(\d+)-(\d+)"),
+}
+
+
+@dataclass
+class Entry:
+    problem: str
+    name: str
+    size: str
+    bks: str
+    optimal: str
+    source_url: str
+    sha256: str
+
+    @property
+    def generated(self):
+        return self.source_url.startswith("generator:")
+
+    def bks_value(self):
+        return None if self.bks in ("", "unknown") else int(self.bks)
+
+
+def data_dir(option=None):
+    return Path(option or os.environ.get("LSBENCH_DATA") or (Path.cwd() / "data" / "instances"))
+
+
+_manifest_cache = None
+
+
+def manifest():
+    global _manifest_cache
+    if _manifest_cache is None:
+        with open(MANIFEST, newline="") as f:
+            _manifest_cache = {row["name"]: Entry(**row) for row in csv.DictReader(f)}
+    return _manifest_cache
+
+
+def entries(problem=None):
+    if problem is not None and problem not in PROBLEMS:
+        raise LsbenchError(f"--problem: unknown problem {problem!r} (known: {', '.join(PROBLEMS)})")
+    return [e for e in manifest().values() if problem is None or e.problem == problem]
+
+
+def local_path(entry, data=None):
+    return data_dir(data) / FOLDERS[entry.problem] / (entry.name + EXTENSIONS[entry.problem])
+
+
+def taillard_seed(entry):
+    return int(re.search(r"time_seed=(\d+)", entry.source_url).group(1))
+
+
+def taillard_text(problem):
+    """Taillard's file layout: 'n m', then one line of n times per machine."""
+    rows = [" ".join(str(v) for v in row) for row in problem.times_machine_major()]
+    return f"{problem.n} {problem.m}\n" + "\n".join(rows) + "\n"
+
+
+def kind_of(spec, problem=None):
+    """The problem kind of an instance name, generated-family name or file path (`problem` given
+    for a path), before anything is loaded: a run's parameters are checked against it first."""
+    if problem is not None and problem not in PROBLEMS:
+        raise LsbenchError(f"--problem: unknown problem {problem!r} (known: {', '.join(PROBLEMS)})")
+    entry = manifest().get(spec)
+    if entry is not None:
+        if problem is not None and problem != entry.problem:
+            raise LsbenchError(f"--instance {spec} is a {entry.problem} instance, not {problem}")
+        return entry.problem
+    for kind, pattern in GENERATED_PATTERNS.items():
+        if pattern.fullmatch(spec) and problem in (None, kind):
+            return kind
+    if os.path.exists(spec):
+        if problem is None:
+            raise LsbenchError(f"--instance {spec}: a file path needs --problem (one of {', '.join(PROBLEMS)})")
+        return problem
+    raise LsbenchError(f"--instance: unknown instance {spec!r} (not in instances/manifest.csv, not a "
+                       "generated family name, not an existing file)")
+
+
+def load(spec, problem=None, data=None, params=None):
+    """A Problem from a known name, a generated-family name or a file path."""
+    params = dict(params or {})
+    if problem is not None and problem not in PROBLEMS:
+        raise LsbenchError(f"--problem: unknown problem {problem!r} (known: {', '.join(PROBLEMS)})")
+    entry = manifest().get(spec)
+    if entry is not None:
+        if problem is not None and problem != entry.problem:
+            raise LsbenchError(f"--instance {spec} is a {entry.problem} instance, not {problem}")
+        cls = PROBLEMS[entry.problem]
+        if entry.problem == "pfsp" and entry.generated:
+            n, m = (int(v) for v in entry.size.split("x"))
+            return cls.taillard(entry.name, n, m, taillard_seed(entry), **params)
+        path = local_path(entry, data)
+        if not path.exists():
+            raise LsbenchError(f"instance {spec}: {path} not found in the data directory; "
+                               f"run `lsbench instances fetch {spec}` or set --data-dir/LSBENCH_DATA")
+        return cls.from_file(str(path), name=entry.name, **params)
+    generated = _generated(spec, problem, params)
+    if generated is not None:
+        return generated
+    if os.path.exists(spec):
+        if problem is None:
+            raise LsbenchError(f"--instance {spec}: a file path needs --problem (one of {', '.join(PROBLEMS)})")
+        if not hasattr(PROBLEMS[problem], "from_file"):
+            raise LsbenchError(f"--instance {spec}: {problem} instances are generated, not read from files")
+        return PROBLEMS[problem].from_file(spec, **params)
+    raise LsbenchError(f"--instance: unknown instance {spec!r} (not in instances/manifest.csv, not a "
+                       "generated family name, not an existing file)")
+
+
+def _generated(spec, problem, params):
+    for kind, pattern in GENERATED_PATTERNS.items():
+        mt = pattern.fullmatch(spec)
+        if not mt or (problem is not None and problem != kind):
+            continue
+        cls = PROBLEMS[kind]
+        if kind == "ppp":
+            return cls.from_name(spec)
+        if kind == "weierstrass":
+            return cls.from_name(spec, **params)
+        if kind == "pfsp":
+            return cls.random(spec, int(mt.group(1)), int(mt.group(2)), int(mt.group(3)), **params)
+        if kind == "qap":
+            return cls.random(spec, int(mt.group(1)), int(mt.group(2)))
+        return cls.random_asymmetric(spec, int(mt.group(1)), int(mt.group(2)))
+    return None
+
+
+def bks_of(problem):
+    entry = manifest().get(problem.name)
+    if entry is None:
+        return 0 if problem.kind == "ppp" else None  # a PPP instance is solved at fitness 0
+    if problem.kind == "pfsp" and getattr(problem, "objective_name", "makespan") != "makespan":
+        return None
+    return entry.bks_value()
+
+
+def fetch(name, data=None, mirror=None):
+    """Download one manifest instance into the data directory and check its sha256.
+
+    `mirror` (or $LSBENCH_MIRROR) replaces the public source by a local folder laid out like the
+    data directory, or a base URL; the checksum is checked the same way. Writes a temp file and
+    renames it, so a failed download leaves nothing behind.
+    """
+    entry = manifest().get(name)
+    if entry is None:
+        raise LsbenchError(f"instances fetch: unknown instance {name!r}")
+    target = local_path(entry, data)
+    if entry.generated:
+        cls = PROBLEMS[entry.problem]
+        n, m = (int(v) for v in entry.size.split("x"))
+        text = taillard_text(cls.taillard(entry.name, n, m, taillard_seed(entry))).encode()
+        return _store(text, target, entry)
+    if target.exists() and sha256_of(target) == entry.sha256:
+        return target
+    mirror = mirror or os.environ.get("LSBENCH_MIRROR")
+    if mirror and "://" not in mirror:
+        src = Path(mirror) / FOLDERS[entry.problem] / target.name
+        if not src.exists():
+            raise LsbenchError(f"instances fetch {name}: {src} not found in mirror {mirror}")
+        payload = src.read_bytes()
+    else:
+        url = (mirror.rstrip("/") + f"/{FOLDERS[entry.problem]}/{target.name}") if mirror else entry.source_url
+        try:
+            with urllib.request.urlopen(url, timeout=60) as r:
+                payload = r.read()
+        except OSError as e:
+            raise LsbenchError(f"instances fetch {name}: download of {url} failed ({e})")
+    return _store(payload, target, entry)
+
+
+def _store(payload, target, entry):
+    digest = hashlib.sha256(payload).hexdigest()
+    if digest != entry.sha256:
+        raise LsbenchError(f"instances fetch {entry.name}: sha256 mismatch (got {digest}, manifest says "
+                           f"{entry.sha256}); nothing written")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".fetch-")
+    with os.fdopen(fd, "wb") as f:
+        f.write(payload)
+    os.replace(tmp, target)
+    return target

@@ -1,0 +1,109 @@
+"""The two seams every run goes through, and the one result type they return.
+
+Seam 1, `Evaluator` (the iteration level: cpu, cpu-parallel, gpu, cow, grid): a search algorithm
+keeps its solution and memory and asks the evaluator for the cost of every move. Seam 2, `Engine`
+(whole searches: the device-resident searches, the cas colony, and `SearchOverEvaluator`, which
+runs a search algorithm over an evaluator): K seeds in, K `SearchResult`s out. `lsbench.registry`
+picks the engine for an (algorithm, backend) pair; `lsbench.runner` knows nothing else.
+"""
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+# optional evaluator capabilities, declared in `Evaluator.capabilities`
+DEVICE_SELECT = "device-select"  # select(mode, ...), init_tabu(memory), record(...): selection on the device
+COMPILED_LOOP = "compiled-loop"  # a search may run its whole loop in compiled CPU code instead
+
+
+@dataclass
+class SearchResult:
+    """One search's outcome, whatever ran it."""
+
+    best_objective: object
+    best_solution: np.ndarray
+    iterations: int
+    evaluations: int
+    trajectory: list  # [iteration, seconds, objective] at each improvement
+    params: dict  # the parameters the search used (defaults filled in), and counts it kept
+    final_objective: object
+    seed: int | None = None
+
+
+class Evaluator(ABC):
+    """Evaluates a neighbourhood for a search that keeps its own state."""
+
+    name = ""
+    parameters = ()  # lsbench.params.Param declarations of its --param keys
+    capabilities = frozenset()
+    parallel = False  # the CPU neighbourhood code runs its all-cores build
+    is_worker = False  # this process serves another rank's search (cow ranks > 0)
+
+    @abstractmethod
+    def bind(self, problem, neighbourhood):
+        """Copy the read-only data once (device, ranks, workers); return self."""
+
+    @abstractmethod
+    def reset(self, solution):
+        """Start from `solution` (rebuild incremental structures)."""
+
+    @abstractmethod
+    def evaluate(self):
+        """The delta of every move of the current solution (an array indexed by move)."""
+
+    @abstractmethod
+    def apply(self, move):
+        """The search performed `move`: keep incremental structures in sync."""
+
+    @abstractmethod
+    def describe(self):
+        """Backend facts for the run record (device, threads, time split)."""
+
+    def reset_timers(self):
+        """Forget the warm-up's time split, so the record covers the timed run only."""
+
+    def close(self):
+        """Release workers and devices, also after an error."""
+
+    def serve(self):
+        """A worker process: evaluate slices until the searching process says stop."""
+        raise NotImplementedError
+
+
+class Engine(ABC):
+    """Runs whole searches. Built by the registry as Engine(problem, neighbourhood, search, params,
+    threads): `search` is the algorithm object (its parameters resolved), `params` the engine's
+    own declared parameters."""
+
+    name = ""
+    parameters = ()
+    problems = None  # problem kinds it runs (None: every problem)
+    several_searches = False  # run() takes K > 1 seeds in one call (one record for all)
+    takes_initial = False  # can start from a given solution (islands pass elites)
+    is_worker = False
+
+    @abstractmethod
+    def run(self, seeds, stop, progress=None):
+        """One SearchResult per seed, each search exactly the CPU search with that seed."""
+
+    @abstractmethod
+    def describe(self):
+        """Backend facts for the run record."""
+
+    def warm_up(self, seed, iterations):
+        """Untimed: JIT compilation and launch tuning happen here, outside the timed run."""
+        from .search.common import Stop
+        if iterations:
+            self.run([seed], Stop(iterations=iterations))
+
+    def close(self):
+        pass
+
+    def serve(self):
+        raise NotImplementedError
+
+
+def plain(x):
+    """A NumPy scalar as a Python int or float (JSON, comparisons)."""
+    return int(x) if isinstance(x, (np.integer, int)) else float(x)
+

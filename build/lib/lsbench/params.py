@@ -1,0 +1,133 @@
+"""Run parameters, declared once by the class that reads them.
+
+Each problem, neighbourhood, search algorithm, evaluator and engine lists its `--param` keys as
+`parameters = (Param(...), ...)`: name, type, default, allowed range or choices, help. The CLI's
+help, `lsbench describe`, the workflow's validation and the error line for a bad value all come
+from these declarations (lsbench/spec.py resolves a run's parameters against them).
+"""
+import math
+from dataclasses import dataclass
+
+from .errors import LsbenchError
+
+TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One `--param KEY=VALUE`. `kind`: int, float, str, bool or "ints" (comma-separated integers).
+    `default` None means the owner computes it (from the instance size, say); `help` says how.
+    `low`/`high` bound numbers (inclusive unless `open_low`/`open_high`); `choices` lists values."""
+
+    name: str
+    kind: object
+    help: str
+    default: object = None
+    low: float | None = None
+    high: float | None = None
+    open_low: bool = False
+    open_high: bool = False
+    choices: tuple = ()
+
+    def convert(self, value, owner):
+        """The typed, checked value; a bad one raises one line naming the key and the owner."""
+        shown = ",".join(str(v) for v in value) if isinstance(value, (list, tuple)) else value
+        where = f"--param {self.name}={shown}"
+        try:
+            typed = self._typed(value)
+        except (TypeError, ValueError):
+            raise LsbenchError(f"{where}: {self.expects()} ({owner})") from None
+        for v in typed if self.kind == "ints" else (typed,):
+            if isinstance(v, float) and not math.isfinite(v):
+                raise LsbenchError(f"{where}: must be a finite number ({owner})")
+            if self.choices and v not in self.choices:
+                raise LsbenchError(f"{where}: must be one of {', '.join(map(str, self.choices))} ({owner})")
+            if self.low is not None and (v < self.low or (self.open_low and v == self.low)):
+                raise LsbenchError(f"{where}: must be {'>' if self.open_low else '>='} {_num(self.low)} ({owner})")
+            if self.high is not None and (v > self.high or (self.open_high and v == self.high)):
+                raise LsbenchError(f"{where}: must be {'<' if self.open_high else '<='} {_num(self.high)} ({owner})")
+        return typed
+
+    def _typed(self, value):
+        if self.kind == "ints":
+            parts = value.split(",") if isinstance(value, str) else list(value)
+            return tuple(_integer(p) for p in parts)
+        if self.kind is bool:
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, int) and value in (0, 1):
+                return bool(value)
+            if isinstance(value, str) and value.lower() in TRUE + FALSE:
+                return value.lower() in TRUE
+            raise ValueError(value)
+        if self.kind is int:
+            return _integer(value)
+        if self.kind is float:
+            if isinstance(value, bool):
+                raise TypeError(value)
+            return float(value)
+        if not isinstance(value, str):
+            value = str(value)
+        return value
+
+    def expects(self):
+        return {int: "expected an integer", float: "expected a number", bool: "expected true or false",
+                "ints": "expected comma-separated integers"}.get(self.kind, "expected text")
+
+    def describe(self):
+        """One help line: name, type, range, default, help."""
+        kind = {int: "int", float: "float", bool: "bool", str: "text", "ints": "ints"}[self.kind]
+        bounds = []
+        if self.choices:
+            bounds.append("|".join(map(str, self.choices)))
+        if self.low is not None:
+            bounds.append(f"{'>' if self.open_low else '>='} {_num(self.low)}")
+        if self.high is not None:
+            bounds.append(f"{'<' if self.open_high else '<='} {_num(self.high)}")
+        default = "" if self.default is None else f"; default {self.default}"
+        return f"{self.name} ({kind}{', ' + ', '.join(bounds) if bounds else ''}{default}): {self.help}"
+
+
+def _integer(value):
+    if isinstance(value, bool):
+        raise TypeError(value)
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(value)
+        return int(value)
+    return int(value)
+
+
+def _num(x):
+    return int(x) if float(x).is_integer() else x
+
+
+def split_pairs(pairs):
+    """`--param KEY=VALUE` strings -> {key: raw string}; a repeated key keeps the last value."""
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise LsbenchError(f"--param {pair!r}: expected KEY=VALUE")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def resolve(declared_by, given):
+    """Split `given` {key: value} among the owners that declare the keys, typed and checked.
+
+    `declared_by`: [(role, owner label, parameters)] in priority order. Returns {role: {key:
+    value}}; a key no owner declares raises one line listing the keys that apply."""
+    out = {role: {} for role, _, _ in declared_by}
+    for key, value in given.items():
+        for role, owner, params in declared_by:
+            match = next((p for p in params if p.name == key), None)
+            if match is not None:
+                out[role][key] = match.convert(value, owner)
+                break
+        else:
+            known = sorted({p.name for _, _, params in declared_by for p in params})
+            owners = " / ".join(owner for _, owner, _ in declared_by)
+            raise LsbenchError(f"--param {key}: not a parameter of {owners} "
+                               f"(known: {', '.join(known) if known else 'none'})")
+    return out

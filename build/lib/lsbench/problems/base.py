@@ -1,0 +1,137 @@
+"""What every problem and neighbourhood provides to the searches and the evaluators.
+
+A problem owns its read-only data and the full objective (from scratch). A neighbourhood owns the
+move numbering, the incremental move costs (CPU, njit, serial and all-cores variants made from one
+source), how a move changes a solution, and the move attributes that tabu memory records.
+Moves are rated by their *delta*: objective after the move minus objective now.
+"""
+import hashlib
+
+import numpy as np
+
+from ..errors import InstanceFormatError, LsbenchError
+
+
+def sha256_of(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def read_numbers(path, dtype=np.int64):
+    """All whitespace-separated numbers of a file, with a clear error for anything else."""
+    try:
+        text = open(path).read()
+    except OSError as e:
+        raise LsbenchError(f"{path}: cannot read instance file ({e.strerror})")
+    tokens = text.split()
+    try:
+        if dtype == np.int64:
+            return np.array([int(t) for t in tokens], dtype=np.int64)
+        return np.array([float(t) for t in tokens], dtype=np.float64)
+    except ValueError:
+        bad = next(t for t in tokens if not _is_number(t, dtype))
+        raise InstanceFormatError(path, f"non-numeric value {bad!r}")
+
+
+def _is_number(token, dtype):
+    try:
+        int(token) if dtype == np.int64 else float(token)
+        return True
+    except ValueError:
+        return False
+
+
+def serial_and_parallel(fn):
+    """Two builds of one neighbourhood kernel: one core, and all cores (prange over its outer loop).
+
+    Only the serial build is cached: Numba's on-disk cache keys on the Python function, so two
+    cached builds of the same source could load each other's code.
+    """
+    from numba import njit
+    return njit(cache=True)(fn), njit(parallel=True)(fn)
+
+
+class Problem:
+    """Base of all problems. Subclasses set `kind`, `neighbourhoods` and the data attributes."""
+
+    kind = ""
+    integer = True  # integer objective: backends must agree exactly
+    neighbourhoods = {}  # name -> Neighbourhood subclass
+    default_neighbourhood = ""
+    parameters = ()  # lsbench.params.Param: the --param keys its loaders take
+
+    def __init__(self, name, source=None, sha256=None):
+        self.name = name
+        self.source = source
+        self.sha256 = sha256
+
+    # Subclasses define: objective(solution) from scratch, random_solution(rng_state),
+    # check_solution(solution) (raises LsbenchError), describe() (dict for `instances show`).
+
+    # -- shared -------------------------------------------------------------------------------
+    def neighbourhood(self, name=None):
+        name = name or self.default_neighbourhood
+        if name not in self.neighbourhoods:
+            raise LsbenchError(
+                f"--neighbourhood: unknown neighbourhood {name!r} for {self.kind} "
+                f"(known: {', '.join(sorted(self.neighbourhoods))})")
+        return self.neighbourhoods[name](self)
+
+    def solution_to_list(self, solution):
+        return np.asarray(solution).tolist()
+
+    def solution_from_list(self, values):
+        return np.asarray(values, dtype=np.int64)
+
+
+def check_permutation(solution, n, what="solution"):
+    s = np.asarray(solution)
+    if s.ndim != 1 or s.shape[0] != n:
+        raise LsbenchError(f"{what}: expected a permutation of length {n}, got shape {s.shape}")
+    if not np.array_equal(np.sort(s), np.arange(n)):
+        raise LsbenchError(f"{what}: not a permutation of 0..{n - 1}")
+
+
+class Neighbourhood:
+    """A neighbourhood bound to one problem instance.
+
+    `state(solution)` builds the incremental structures (a tuple of arrays) for a solution;
+    `evaluate(solution, state, out, parallel)` writes every move's delta into `out`;
+    `apply(solution, state, move, parallel)` performs a move in place and keeps `state` in sync.
+    Tabu memory is an expiry array over move attributes: `tabu_flags` marks the moves whose
+    attributes are still tabu at iteration `it`, `tabu_record` stores the attributes a performed
+    move forbids.
+    """
+
+    name = ""
+    parameters = ()
+
+    def __init__(self, problem):
+        self.problem = problem
+        self.size = 0
+
+    def state(self, solution, parallel=False):
+        return ()
+
+    def apply(self, solution, state, move, parallel=False):
+        """Default for neighbourhoods without incremental structures: just perform the move."""
+        self.perform(solution, move)
+
+    def delta_dtype(self):
+        return np.int64 if self.problem.integer else np.float64
+
+    # -- slices for remote workers (COW, grid): moves grouped in rows, each row a kernel's outer loop
+    def row_starts(self):
+        """First move index of every row, then the size. Default: one move per row."""
+        return list(range(self.size + 1))
+
+    def evaluate_rows(self, solution, lo, hi, out, parallel=False):
+        """Deltas of the moves of rows lo..hi-1, from the solution alone (what a remote worker can
+        compute), written at their move indices in the full-size `out`. Default: everything."""
+        self.evaluate(solution, self.state(solution, parallel), out, parallel)
+
+    def tabu_memory(self):
+        raise LsbenchError(f"tabu search is not defined for the {self.name} neighbourhood")

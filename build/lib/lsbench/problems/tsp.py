@@ -1,0 +1,373 @@
+"""Travelling salesman (TSPLIB symmetric files, and Janiak et al.'s random asymmetric instances).
+
+A solution is the tour as a permutation of the cities. Neighbourhoods: swap (exchange the cities
+at positions i < j) and 2-opt (reverse positions i..j), both O(1) per move; 2-opt on asymmetric
+distances uses per-iteration prefix sums of the forward and backward path lengths.
+"""
+import os
+
+import numpy as np
+from numba import njit, prange
+
+from .. import rng
+from ..errors import InstanceFormatError, LsbenchError
+from ..neighborhoods import index_to_pair, pair_count, pair_row_starts
+from .base import serial_and_parallel, Neighbourhood, Problem, check_permutation, sha256_of
+from .permutation import PositionSwapMoves
+
+MAX_CITIES = 20000  # a dense int32 matrix of 20000^2 is 1.6 GB
+
+
+# ---------------------------------------------------------------------------------------------
+# TSPLIB reader
+# ---------------------------------------------------------------------------------------------
+def _nint(x):
+    return np.floor(x + 0.5).astype(np.int64)
+
+
+def _geo_radians(x):
+    deg = np.trunc(x)
+    return 3.141592 * (deg + 5.0 * (x - deg) / 3.0) / 180.0
+
+
+def coords_to_matrix(kind, xy, path):
+    """TSPLIB distance functions (Reinelt, TSPLIB95 section 2), row by row."""
+    n = xy.shape[0]
+    d = np.empty((n, n), dtype=np.int32)
+    x, y = xy[:, 0], xy[:, 1]
+    if kind == "GEO":
+        lat, lon = _geo_radians(x), _geo_radians(y)
+    for i in range(n):
+        if kind == "EUC_2D":
+            row = _nint(np.sqrt((x - x[i]) ** 2 + (y - y[i]) ** 2))
+        elif kind == "CEIL_2D":
+            row = np.ceil(np.sqrt((x - x[i]) ** 2 + (y - y[i]) ** 2)).astype(np.int64)
+        elif kind == "ATT":
+            r = np.sqrt(((x - x[i]) ** 2 + (y - y[i]) ** 2) / 10.0)
+            t = _nint(r)
+            row = np.where(t < r, t + 1, t)
+        elif kind == "GEO":
+            q1 = np.cos(lon[i] - lon)
+            q2 = np.cos(lat[i] - lat)
+            q3 = np.cos(lat[i] + lat)
+            row = (6378.388 * np.arccos(np.clip(0.5 * ((1.0 + q1) * q2 - (1.0 - q1) * q3), -1, 1)) + 1.0).astype(np.int64)
+        else:
+            raise InstanceFormatError(path, f"EDGE_WEIGHT_TYPE {kind} is not supported "
+                                            "(EUC_2D, CEIL_2D, ATT, GEO, EXPLICIT are)")
+        row[i] = 0
+        d[i] = row
+    return d
+
+
+def explicit_to_matrix(fmt, values, n, path):
+    d = np.zeros((n, n), dtype=np.int64)
+    counts = {"FULL_MATRIX": n * n, "UPPER_ROW": n * (n - 1) // 2, "LOWER_ROW": n * (n - 1) // 2,
+              "UPPER_DIAG_ROW": n * (n + 1) // 2, "LOWER_DIAG_ROW": n * (n + 1) // 2}
+    if fmt not in counts:
+        raise InstanceFormatError(path, f"EDGE_WEIGHT_FORMAT {fmt} is not supported")
+    if values.size != counts[fmt]:
+        raise InstanceFormatError(path, f"EDGE_WEIGHT_SECTION: {fmt} of dimension {n} needs "
+                                        f"{counts[fmt]} numbers, found {values.size}")
+    if fmt == "FULL_MATRIX":
+        d = values.reshape(n, n)
+    else:
+        k = 0
+        for i in range(n):
+            if fmt == "UPPER_ROW":
+                js = range(i + 1, n)
+            elif fmt == "LOWER_ROW":
+                js = range(0, i)
+            elif fmt == "UPPER_DIAG_ROW":
+                js = range(i, n)
+            else:
+                js = range(0, i + 1)
+            for j in js:
+                d[i, j] = d[j, i] = values[k]
+                k += 1
+    return d.astype(np.int32)
+
+
+def read_tsplib(path):
+    """Parse a TSPLIB .tsp file into (name, distance matrix, edge weight type)."""
+    try:
+        lines = open(path).read().splitlines()
+    except OSError as e:
+        raise LsbenchError(f"{path}: cannot read instance file ({e.strerror})")
+    spec = {}
+    section = None
+    data = {"NODE_COORD_SECTION": [], "EDGE_WEIGHT_SECTION": []}
+    for line in lines:
+        s = line.strip()
+        if not s or s == "EOF":
+            if s == "EOF":
+                break
+            continue
+        head = s.split(":")[0].strip().upper() if ":" in s else s.split()[0].upper()
+        if head in ("NODE_COORD_SECTION", "EDGE_WEIGHT_SECTION", "DISPLAY_DATA_SECTION",
+                    "TOUR_SECTION", "DEMAND_SECTION", "FIXED_EDGES_SECTION"):
+            section = head
+            continue
+        if ":" in s and not s[0].isdigit() and not s[0] in "-+.":
+            key, _, val = s.partition(":")
+            spec[key.strip().upper()] = val.strip()
+            section = None
+            continue
+        if section in data:
+            data[section].extend(s.split())
+    try:
+        n = int(spec["DIMENSION"])
+    except (KeyError, ValueError):
+        raise InstanceFormatError(path, "missing or non-integer DIMENSION")
+    if n < 5:
+        raise InstanceFormatError(path, f"DIMENSION {n}: lsbench needs at least 5 cities")
+    if n > MAX_CITIES:
+        raise InstanceFormatError(path, f"DIMENSION {n} exceeds the dense-matrix limit of {MAX_CITIES} cities")
+    kind = spec.get("EDGE_WEIGHT_TYPE", "").upper()
+    try:
+        if kind == "EXPLICIT":
+            values = np.array([int(float(t)) for t in data["EDGE_WEIGHT_SECTION"]], dtype=np.int64)
+            d = explicit_to_matrix(spec.get("EDGE_WEIGHT_FORMAT", "").upper(), values, n, path)
+        else:
+            nums = np.array([float(t) for t in data["NODE_COORD_SECTION"]], dtype=np.float64)
+            if nums.size != 3 * n:
+                raise InstanceFormatError(path, f"NODE_COORD_SECTION: expected {n} lines 'id x y', "
+                                                f"found {nums.size} numbers")
+            d = coords_to_matrix(kind, nums.reshape(n, 3)[:, 1:], path)
+    except ValueError as e:
+        raise InstanceFormatError(path, f"non-numeric value in data section ({e})")
+    return spec.get("NAME", os.path.basename(path).rsplit(".", 1)[0]), d, kind
+
+
+# ---------------------------------------------------------------------------------------------
+# Objective and neighbourhoods
+# ---------------------------------------------------------------------------------------------
+@njit(cache=True)
+def tour_length(d, t):
+    n = t.shape[0]
+    s = 0
+    for k in range(n):
+        s += d[t[k], t[(k + 1) % n]]
+    return s
+
+
+@njit(cache=True, inline="always")
+def city_after_swap(t, q, i, j):
+    if q == i:
+        return t[j]
+    if q == j:
+        return t[i]
+    return t[q]
+
+
+@njit(cache=True)
+def city_swap_delta(d, t, i, j):
+    """Exact delta of exchanging the cities at positions i and j: edges touching them only."""
+    n = t.shape[0]
+    i = np.int64(i)  # prange indices are unsigned; mixed with signed ints they would become floats
+    j = np.int64(j)
+    e0 = (i - 1 + n) % n
+    e1 = i
+    e2 = (j - 1 + n) % n
+    e3 = j
+    delta = 0
+    for which in range(4):
+        e = e0 if which == 0 else (e1 if which == 1 else (e2 if which == 2 else e3))
+        dup = False
+        for prev in range(which):
+            ep = e0 if prev == 0 else (e1 if prev == 1 else e2)
+            if ep == e:
+                dup = True
+        if not dup:
+            f = (e + 1) % n
+            delta += d[city_after_swap(t, e, i, j), city_after_swap(t, f, i, j)] - d[t[e], t[f]]
+    return delta
+
+
+def _swap_deltas(d, t, lo, hi, out):
+    """Row i's deltas: four removed and four added edges when i and j are not neighbours on the
+    cycle (row i's half read once), city_swap_delta's general rule for the neighbours."""
+    n = t.shape[0]
+    for i in prange(lo, hi):
+        i = np.int64(i)
+        base = i * (2 * n - i - 1) // 2 - i - 1
+        a = t[(i - 1 + n) % n]
+        ti = t[i]
+        b = t[i + 1]
+        around_i = d[a, ti] + d[ti, b]
+        for j in range(i + 1, n):
+            if j == i + 1 or (i == 0 and j == n - 1):
+                out[base + j] = city_swap_delta(d, t, i, j)
+            else:
+                c = t[j - 1]
+                tj = t[j]
+                e = t[(j + 1) % n]
+                out[base + j] = (d[a, tj] + d[tj, b] + d[c, ti] + d[ti, e]) - around_i - d[c, tj] - d[tj, e]
+
+
+swap_deltas, swap_deltas_parallel = serial_and_parallel(_swap_deltas)
+
+
+@njit(cache=True)
+def tour_edges(d, t):
+    """edge[k] = d(t[k], t[k+1 mod n]): the tour's own edges, read coalesced by GPU threads."""
+    n = t.shape[0]
+    e = np.empty(n, dtype=np.int64)
+    for k in range(n):
+        e[k] = d[t[k], t[(k + 1) % n]]
+    return e
+
+
+@njit(cache=True)
+def path_prefix(d, t):
+    """fwd[k] = sum of d(t[q], t[q+1]) for q < k, bwd[k] likewise for d(t[q+1], t[q])."""
+    n = t.shape[0]
+    fwd = np.zeros(n, dtype=np.int64)
+    bwd = np.zeros(n, dtype=np.int64)
+    for k in range(n - 1):
+        fwd[k + 1] = fwd[k] + d[t[k], t[k + 1]]
+        bwd[k + 1] = bwd[k] + d[t[k + 1], t[k]]
+    return fwd, bwd
+
+
+@njit(cache=True, inline="always")
+def two_opt_delta(d, t, fwd, bwd, i, j):
+    """Delta of reversing positions i..j (i < j), exact for asymmetric distances."""
+    n = t.shape[0]
+    if i == 0 and j == n - 1:  # reversing the whole cycle: only the direction changes
+        return (bwd[n - 1] + d[t[0], t[n - 1]]) - (fwd[n - 1] + d[t[n - 1], t[0]])
+    prev = t[(i - 1 + n) % n]
+    nxt = t[(j + 1) % n]
+    return (d[prev, t[j]] + d[t[i], nxt] - d[prev, t[i]] - d[t[j], nxt]
+            + (bwd[j] - bwd[i]) - (fwd[j] - fwd[i]))
+
+
+def _two_opt_deltas(d, t, fwd, bwd, lo, hi, out):
+    n = t.shape[0]
+    for i in prange(lo, hi):
+        base = i * (2 * n - i - 1) // 2 - i - 1
+        for j in range(i + 1, n):
+            out[base + j] = two_opt_delta(d, t, fwd, bwd, i, j)
+
+
+two_opt_deltas, two_opt_deltas_parallel = serial_and_parallel(_two_opt_deltas)
+
+
+@njit(cache=True)
+def reverse_segment(t, i, j):
+    while i < j:
+        t[i], t[j] = t[j], t[i]
+        i += 1
+        j -= 1
+
+
+@njit(cache=True)
+def two_opt_tabu_flags(t, expiry, it, flags):
+    """Reversal (i, j) is tabu if it adds back an edge removed less than tenure iterations ago."""
+    n = t.shape[0]
+    k = 0
+    for i in range(n - 1):
+        prev = t[(i - 1 + n) % n]
+        for j in range(i + 1, n):
+            nxt = t[(j + 1) % n]
+            flags[k] = expiry[prev, t[j]] >= it or expiry[t[i], nxt] >= it
+            k += 1
+
+
+@njit(cache=True)
+def two_opt_tabu_record(t, i, j, expiry, until):
+    n = t.shape[0]
+    prev = t[(i - 1 + n) % n]
+    nxt = t[(j + 1) % n]
+    expiry[prev, t[i]] = until
+    expiry[t[j], nxt] = until
+
+
+class _TspNeighbourhood(Neighbourhood):
+    def __init__(self, problem):
+        super().__init__(problem)
+        self.n = problem.n
+        self.size = pair_count(self.n)
+
+    def tabu_memory(self):
+        return np.full((self.n, self.n), -1, dtype=np.int64)
+
+    def default_tenure(self, n):
+        return 7, 7  # Janiak et al.
+
+    def row_starts(self):
+        return pair_row_starts(self.n)
+
+    def evaluate(self, solution, state, out, parallel=False):
+        self.evaluate_rows(solution, 0, self.n - 1, out, parallel)
+
+
+class TspSwap(PositionSwapMoves, _TspNeighbourhood):
+    name = "swap"
+
+    def evaluate_rows(self, solution, lo, hi, out, parallel=False):
+        (swap_deltas_parallel if parallel else swap_deltas)(self.problem.d, solution, lo, hi, out)
+
+
+class TspTwoOpt(_TspNeighbourhood):
+    name = "2opt"
+
+    def evaluate_rows(self, solution, lo, hi, out, parallel=False):
+        fwd, bwd = path_prefix(self.problem.d, solution)
+        (two_opt_deltas_parallel if parallel else two_opt_deltas)(self.problem.d, solution, fwd, bwd, lo, hi, out)
+
+    def perform(self, solution, move):
+        i, j = index_to_pair(move, self.n)
+        reverse_segment(solution, i, j)
+
+    def tabu_flags(self, solution, memory, it, flags):
+        two_opt_tabu_flags(solution, memory, it, flags)
+
+    def tabu_record(self, solution_before, move, memory, until):
+        i, j = index_to_pair(move, self.n)
+        two_opt_tabu_record(solution_before, i, j, memory, until)
+
+
+class TSP(Problem):
+    kind = "tsp"
+    neighbourhoods = {"swap": TspSwap, "2opt": TspTwoOpt}
+    default_neighbourhood = "2opt"
+
+    def __init__(self, d, name="tsp", source=None, sha256=None, weight_type="EXPLICIT", generator=None):
+        super().__init__(name, source, sha256)
+        self.d = np.ascontiguousarray(d, dtype=np.int32)
+        self.n = self.d.shape[0]
+        self.size = self.n
+        self.weight_type = weight_type
+        self.generator = generator
+        self.symmetric = bool(np.array_equal(self.d, self.d.T))
+
+    @classmethod
+    def from_file(cls, path, name=None):
+        fname, d, kind = read_tsplib(path)
+        return cls(d, name or os.path.basename(path).rsplit(".", 1)[0], source=str(path),
+                   sha256=sha256_of(path), weight_type=kind)
+
+    @classmethod
+    def random_asymmetric(cls, name, n, seed):
+        """Janiak et al.: d_ij uniform in [1, 1000] for i != j, from lsbench's portable RNG."""
+        st = rng.new_state(seed)
+        d = np.zeros((n, n), dtype=np.int32)
+        for i in range(n):
+            for j in range(n):
+                if i != j:
+                    d[i, j] = 1 + rng.below(st, 1000)
+        return cls(d, name, generator=f"uniform[1,1000] asymmetric(n={n}, seed={seed})")
+
+    def objective(self, solution):
+        return int(tour_length(self.d, np.asarray(solution, dtype=np.int64)))
+
+    def random_solution(self, rng_state):
+        return rng.permutation(rng_state, self.n)
+
+    def check_solution(self, solution):
+        check_permutation(solution, self.n)
+
+    def describe(self):
+        return {"n (cities)": self.n, "edge weight type": self.weight_type,
+                "symmetric": self.symmetric, "d[0, 1:10]": self.d[0, 1:10].tolist(),
+                "generator": self.generator or "file"}

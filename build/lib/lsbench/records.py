@@ -1,0 +1,114 @@
+"""Run records: one JSON per run, re-checked from scratch and written atomically."""
+import json
+import math
+import os
+import platform
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+from .errors import LsbenchError
+
+FLOAT_RTOL = 1e-9  # float objectives: recomputation must agree to this relative tolerance
+REQUIRED = ("problem", "instance", "instance_sha256", "algorithm", "backend", "seed", "params", "host",
+            "versions", "iterations", "evaluations", "wall_s", "best_objective", "best_solution",
+            "trajectory", "bks", "gap_percent")
+
+
+def host_info():
+    info = {"hostname": platform.node(), "machine": platform.machine(), "system": platform.system(),
+            "processor": platform.processor() or _cpu_model(), "cpu_count": os.cpu_count()}
+    return info
+
+
+def _cpu_model():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def versions():
+    import numba
+    out = {"lsbench": __version__, "python": platform.python_version(), "numpy": np.__version__,
+           "numba": numba.__version__}
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=Path(__file__).parent, timeout=5).stdout.strip()
+        if commit:
+            out["lsbench_commit"] = commit
+            changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                                     text=True, cwd=Path(__file__).parent, timeout=5).stdout.strip()
+            out["lsbench_tree_changed"] = bool(changed)  # the code run is not exactly that commit
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return out
+
+
+def gap_percent(best, bks):
+    if bks is None:
+        return None
+    if bks == 0:
+        return 0.0 if best == 0 else None
+    return round(100.0 * (best - bks) / abs(bks), 6)
+
+
+def recheck(problem, solution, reported):
+    """Validate the solution and recompute its objective from scratch; return the recomputed value."""
+    problem.check_solution(solution)
+    value = problem.objective(solution)
+    if problem.integer:
+        if int(value) != int(reported):
+            raise LsbenchError(f"internal check failed: reported objective {reported} but the solution "
+                               f"evaluates to {value}; no record written")
+        return int(value)
+    if not math.isclose(value, reported, rel_tol=FLOAT_RTOL, abs_tol=1e-12):
+        raise LsbenchError(f"internal check failed: reported objective {reported} but the solution "
+                           f"evaluates to {value}; no record written")
+    return float(value)
+
+
+def write_atomic(path, record):
+    """Write JSON to a temp file beside `path`, then rename: never a partial record."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(record, f, indent=1, default=_json_default)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _json_default(x):
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"not JSON serialisable: {type(x)}")
+
+
+def read_record(path):
+    try:
+        with open(path) as f:
+            rec = json.load(f)
+    except OSError as e:
+        raise LsbenchError(f"{path}: cannot read run record ({e.strerror})")
+    except json.JSONDecodeError as e:
+        raise LsbenchError(f"{path}: not a JSON run record ({e.msg} at line {e.lineno})")
+    missing = [k for k in REQUIRED if k not in rec]
+    if missing:
+        raise LsbenchError(f"{path}: run record lacks field(s) {', '.join(missing)}")
+    return rec

@@ -1,0 +1,109 @@
+"""What runs where: algorithms, backends, and the engine for each (algorithm, backend) pair.
+
+An iteration-level backend (cpu, cpu-parallel, gpu, cow, grid) is an Evaluator; the search
+algorithms tabu, rots and hc run over any of them (`SearchOverEvaluator`). Whole-search engines
+are listed by (algorithm, backend), with one class per problem kind where the problem decides.
+Classes are named as "module:Class" and imported only when a run needs them, so `import lsbench`
+pulls in no CUDA, MPI or Dask.
+"""
+import importlib
+
+from .errors import LsbenchError
+from .problems import PROBLEMS
+from .search.cas import CunningAntSystem
+from .search.hill_climbing import HillClimbing
+from .search.tabu import RobustTabuSearch, TabuSearch
+
+ALGORITHMS = {"tabu": TabuSearch, "rots": RobustTabuSearch, "hc": HillClimbing, "cas": CunningAntSystem}
+
+EVALUATORS = {
+    "cpu": "lsbench.backends.cpu:CpuEvaluator",
+    "cpu-parallel": "lsbench.backends.cpu:CpuParallelEvaluator",
+    "gpu": "lsbench.gpu.evaluator:GpuEvaluator",
+    "cow": "lsbench.hpc.cow:CowEvaluator",
+    "grid": "lsbench.hpc.dask_grid:DaskGridEvaluator",
+}
+SEARCHES_OVER_EVALUATORS = ("tabu", "rots", "hc")
+ENGINES = {
+    ("rots", "gpu-resident"): "lsbench.gpu.rots_engine:ResidentRotsEngine",
+    ("tabu", "gpu-resident"): {"pfsp": "lsbench.gpu.resident_pfsp:ResidentPfspEngine",
+                               "tsp": "lsbench.gpu.whole_gpu_tabu:WholeGpuTabuEngine",
+                               "ppp": "lsbench.gpu.whole_gpu_tabu:WholeGpuTabuEngine"},
+    ("cas", "cpu"): "lsbench.search.cas:HostColony",
+    ("cas", "cpu-parallel"): "lsbench.search.cas:ParallelHostColony",
+    ("cas", "gpu-resident"): "lsbench.gpu.colony:DeviceColony",
+}
+BACKENDS = tuple(EVALUATORS) + ("gpu-resident",)
+BACKEND_HELP = {
+    "cpu": "one core, Numba njit (searches that can run their whole loop compiled do)",
+    "cpu-parallel": "the neighbourhood on all cores (Numba prange)",
+    "gpu": "the neighbourhood on the GPU each iteration (Luong et al.'s iteration level)",
+    "cow": "the neighbourhood split over MPI ranks (start under mpiexec)",
+    "grid": "the neighbourhood split over Dask workers",
+    "gpu-resident": "the whole search on the GPU (many searches at once for rots)",
+}
+
+
+def load_class(path):
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def get_evaluator(name, **options):
+    """An evaluator by backend name, built with its options (tests and benchmarks use this)."""
+    return load_class(EVALUATORS[name])(**options)
+
+
+def check_names(algorithm, backend):
+    if algorithm not in ALGORITHMS:
+        raise LsbenchError(f"--algorithm: unknown algorithm {algorithm!r} (known: {', '.join(ALGORITHMS)})")
+    if backend not in BACKENDS:
+        raise LsbenchError(f"--backend: unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
+
+
+def runs_on(algorithm, problem):
+    """Whether the algorithm is defined for the problem kind."""
+    kinds = getattr(ALGORITHMS[algorithm], "problems", None)
+    return kinds is None or problem in kinds
+
+
+def _lookup(algorithm, backend, problem):
+    """(exists, "module:Class" of the engine or None for a search over the evaluator)."""
+    if not runs_on(algorithm, problem):
+        return False, None
+    entry = ENGINES.get((algorithm, backend))
+    if isinstance(entry, dict):
+        entry = entry.get(problem)
+        return entry is not None, entry
+    if entry is not None:
+        return True, entry
+    return algorithm in SEARCHES_OVER_EVALUATORS and backend in EVALUATORS, None
+
+
+def engine_path(algorithm, backend, problem):
+    """The engine's "module:Class" for this run, or None where the algorithm runs over the
+    backend's evaluator; raises one line where the combination does not exist."""
+    check_names(algorithm, backend)
+    if not runs_on(algorithm, problem):
+        raise LsbenchError(f"--algorithm {algorithm}: defined for {', '.join(ALGORITHMS[algorithm].problems)}, "
+                           f"not {problem}")
+    exists, path = _lookup(algorithm, backend, problem)
+    if not exists:
+        raise LsbenchError(f"--algorithm {algorithm} on {problem} does not run on --backend {backend} "
+                           f"(it runs on: {', '.join(backends_of(algorithm, problem))})")
+    return path
+
+
+def backend_class(algorithm, backend, problem):
+    """The class that declares the backend's parameters for this run: the engine, or the evaluator."""
+    path = engine_path(algorithm, backend, problem)
+    return load_class(path or EVALUATORS[backend])
+
+
+def backends_of(algorithm, problem):
+    return [b for b in BACKENDS if _lookup(algorithm, b, problem)[0]]
+
+
+def combinations():
+    """Every (problem, algorithm, backend) that runs."""
+    return [(p, a, b) for p in PROBLEMS for a in ALGORITHMS for b in BACKENDS if _lookup(a, b, p)[0]]

@@ -1,0 +1,149 @@
+"""One run: RunSpec -> engine -> SearchResults -> re-checked record (written atomically).
+
+Every run takes this path, from the CLI, a workflow job or a multistart rank. The registry picks
+the engine for the spec's (algorithm, backend): a whole-search engine, or a search algorithm over
+the backend's evaluator (SearchOverEvaluator). Nothing here depends on which backend it is.
+"""
+import time
+
+from . import instances
+from .engines import SearchOverEvaluator
+from .errors import LsbenchError
+from .records import gap_percent, host_info, read_record, recheck, versions, write_atomic
+from .problems import PROBLEMS
+from .registry import ALGORITHMS, EVALUATORS, engine_path, load_class
+from .search.common import Progress
+from .spec import build_spec
+
+
+def run_one(problem, instance, algorithm="tabu", backend="cpu", neighbourhood=None, seed=1, iterations=None,
+            evaluations=None, seconds=None, target=None, problem_params=None, algorithm_params=None,
+            backend_params=None, data=None, out=None, progress=False, threads=None, searches=1, warmup=2,
+            initial=None):
+    """build_spec then run, for callers that hold the parameters apart (tests, benchmarks)."""
+    params = {**(problem_params or {}), **(algorithm_params or {}), **(backend_params or {})}
+    spec = build_spec(instance, problem, algorithm, backend, neighbourhood, seed, iterations, evaluations, seconds,
+                      target, params, threads, searches, warmup, data, out, initial)
+    return run(spec, progress)
+
+
+def make_engine(spec, prob, nb):
+    """The registry's engine for the spec, set up for this problem (data on devices, workers up)."""
+    search = ALGORITHMS[spec.algorithm](**spec.algorithm_params)
+    path = engine_path(spec.algorithm, spec.backend, prob.kind)
+    if path is None:
+        evaluator = load_class(EVALUATORS[spec.backend])(threads=spec.threads, **spec.backend_params)
+        engine = SearchOverEvaluator(prob, nb, search, evaluator)
+    else:
+        engine = load_class(path)(prob, nb, search, spec.backend_params, spec.threads)
+    if spec.searches > 1 and not engine.several_searches:
+        engine.close()
+        raise LsbenchError(f"--searches {spec.searches}: {spec.algorithm} on {spec.backend} runs one search a "
+                           "run (use `lsbench multistart`, or --backend gpu-resident --algorithm rots)")
+    if spec.initial is not None:
+        if not engine.takes_initial:
+            engine.close()
+            raise LsbenchError(f"an initial solution: {spec.algorithm} on {spec.backend} draws its own start")
+        search.initial = list(spec.initial)  # the warm-up starts there too: same code path, untimed
+    return engine
+
+
+def run(spec, progress=False):
+    """Run the spec; returns its record (None on a worker rank, whose searching rank reports)."""
+    prob = instances.load(spec.instance, spec.problem, spec.data_dir, spec.problem_params)
+    nb = prob.neighbourhood(spec.neighbourhood)
+    engine = make_engine(spec, prob, nb)
+    if engine.is_worker:  # e.g. a COW worker rank: evaluate slices until told to stop
+        engine.serve()
+        return None
+    seeds = list(range(spec.seed, spec.seed + spec.searches))
+    try:
+        tw = time.perf_counter()
+        engine.warm_up(spec.seed, spec.warmup)
+        warmup_s = time.perf_counter() - tw
+        label = f"{prob.name} {spec.algorithm}/{spec.backend} seed {spec.seed}" + \
+            (f" x{spec.searches}" if spec.searches > 1 else "")
+        t0 = time.perf_counter()
+        results = engine.run(seeds, spec.stop, Progress(label, enabled=progress))
+        wall = time.perf_counter() - t0
+        info = engine.describe()
+    finally:
+        engine.close()  # distributed backends: release workers, also on errors
+    record = make_record(spec, prob, nb, info, results, wall, warmup_s)
+    if spec.out:
+        write_atomic(spec.out, record)
+    return record
+
+
+def make_record(spec, prob, nb, backend_info, results, wall, warmup_s):
+    """The run record: the best search's result, its solution re-checked from scratch; with K
+    searches, every search's (each re-checked) and the aggregate rate."""
+    checked = [recheck(prob, r.best_solution, r.best_objective) for r in results]
+    top = min(range(len(results)), key=lambda q: (checked[q], q))
+    result, best = results[top], checked[top]
+    bks = instances.bks_of(prob)
+    record = {
+        "problem": prob.kind, "instance": prob.name, "instance_source": prob.source,
+        "instance_sha256": prob.sha256 or _generated_digest(prob),
+        "algorithm": spec.algorithm, "neighbourhood": nb.name, "neighbourhood_size": nb.size,
+        "backend": spec.backend, "backend_info": backend_info, "seed": spec.seed,
+        "params": {**result.params, **spec.problem_params, **spec.backend_params, "stop": spec.as_record()["stop"]},
+        "run_spec": spec.as_record(),
+        "host": host_info(), "versions": versions(),
+        "iterations": result.iterations, "evaluations": result.evaluations, "wall_s": round(wall, 6),
+        "warmup_s": round(warmup_s, 6),
+        "iterations_per_s": round(result.iterations / wall, 3) if wall > 0 else None,
+        "best_objective": best, "best_solution": prob.solution_to_list(result.best_solution),
+        "final_objective": result.final_objective,
+        "trajectory": result.trajectory, "bks": bks, "gap_percent": gap_percent(best, bks),
+    }
+    if hasattr(prob, "objectives"):
+        record["objectives"] = prob.objectives(result.best_solution)
+    if len(results) > 1:
+        total = sum(r.iterations for r in results)
+        record.update({"best_seed": result.seed, "aggregate_iterations": total,
+                       "aggregate_iterations_per_s": round(total / wall, 3) if wall > 0 else None,
+                       "searches": [{"seed": r.seed, "best_objective": c,
+                                     "best_solution": prob.solution_to_list(r.best_solution),
+                                     "iterations": r.iterations, "final_objective": r.final_objective,
+                                     "trajectory": r.trajectory} for r, c in zip(results, checked)]})
+    return record
+
+
+def _generated_digest(prob):
+    """Generated instances: the digest of the generator description (stable, checkable)."""
+    import hashlib
+    desc = repr(sorted(prob.describe().items()))
+    return "generated:" + hashlib.sha256(desc.encode()).hexdigest()
+
+
+def verify_record(path, data=None):
+    """Reload the instance, check its checksum, the solution and the objective, from scratch."""
+    rec = read_record(path)
+    if rec["problem"] not in PROBLEMS:
+        raise LsbenchError(f"{path}: unknown problem {rec['problem']!r}")
+    declared = PROBLEMS[rec["problem"]].parameters
+    given = rec.get("run_spec", {}).get("problem_params", rec["params"])
+    params = {p.name: p.convert(given[p.name], rec["problem"]) for p in declared if p.name in given}
+    spec = rec["instance"] if rec.get("instance_source") is None or instances.manifest().get(rec["instance"]) \
+        else rec["instance_source"]
+    prob = instances.load(spec, rec["problem"], data, params)
+    digest = prob.sha256 or _generated_digest(prob)
+    if digest != rec["instance_sha256"]:
+        raise LsbenchError(f"{path}: instance_sha256 {rec['instance_sha256']} does not match the instance "
+                           f"({digest})")
+    sol = prob.solution_from_list(rec["best_solution"])
+    recomputed = recheck(prob, sol, rec["best_objective"])
+    bks = instances.bks_of(prob)
+    if rec["bks"] != bks:
+        raise LsbenchError(f"{path}: bks {rec['bks']} differs from the registry's {bks}")
+    gap = gap_percent(recomputed, bks)
+    if gap != rec["gap_percent"] and not (gap is not None and rec["gap_percent"] is not None
+                                          and abs(gap - rec["gap_percent"]) < 1e-6):
+        raise LsbenchError(f"{path}: gap_percent {rec['gap_percent']} but recomputed {gap}")
+    for entry in rec.get("searches", []):  # gpu-resident runs keep every search's best solution
+        recheck(prob, prob.solution_from_list(entry["best_solution"]), entry["best_objective"])
+    traj = rec["trajectory"]
+    if traj and traj[-1][2] != rec["best_objective"] and prob.integer:
+        raise LsbenchError(f"{path}: trajectory ends at {traj[-1][2]}, best_objective is {rec['best_objective']}")
+    return f"{rec['instance']} best {recomputed} re-checked" + (f", gap {gap:.3f}%" if gap is not None else "")

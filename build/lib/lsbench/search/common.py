@@ -1,0 +1,102 @@
+"""Pieces every search shares: stop criteria, improvement trajectory, progress lines."""
+import sys
+import time
+from dataclasses import dataclass, field
+
+from ..errors import LsbenchError
+
+
+@dataclass
+class Stop:
+    """Stop when any given budget is spent or the target objective is reached (<= target)."""
+
+    iterations: int | None = None
+    evaluations: int | None = None
+    seconds: float | None = None
+    target: float | None = None
+
+    def __post_init__(self):
+        for name in ("iterations", "evaluations", "seconds"):
+            v = getattr(self, name)
+            if v is not None and v < 0:
+                raise LsbenchError(f"--{name}: must be non-negative, got {v}")
+        if self.iterations is None and self.evaluations is None and self.seconds is None \
+                and self.target is None:
+            raise LsbenchError("no stop criterion: give --iterations, --evaluations, --seconds or --target")
+
+    def chunk(self, done, want, moves):
+        """Iterations for the next compiled or on-device chunk: `want`, cut to what is left of the
+        iteration budget and of the evaluation budget (`moves` evaluations per iteration, at least one)."""
+        n = want
+        if self.iterations is not None:
+            n = min(n, max(0, self.iterations - done))
+        if self.evaluations is not None:
+            n = min(n, max(1, -(-(self.evaluations - done * moves) // moves)))
+        return n
+
+    def reached(self, iterations, evaluations, elapsed, best):
+        return ((self.iterations is not None and iterations >= self.iterations)
+                or (self.evaluations is not None and evaluations >= self.evaluations)
+                or (self.seconds is not None and elapsed >= self.seconds)
+                or (self.target is not None and best <= self.target))
+
+
+class ChunkLength:
+    """Iterations per compiled or on-device chunk: doubled while a chunk takes under 20 ms, so that
+    clock checks and host round trips stay a small share of the time; never above `cap`."""
+
+    def __init__(self, first, cap, grow=True):
+        self.length, self.cap, self.grow = first, cap, grow
+
+    def next(self, stop, done, moves):
+        """The next chunk's iterations, cut to what the budget leaves (see Stop.chunk)."""
+        return stop.chunk(done, min(self.length, self.cap), moves)
+
+    def took(self, seconds):
+        if self.grow and seconds < 0.02:
+            self.length = min(self.length * 2, self.cap)
+
+
+@dataclass
+class Trajectory:
+    """[iteration, seconds, objective] at each improvement of the best solution."""
+
+    start: float = field(default_factory=time.perf_counter)
+    points: list = field(default_factory=list)
+
+    def elapsed(self):
+        return time.perf_counter() - self.start
+
+    def improved(self, iteration, objective, seconds=None):
+        self.points.append([int(iteration), round(self.elapsed() if seconds is None else seconds, 6),
+                            objective])
+
+
+class Progress:
+    """One status line per search on stderr, at most every `every` seconds."""
+
+    def __init__(self, label, every=2.0, enabled=True):
+        self.label = label
+        self.every = every
+        self.enabled = enabled and every > 0
+        self.last = time.perf_counter()
+
+    def tick(self, iteration, best, current=None, force=False):
+        now = time.perf_counter()
+        if self.enabled and (force or now - self.last >= self.every):
+            self.last = now
+            cur = "" if current is None else f" current {current}"
+            print(f"[{self.label}] iteration {iteration} best {best}{cur}", file=sys.stderr, flush=True)
+
+
+def start_solution(problem, rng_state, search):
+    """The search's first solution: drawn from its stream, or the one it was given
+    (`search.initial`, e.g. an elite received from another island); the draw happens either
+    way, so the rest of the stream does not depend on where the start came from."""
+    drawn = problem.random_solution(rng_state)
+    given = getattr(search, "initial", None)
+    if given is None:
+        return drawn
+    sol = problem.solution_from_list(given)
+    problem.check_solution(sol)
+    return sol.astype(drawn.dtype)

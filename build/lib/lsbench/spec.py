@@ -1,0 +1,132 @@
+"""`RunSpec`: one run's whole configuration, built and checked in one place.
+
+`lsbench run`, `lsbench multistart`, the Snakemake rules and workflows/scripts/run_plan.py all call
+`build_spec`, so a bad value gets the same error line wherever it was written. Parameters are
+checked against the declarations of the problem, neighbourhood, algorithm and backend of the run
+(lsbench/params.py); nothing is loaded or run before the whole spec holds.
+"""
+import math
+import os
+from dataclasses import asdict, dataclass, field
+
+from . import instances, registry
+from .registry import ALGORITHMS
+from .errors import LsbenchError
+from .params import resolve
+from .problems import PROBLEMS
+from .search.common import Stop
+
+ROLES = ("problem", "neighbourhood", "algorithm", "backend")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    problem: str  # the problem kind, resolved from the instance where not given
+    instance: str
+    algorithm: str
+    backend: str
+    neighbourhood: str
+    seed: int
+    stop: Stop
+    problem_params: dict = field(default_factory=dict)
+    algorithm_params: dict = field(default_factory=dict)
+    backend_params: dict = field(default_factory=dict)
+    threads: int | None = None  # cpu-parallel: cores; cow/grid: per rank or worker
+    searches: int = 1  # K searches in one run (engines that run several at once)
+    warmup: int = 2  # untimed iterations first
+    data_dir: str | None = None
+    out: str | None = None
+    initial: tuple | None = None  # a start solution (islands pass elites)
+
+    def params(self):
+        """Every resolved parameter in one dict (the record's `params` adds the search's own)."""
+        return {**self.problem_params, **self.algorithm_params, **self.backend_params}
+
+    def command_line(self):
+        """The `lsbench run` arguments that rebuild this spec (output path excepted)."""
+        args = ["--problem", self.problem, "--instance", self.instance, "--algorithm", self.algorithm,
+                "--backend", self.backend, "--neighbourhood", self.neighbourhood, "--seed", str(self.seed)]
+        for key, value in vars(self.stop).items():
+            if value is not None:
+                args += [f"--{key}", repr(value) if isinstance(value, float) else str(value)]
+        for key, value in self.params().items():
+            value = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else value
+            args += ["--param", f"{key}={value}"]
+        if self.threads is not None:
+            args += ["--threads", str(self.threads)]
+        if self.searches != 1:
+            args += ["--searches", str(self.searches)]
+        if self.warmup != 2:
+            args += ["--warmup", str(self.warmup)]
+        if self.data_dir is not None:
+            args += ["--data-dir", self.data_dir]
+        return args
+
+    def as_record(self):
+        d = asdict(self)
+        d["stop"] = {k: v for k, v in d["stop"].items() if v is not None}
+        d.pop("initial")
+        d.pop("out")
+        d.pop("data_dir")
+        return d
+
+
+def declared(problem, neighbourhood, algorithm, backend):
+    """[(role, owner label, parameters)] for resolve(), in the order keys are matched."""
+    pcls = PROBLEMS[problem]
+    ncls = pcls.neighbourhoods[neighbourhood]
+    bcls = registry.backend_class(algorithm, backend, problem)
+    return [("problem", problem, pcls.parameters), ("neighbourhood", f"{neighbourhood} neighbourhood",
+                                                    ncls.parameters),
+            ("algorithm", algorithm, ALGORITHMS[algorithm].parameters), ("backend", backend, bcls.parameters)]
+
+
+def build_spec(instance, problem=None, algorithm="tabu", backend="cpu", neighbourhood=None, seed=1,
+               iterations=None, evaluations=None, seconds=None, target=None, params=None, threads=None,
+               searches=1, warmup=2, data_dir=None, out=None, initial=None):
+    """A checked RunSpec; `params` {key: value} (strings from the command line, typed values from
+    YAML or Python) is split among the owners that declare each key."""
+    if instance is None or str(instance) == "":
+        raise LsbenchError("--instance: give an instance name or file path")
+    instance = str(instance)
+    registry.check_names(algorithm, backend)
+    kind = instances.kind_of(instance, problem)
+    nbs = PROBLEMS[kind].neighbourhoods
+    neighbourhood = neighbourhood or PROBLEMS[kind].default_neighbourhood
+    if neighbourhood not in nbs:
+        raise LsbenchError(f"--neighbourhood: unknown neighbourhood {neighbourhood!r} for {kind} "
+                           f"(known: {', '.join(sorted(nbs))})")
+    resolved = resolve(declared(kind, neighbourhood, algorithm, backend), dict(params or {}))
+    _check_int("--seed", seed, 0, (1 << 64) - 1)
+    _check_int("--warmup", warmup, 0, 1_000_000)
+    _check_int("--searches", searches, 1, 1 << 20)
+    if threads is not None:
+        _check_int("--threads", threads, 1, 4096)
+    for name, value in (("--seconds", seconds), ("--target", target)):
+        if value is not None and not math.isfinite(value):
+            raise LsbenchError(f"{name}: must be a finite number, got {value}")
+    stop = Stop(iterations, evaluations, seconds, target)
+    if out is not None:
+        check_output_path(out)
+    return RunSpec(kind, instance, algorithm, backend, neighbourhood, seed, stop,
+                   resolved["problem"], resolved["algorithm"], resolved["backend"], threads, searches, warmup,
+                   data_dir, out, None if initial is None else tuple(int(v) for v in initial))
+
+
+def _check_int(name, value, low, high):
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise LsbenchError(f"{name}: must be an integer in [{low}, {high}], got {value!r}")
+
+
+def check_output_path(path):
+    """Refuse, before any work, an output the run could not write at its end."""
+    path = os.path.abspath(path)
+    if os.path.isdir(path):
+        raise LsbenchError(f"--out {path}: is a directory")
+    parent = os.path.dirname(path)
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise LsbenchError(f"--out {path}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise LsbenchError(f"--out {path}: cannot write in {parent}")

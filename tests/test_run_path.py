@@ -1,0 +1,213 @@
+"""One run path: every workflow config through RunSpec, the same error line everywhere, one
+installed package, no import cycle, and a problem added the way docs/architecture.md says."""
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT, SHARED
+from lsbench.workflow import plan_runs
+
+CONFIGS = sorted((ROOT / "workflows" / "config").glob("*.yaml"))
+CPU_BACKENDS = ("cpu", "cpu-parallel")
+ENV = {**os.environ, "LSBENCH_DATA": str(SHARED), "NUMBA_ENABLE_CUDASIM": "0"}
+
+
+def _first_runs_config():
+    """Every group of every config, its first run on a CPU backend with a tiny budget, in one
+    experiment (group names prefixed by the config's)."""
+    groups = []
+    for path in CONFIGS:
+        cfg = yaml.safe_load(path.read_text())
+        runs = plan_runs(cfg, gpu_available=False)  # every run's RunSpec is built, GPU runs included
+        assert runs and all(r["spec"].problem == r["problem"] for r in runs)
+        for g in cfg["groups"]:
+            backend = next(b for b in g["backends"] if (b if isinstance(b, str) else b["backend"]) in CPU_BACKENDS)
+            tiny = {k: v for k, v in g.items() if k not in ("quick", "published", "seconds", "evaluations",
+                                                              "target", "replicas")}
+            tiny.update(name=f"{path.stem}-{g['name']}", instances=[g["instances"][0]], backends=[backend], seeds=1,
+                        iterations=2 if g["algorithm"] != "cas" else 1)
+            groups.append(tiny)
+    return {"experiment": "first-runs", "title": "first run of every group", "groups": groups}
+
+
+def test_every_config_runs_its_first_run_of_each_group_through_snakemake_and_run_plan(tmp_path):
+    cfg = _first_runs_config()
+    assert any(g["algorithm"] == "cas" and (g.get("params") or {}).get("ls") == "2opt" for g in cfg["groups"])
+    config = tmp_path / "first.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    snake_dir, plan_dir = tmp_path / "snakemake", tmp_path / "run_plan"
+    snake_dir.mkdir()
+    plan_dir.mkdir()
+    r = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(snake_dir), "-c2",
+                        "--configfile", str(config)], capture_output=True, text=True, env=ENV, timeout=1200)
+    assert r.returncode == 0, r.stderr[-3000:]
+    p = subprocess.run([sys.executable, str(ROOT / "workflows" / "scripts" / "run_plan.py"), str(config)],
+                       capture_output=True, text=True, env=ENV, cwd=plan_dir, timeout=1200)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    for run in plan_runs(cfg, gpu_available=False):
+        via_snakemake = json.loads((snake_dir / run["path"]).read_text())
+        via_run_plan = json.loads((plan_dir / run["path"]).read_text())
+        assert via_snakemake["run_spec"] == via_run_plan["run_spec"]
+        for key in ("best_objective", "best_solution", "iterations"):  # same spec, same seed: same search
+            assert via_snakemake[key] == via_run_plan[key], (run["path"], key)
+    assert (snake_dir / "results" / "first-runs" / "report.html").exists()
+
+
+BAD = [("tabu", ["tenure=-1"], {"tenure": -1}), ("tabu", ["colour=red"], {"colour": "red"}),
+       ("cas", ["ls=3opt"], {"ls": "3opt"})]
+
+
+@pytest.mark.parametrize("algorithm, cli_params, config_params", BAD, ids=["range", "unknown", "choice"])
+def test_a_bad_parameter_gets_the_same_error_line_from_the_cli_and_from_a_workflow(tmp_path, algorithm, cli_params,
+                                                                                   config_params):
+    out = tmp_path / "never.json"
+    args = [sys.executable, "-m", "lsbench", "run", "--instance", "tai12a", "--algorithm", algorithm, "--iterations",
+            "10", "--out", str(out)]
+    for kv in cli_params:
+        args += ["--param", kv]
+    cli = subprocess.run(args, capture_output=True, text=True, env=ENV, timeout=300)
+    assert cli.returncode == 2 and not out.exists()
+    (line,) = cli.stderr.strip().splitlines()
+    assert line.startswith("lsbench: error: --param ")
+    cfg = {"experiment": "bad", "groups": [{"name": "g", "problem": "qap", "instances": ["tai12a"],
+                                            "algorithm": algorithm, "backends": ["cpu"], "iterations": 10,
+                                            "params": config_params}]}
+    config = tmp_path / "bad.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    where = " (workflow config group g, backend cpu)"
+    plan = subprocess.run([sys.executable, str(ROOT / "workflows" / "scripts" / "run_plan.py"), str(config)],
+                          capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=300)
+    assert plan.returncode == 2 and plan.stderr.strip().splitlines() == [line + where]
+    snake = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(tmp_path),
+                            "-n", "--configfile", str(config)], capture_output=True, text=True, env=ENV, timeout=300)
+    assert snake.returncode != 0 and line + where in snake.stderr.splitlines()
+    assert not (tmp_path / "results").exists()
+
+
+def test_the_installed_distribution_has_one_import_name(tmp_path):
+    target = tmp_path / "site"
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
+                          str(ROOT)], capture_output=True, text=True, timeout=600)
+    assert pip.returncode == 0, pip.stderr[-2000:]
+    installed = {p.name for p in target.iterdir() if not p.name.endswith((".dist-info", ".egg-info"))}
+    assert "lsbench" in installed and installed <= {"lsbench", "bin"}
+    env = {**ENV, "PYTHONPATH": str(target)}
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+
+    def python(code):
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=work,
+                              timeout=300)
+    for name in ("gpu", "hpc"):
+        r = python(f"import {name}")
+        assert r.returncode != 0 and f"No module named '{name}'" in r.stderr
+    r = python("import lsbench, lsbench.gpu, lsbench.hpc, lsbench.gpu.evaluator, lsbench.hpc.cow; "
+               "print(lsbench.gpu.__file__); print(lsbench.hpc.__file__)")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [str(target / "lsbench" / "gpu" / "__init__.py"),
+                                str(target / "lsbench" / "hpc" / "__init__.py")]
+    r = python("import sys, lsbench, lsbench.cli, lsbench.runner, lsbench.spec; "
+               "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mpi4py', 'dask', 'distributed') "
+               "or m.startswith(('numba.cuda', 'numba_cuda'))))")
+    assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr
+    r = subprocess.run([sys.executable, "-m", "lsbench", "run", "--instance", "rnd-qap-12-1", "--iterations", "50",
+                        "--backend", "cpu", "--quiet", "--out", str(work / "r.json")], capture_output=True, text=True,
+                       env=env, cwd=work, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((work / "r.json").read_text())["iterations"] == 50
+
+
+def _module_of(path):
+    rel = path.relative_to(ROOT)
+    parts = list(rel.with_suffix("").parts)
+    if parts[0] in ("gpu", "hpc"):
+        parts = ["lsbench"] + parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def test_no_import_cycle_in_the_package():
+    """Every import of an lsbench module, at the top or inside a function, is an edge; importing a
+    module also runs the packages above it (those not already above the importer). No cycle."""
+    files = [p for d in ("lsbench", "gpu", "hpc") for p in (ROOT / d).rglob("*.py")]
+    modules = {_module_of(p): p for p in files}
+    graph = {m: set() for m in modules}
+    for mod, path in modules.items():
+        package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")
+                    anchor = anchor[:len(anchor) - node.level + 1]
+                    base = ".".join(anchor + ([base] if base else []))
+                targets = [base] + [f"{base}.{a.name}" for a in node.names]
+            for t in targets:  # the module and the packages above it that are not also above `mod`
+                while t and t.startswith("lsbench") and not (mod + ".").startswith(t + "."):
+                    if t in modules:
+                        graph[mod].add(t)
+                    t = t.rpartition(".")[0]
+    assert len(graph) > 30 and sum(map(len, graph.values())) > 60  # the walk saw the package
+    state, path = {}, []
+
+    def visit(m):
+        state[m] = "open"
+        path.append(m)
+        for n in sorted(graph[m]):
+            if state.get(n) == "open":
+                pytest.fail("import cycle: " + " -> ".join(path[path.index(n):] + [n]))
+            if n not in state:
+                visit(n)
+        path.pop()
+        state[m] = "done"
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
+
+
+def test_a_toy_problem_added_as_the_walk_through_says_runs_on_cpu_and_cpu_parallel(tmp_path, monkeypatch):
+    """docs/architecture.md, "Add a problem": the class in tests/toy_problem.py, registered in
+    PROBLEMS; then `lsbench run` finds it, checks its declared parameter, and both CPU backends
+    follow the same trajectory to re-checked records."""
+    from lsbench.errors import LsbenchError
+    from lsbench.problems import PROBLEMS
+    from lsbench.runner import run_one, verify_record
+    from toy_problem import WeightedPositions
+    monkeypatch.setitem(PROBLEMS, "toy", WeightedPositions)
+    instance = tmp_path / "toy20.txt"
+    weights = [(7 * k) % 23 + 1 for k in range(20)]
+    instance.write_text(f"20\n{' '.join(map(str, weights))}\n")
+    records = []
+    for backend in ("cpu", "cpu-parallel"):
+        out = tmp_path / f"{backend}.json"
+        rec = run_one("toy", str(instance), "tabu", backend, seed=3, iterations=60, problem_params={"scale": 2},
+                      out=str(out))
+        assert "re-checked" in verify_record(str(out))
+        records.append(rec)
+    assert records[0]["trajectory"][-1][::2] == records[1]["trajectory"][-1][::2]
+    assert records[0]["best_solution"] == records[1]["best_solution"]
+    best = sorted(weights, reverse=True)
+    assert records[0]["best_objective"] == sum(2 * w * i for i, w in enumerate(best))  # tabu search found it
+    with pytest.raises(LsbenchError, match=r"--param scale=0: must be >= 1 \(toy\)"):
+        run_one("toy", str(instance), "tabu", "cpu", iterations=5, problem_params={"scale": 0})
+
+
+def test_readme_is_short_and_its_links_into_docs_resolve():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 150
+    links = [line.split("](", 1)[1].split(")", 1)[0] for line in readme.splitlines() if "](docs/" in line]
+    assert {"docs/architecture.md", "docs/backends.md", "docs/clusters.md", "docs/workflows.md",
+            "docs/performance.md"} <= set(links)
+    for link in links:
+        assert (ROOT / link).exists(), link
+    assert "../" not in readme
