@@ -39,10 +39,20 @@ def timed(fn):
 
 
 def write_result(name, payload, out_dir=None):
+    """`<benchmark>-<gpu>-<commit>.json` (docs/performance.md's rule): the commit recorded is
+    $LSBENCH_COMMIT where the tree is a copy whose git metadata may lag, else git's HEAD."""
     out_dir = Path(out_dir or os.environ.get("OUT") or Path(__file__).parent / "results")
+    gpu = gpu_info()
     record = {"benchmark": name, "command": " ".join([sys.executable] + sys.argv),
               "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host": host_info(), "versions": versions(),
-              "gpu": gpu_info(), "python_implementation": platform.python_implementation(), **payload}
-    path = out_dir / f"{name}-{record['host']['hostname']}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+              "gpu": gpu, "python_implementation": platform.python_implementation(), **payload}
+    gpu_tag = (gpu or {}).get("name", "cpu").lower().replace("nvidia", "").strip().split()[0] if gpu and "name" in gpu \
+        else "cpu"
+    commit = record["versions"].get("lsbench_commit", "unknown")
+    path = out_dir / f"{name}-{gpu_tag}-{commit}.json"
+    for k in range(2, 100):  # a second run of the same commit keeps the first
+        if not path.exists():
+            break
+        path = out_dir / f"{name}-{gpu_tag}-{commit}-{k}.json"
     write_atomic(path, record)
     return path

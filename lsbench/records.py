@@ -38,6 +38,9 @@ def versions():
     import numba
     out = {"lsbench": __version__, "python": platform.python_version(), "numpy": np.__version__,
            "numba": numba.__version__}
+    if os.environ.get("LSBENCH_COMMIT"):  # a copied tree (a device run) names its commit explicitly
+        out["lsbench_commit"] = os.environ["LSBENCH_COMMIT"]
+        return out
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                                 cwd=Path(__file__).parent, timeout=5).stdout.strip()
