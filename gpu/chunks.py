@@ -86,9 +86,9 @@ class WholeGpuEngine(Engine):
     def build(self, problem, neighbourhood, prm, params):
         raise NotImplementedError
 
-    def warm_up(self, seed, iterations):
+    def warm_up(self, seeds, iterations):
         """Compiles the kernel (two untimed iterations, whatever `iterations` says)."""
-        self.search.run(seed, Stop(iterations=2))
+        self.search.run(seeds[0], Stop(iterations=2))
 
     def run(self, seeds, stop, progress=None):
         results = []

@@ -336,9 +336,10 @@ class ResidentRotsEngine(Engine):
                                      cluster=params.get("cluster"), split=params.get("split"))
         self.count = 0
 
-    def warm_up(self, seed, iterations):
-        """Compiles the kernel (two untimed iterations, whatever `iterations` says)."""
-        self.searches.run([seed], Stop(iterations=2))
+    def warm_up(self, seeds, iterations):
+        """Compiles the kernel for K = len(seeds) searches (its shape depends on K): two untimed
+        iterations, whatever `iterations` says."""
+        self.searches.run(seeds, Stop(iterations=2))
 
     def run(self, seeds, stop, progress=None):
         self.count = len(seeds)

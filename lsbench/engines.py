@@ -25,8 +25,8 @@ class SearchOverEvaluator(Engine):
             results.append(result)
         return results
 
-    def warm_up(self, seed, iterations):
-        super().warm_up(seed, iterations)
+    def warm_up(self, seeds, iterations):
+        super().warm_up(seeds, iterations)
         self.evaluator.reset_timers()  # the time split covers the timed run only
 
     def describe(self):

@@ -90,11 +90,12 @@ class Engine(ABC):
     def describe(self):
         """Backend facts for the run record."""
 
-    def warm_up(self, seed, iterations):
-        """Untimed: JIT compilation and launch tuning happen here, outside the timed run."""
+    def warm_up(self, seeds, iterations):
+        """Untimed, before run(seeds, ...): JIT compilation and launch tuning happen here, outside
+        the timed run (one search of `iterations` by default)."""
         from .search.common import Stop
         if iterations:
-            self.run([seed], Stop(iterations=iterations))
+            self.run(seeds[:1], Stop(iterations=iterations))
 
     def close(self):
         pass

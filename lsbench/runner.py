@@ -59,7 +59,7 @@ def run(spec, progress=False):
     seeds = list(range(spec.seed, spec.seed + spec.searches))
     try:
         tw = time.perf_counter()
-        engine.warm_up(spec.seed, spec.warmup)
+        engine.warm_up(seeds, spec.warmup)
         warmup_s = time.perf_counter() - tw
         label = f"{prob.name} {spec.algorithm}/{spec.backend} seed {spec.seed}" + \
             (f" x{spec.searches}" if spec.searches > 1 else "")

@@ -275,14 +275,15 @@ class HostColony(Engine):
     def run(self, seeds, stop, progress=None):
         return [self.search.run(self.problem, self, stop, seed, progress) for seed in seeds]
 
-    def warm_up(self, seed, iterations):
+    def warm_up(self, seeds, iterations):
         """The colony's own size (a GPU kernel's shape follows it), short local searches, the start
         batch and `iterations` generations."""
         if not iterations:
             return
         warm = copy.copy(self.search)
         warm.ls_iterations = 2
-        warm.run(self.problem, self, Stop(iterations=(iterations + 1) * 2 * warm.params(self.problem)["ants"]), seed)
+        warm.run(self.problem, self, Stop(iterations=(iterations + 1) * 2 * warm.params(self.problem)["ants"]),
+                 seeds[0])
 
     def describe(self):
         return {"backend": self.name, "threads": numba.get_num_threads() if self.parallel else 1}
