@@ -149,7 +149,7 @@ class ResidentRots:
         if not use_tabu:
             raise LsbenchError("--backend gpu-resident: cas runs its tabu local search on the GPU (ls=tabu), not 2opt")
         best, best_sol = self._search(sols, seeds, Stop(iterations=iterations), 0, 0, int(NO_AGE_ASPIRATION),
-                                      int(tenure), lean=True)
+                                      int(tenure), bests_only=True)
         sols[:] = best_sol
         costs[:] = best
 
@@ -159,13 +159,13 @@ class ResidentRots:
         sends the donors and tau, not the ants: no colony work on the host), then runs its tabu
         search; returns the ants after their local searches, `costs` their costs."""
         best, best_sol = self._search(donors, seeds, Stop(iterations=iterations), 0, 0, int(NO_AGE_ASPIRATION),
-                                      int(tenure), lean=True, colony=(float(gamma), colony_seeds, tau))
+                                      int(tenure), bests_only=True, colony=(float(gamma), colony_seeds, tau))
         costs[:] = best
         return best_sol
 
     def _search(self, sols, states, stop, tenure_min, tenure_max, aspiration, tenure_cube, progress=None,
-                chunk=None, lean=False, colony=None):
-        """K searches from `sols` with stream states `states`. `lean` (a cas generation): no
+                chunk=None, bests_only=False, colony=None):
+        """K searches from `sols` with stream states `states`. `bests_only` (a cas generation): no
         trajectories, chunks as long as allowed, only the bests come back. `colony` = (gamma, stream
         states, pheromone matrix): each block first builds its cas ant from sols[q] (colony_batch)."""
         pr = self.problem
@@ -174,7 +174,7 @@ class ResidentRots:
         sols = np.array(sols, dtype=np.int64)
         # the start costs: the kernel's first chunk computes them (and the whole start state) itself;
         # a recorded search also needs them here, for its trajectory and a target reached at once
-        curs = np.full(K, np.iinfo(np.int64).max) if lean else qap_costs(pr.a, pr.b, sols)
+        curs = np.full(K, np.iinfo(np.int64).max) if bests_only else qap_costs(pr.a, pr.b, sols)
         b = self.buffers(K)
         up, host_up, down, host_down = b.upload, b.host_upload, b.download, b.host_download
         BEST, BEST_SOL, CUR, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE = \
@@ -187,13 +187,13 @@ class ResidentRots:
             gamma, host_up["STATE"][:, 1], host_up["TAU"][:] = colony[0], colony[1], np.ravel(colony[2])
         up.copy_to_device(host_up["all"], stream=self.stream)  # the starts and stream states in one copy
         target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
-        trajs = None if lean else [Trajectory() for _ in range(K)]
-        for q in range(0 if lean else K):
+        trajs = None if bests_only else [Trajectory() for _ in range(K)]
+        for q in range(0 if bests_only else K):
             trajs[q].improved(0, int(curs[q]))
         its = np.zeros(K, dtype=np.int64)
         best = curs.copy()
         finished = np.zeros(K, dtype=bool)
-        chunks = ChunkLength(chunk or (4 if config.ENABLE_CUDASIM else (IMPROVEMENT_CAP if lean else 256)),
+        chunks = ChunkLength(chunk or (4 if config.ENABLE_CUDASIM else (IMPROVEMENT_CAP if bests_only else 256)),
                              IMPROVEMENT_CAP, grow=not config.ENABLE_CUDASIM)
         t_start = time.perf_counter()
         it = 0
@@ -208,13 +208,13 @@ class ResidentRots:
             t0 = time.perf_counter()
             self.launch_chunk(K, (tenure_min, tenure_max, aspiration, target, it - base, n_iter, tenure_cube,
                                   1 if it == 0 else 0), gamma)
-            if lean:  # the bests and the best solutions in one copy, the only wait of a generation
+            if bests_only:  # the bests and the best solutions in one copy, the only wait of a generation
                 down.copy_to_host(host_down["all"], stream=self.stream)
                 self.stream.synchronize()
                 best = host_down["BEST"].copy()
             else:
                 best = BEST.copy_to_host()
-            if lean:  # a cas generation: only the bests come back
+            if bests_only:  # a cas generation: only the bests come back
                 nimp = done = np.zeros(K, dtype=np.int64)
             else:
                 nimp, done = NIMP.copy_to_host(), DONE.copy_to_host()
@@ -241,11 +241,11 @@ class ResidentRots:
             best = cur = qap_costs(pr.a, pr.b, sols)
             best_sol = sols
         else:
-            best_sol = (host_down["BEST_SOL"] if lean else BEST_SOL.copy_to_host()).astype(np.int64)
-            cur = None if lean else CUR.copy_to_host()  # a cas generation keeps only the bests
+            best_sol = (host_down["BEST_SOL"] if bests_only else BEST_SOL.copy_to_host()).astype(np.int64)
+            cur = None if bests_only else CUR.copy_to_host()  # a cas generation keeps only the bests
         self.kernel_s = kernel_s
         self.loop_s = time.perf_counter() - t_start  # the search loop, without the one-off set-up
-        if lean:
+        if bests_only:
             return best, best_sol
         prm = {"tenure_min": tenure_min, "tenure_max": tenure_max, "aspiration": aspiration}
         if tenure_cube:
