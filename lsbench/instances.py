@@ -113,14 +113,11 @@ def kind_of(spec, problem=None):
 def load(spec, problem=None, data=None, params=None):
     """A Problem from a known name, a generated-family name or a file path."""
     params = dict(params or {})
-    if problem is not None and problem not in PROBLEMS:
-        raise LsbenchError(f"--problem: unknown problem {problem!r} (known: {', '.join(PROBLEMS)})")
+    kind = kind_of(spec, problem)
+    cls = PROBLEMS[kind]
     entry = manifest().get(spec)
     if entry is not None:
-        if problem is not None and problem != entry.problem:
-            raise LsbenchError(f"--instance {spec} is a {entry.problem} instance, not {problem}")
-        cls = PROBLEMS[entry.problem]
-        if entry.problem == "pfsp" and entry.generated:
+        if kind == "pfsp" and entry.generated:
             n, m = (int(v) for v in entry.size.split("x"))
             return cls.taillard(entry.name, n, m, taillard_seed(entry), **params)
         path = local_path(entry, data)
@@ -131,14 +128,9 @@ def load(spec, problem=None, data=None, params=None):
     generated = _generated(spec, problem, params)
     if generated is not None:
         return generated
-    if os.path.exists(spec):
-        if problem is None:
-            raise LsbenchError(f"--instance {spec}: a file path needs --problem (one of {', '.join(PROBLEMS)})")
-        if not hasattr(PROBLEMS[problem], "from_file"):
-            raise LsbenchError(f"--instance {spec}: {problem} instances are generated, not read from files")
-        return PROBLEMS[problem].from_file(spec, **params)
-    raise LsbenchError(f"--instance: unknown instance {spec!r} (not in instances/manifest.csv, not a "
-                       "generated family name, not an existing file)")
+    if not hasattr(cls, "from_file"):
+        raise LsbenchError(f"--instance {spec}: {kind} instances are generated, not read from files")
+    return cls.from_file(spec, **params)
 
 
 def _generated(spec, problem, params):
