@@ -23,14 +23,16 @@ from lsbench.search.tabu import RobustTabuSearch
 
 
 def load_tree(path, tag):
-    """The tree's gpu.resident module, imported as gpu_<tag>.resident."""
+    """The tree's resident Ro-TS host module (gpu/rots_engine.py, or gpu/resident.py in trees
+    before the split), its package imported as gpu_<tag>."""
     name = f"gpu_{tag}"
     spec = importlib.util.spec_from_file_location(name, os.path.join(path, "gpu", "__init__.py"),
                                                   submodule_search_locations=[os.path.join(path, "gpu")])
     package = importlib.util.module_from_spec(spec)
     sys.modules[name] = package
     spec.loader.exec_module(package)
-    return importlib.import_module(f"{name}.resident")
+    module = "rots_engine" if os.path.exists(os.path.join(path, "gpu", "rots_engine.py")) else "resident"
+    return importlib.import_module(f"{name}.{module}")
 
 
 def main():
@@ -59,7 +61,8 @@ def main():
             for tree in args.trees:
                 eng = engines[tree, k]
                 res = eng.run(list(range(1, k + 1)), Stop(iterations=args.iterations))
-                rates[tree, k].append(sum(r["iterations"] for r in res) / eng.loop_s)
+                rates[tree, k].append(sum(getattr(r, "iterations", None) or r["iterations"] for r in res)
+                                      / eng.loop_s)
     rows = [{"tree": tree, "searches": k, "median_it_per_s": statistics.median(rates[tree, k]),
              "it_per_s": rates[tree, k], "shape": engines[tree, k].describe()} for tree, k in engines]
     path = write_result("ab_resident", {"instance": args.instance, "iterations": args.iterations, "rows": rows},

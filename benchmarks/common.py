@@ -1,5 +1,4 @@
 """Benchmark plumbing: machine description, medians of repeats, JSON output."""
-import json
 import os
 import platform
 import statistics

@@ -12,7 +12,6 @@ cpu trajectory. Speed-up = cpu time / backend time, same run.
 """
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys

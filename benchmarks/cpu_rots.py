@@ -28,7 +28,7 @@ def one_search(instance, iterations, seed, data=None):
     t = time.perf_counter()
     r = RobustTabuSearch().run(p, nb, ev, Stop(iterations=iterations), seed)
     dt = time.perf_counter() - t
-    return {"seed": seed, "iterations": r["iterations"], "seconds": dt, "best": r["best_objective"]}
+    return {"seed": seed, "iterations": r.iterations, "seconds": dt, "best": r.best_objective}
 
 
 def _worker(args):

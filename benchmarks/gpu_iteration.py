@@ -92,7 +92,7 @@ def tabu_rate(problem, nb, backend, params, iterations, seed=1):
     TabuSearch().run(problem, nb, ev, Stop(iterations=2), seed)  # compile / tune
     t = time.perf_counter()
     res = TabuSearch().run(problem, nb, ev, Stop(iterations=iterations), seed)
-    return res, res["iterations"] / (time.perf_counter() - t)
+    return res, res.iterations / (time.perf_counter() - t)
 
 
 def run_case(label, kind, inst, nb_name, pparams, bytes_model, args, bw):
@@ -124,12 +124,12 @@ def run_case(label, kind, inst, nb_name, pparams, bytes_model, args, bw):
     iters = max(2, min(args.tabu_iterations, int(args.budget / max(cpu / 1e3, 1e-6))))
     ref, cpu_rate = tabu_rate(p, nb, "cpu", {}, iters)
     got, gpu_rate = tabu_rate(p, nb, "gpu", {"reduce": "device"}, iters)
-    same_moves = [t[0] for t in ref["trajectory"]] == [t[0] for t in got["trajectory"]]
+    same_moves = [t[0] for t in ref.trajectory] == [t[0] for t in got.trajectory]
     if p.integer:
-        same = same_moves and ref["trajectory"][-1][2] == got["trajectory"][-1][2] and \
-            ref["final_objective"] == got["final_objective"]
+        same = same_moves and ref.trajectory[-1][2] == got.trajectory[-1][2] and \
+            ref.final_objective == got.final_objective
     else:
-        same = same_moves and abs(ref["final_objective"] - got["final_objective"]) <= 1e-9 * abs(ref["final_objective"])
+        same = same_moves and abs(ref.final_objective - got.final_objective) <= 1e-9 * abs(ref.final_objective)
     row["tabu"] = {"iterations": iters, "cpu_it_per_s": cpu_rate, "gpu_device_it_per_s": gpu_rate,
                    "speedup": gpu_rate / cpu_rate, "same_trajectory": bool(same)}
     return row

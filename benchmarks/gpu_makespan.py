@@ -11,7 +11,6 @@ import statistics
 import sys
 import time
 
-import numpy as np
 from common import write_result
 from numba import cuda
 

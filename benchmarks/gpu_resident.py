@@ -38,7 +38,7 @@ def _core_worker(instance, data, seed, iterations, barrier, queue):
     cpu_search(p, seed, 50)  # JIT (cached) and warm caches
     barrier.wait()
     r, dt = cpu_search(p, seed, iterations)
-    queue.put((r["iterations"], dt))
+    queue.put((r.iterations, dt))
 
 
 def cpu_all_cores(instance, data, iterations, cores):
@@ -56,9 +56,9 @@ def cpu_all_cores(instance, data, iterations, cores):
 
 def same_run(cpu, dev):
     """The same trajectory, best solution and final cost."""
-    return bool([(i, o) for i, _t, o in cpu["trajectory"]] == [(i, o) for i, _t, o in dev["trajectory"]]
-                and list(cpu["best_solution"]) == list(dev["best_solution"])
-                and cpu["final_objective"] == dev["final_objective"])
+    return bool([(i, o) for i, _t, o in cpu.trajectory] == [(i, o) for i, _t, o in dev.trajectory]
+                and list(cpu.best_solution) == list(dev.best_solution)
+                and cpu.final_objective == dev.final_objective)
 
 
 def main():
@@ -87,7 +87,7 @@ def main():
     _, dt = cpu_search(p, 1, 2000)
     cpu_iters = max(2000, int(2000 * args.seconds / dt))
     one = [cpu_search(p, 1 + r, cpu_iters) for r in range(3)]
-    cpu1 = statistics.median(r["iterations"] / t for r, t in one)
+    cpu1 = statistics.median(r.iterations / t for r, t in one)
     cores = len(os.sched_getaffinity(0))
     cpu_all, per_core = cpu_all_cores(args.instance, args.data_dir, cpu_iters, cores)
     out["cpu"] = {"one_core_it_per_s": cpu1, "iterations": cpu_iters, "cores": cores,
@@ -101,7 +101,7 @@ def main():
     cpu, _ = cpu_search(p, 7, args.check_iterations)
     same = same_run(cpu, dev)
     out["trajectory_check"] = {"seed": 7, "iterations": args.check_iterations, "same": bool(same),
-                               "improvements": len(cpu["trajectory"])}
+                               "improvements": len(cpu.trajectory)}
     print(f"trajectory check ({args.check_iterations} iterations, seed 7): {same}", flush=True)
 
     rows = []
@@ -135,7 +135,7 @@ def main():
             reps = []
             for _ in range(args.repeats):
                 res = eng.run(list(range(1, k + 1)), Stop(iterations=iters))
-                reps.append(sum(r["iterations"] for r in res) / eng.loop_s)  # set-up of K starts excluded
+                reps.append(sum(r.iterations for r in res) / eng.loop_s)  # set-up of K starts excluded
             agg = statistics.median(reps)
             rows.append({"spec": spec, "threads": eng.shape["threads"], "max_registers": eng.shape["max_registers"], "searches": k, "blocks_per_sm": round(k / sms, 2), "iterations": iters,
                          "aggregate_it_per_s": agg, "per_search_it_per_s": agg / k,

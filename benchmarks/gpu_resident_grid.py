@@ -37,9 +37,9 @@ def loop_run(problem, nb, backend, seed, iterations, **params):
 
 
 def same(a, b):
-    return ([(i, o) for i, _t, o in a["trajectory"]] == [(i, o) for i, _t, o in b["trajectory"]]
-            and list(a["best_solution"]) == list(b["best_solution"]) and a["final_objective"] == b["final_objective"]
-            and a["iterations"] == b["iterations"])
+    return ([(i, o) for i, _t, o in a.trajectory] == [(i, o) for i, _t, o in b.trajectory]
+            and list(a.best_solution) == list(b.best_solution) and a.final_objective == b.final_objective
+            and a.iterations == b.iterations)
 
 
 def bench_case(spec, seed, repeats, threads):
@@ -56,7 +56,7 @@ def bench_case(spec, seed, repeats, threads):
         rates = []
         for _ in range(repeats):
             r, dt = loop_run(p, nb, backend, seed, iters, **params)
-            rates.append(r["iterations"] / dt)
+            rates.append(r.iterations / dt)
         if side == "cpu":
             ref = r
         ok = same(ref, loop_run(p, nb, backend, seed, cpu_it, **params)[0]) if side == "gpu" else None
@@ -70,7 +70,7 @@ def bench_case(spec, seed, repeats, threads):
     for _ in range(repeats):
         t = time.perf_counter()
         r = engine.run(seed, Stop(iterations=gpu_it))
-        rates.append(r["iterations"] / (time.perf_counter() - t))
+        rates.append(r.iterations / (time.perf_counter() - t))
     sides["gpu-resident"] = {"iterations_per_s": statistics.median(rates), "repeats": rates, "iterations": gpu_it,
                              "same_trajectory_as_cpu": ok, **engine.shape}
     one = sides["cpu"]["iterations_per_s"]

@@ -54,11 +54,11 @@ def main():
         rates = []
         for _ in range(args.repeats):
             r, dt = cpu_run(p, backend, args.seed, args.cpu_iterations)
-            rates.append(r["iterations"] / dt)
+            rates.append(r.iterations / dt)
             if backend == "cpu":
                 cpu_traj = r
         rows[backend] = {"iterations_per_s": statistics.median(rates), "repeats": rates,
-                         "iterations": args.cpu_iterations, "best": r["best_objective"]}
+                         "iterations": args.cpu_iterations, "best": r.best_objective}
         print(f"{backend}: {rows[backend]['iterations_per_s']:.2f} it/s", flush=True)
     gpu_rows = []
     same = None
@@ -66,18 +66,18 @@ def main():
         engine = ResidentPfspTabu(p, prm, threads=threads)
         engine.run(args.seed, Stop(iterations=20))  # JIT, cooperative grid sizing
         check = engine.run(args.seed, Stop(iterations=args.cpu_iterations))
-        ok = ([(i, o) for i, _t, o in check["trajectory"]] == [(i, o) for i, _t, o in cpu_traj["trajectory"]]
-              and list(check["best_solution"]) == list(cpu_traj["best_solution"])
-              and check["final_objective"] == cpu_traj["final_objective"])
+        ok = ([(i, o) for i, _t, o in check.trajectory] == [(i, o) for i, _t, o in cpu_traj.trajectory]
+              and list(check.best_solution) == list(cpu_traj.best_solution)
+              and check.final_objective == cpu_traj.final_objective)
         same = ok if same is None else (same and ok)
         rates = []
         for _ in range(args.repeats):
             t = time.perf_counter()
             r = engine.run(args.seed, Stop(iterations=args.gpu_iterations))
             dt = time.perf_counter() - t
-            rates.append(r["iterations"] / dt)
+            rates.append(r.iterations / dt)
         row = {"threads": threads, **engine.shape, "iterations_per_s": statistics.median(rates), "repeats": rates,
-               "iterations": args.gpu_iterations, "best": r["best_objective"], "same_trajectory_as_cpu": ok,
+               "iterations": args.gpu_iterations, "best": r.best_objective, "same_trajectory_as_cpu": ok,
                "speedup_vs_cpu_one_core": statistics.median(rates) / rows["cpu"]["iterations_per_s"],
                "speedup_vs_cpu_all_cores": statistics.median(rates) / rows["cpu-parallel"]["iterations_per_s"]}
         gpu_rows.append(row)

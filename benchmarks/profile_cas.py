@@ -18,7 +18,8 @@ from numba import cuda
 
 from common import median_of, timed
 
-from lsbench.gpu.resident import ResidentLocalSearch
+from lsbench.gpu.colony import run_generations
+from lsbench.gpu.rots_engine import ResidentRots
 from lsbench import instances as registry
 from lsbench import rng
 from lsbench.search.cas import CunningAntSystem, draw_seeds, update_pheromone
@@ -27,17 +28,13 @@ from lsbench.search.common import Stop, Trajectory
 p = registry.load(sys.argv[1] if len(sys.argv) > 1 else "tai80b")
 gens = int(sys.argv[2]) if len(sys.argv) > 2 else 10
 prm = CunningAntSystem().params(p)
-ev = ResidentLocalSearch().bind(p, p.neighbourhood())
-if len(sys.argv) > 3:
-    from lsbench.gpu.rots_engine import ResidentRots
-    shape = {"threads": int(sys.argv[4]), "max_registers": int(sys.argv[5])} if len(sys.argv) > 5 else {}
-    ev.engine = ResidentRots(p, {}, group=int(sys.argv[3]) or None, **shape)
-    ev.local_search_batch, ev.colony_batch = ev.engine.local_search_batch, ev.engine.colony_batch
+shape = {"threads": int(sys.argv[4]), "max_registers": int(sys.argv[5])} if len(sys.argv) > 5 else {}
+eng = ResidentRots(p, {}, group=(int(sys.argv[3]) or None) if len(sys.argv) > 3 else None, **shape)
 m, its = prm["ants"], prm["ls_iterations"]
 state = rng.new_state(1)
 ants = np.array([rng.permutation(state, p.n) for _ in range(m)])
 costs = np.empty(m, dtype=np.int64)
-ev.local_search_batch(p.a, p.at, p.b, ants, draw_seeds(state, m), costs, its, prm["tenure"], True)  # compile
+eng.local_search_batch(p.a, p.at, p.b, ants, draw_seeds(state, m), costs, its, prm["tenure"], True)  # compile
 tau = np.full((p.n, p.n), 1.0 / ((1.0 - prm["rho"]) * costs.min()))
 update_pheromone(tau.copy(), ants, costs, int(costs.min()), prm["rho"], prm["p_best"])
 host = batch = loop = 0.0
@@ -48,20 +45,20 @@ for _ in range(gens):
     seeds = draw_seeds(state, m)
     t1 = time.perf_counter()
     child_costs = np.empty(m, dtype=np.int64)
-    children = ev.colony_batch(ants, tau, prm["gamma"], colony_seeds, seeds, child_costs, its, prm["tenure"])
+    children = eng.colony_batch(ants, tau, prm["gamma"], colony_seeds, seeds, child_costs, its, prm["tenure"])
     t2 = time.perf_counter()
-    host, batch, loop = host + t1 - t0, batch + t2 - t1, loop + ev.engine.loop_s
+    host, batch, loop = host + t1 - t0, batch + t2 - t1, loop + eng.loop_s
     better = child_costs <= costs
     ants[better], costs[better] = children[better], child_costs[better]
 ms = 1000 / gens
-print(f"{p.name}: {m} ants x {its} iterations, shape {ev.engine.describe()}")
+print(f"{p.name}: {m} ants x {its} iterations, shape {eng.describe()}")
 print(f"host loop, per generation: host colony {host * ms:.2f} ms, local searches {batch * ms:.2f} ms "
       f"(search loop {loop * ms:.2f} ms = {loop / gens / its * 1e6:.1f} us per iteration, ants built in it; start states and copies "
       f"{(batch - loop) * ms:.2f} ms)")
 device_loop = []
 for _ in range(3):  # the generation loop on the device (what cas --backend gpu-resident runs), waited for
     t0 = time.perf_counter()
-    done, _, _, _ = ev.generations(ants.copy(), costs.copy(), tau.copy(), int(costs.min()), ants[0].copy(), 0,
+    done, _, _, _ = run_generations(eng, ants.copy(), costs.copy(), tau.copy(), int(costs.min()), ants[0].copy(), 0,
                                    state.copy(), prm, Stop(iterations=gens * m * its), Trajectory(), None)
     device_loop.append((time.perf_counter() - t0) / done)
 print(f"device loop: {statistics.median(device_loop) * 1000:.2f} ms per generation (median of 3 x {gens} generations)")
@@ -72,7 +69,6 @@ def median_us(fn, reps=100):
     return median_of(lambda: timed(lambda: (fn(), cuda.synchronize())), reps)[0] * 1e6
 
 
-eng = ev.engine
 blocks, threads, shared, args = eng.last_launch
 idle = args[:-5] + (0, args[-4], 0, args[-2], -1.0)  # no iterations and no ant, state kept: the launch alone
 start, end = cuda.event(), cuda.event()
@@ -88,7 +84,8 @@ def kernel_only():
 
 kernel_times = []
 median_us(kernel_only)
-(up, host_up), (down, host_down) = eng._transfers
+b = eng.buffers(m)
+up, host_up, down, host_down = b.upload, b.host_upload, b.download, b.host_download
 print(f"kernel alone {statistics.median(kernel_times):.0f} us; a launch with no iterations: dispatcher "
       f"{median_us(lambda: eng.kernel[blocks, threads, 0, shared](*idle)):.0f} us, prepared launcher "
       f"{median_us(lambda: eng.launch(blocks, threads, shared, idle)):.0f} us; a generation's copies (pinned, "

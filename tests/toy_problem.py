@@ -12,7 +12,7 @@ from numba import njit, prange
 
 from lsbench import rng
 from lsbench.errors import InstanceFormatError
-from lsbench.neighborhoods import index_to_pair, pair_count, pair_row_starts
+from lsbench.neighborhoods import pair_count, pair_row_starts
 from lsbench.params import Param
 from lsbench.problems.base import (Neighbourhood, Problem, check_permutation, read_numbers, serial_and_parallel,
                                    sha256_of)
