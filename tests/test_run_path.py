@@ -214,4 +214,18 @@ def test_readme_is_short_and_its_links_into_docs_resolve():
             "docs/performance.md"} <= set(links)
     for link in links:
         assert (ROOT / link).exists(), link
-    assert "../" not in readme
+    assert "](../" not in readme and "](/" not in readme  # no link out of the repository
+
+
+def test_performance_doc_cites_exactly_the_committed_results():
+    """docs/performance.md names each committed result file, and each name is a committed file
+    `<benchmark>-<gpu>-<commit>.json` whose recorded commit is the one in its name."""
+    import re
+    doc = (ROOT / "docs" / "performance.md").read_text()
+    cited = set(re.findall(r"[a-z_]+-[a-z0-9]+-[0-9a-f]{7}(?:-\d+)?\.json", doc))
+    committed = set(subprocess.run(["git", "ls-files", "benchmarks/results"], cwd=ROOT, capture_output=True,
+                                   text=True, check=True).stdout.split())
+    assert cited and {f"benchmarks/results/{c}" for c in cited} == committed
+    for name in cited:
+        rec = json.loads((ROOT / "benchmarks" / "results" / name).read_text())
+        assert name.split("-")[2].split(".")[0] == rec["versions"]["lsbench_commit"]
