@@ -48,58 +48,59 @@ def kernel_for(shape):
 
 
 def _make_kernel(shape):
-    N, T, G = shape["n"], shape["threads"], shape["group"]
+    N, THREADS, LANES = shape["n"], shape["threads"], shape["group"]
     MAX_REGISTERS = shape.get("max_registers")
     GENERAL, DIAG = shape["general"], shape["diagonal"]
-    SH = shape["shared"]
-    DL_SH, BP_SH, OLD_SH, A_SH = SH["delta"], SH["matrix"], SH["tabu_age"], SH["flows"]
-    OFF = {name: shape["layout"].get(name, 0) for name in ON_CHIP}
-    DL_O, BP_O, OLD_O, A_O = OFF["delta"], OFF["matrix"], OFF["tabu_age"], OFF["flows"]
-    EX_SH, EX_O = SH["tabu"], OFF["tabu"]
-    M = N * (N - 1) // 2
-    NN = N * N
-    RS = shape["stride"]  # row stride of the flows and permuted distances (bp, bpt, Af, AT)
-    NA = N * RS
-    NW = RS // 4  # 32-bit words a row
+    IN_SHARED = shape["shared"]
+    DELTA_SHARED, MATRIX_SHARED, AGE_SHARED, FLOWS_SHARED = IN_SHARED["delta"], IN_SHARED["matrix"], IN_SHARED["tabu_age"], IN_SHARED["flows"]
+    OFFSETS = {name: shape["layout"].get(name, 0) for name in ON_CHIP}
+    DELTA_OFFSET, MATRIX_OFFSET, AGE_OFFSET, FLOWS_OFFSET = OFFSETS["delta"], OFFSETS["matrix"], OFFSETS["tabu_age"], OFFSETS["flows"]
+    TABU_SHARED, TABU_OFFSET = IN_SHARED["tabu"], OFFSETS["tabu"]
+    MOVES = N * (N - 1) // 2
+    N_SQUARED = N * N
+    ROW_STRIDE = shape["stride"]  # row stride of the flows and permuted distances (bp, bpt, Af, AT)
+    PADDED_SIZE = N * ROW_STRIDE
+    ROW_WORDS = ROW_STRIDE // 4  # 32-bit words a row
     DP4A = shape["dp4a"]  # 8-bit matrices on chip: four terms of a sum per dp4a
-    C = shape["cluster"]  # blocks per search: block b owns moves b MB .. b MB + MB - 1
-    MB = shape["per_block"]
-    W = T // 32  # warps per block
+    CLUSTER = shape["cluster"]  # block b of a search owns moves b MOVES_PER_BLOCK .. + MOVES_PER_BLOCK - 1
+    MOVES_PER_BLOCK = shape["per_block"]
+    WARPS = THREADS // 32  # warps per block
     ITEMS = 2 * N - 3  # moves touching the last swap: recomputed in O(n)
     SPLIT = shape["split"]  # threads 0 .. SPLIT - 1 recompute only, the others update only (0: all do both)
-    RT = SPLIT or T  # recomputing threads
-    OT = T - SPLIT  # move-owning threads, from O0
-    NG = RT // G  # lane groups per block, one recomputation each
-    RROUNDS = (ITEMS + NG * C - 1) // (NG * C)
-    NGF = T // G  # a fresh start: every move's O(n) cost, all lane groups
-    FROUNDS = (MB + NGF - 1) // NGF
-    Q = shape["slots"] // OT  # moves per thread: owner o owns moves b MB + oQ .. + Q - 1 (one row mostly)
+    RECOMPUTING_THREADS = SPLIT or THREADS  # recomputing threads
+    OWNER_THREADS = THREADS - SPLIT  # move-owning threads, from O0
+    LANE_GROUPS = RECOMPUTING_THREADS // LANES  # lane groups per block, one recomputation each
+    RROUNDS = (ITEMS + LANE_GROUPS * CLUSTER - 1) // (LANE_GROUPS * CLUSTER)
+    FRESH_LANE_GROUPS = THREADS // LANES  # a fresh start: every move's O(n) cost, all lane groups
+    FROUNDS = (MOVES_PER_BLOCK + FRESH_LANE_GROUPS - 1) // FRESH_LANE_GROUPS
+    # owner o owns moves b MOVES_PER_BLOCK + o MOVES_PER_THREAD .. + MOVES_PER_THREAD - 1 (one row mostly)
+    MOVES_PER_THREAD = shape["slots"] // OWNER_THREADS
     SLOTS = shape["slots"]
-    NQ = N + Q  # the update vectors' length (shared array sizes must be single constants)
-    RK = W if SHUFFLE else T
-    XKEYS = 2 * C * W if C > 1 else 1  # a cluster's keys of every warp, two iterations
-    KEYS_PER_LANE = -(-C * W // 32)
-    N4 = N - N % 4  # a cas ant's roulette: four locations a step, then the rest
+    UPDATE_LENGTH = N + MOVES_PER_THREAD  # the update vectors' length (shared array sizes must be single constants)
+    REDUCTION_SLOTS = WARPS if SHUFFLE else THREADS
+    XKEYS = 2 * CLUSTER * WARPS if CLUSTER > 1 else 1  # a cluster's keys of every warp, two iterations
+    KEYS_PER_LANE = -(-CLUSTER * WARPS // 32)
+    N_FOURS = N - N % 4  # a cas ant's roulette: four locations a step, then the rest
     MOVE_BYTES = (8 if shape["wide"] else 4) + 4  # a recomputed move sent to its owner: delta and age
-    DT = int64 if shape["wide"] else int32
-    DTN = np.int64 if shape["wide"] else np.int32
+    DELTA_TYPE = int64 if shape["wide"] else int32
+    DELTA_NP = np.int64 if shape["wide"] else np.int32
     # a move's key: class (0 aspirated, 1 allowed, 2 tabu), then delta, then the move (i, j) as
-    # i 2^JB + j, which orders moves as their index, in one int64 -- one comparison orders moves
+    # i 2^J_BITS + j, which orders moves as their index, in one int64 -- one comparison orders moves
     # exactly as the CPU's rule (lowest index on ties), and the winner's i and j come from its key
-    IB = shape["index_bits"]
-    JB = np.int64(IB // 2)
-    JMASK = np.int64((1 << (IB // 2)) - 1)
+    INDEX_BITS = shape["index_bits"]
+    J_BITS = np.int64(INDEX_BITS // 2)
+    JMASK = np.int64((1 << (INDEX_BITS // 2)) - 1)
     # delta bits, biased to be non-negative; 2 class bits above (narrow: the two in one 32-bit word)
     NARROW = shape["narrow"]
-    DB = 61 - IB if shape["wide"] else (30 if NARROW else 32)
-    BIAS = np.int64(1) << np.int64(DB - 1)
-    NO_CD = np.uint32(3 << DB) if NARROW else np.int64(3) << np.int64(DB)  # no move (a class above tabu)
-    NO_KEY = NO_CD << np.int64(IB)
-    ALLOWED = (np.int64(2) << np.int64(DB)) << np.int64(IB)  # keys below: aspirated or allowed
-    DMASK = np.int64((1 << DB) - 1)
+    DELTA_BITS = 61 - INDEX_BITS if shape["wide"] else (30 if NARROW else 32)
+    BIAS = np.int64(1) << np.int64(DELTA_BITS - 1)
+    NO_CD = np.uint32(3 << DELTA_BITS) if NARROW else np.int64(3) << np.int64(DELTA_BITS)  # no move (a class above tabu)
+    NO_KEY = NO_CD << np.int64(INDEX_BITS)
+    ALLOWED = (np.int64(2) << np.int64(DELTA_BITS)) << np.int64(INDEX_BITS)  # keys below: aspirated or allowed
+    DMASK = np.int64((1 << DELTA_BITS) - 1)
     DMIN = np.int64(-(1 << 63)) if shape["wide"] else np.int64(-(1 << 31))
     BPT = {8: uint8, 16: int16, 32: int32, 64: int64}[shape["data_bits"]]
-    U = np.uint64  # unsigned indices: no negative-index wraparound code
+    U64 = np.uint64  # unsigned indices: no negative-index wraparound code
     GOLDEN = rng.GOLDEN
 
     if SHUFFLE:
@@ -122,8 +123,8 @@ def _make_kernel(shape):
         global memory). 32-bit unsigned throughout (each step truncated, so that the compiler keeps
         32-bit divisions by constants: this sits on a recomputing lane's critical path)."""
         k = np.uint32(k)
-        local = np.uint32(k % np.uint32(MB)) if C > 1 else k
-        return U(np.uint32(np.uint32(np.uint32(local % np.uint32(Q)) * np.uint32(OT)) + np.uint32(local // np.uint32(Q))))
+        local = np.uint32(k % np.uint32(MOVES_PER_BLOCK)) if CLUSTER > 1 else k
+        return U64(np.uint32(np.uint32(np.uint32(local % np.uint32(MOVES_PER_THREAD)) * np.uint32(OWNER_THREADS)) + np.uint32(local // np.uint32(MOVES_PER_THREAD))))
 
     @cuda.jit(device=True, inline=True)
     def move_index(i, j):
@@ -132,7 +133,7 @@ def _make_kernel(shape):
         row = np.uint32(np.uint32(ui * np.uint32(2 * N - 1) - np.uint32(ui * ui)) // np.uint32(2))
         return np.uint32(row + np.uint32(np.uint32(j) - ui - np.uint32(1)))
 
-    if C == 1:
+    if CLUSTER == 1:
         @cuda.jit(device=True, inline=True)
         def put(arr, i, owner, value, bars, phase):
             arr[i] = value
@@ -165,8 +166,8 @@ def _make_kernel(shape):
         def init_exchange(bars, tid):
             """The exchange's two mbarriers (cluster_min): one arrival per warp and iteration."""
             if tid == 0:
-                mbarrier_init(bars, 0, W)
-                mbarrier_init(bars, 1, W)
+                mbarrier_init(bars, 0, WARPS)
+                mbarrier_init(bars, 1, WARPS)
                 mbarrier_init_fence()
 
         @cuda.jit(device=True, inline=True)
@@ -179,18 +180,18 @@ def _make_kernel(shape):
             block one iteration ahead sends to the other one."""
             kb = warp_min(kb)
             phase = step & 1
-            half = phase * C * W
-            expected = warp_sum(touched) * MOVE_BYTES + (C * W * 8 if warp == 0 else 0)
+            half = phase * CLUSTER * WARPS
+            expected = warp_sum(touched) * MOVE_BYTES + (CLUSTER * WARPS * 8 if warp == 0 else 0)
             if lane == 0:
                 mbarrier_arrive_expect(bars, phase, expected)
-            if lane < C:
-                cluster_store_async(xkey, half + rank * W + warp, lane, kb, bars, phase)
+            if lane < CLUSTER:
+                cluster_store_async(xkey, half + rank * WARPS + warp, lane, kb, bars, phase)
             while mbarrier_done(bars, phase, (step >> 1) & 1) == 0:
                 pass
             kb = NO_KEY
             for e in range(KEYS_PER_LANE):  # constant: unrolled, unsigned indices (no wraparound code)
-                if lane + e * 32 < C * W:
-                    kb = min(kb, xkey[U(half + lane + e * 32)])
+                if lane + e * 32 < CLUSTER * WARPS:
+                    kb = min(kb, xkey[U64(half + lane + e * 32)])
             return warp_min(kb)
 
     @cuda.jit(device=True, inline=True)
@@ -214,50 +215,50 @@ def _make_kernel(shape):
         permuted frame bp[i, k] = B[p_i, p_k] (bpt: its transpose, general instances only)."""
         xk = xo + k
         yk = yo + k
-        t = DTN((A[xk] - A[yk]) * (bp[yk] - bp[xk]))
+        t = DELTA_NP((A[xk] - A[yk]) * (bp[yk] - bp[xk]))
         if GENERAL:
-            t = DTN(t + (AT[xk] - AT[yk]) * (bpt[yk] - bpt[xk]))
+            t = DELTA_NP(t + (AT[xk] - AT[yk]) * (bpt[yk] - bpt[xk]))
         return t
 
-    lane_sum = _unrolled_packed_lane_sum(NW, G) if DP4A else _unrolled_lane_sum(N, G, GENERAL, DTN, term)
+    lane_sum = _unrolled_packed_lane_sum(ROW_WORDS, LANES) if DP4A else _unrolled_lane_sum(N, LANES, GENERAL, DELTA_NP, term)
 
     @cuda.jit(device=True, inline=True)
     def swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, active, g):
         """The full O(n) cost of swapping x and y, its sum split over a group's G lanes (MATA),
         in the group's lane g = 0. Every lane of the warp must call it (shuffles); `active`: this
         group has a move."""
-        xo = U(x * RS)
-        yo = U(y * RS)
-        acc = DTN(0)
+        xo = U64(x * ROW_STRIDE)
+        yo = U64(y * ROW_STRIDE)
+        acc = DELTA_NP(0)
         if active:
             if DP4A:
-                acc = lane_sum(Aw, bpw, U(x * NW), U(y * NW), g)
+                acc = lane_sum(Aw, bpw, U64(x * ROW_WORDS), U64(y * ROW_WORDS), g)
             else:
                 acc = lane_sum(Af, AT, bp, bpt, xo, yo, g)
-        if G > 1:
-            off = G // 2
+        if LANES > 1:
+            off = LANES // 2
             while off > 0:
-                acc = DTN(acc + cuda.shfl_down_sync(FULL, acc, off))
+                acc = DELTA_NP(acc + cuda.shfl_down_sync(FULL, acc, off))
                 off //= 2
-        d = DTN(acc - term(Af, AT, bp, bpt, xo, yo, U(x)) - term(Af, AT, bp, bpt, xo, yo, U(y)))
+        d = DELTA_NP(acc - term(Af, AT, bp, bpt, xo, yo, U64(x)) - term(Af, AT, bp, bpt, xo, yo, U64(y)))
         if DIAG:
-            d = DTN(d + (ADIAG[x] - ADIAG[y]) * (BDIAG[p[y]] - BDIAG[p[x]]))
+            d = DELTA_NP(d + (ADIAG[x] - ADIAG[y]) * (BDIAG[p[y]] - BDIAG[p[x]]))
         if GENERAL:
-            d = DTN(d + (Af[U(x * RS + y)] - Af[U(y * RS + x)]) * (bp[U(y * RS + x)] - bp[U(x * RS + y)]))
+            d = DELTA_NP(d + (Af[U64(x * ROW_STRIDE + y)] - Af[U64(y * ROW_STRIDE + x)]) * (bp[U64(y * ROW_STRIDE + x)] - bp[U64(x * ROW_STRIDE + y)]))
         return d
 
     @cuda.jit(device=True, inline=True)
     def tabu_age(ex, p, i, j):
         """Move (i, j)'s tabu age: the older expiry of its two assignments."""
-        e1 = ex[U(i * N + p[j])]
-        e2 = ex[U(j * N + p[i])]
+        e1 = ex[U64(i * N + p[j])]
+        e2 = ex[U64(j * N + p[i])]
         return e1 if e1 < e2 else e2
 
     @cuda.jit(device=True, inline=True)
     def no_swap(u, v, tid):
         """No swap to fold into the delta table: zero update vectors (every delta stays as it is),
         and (r, s) = (-1, -1), which no move touches; returns (r, s)."""
-        for q in range(tid, N, T):
+        for q in range(tid, N, THREADS):
             u[q] = 0
             if GENERAL:
                 v[q] = 0
@@ -286,7 +287,7 @@ def _make_kernel(shape):
         m[qs] = t
         return orq - osq
 
-    if DB == 32 and SHUFFLE:
+    if DELTA_BITS == 32 and SHUFFLE:
         @cuda.jit(device=True, inline=True)
         def biased(d):
             """d + 2^31 for a 32-bit d: its sign bit flipped, one instruction instead of a 64-bit add."""
@@ -313,12 +314,12 @@ def _make_kernel(shape):
             stay narrow."""
             held = np.int64(age >= it_asp and d >= thr)
             cls = held + (held & np.int64(age >= it))
-            return (cls << np.int64(DB)) | biased(d)
+            return (cls << np.int64(DELTA_BITS)) | biased(d)
 
     @cuda.jit(device=True, inline=True)
     def key_of(cd, i, j):
         """A move's key: its class and delta, then (i, j), which orders moves as their index."""
-        return (np.int64(cd) << np.int64(IB)) | (np.int64(i) << JB) | np.int64(j)
+        return (np.int64(cd) << np.int64(INDEX_BITS)) | (np.int64(i) << J_BITS) | np.int64(j)
 
     @cuda.jit(device=True, inline=True)
     def start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, Aw, bpw, old, ex, rkey, tid, rank):
@@ -326,32 +327,32 @@ def _make_kernel(shape):
         ants): the permuted matrix bp[i, k] = B[p_i, p_k], Taillard's initial tabu list (rots_expiry:
         ex[q] = -q), every move's full cost and tabu age; returns the permutation's cost."""
         cuda.syncthreads()  # p
-        for q in range(tid, NN, T):
+        for q in range(tid, N_SQUARED, THREADS):
             pi = p[q // N]
             pk = p[q % N]
-            bq = U(q // N * RS + q % N)
-            bp[bq] = BG[U(pi * N + pk)]
+            bq = U64(q // N * ROW_STRIDE + q % N)
+            bp[bq] = BG[U64(pi * N + pk)]
             if GENERAL:
-                bpt[bq] = BG[U(pk * N + pi)]
+                bpt[bq] = BG[U64(pk * N + pi)]
             ex[q] = -q
         cuda.syncthreads()
-        first = rank * MB  # this block's moves
-        end = min(first + MB, M)
+        first = rank * MOVES_PER_BLOCK  # this block's moves
+        end = min(first + MOVES_PER_BLOCK, MOVES)
         for rnd in range(FROUNDS):
-            item = first + rnd * NGF + tid // G
+            item = first + rnd * FRESH_LANE_GROUPS + tid // LANES
             x = np.int32(0)
             y = np.int32(1)
             if item < end:
                 x = np.int32(PAIRS[item] >> 16)
                 y = np.int32(PAIRS[item] & 0xFFFF)
-            d = swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, item < end, U(tid % G))
-            if item < end and tid % G == 0:  # the block's own move
+            d = swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, item < end, U64(tid % LANES))
+            if item < end and tid % LANES == 0:  # the block's own move
                 sl = slot(item)
                 dl[sl] = d
                 old[sl] = tabu_age(ex, p, x, y)
         # the cost: sum A o bp over the block, halved in the symmetric form (where it counts each pair twice)
         part = np.int64(0)
-        for q in range(tid, NA, T):  # (Af's row padding is zero)
+        for q in range(tid, PADDED_SIZE, THREADS):  # (Af's row padding is zero)
             part += np.int64(Af[q]) * np.int64(bp[q])
         if SHUFFLE:
             off = 16
@@ -364,7 +365,7 @@ def _make_kernel(shape):
             rkey[tid] = part
         cuda.syncthreads()
         total = np.int64(0)
-        for q in range(RK):
+        for q in range(REDUCTION_SLOTS):
             total += rkey[q]
         cuda.syncthreads()  # rkey is the argmin's scratch next
         return total if GENERAL else total // 2
@@ -402,28 +403,28 @@ def _make_kernel(shape):
             todo[t] = todo[u]
             todo[u] = x
         for t in range(m):
-            row = U(todo[t] * N)
+            row = U64(todo[t] * N)
             total = 0.0
-            for b in range(0, N4, 4):  # four locations a step: their loads issue together
-                t0, t1, t2, t3 = TAU[row + U(b)], TAU[row + U(b + 1)], TAU[row + U(b + 2)], TAU[row + U(b + 3)]
+            for b in range(0, N_FOURS, 4):  # four locations a step: their loads issue together
+                t0, t1, t2, t3 = TAU[row + U64(b)], TAU[row + U64(b + 1)], TAU[row + U64(b + 2)], TAU[row + U64(b + 3)]
                 total += t0 * np.float64(free[b])
                 total += t1 * np.float64(free[b + 1])
                 total += t2 * np.float64(free[b + 2])
                 total += t3 * np.float64(free[b + 3])
-            for loc in range(N4, N):
-                total += TAU[row + U(loc)] * np.float64(free[loc])
+            for loc in range(N_FOURS, N):
+                total += TAU[row + U64(loc)] * np.float64(free[loc])
             cs += GOLDEN
             x = np.float64(mix64(cs) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
             chosen = np.int32(-1)
             last = np.int32(-1)
-            for b in range(0, N4, 4):
-                t0, t1, t2, t3 = TAU[row + U(b)], TAU[row + U(b + 1)], TAU[row + U(b + 2)], TAU[row + U(b + 3)]
+            for b in range(0, N_FOURS, 4):
+                t0, t1, t2, t3 = TAU[row + U64(b)], TAU[row + U64(b + 1)], TAU[row + U64(b + 2)], TAU[row + U64(b + 3)]
                 x, last, chosen = roulette(x, t0, free[b], b, last, chosen)
                 x, last, chosen = roulette(x, t1, free[b + 1], b + 1, last, chosen)
                 x, last, chosen = roulette(x, t2, free[b + 2], b + 2, last, chosen)
                 x, last, chosen = roulette(x, t3, free[b + 3], b + 3, last, chosen)
-            for loc in range(N4, N):
-                x, last, chosen = roulette(x, TAU[row + U(loc)], free[loc], loc, last, chosen)
+            for loc in range(N_FOURS, N):
+                x, last, chosen = roulette(x, TAU[row + U64(loc)], free[loc], loc, last, chosen)
             chosen = chosen if chosen >= 0 else last
             p[todo[t]] = chosen
             free[chosen] = 0
@@ -433,55 +434,55 @@ def _make_kernel(shape):
                     BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration, target, it0,
                     n_iter, tenure_cube, fresh, TAU, gamma):
         blk = cuda.blockIdx.x  # block `rank` of search `sid`'s cluster
-        sid = blk // C
-        rank = np.int32(blk % C)
+        sid = blk // CLUSTER
+        rank = np.int32(blk % CLUSTER)
         if ACTIVE[sid] == 0:  # this search reached its target (or its cas colony did) in an earlier chunk
             return
         tid = cuda.threadIdx.x
         lane = tid % 32
         warp = tid // 32
         p = cuda.shared.array(N, int32)
-        # the last swap's update vectors (rows of A, rows of bp), and Q past the end: a thread's moves
+        # the last swap's update vectors (rows of A, rows of bp), and MOVES_PER_THREAD past the end: a thread's moves
         # past the last one (i, j) = (N - 2, N - 1) go on to j = N, N + 1, ... (read, never used)
-        u = cuda.shared.array(NQ, DT)
-        w = cuda.shared.array(NQ, DT)
-        v = cuda.shared.array(NQ if GENERAL else 1, DT)  # general instances: the column parts
-        z = cuda.shared.array(NQ if GENERAL else 1, DT)
-        rkey = cuda.shared.array(RK, int64)
+        u = cuda.shared.array(UPDATE_LENGTH, DELTA_TYPE)
+        w = cuda.shared.array(UPDATE_LENGTH, DELTA_TYPE)
+        v = cuda.shared.array(UPDATE_LENGTH if GENERAL else 1, DELTA_TYPE)  # general instances: the column parts
+        z = cuda.shared.array(UPDATE_LENGTH if GENERAL else 1, DELTA_TYPE)
+        rkey = cuda.shared.array(REDUCTION_SLOTS, int64)
         free = cuda.shared.array(N, int32)  # a cas ant's construction: free locations, facilities to place
         todo = cuda.shared.array(N, int32)
         xkey = cuda.shared.array(XKEYS, int64)  # a cluster: every warp's key, by parity
-        bars = cuda.shared.array(2 if C > 1 else 1, int64)  # a cluster: the exchange's mbarriers, by parity
+        bars = cuda.shared.array(2 if CLUSTER > 1 else 1, int64)  # a cluster: the exchange's mbarriers, by parity
         ten = cuda.shared.array(2, int64)
-        dyn_d = cuda.shared.array(0, DT)  # the dynamic shared memory, seen through each table's type
+        dyn_d = cuda.shared.array(0, DELTA_TYPE)  # the dynamic shared memory, seen through each table's type
         dyn_b = cuda.shared.array(0, BPT)
         dyn_i = cuda.shared.array(0, int32)
-        dl = dyn_d[DL_O:DL_O + SLOTS] if DL_SH else DELTA[blk]
-        bp = dyn_b[BP_O:BP_O + NA] if BP_SH else BPG[blk]  # every block of a cluster keeps its own copy
-        old = dyn_i[OLD_O:OLD_O + SLOTS] if OLD_SH else OLDG[blk]  # per move: the older of its two tabu expiries
-        Af = dyn_b[A_O:A_O + NA] if A_SH else A
+        dl = dyn_d[DELTA_OFFSET:DELTA_OFFSET + SLOTS] if DELTA_SHARED else DELTA[blk]
+        bp = dyn_b[MATRIX_OFFSET:MATRIX_OFFSET + PADDED_SIZE] if MATRIX_SHARED else BPG[blk]  # every block of a cluster keeps its own copy
+        old = dyn_i[AGE_OFFSET:AGE_OFFSET + SLOTS] if AGE_SHARED else OLDG[blk]  # per move: the older of its two tabu expiries
+        Af = dyn_b[FLOWS_OFFSET:FLOWS_OFFSET + PADDED_SIZE] if FLOWS_SHARED else A
         if DP4A:  # the same two tables as 32-bit words (their byte offsets are multiples of 8)
             dyn_w = cuda.shared.array(0, uint32)
-            Aw = dyn_w[A_O // 4:A_O // 4 + N * NW]
-            bpw = dyn_w[BP_O // 4:BP_O // 4 + N * NW]
+            Aw = dyn_w[FLOWS_OFFSET // 4:FLOWS_OFFSET // 4 + N * ROW_WORDS]
+            bpw = dyn_w[MATRIX_OFFSET // 4:MATRIX_OFFSET // 4 + N * ROW_WORDS]
         else:
             Aw = Af
             bpw = bp
         bpt = BPTG[blk]
         # ex[i * N + l]: the iteration until which facility i may not return to location l
-        ex = dyn_i[EX_O:EX_O + NN] if EX_SH else EX[blk]
-        for q in range(tid, N, T):
+        ex = dyn_i[TABU_OFFSET:TABU_OFFSET + N_SQUARED] if TABU_SHARED else EX[blk]
+        for q in range(tid, N, THREADS):
             p[q] = P[sid, q]
-        for q in range(tid, NA if A_SH else 0, T):
+        for q in range(tid, PADDED_SIZE if FLOWS_SHARED else 0, THREADS):
             Af[q] = A[q]
         kept = 0 if fresh else 1  # a chunk after the first: the state comes back from global memory
-        for q in range(tid, SLOTS if DL_SH and kept else 0, T):
+        for q in range(tid, SLOTS if DELTA_SHARED and kept else 0, THREADS):
             dl[q] = DELTA[blk, q]
-        for q in range(tid, NA if BP_SH and kept else 0, T):
+        for q in range(tid, PADDED_SIZE if MATRIX_SHARED and kept else 0, THREADS):
             bp[q] = BPG[blk, q]
-        for q in range(tid, SLOTS if OLD_SH and kept else 0, T):
+        for q in range(tid, SLOTS if AGE_SHARED and kept else 0, THREADS):
             old[q] = OLDG[blk, q]
-        for q in range(tid, NN if EX_SH and kept else 0, T):
+        for q in range(tid, N_SQUARED if TABU_SHARED and kept else 0, THREADS):
             ex[q] = EX[blk, q]
         current = np.int64(0)
         init_exchange(bars, tid)
@@ -495,15 +496,15 @@ def _make_kernel(shape):
             if tid == 0 and rank == 0:
                 CUR[sid] = current
                 BEST[sid] = current
-            for q in range(tid, N if rank == 0 else 0, T):
+            for q in range(tid, N if rank == 0 else 0, THREADS):
                 BEST_SOL[sid, q] = p[q]
         else:
             current = CUR[sid]
-        kend = min(rank * MB + MB, M)  # the block's last move + 1
-        k0 = rank * MB + (tid - SPLIT) * Q if tid >= SPLIT else kend  # this thread's first move (i0, j0)
+        kend = min(rank * MOVES_PER_BLOCK + MOVES_PER_BLOCK, MOVES)  # the block's last move + 1
+        k0 = rank * MOVES_PER_BLOCK + (tid - SPLIT) * MOVES_PER_THREAD if tid >= SPLIT else kend  # this thread's first move (i0, j0)
         i0 = np.int32(PAIRS[k0] >> 16) if k0 < kend else np.int32(0)
         j0 = np.int32(PAIRS[k0] & 0xFFFF) if k0 < kend else np.int32(1)
-        count = np.int32(max(0, min(Q, kend - k0)))  # this thread's moves k0 .. k0 + count - 1
+        count = np.int32(max(0, min(MOVES_PER_THREAD, kend - k0)))  # this thread's moves k0 .. k0 + count - 1
         best = current if fresh else BEST[sid]
         state = STATE[sid, 0]
         pend = NO_MOVE if fresh else PEND[sid]
@@ -515,9 +516,9 @@ def _make_kernel(shape):
         stop = False
         cuda.syncthreads()
         if moved:
-            for q in range(tid, N, T):  # the pending swap's update vectors (bp is swapped)
-                rq = U(r * RS + q)
-                sq = U(s * RS + q)
+            for q in range(tid, N, THREADS):  # the pending swap's update vectors (bp is swapped)
+                rq = U64(r * ROW_STRIDE + q)
+                sq = U64(s * ROW_STRIDE + q)
                 u[q] = Af[rq] - Af[sq]
                 w[q] = bp[sq] - bp[rq]
                 if GENERAL:
@@ -528,30 +529,30 @@ def _make_kernel(shape):
         cuda.syncthreads()
         for step in range(n_iter):
             it = it0 + step + 1
-            thr = DTN(max(best - current, DMIN))  # d < thr: a new best (aspiration)
+            thr = DELTA_NP(max(best - current, DMIN))  # d < thr: a new best (aspiration)
             it_asp = np.int32(max(it - aspiration, -(1 << 31)))
             it32 = np.int32(it)
             kb = NO_KEY
-            if tid == T - 1:  # the next move's two tenures, off the critical path (read after the barrier)
+            if tid == THREADS - 1:  # the next move's two tenures, off the critical path (read after the barrier)
                 ten[0] = _tenure(mix64(state + GOLDEN), tenure_min, tenure_max, tenure_cube)
                 ten[1] = _tenure(mix64(state + GOLDEN + GOLDEN), tenure_min, tenure_max, tenure_cube)
-            # -- the 2n-3 moves touching the last swap: O(n) each, G lanes splitting the sum (MATA)
+            # -- the 2n-3 moves touching the last swap: O(n) each, LANES lanes splitting the sum (MATA)
             for rnd in range(RROUNDS if moved else 0):  # item: the cluster's lane groups, blocks interleaved
-                if warp * 32 >= RT or rnd * NG * C + (warp * 32 // G) * C + rank >= ITEMS:  # no move left (uniform)
+                if warp * 32 >= RECOMPUTING_THREADS or rnd * LANE_GROUPS * CLUSTER + (warp * 32 // LANES) * CLUSTER + rank >= ITEMS:  # no move left (uniform)
                     break
-                item = rnd * NG * C + (tid // G) * C + rank
+                item = rnd * LANE_GROUPS * CLUSTER + (tid // LANES) * CLUSTER + rank
                 x = r
                 y = s
                 if item < ITEMS:
                     x, y = touching(item, r, s)
-                d = swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, item < ITEMS, U(tid % G))
-                if item < ITEMS and tid % G == 0:
+                d = swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, item < ITEMS, U64(tid % LANES))
+                if item < ITEMS and tid % LANES == 0:
                     i = x if x < y else y
                     j = y if x < y else x
                     idx = move_index(i, j)
                     age = tabu_age(ex, p, i, j)
                     sl = slot(idx)  # both go to the block that owns the move
-                    owner = np.int32(np.uint32(idx // np.uint32(MB)))
+                    owner = np.int32(np.uint32(idx // np.uint32(MOVES_PER_BLOCK)))
                     put(dl, sl, owner, d, bars, step & 1)
                     put(old, sl, owner, age, bars, step & 1)
                     kb = min(kb, key_of(class_delta(d, age, thr, it_asp, it32), i, j))
@@ -561,10 +562,10 @@ def _make_kernel(shape):
             # values stay in registers
             i = i0
             j = j0
-            ui = u[U(i)]
-            wi = w[U(i)]
-            vi = v[U(i)] if GENERAL else ui
-            zi = z[U(i)] if GENERAL else wi
+            ui = u[U64(i)]
+            wi = w[U64(i)]
+            vi = v[U64(i)] if GENERAL else ui
+            zi = z[U64(i)] if GENERAL else wi
             # Branch-free: a move touching the last swap (recomputed above, by another thread) is read
             # but neither stored nor keyed here; after no swap, zero update vectors keep every delta.
             cd_best = NO_CD
@@ -572,16 +573,16 @@ def _make_kernel(shape):
             bi = np.int32(0)
             bj = np.int32(0)
             sl = np.uint32(max(tid - SPLIT, 0))  # (recomputing-only threads have no moves)
-            for q in range(Q):  # a constant trip count: unrolled (moves past `count` are read, never used)
-                ju = U(j)
+            for q in range(MOVES_PER_THREAD):  # a constant trip count: unrolled (moves past `count` are read, never used)
+                ju = U64(j)
                 if GENERAL:
                     upd = (ui - u[ju]) * (wi - w[ju]) + (vi - v[ju]) * (zi - z[ju])
                 else:
                     upd = (ui - u[ju]) * (wi - w[ju])
-                d = DTN(dl[sl] + DTN(upd))
+                d = DELTA_NP(dl[sl] + DELTA_NP(upd))
                 hit = (i == r) | (i == s) | (j == r) | (j == s)
                 touch = hit | (q >= count)
-                if C > 1:
+                if CLUSTER > 1:
                     touched += np.int32(hit & (q < count))
                 if not touch:
                     dl[sl] = d
@@ -590,30 +591,30 @@ def _make_kernel(shape):
                     cd_best = cd
                     bi = i
                     bj = j
-                sl = np.uint32(sl + np.uint32(OT))  # (uint32 + uint32 would widen)
+                sl = np.uint32(sl + np.uint32(OWNER_THREADS))  # (uint32 + uint32 would widen)
                 j = np.int32(j + 1)
                 if j == N:
                     i = np.int32(i + 1)
                     j = np.int32(i + 1)
-                    ui = u[U(i)]
-                    wi = w[U(i)]
+                    ui = u[U64(i)]
+                    wi = w[U64(i)]
                     if GENERAL:
-                        vi = v[U(i)]
-                        zi = z[U(i)]
+                        vi = v[U64(i)]
+                        zi = z[U64(i)]
             kb = min(kb, key_of(cd_best, bi, bj))
             # -- block argmin: every warp ends with the winner
-            if C > 1:
+            if CLUSTER > 1:
                 kb = cluster_min(xkey, bars, kb, touched, step, rank, warp, lane)
             elif SHUFFLE:
                 kb = warp_min(kb)
                 if lane == 0:
                     rkey[warp] = kb
                 cuda.syncthreads()
-                kb = warp_min(rkey[lane] if lane < W else NO_KEY)
+                kb = warp_min(rkey[lane] if lane < WARPS else NO_KEY)
             else:
                 rkey[tid] = kb
                 cuda.syncthreads()
-                half = T // 2
+                half = THREADS // 2
                 while half > 0:
                     if tid < half:
                         rkey[tid] = min(rkey[tid], rkey[tid + half])
@@ -623,23 +624,23 @@ def _make_kernel(shape):
             done += 1
             moved = kb < ALLOWED  # else every move is tabu: Taillard keeps the solution
             if moved:
-                r = np.int32((kb >> JB) & JMASK)
+                r = np.int32((kb >> J_BITS) & JMASK)
                 s = np.int32(kb & JMASK)
-                current += ((kb >> np.int64(IB)) & DMASK) - BIAS  # the winner's delta, from its key
+                current += ((kb >> np.int64(INDEX_BITS)) & DMASK) - BIAS  # the winner's delta, from its key
                 improved = current < best
                 if improved:
                     best = current
                 state += GOLDEN + GOLDEN  # the tenures of r and s took the stream's next two words
                 # -- apply the swap: bp's rows and columns r, s, the update vectors, p, the tabu list
-                for q in range(tid, N, T):
+                for q in range(tid, N, THREADS):
                     if q == r:
                         pr = p[r]
                         ps = p[s]
-                        ex[U(r * N + pr)] = it + ten[0]
-                        ex[U(s * N + ps)] = it + ten[1]
+                        ex[U64(r * N + pr)] = it + ten[0]
+                        ex[U64(s * N + ps)] = it + ten[1]
                         p[r] = ps
                         p[s] = pr
-                        rr, ss, rs, sr = U(r * RS + r), U(s * RS + s), U(r * RS + s), U(s * RS + r)
+                        rr, ss, rs, sr = U64(r * ROW_STRIDE + r), U64(s * ROW_STRIDE + s), U64(r * ROW_STRIDE + s), U64(s * ROW_STRIDE + r)
                         swap_corners(bp, rr, ss, rs, sr)
                         if GENERAL:
                             swap_corners(bpt, rr, ss, rs, sr)
@@ -647,7 +648,7 @@ def _make_kernel(shape):
                             BEST_SOL[sid, r] = ps
                             BEST_SOL[sid, s] = pr
                     elif q != s:
-                        rq, sq, qr, qs = U(r * RS + q), U(s * RS + q), U(q * RS + r), U(q * RS + s)
+                        rq, sq, qr, qs = U64(r * ROW_STRIDE + q), U64(s * ROW_STRIDE + q), U64(q * ROW_STRIDE + r), U64(q * ROW_STRIDE + s)
                         w[q] = swap_at(bp, rq, sq, qr, qs)
                         u[q] = Af[rq] - Af[sq]
                         if GENERAL:
@@ -670,15 +671,15 @@ def _make_kernel(shape):
         # the cluster's blocks hold the same permutation, each its own copy of the tables
         cluster_barrier()  # no block leaves while another may still write its shared memory
         lead = rank == 0
-        for q in range(tid, N if lead else 0, T):
+        for q in range(tid, N if lead else 0, THREADS):
             P[sid, q] = p[q]
-        for q in range(tid, SLOTS if DL_SH else 0, T):
+        for q in range(tid, SLOTS if DELTA_SHARED else 0, THREADS):
             DELTA[blk, q] = dl[q]
-        for q in range(tid, NA if BP_SH else 0, T):
+        for q in range(tid, PADDED_SIZE if MATRIX_SHARED else 0, THREADS):
             BPG[blk, q] = bp[q]
-        for q in range(tid, SLOTS if OLD_SH else 0, T):
+        for q in range(tid, SLOTS if AGE_SHARED else 0, THREADS):
             OLDG[blk, q] = old[q]
-        for q in range(tid, NN if EX_SH else 0, T):
+        for q in range(tid, N_SQUARED if TABU_SHARED else 0, THREADS):
             EX[blk, q] = ex[q]
         if tid == 0 and lead:
             PEND[sid] = (r << 16) | s if moved else NO_MOVE

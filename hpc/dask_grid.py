@@ -11,6 +11,7 @@ A worker that dies or hangs leaves its slice unanswered; the master notices a lo
 about a second, a hung one at `worker_timeout` seconds, and ends the run with one error line.
 """
 import logging
+import shutil
 import time
 
 import numpy as np
@@ -46,6 +47,9 @@ def slurm_cluster(threads=None, slurm_host=None, slurm_partition=None, slurm_acc
     if not slurm_host:
         raise LsbenchError("--scheduler slurm: give --param slurm_host=ADDRESS (this node's address on the "
                            "cluster network, where the compute nodes' workers connect)")
+    missing = [cmd for cmd in ("sbatch", "squeue", "scancel") if shutil.which(cmd) is None]
+    if missing:
+        raise LsbenchError(f"--scheduler slurm: {', '.join(missing)} not found on PATH (is this a SLURM login node?)")
     try:
         from dask_jobqueue import SLURMCluster
     except ImportError as e:
@@ -104,7 +108,9 @@ class DaskGridEvaluator(Evaluator):
     parameters = (
         WORKER_TIMEOUT,
         Param("workers", int, "Dask workers of the LocalCluster the run starts (or SLURM jobs)", default=2, low=1),
-        Param("scheduler", str, "join this Dask scheduler (tcp://HOST:PORT), or 'slurm' for workers as SLURM jobs"),
+        Param("scheduler", str, "join this Dask scheduler (tcp://HOST:PORT), or 'slurm' for workers as SLURM jobs",
+              pattern=r"slurm|(tcp|tls|ucx|inproc)://[^\s/:]+(:\d+)?|[A-Za-z0-9_.-]+:\d+",
+              pattern_help="slurm, tcp://HOST:PORT or HOST:PORT"),
         Param("slurm_host", str, "the workers' network interface or address, e.g. interface:ib0"),
         Param("slurm_partition", str, "SLURM partition of the worker jobs"),
         Param("slurm_account", str, "SLURM account of the worker jobs"),

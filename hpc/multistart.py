@@ -15,7 +15,7 @@ import traceback
 from dataclasses import replace
 
 from lsbench.errors import LsbenchError
-from lsbench.records import host_info, versions, write_atomic
+from lsbench.records import host_info, reserve, versions, write_atomic
 
 from . import mpi
 
@@ -122,11 +122,10 @@ def check_output_folder(out_dir):
     """Refuse, before any search, an --out-dir that cannot hold the records."""
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise LsbenchError(f"--out-dir {out_dir}: exists and is not a directory")
-    parent = os.path.abspath(out_dir)
-    while not os.path.exists(parent):
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
-        raise LsbenchError(f"--out-dir {out_dir}: cannot write in {parent}")
+    try:
+        reserve(os.path.join(out_dir, "summary.json"))
+    except LsbenchError as e:
+        raise LsbenchError(str(e).replace("--out ", "--out-dir ", 1)) from None
 
 
 def _select_gpu(local_rank):

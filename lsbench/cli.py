@@ -3,6 +3,7 @@
 Every user error ends with one line `lsbench: error: ...` on stderr and exit code 2.
 """
 import argparse
+import os
 import sys
 
 from . import instances as registry
@@ -143,11 +144,20 @@ def describe_text(problem=None, algorithm=None, backend=None):
 
 
 def cmd_verify(args):
+    """Every file is checked and named; exit 2 if any fails."""
     from .runner import verify_record
+    failed = 0
     for path in args.records:
-        msg = verify_record(path, args.data_dir)
-        print(f"{path}: OK {msg}")
-    return 0
+        try:
+            print(f"{path}: OK {verify_record(path, args.data_dir)}", flush=True)
+        except LsbenchError as e:
+            failed += 1
+            message = str(e)
+            print(f"lsbench: error: {message if message.startswith(str(path)) else f'{path}: {message}'}",
+                  file=sys.stderr, flush=True)
+    if failed and len(args.records) > 1:
+        print(f"lsbench: error: {failed} of {len(args.records)} records failed", file=sys.stderr)
+    return 2 if failed else 0
 
 
 def add_search_arguments(p):
@@ -238,6 +248,9 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("lsbench: interrupted; no record written", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `lsbench instances list | head`: the reader is gone, nothing is lost
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

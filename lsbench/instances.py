@@ -21,6 +21,7 @@ from pathlib import Path
 from .errors import LsbenchError
 from .problems import PROBLEMS
 from .problems.base import sha256_of
+from .records import current_umask
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _INSTALLED_MANIFEST = Path(__file__).resolve().parent / "data" / "manifest.csv"  # pip install . puts it here
@@ -203,5 +204,6 @@ def _store(payload, target, entry):
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".fetch-")
     with os.fdopen(fd, "wb") as f:
         f.write(payload)
+    os.chmod(tmp, 0o666 & ~current_umask())
     os.replace(tmp, target)
     return target

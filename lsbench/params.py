@@ -6,6 +6,7 @@ help, `lsbench describe`, the workflow's validation and the error line for a bad
 from these declarations (lsbench/spec.py resolves a run's parameters against them).
 """
 import math
+import re
 from dataclasses import dataclass
 
 from .errors import LsbenchError
@@ -17,7 +18,8 @@ TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 class Param:
     """One `--param KEY=VALUE`. `kind`: int, float, str, bool or "ints" (comma-separated integers).
     `default` None means the owner computes it (from the instance size, say); `help` says how.
-    `low`/`high` bound numbers (inclusive unless `open_low`/`open_high`); `choices` lists values."""
+    `low`/`high` bound numbers (inclusive unless `open_low`/`open_high`); `choices` lists values;
+    `pattern` is a regular expression a text value must match."""
 
     name: str
     kind: object
@@ -28,6 +30,8 @@ class Param:
     open_low: bool = False
     open_high: bool = False
     choices: tuple = ()
+    pattern: str = ""  # text values must match this regular expression in full
+    pattern_help: str = ""  # ... described so
 
     def convert(self, value, owner):
         """The typed, checked value; a bad one raises one line naming the key and the owner."""
@@ -40,6 +44,8 @@ class Param:
         for v in typed if self.kind == "ints" else (typed,):
             if isinstance(v, float) and not math.isfinite(v):
                 raise LsbenchError(f"{where}: must be a finite number ({owner})")
+            if self.pattern and not re.fullmatch(self.pattern, v):
+                raise LsbenchError(f"{where}: must be {self.pattern_help or 'like ' + self.pattern} ({owner})")
             if self.choices and v not in self.choices:
                 raise LsbenchError(f"{where}: must be one of {', '.join(map(str, self.choices))} ({owner})")
             if self.low is not None and (v < self.low or (self.open_low and v == self.low)):

@@ -63,9 +63,10 @@ def gap_percent(best, bks):
 
 
 def recheck(problem, solution, reported):
-    """Validate the solution and recompute its objective from scratch; return the recomputed value."""
+    """Validate the solution and recompute its objective from scratch, in Python integers for
+    integer problems (independent of the compiled code); return the recomputed value."""
     problem.check_solution(solution)
-    value = problem.objective(solution)
+    value = problem.exact_objective(solution)
     if problem.integer:
         if int(value) != int(reported):
             raise LsbenchError(f"internal check failed: reported objective {reported} but the solution "
@@ -78,7 +79,8 @@ def recheck(problem, solution, reported):
 
 
 def write_atomic(path, record):
-    """Write JSON to a temp file beside `path`, then rename: never a partial record."""
+    """Write JSON to a temp file beside `path`, then rename: never a partial record. The file gets
+    the permissions of an ordinary new file (the umask), not mkstemp's 0600."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -86,11 +88,44 @@ def write_atomic(path, record):
         with os.fdopen(fd, "w") as f:
             json.dump(record, f, indent=1, default=_json_default)
             f.write("\n")
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def current_umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def reserve(path):
+    """Make the record's folder and prove a file can be written there, before any search runs
+    (permissions alone do not say it: root ignores them, read-only mounts do not)."""
+    path = Path(path)
+    try:
+        if path.is_dir():
+            raise IsADirectoryError(21, "is a directory")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise LsbenchError(f"--out {path}: cannot write there ({e.strerror}); nothing was run")
+
+
+def write_or_keep(path, record):
+    """write_atomic, and where that fails at the end of a run, the record goes to a fallback file
+    named in the error line instead of being lost."""
+    try:
+        write_atomic(path, record)
+    except OSError as e:
+        fallback = Path(tempfile.gettempdir()) / f"lsbench-record-{os.getpid()}-{Path(path).name}"
+        write_atomic(fallback, record)
+        raise LsbenchError(f"--out {path}: cannot write the record ({e.strerror}); it was saved to {fallback}")
 
 
 def _json_default(x):

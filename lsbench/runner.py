@@ -9,7 +9,7 @@ import time
 from . import instances
 from .engines import SearchOverEvaluator
 from .errors import LsbenchError
-from .records import gap_percent, host_info, read_record, recheck, versions, write_atomic
+from .records import gap_percent, host_info, read_record, recheck, reserve, versions, write_or_keep
 from .problems import PROBLEMS
 from .registry import ALGORITHMS, EVALUATORS, engine_path, load_class
 from .search.common import Progress
@@ -50,6 +50,8 @@ def make_engine(spec, prob, nb):
 
 def run(spec, progress=False):
     """Run the spec; returns its record (None on a worker rank, whose searching rank reports)."""
+    if spec.out:
+        reserve(spec.out)
     prob = instances.load(spec.instance, spec.problem, spec.data_dir, spec.problem_params)
     nb = prob.neighbourhood(spec.neighbourhood)
     engine = make_engine(spec, prob, nb)
@@ -71,7 +73,7 @@ def run(spec, progress=False):
         engine.close()  # distributed backends: release workers, also on errors
     record = make_record(spec, prob, nb, info, results, wall, warmup_s)
     if spec.out:
-        write_atomic(spec.out, record)
+        write_or_keep(spec.out, record)
     return record
 
 
@@ -118,8 +120,15 @@ def _generated_digest(prob):
 
 
 def verify_record(path, data=None):
-    """Reload the instance, check its checksum, the solution and the objective, from scratch."""
-    rec = read_record(path)
+    """Reload the instance, check its checksum, the solution, the objective (in Python integers)
+    and the trajectory, from scratch. Every failure names the file."""
+    try:
+        return _verify(path, read_record(path), data)
+    except (TypeError, ValueError, KeyError, IndexError) as e:  # a malformed field of an edited record
+        raise LsbenchError(f"{path}: malformed record ({type(e).__name__}: {e})") from None
+
+
+def _verify(path, rec, data):
     if rec["problem"] not in PROBLEMS:
         raise LsbenchError(f"{path}: unknown problem {rec['problem']!r}")
     declared = PROBLEMS[rec["problem"]].parameters
@@ -127,13 +136,20 @@ def verify_record(path, data=None):
     params = {p.name: p.convert(given[p.name], rec["problem"]) for p in declared if p.name in given}
     spec = rec["instance"] if rec.get("instance_source") is None or instances.manifest().get(rec["instance"]) \
         else rec["instance_source"]
-    prob = instances.load(spec, rec["problem"], data, params)
+    try:
+        prob = instances.load(spec, rec["problem"], data, params)
+    except LsbenchError as e:
+        raise LsbenchError(f"{path}: {e}") from None
     digest = prob.sha256 or _generated_digest(prob)
     if digest != rec["instance_sha256"]:
         raise LsbenchError(f"{path}: instance_sha256 {rec['instance_sha256']} does not match the instance "
                            f"({digest})")
-    sol = prob.solution_from_list(rec["best_solution"])
-    recomputed = recheck(prob, sol, rec["best_objective"])
+    try:
+        recomputed = recheck(prob, prob.solution_from_list(rec["best_solution"]), rec["best_objective"])
+        for entry in rec.get("searches", []):  # several searches in one run: every best solution
+            recheck(prob, prob.solution_from_list(entry["best_solution"]), entry["best_objective"])
+    except LsbenchError as e:
+        raise LsbenchError(f"{path}: {e}") from None
     bks = instances.bks_of(prob)
     if rec["bks"] != bks:
         raise LsbenchError(f"{path}: bks {rec['bks']} differs from the registry's {bks}")
@@ -141,9 +157,25 @@ def verify_record(path, data=None):
     if gap != rec["gap_percent"] and not (gap is not None and rec["gap_percent"] is not None
                                           and abs(gap - rec["gap_percent"]) < 1e-6):
         raise LsbenchError(f"{path}: gap_percent {rec['gap_percent']} but recomputed {gap}")
-    for entry in rec.get("searches", []):  # gpu-resident runs keep every search's best solution
-        recheck(prob, prob.solution_from_list(entry["best_solution"]), entry["best_objective"])
-    traj = rec["trajectory"]
-    if traj and traj[-1][2] != rec["best_objective"] and prob.integer:
-        raise LsbenchError(f"{path}: trajectory ends at {traj[-1][2]}, best_objective is {rec['best_objective']}")
+    _check_trajectory(path, rec, prob)
     return f"{rec['instance']} best {recomputed} re-checked" + (f", gap {gap:.3f}%" if gap is not None else "")
+
+
+def _check_trajectory(path, rec, prob):
+    """Non-empty, iterations in order, each point an improvement, ending at the best; the counts
+    agree with it (evaluations = iterations x neighbourhood size)."""
+    traj = rec["trajectory"]
+    if not traj:
+        raise LsbenchError(f"{path}: empty trajectory (a run records at least its start)")
+    its = [int(point[0]) for point in traj]
+    values = [point[2] for point in traj]
+    if its != sorted(its) or its[-1] > rec["iterations"]:
+        raise LsbenchError(f"{path}: trajectory iterations out of order or past iterations={rec['iterations']}")
+    if any(b >= a for a, b in zip(values, values[1:])):
+        raise LsbenchError(f"{path}: trajectory objectives do not improve at every point")
+    if prob.integer and values[-1] != rec["best_objective"]:
+        raise LsbenchError(f"{path}: trajectory ends at {values[-1]}, best_objective is {rec['best_objective']}")
+    size = rec.get("neighbourhood_size")
+    if size and rec["evaluations"] != rec["iterations"] * size:
+        raise LsbenchError(f"{path}: evaluations {rec['evaluations']} != iterations {rec['iterations']} x "
+                           f"neighbourhood size {size}")

@@ -20,20 +20,46 @@ def sha256_of(path):
     return h.hexdigest()
 
 
-def read_numbers(path, dtype=np.int64):
-    """All whitespace-separated numbers of a file, with a clear error for anything else."""
+INT_LIMIT = 1 << 62  # objectives and move costs are summed in int64: instances that could reach this are refused
+
+
+def read_text(path):
+    """A text instance file, or one error line naming the file (unreadable, not text)."""
     try:
-        text = open(path).read()
+        raw = open(path, "rb").read()
     except OSError as e:
         raise LsbenchError(f"{path}: cannot read instance file ({e.strerror})")
-    tokens = text.split()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InstanceFormatError(path, f"not a text file (byte 0x{raw[e.start]:02x} at offset {e.start})")
+
+
+def read_numbers(path, dtype=np.int64):
+    """All whitespace-separated numbers of a file, with a clear error for anything else."""
+    tokens = read_text(path).split()
     try:
         if dtype == np.int64:
-            return np.array([int(t) for t in tokens], dtype=np.int64)
-        return np.array([float(t) for t in tokens], dtype=np.float64)
+            values = [int(t) for t in tokens]
+            big = next((v for v in values if not -INT_LIMIT < v < INT_LIMIT), None)
+            if big is not None:
+                raise InstanceFormatError(path, f"value {big} is beyond the 64-bit range lsbench computes in")
+            return np.array(values, dtype=np.int64)
+        values = np.array([float(t) for t in tokens], dtype=np.float64)
+        if not np.isfinite(values).all():
+            raise InstanceFormatError(path, f"non-finite value {values[~np.isfinite(values)][0]}")
+        return values
     except ValueError:
         bad = next(t for t in tokens if not _is_number(t, dtype))
-        raise InstanceFormatError(path, f"non-numeric value {bad!r}")
+        line = next(k for k, text in enumerate(read_text(path).splitlines(), 1) if bad in text.split())
+        raise InstanceFormatError(path, f"line {line}: non-numeric value {bad!r}")
+
+
+def check_bound(bound, where, what):
+    """Refuse, at load, an instance whose objective could leave the int64 range (never a wrap)."""
+    if bound >= INT_LIMIT:
+        raise LsbenchError(f"{where}: {what} may reach {bound:.4g}, beyond the 64-bit integer range lsbench "
+                           "computes in (2^62); instance refused")
 
 
 def _is_number(token, dtype):
@@ -70,6 +96,11 @@ class Problem:
 
     # Subclasses define: objective(solution) from scratch, random_solution(rng_state),
     # check_solution(solution) (raises LsbenchError), describe() (dict for `instances show`).
+
+    def exact_objective(self, solution):
+        """The objective in Python integers, independent of the compiled code (`lsbench verify`
+        and every record's re-check use it); float problems return `objective`."""
+        return self.objective(solution)
 
     # -- shared -------------------------------------------------------------------------------
     def neighbourhood(self, name=None):

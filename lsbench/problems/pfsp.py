@@ -17,7 +17,7 @@ from ..errors import InstanceFormatError, LsbenchError
 from ..params import Param
 from ..neighborhoods import index_to_insertion, insertion_count, pair_count, pair_row_starts
 from .permutation import PositionSwapMoves
-from .base import serial_and_parallel, Neighbourhood, Problem, check_permutation, read_numbers, sha256_of
+from .base import serial_and_parallel, Neighbourhood, Problem, check_bound, check_permutation, read_numbers, sha256_of
 
 MAKESPAN, FLOWTIME, THREE = 0, 1, 2
 OBJECTIVES = {"makespan": MAKESPAN, "flowtime": FLOWTIME, "three": THREE}
@@ -386,6 +386,9 @@ class PFSP(Problem):
         self.due = np.asarray(due, dtype=np.int64) if due is not None else \
             np.full(self.n, np.iinfo(np.int64).max // 4, dtype=np.int64)
         self.generator = generator
+        total = int(self.pt.astype(object).sum())  # the makespan's bound; flow time and tardiness n times it
+        check_bound(total * (self.n + 1) * (int(self.weights.astype(object).sum()) + 1) + self.n * int(self.weights[2]),
+                    source or name, "the objective (sum of processing times x (n + 1) x (sum of weights + 1))")
 
     @classmethod
     def from_file(cls, path, name=None, **kw):
@@ -424,6 +427,15 @@ class PFSP(Problem):
     def objective(self, solution):
         return int(sequence_score(self.pt, self.due, np.asarray(solution, dtype=np.int64),
                                   self.objective_code, self.weights))
+
+    def exact_objective(self, solution):
+        c = [0] * self.m
+        flow = tard = late = 0
+        pt, due = self.pt.astype(object), self.due.astype(object)
+        for job in np.asarray(solution, dtype=np.int64):
+            flow, tard, late = append_job(pt, due, c, int(job), flow, tard, late)
+        w = [int(v) for v in self.weights]
+        return {MAKESPAN: c[-1], FLOWTIME: flow}.get(self.objective_code, w[0] * c[-1] + w[1] * tard + w[2] * late)
 
     def objectives(self, solution):
         cmax, flow, tard, late = schedule_objectives(self.pt, self.due, np.asarray(solution, dtype=np.int64))

@@ -295,6 +295,19 @@ class PPP(Problem):
     def objective(self, solution):
         return int(ppp_fitness_from_y(product(self.a, np.asarray(solution, dtype=np.int64)), self.target_hist))
 
+    def exact_objective(self, solution):
+        v = 2 * np.asarray(solution, dtype=object) - 1
+        y = [int(row.astype(object) @ v) for row in self.a]
+        n1 = self.target_hist.shape[0]
+        hist = [0] * n1
+        f = 0
+        for value in y:
+            if value < 0:
+                f += PENALTY * (-2 * value)
+            elif value < n1:
+                hist[value] += 1
+        return f + sum(abs(h - int(t)) for h, t in zip(hist, self.target_hist))
+
     def random_solution(self, rng_state):
         return rng.bits(rng_state, self.n).astype(np.int64)
 

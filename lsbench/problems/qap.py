@@ -10,7 +10,7 @@ from numba import njit, prange
 from ..errors import InstanceFormatError
 from .. import rng
 from ..neighborhoods import index_to_pair, pair_count, pair_row_starts
-from .base import serial_and_parallel, Neighbourhood, Problem, check_permutation, read_numbers, sha256_of
+from .base import serial_and_parallel, Neighbourhood, Problem, check_bound, check_permutation, read_numbers, sha256_of
 
 
 @njit(cache=True)
@@ -207,6 +207,8 @@ class QAP(Problem):
         self.at = np.ascontiguousarray(self.a.T)
         self.n = self.a.shape[0]
         self.size = self.n
+        abs_a, abs_b = np.abs(self.a).astype(object), np.abs(self.b).astype(object)
+        check_bound(int(abs_a.sum()) * int(abs_b.max()), source or name, "the cost (sum |a| x max |b|)")
 
     @classmethod
     def from_file(cls, path, name=None):
@@ -237,6 +239,10 @@ class QAP(Problem):
 
     def objective(self, solution):
         return int(qap_cost(self.a, self.b, np.asarray(solution, dtype=np.int64)))
+
+    def exact_objective(self, solution):
+        p = np.asarray(solution, dtype=np.int64)
+        return int((self.a.astype(object) * self.b[np.ix_(p, p)].astype(object)).sum())
 
     def swap_delta_bound(self):
         """An upper bound on |cost change| of any swap, tight enough to pick narrow integer types:

@@ -10,9 +10,9 @@ import numpy as np
 from numba import njit, prange
 
 from .. import rng
-from ..errors import InstanceFormatError, LsbenchError
+from ..errors import InstanceFormatError
 from ..neighborhoods import index_to_pair, pair_count, pair_row_starts
-from .base import serial_and_parallel, Neighbourhood, Problem, check_permutation, sha256_of
+from .base import serial_and_parallel, Neighbourhood, Problem, check_permutation, read_text, sha256_of
 from .permutation import PositionSwapMoves
 
 MAX_CITIES = 20000  # a dense int32 matrix of 20000^2 is 1.6 GB
@@ -30,9 +30,14 @@ def _geo_radians(x):
     return 3.141592 * (deg + 5.0 * (x - deg) / 3.0) / 180.0
 
 
+DISTANCE_LIMIT = 1 << 31  # distances are stored in 32 bits (the GPU reads them so too)
+
+
 def coords_to_matrix(kind, xy, path):
     """TSPLIB distance functions (Reinelt, TSPLIB95 section 2), row by row."""
     n = xy.shape[0]
+    if not np.isfinite(xy).all():
+        raise InstanceFormatError(path, "NODE_COORD_SECTION: non-finite coordinate")
     d = np.empty((n, n), dtype=np.int32)
     x, y = xy[:, 0], xy[:, 1]
     if kind == "GEO":
@@ -55,8 +60,16 @@ def coords_to_matrix(kind, xy, path):
             raise InstanceFormatError(path, f"EDGE_WEIGHT_TYPE {kind} is not supported "
                                             "(EUC_2D, CEIL_2D, ATT, GEO, EXPLICIT are)")
         row[i] = 0
+        check_distances(row, path)
         d[i] = row
     return d
+
+
+def check_distances(values, path):
+    """Distances fit the 32-bit matrix, or the instance is refused (never a wrap-around)."""
+    if values.size and (values.min() < 0 or values.max() >= DISTANCE_LIMIT):
+        bad = values.min() if values.min() < 0 else values.max()
+        raise InstanceFormatError(path, f"distance {bad} outside 0..2^31-1 (lsbench keeps distances in 32 bits)")
 
 
 def explicit_to_matrix(fmt, values, n, path):
@@ -68,6 +81,7 @@ def explicit_to_matrix(fmt, values, n, path):
     if values.size != counts[fmt]:
         raise InstanceFormatError(path, f"EDGE_WEIGHT_SECTION: {fmt} of dimension {n} needs "
                                         f"{counts[fmt]} numbers, found {values.size}")
+    check_distances(values, path)
     if fmt == "FULL_MATRIX":
         d = values.reshape(n, n)
     else:
@@ -89,10 +103,7 @@ def explicit_to_matrix(fmt, values, n, path):
 
 def read_tsplib(path):
     """Parse a TSPLIB .tsp file into (name, distance matrix, edge weight type)."""
-    try:
-        lines = open(path).read().splitlines()
-    except OSError as e:
-        raise LsbenchError(f"{path}: cannot read instance file ({e.strerror})")
+    lines = read_text(path).splitlines()
     spec = {}
     section = None
     data = {"NODE_COORD_SECTION": [], "EDGE_WEIGHT_SECTION": []}
@@ -125,13 +136,22 @@ def read_tsplib(path):
     kind = spec.get("EDGE_WEIGHT_TYPE", "").upper()
     try:
         if kind == "EXPLICIT":
-            values = np.array([int(float(t)) for t in data["EDGE_WEIGHT_SECTION"]], dtype=np.int64)
+            floats = np.array([float(t) for t in data["EDGE_WEIGHT_SECTION"]], dtype=np.float64)
+            if not np.isfinite(floats).all() or (np.abs(floats) >= DISTANCE_LIMIT).any():
+                raise InstanceFormatError(path, "EDGE_WEIGHT_SECTION: a weight is non-finite or beyond 32 bits")
+            values = floats.astype(np.int64)
             d = explicit_to_matrix(spec.get("EDGE_WEIGHT_FORMAT", "").upper(), values, n, path)
         else:
             nums = np.array([float(t) for t in data["NODE_COORD_SECTION"]], dtype=np.float64)
             if nums.size != 3 * n:
                 raise InstanceFormatError(path, f"NODE_COORD_SECTION: expected {n} lines 'id x y', "
                                                 f"found {nums.size} numbers")
+            ids = nums.reshape(n, 3)[:, 0]
+            if not np.array_equal(np.sort(ids), np.arange(1, n + 1)):
+                seen = np.unique(ids, return_counts=True)
+                twice = seen[0][seen[1] > 1]
+                raise InstanceFormatError(path, f"NODE_COORD_SECTION: node {int(twice[0])} appears twice" if twice.size
+                                          else "NODE_COORD_SECTION: node ids are not 1..DIMENSION")
             d = coords_to_matrix(kind, nums.reshape(n, 3)[:, 1:], path)
     except ValueError as e:
         raise InstanceFormatError(path, f"non-numeric value in data section ({e})")
@@ -360,6 +380,10 @@ class TSP(Problem):
 
     def objective(self, solution):
         return int(tour_length(self.d, np.asarray(solution, dtype=np.int64)))
+
+    def exact_objective(self, solution):
+        t = np.asarray(solution, dtype=np.int64)
+        return sum(int(v) for v in self.d[t, np.roll(t, -1)])
 
     def random_solution(self, rng_state):
         return rng.permutation(rng_state, self.n)

@@ -1,0 +1,226 @@
+"""Nothing lost, nothing silently wrong, nothing that hangs: each case a user met on commit 67d250f
+(a traceback, a wrapped objective, a run that never stopped, a lost record) is one error line,
+exit 2 and no record now; instance readers turn any bytes into an instance or one such line."""
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT, SHARED
+
+
+def lsbench(*args, timeout=120, **kw):
+    return subprocess.run([sys.executable, "-m", "lsbench", *map(str, args)], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, "LSBENCH_DATA": str(SHARED)}, timeout=timeout, **kw)
+
+
+def one_error_line(r, *needles):
+    assert r.returncode == 2, (r.returncode, r.stderr[-1500:])
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("lsbench: error: "), r.stderr[-1500:]
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+def _file(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return path
+
+
+# -- outputs are checked before the work ---------------------------------------------------------
+@pytest.mark.parametrize("where", ["existing directory", "under a regular file"])
+def test_an_output_that_cannot_be_written_fails_before_the_search(tmp_path, where):
+    plain = _file(tmp_path, "plain.txt", "x")
+    out = tmp_path if where == "existing directory" else plain / "r.json"
+    t = time.perf_counter()
+    r = lsbench("run", "--instance", "tai12a", "--algorithm", "rots", "--seconds", "60", "--out", out, "--quiet")
+    one_error_line(r, "--out")
+    assert time.perf_counter() - t < 40  # refused up front, not after a minute of search
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def test_a_read_only_output_directory_fails_before_the_search(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    r = lsbench("run", "--instance", "tai12a", "--seconds", "60", "--out", locked / "r.json", "--quiet")
+    one_error_line(r, "--out", "cannot write")
+
+
+def test_multistart_out_dir_on_a_file_fails_before_any_search(tmp_path):
+    plain = _file(tmp_path, "plain.txt", "x")
+    r = lsbench("multistart", "--searches", "2", "--instance", "tai12a", "--iterations", "10", "--out-dir", plain)
+    one_error_line(r, "--out-dir")
+
+
+# -- exact objectives or a refusal ------------------------------------------------------------------
+def test_qap_entries_that_would_wrap_int64_are_refused(tmp_path):
+    n = 4
+    a = np.full((n, n), 3_000_000_000)
+    f = _file(tmp_path, "big.dat", f"{n}\n" + " ".join(map(str, a.ravel())) + "\n" + " ".join(map(str, a.ravel())))
+    one_error_line(lsbench("run", "--problem", "qap", "--instance", f, "--iterations", "5", "--quiet"),
+                   "big.dat", "64-bit")
+
+
+def test_tsp_coordinates_whose_distances_would_wrap_int32_are_refused(tmp_path):
+    coords = "\n".join(f"{i + 1} {i * 3.0e10} {i * 1.0e10}" for i in range(6))
+    f = _file(tmp_path, "far.tsp", f"NAME: far\nTYPE: TSP\nDIMENSION: 6\nEDGE_WEIGHT_TYPE: EUC_2D\n"
+                                   f"NODE_COORD_SECTION\n{coords}\nEOF\n")
+    one_error_line(lsbench("run", "--problem", "tsp", "--instance", f, "--iterations", "5", "--quiet"),
+                   "far.tsp", "32 bits")
+
+
+@pytest.mark.parametrize("instance, params", [("tai12a", {}), ("bays29", {}), ("ta021", {"objective": "three"}),
+                                              ("ta021", {"objective": "flowtime"}), ("73-73", {})])
+def test_the_recheck_uses_python_integers_and_agrees_with_the_fast_code(instance, params):
+    from lsbench import instances, rng
+    p = instances.load(instance, params=params)
+    for seed in range(5):
+        s = p.random_solution(rng.new_state(seed))
+        exact = p.exact_objective(s)
+        assert type(exact) is int and exact == p.objective(s)
+
+
+# -- values checked where they are declared ---------------------------------------------------------
+@pytest.mark.parametrize("args, needle", [
+    (["--seconds", "nan"], "--seconds"), (["--target", "nan", "--iterations", "5"], "--target"),
+    (["--iterations", "5", "--warmup", str(10 ** 12)], "--warmup"),
+    (["--iterations", "5", "--seed", str(1 << 64)], "--seed"),
+    (["--iterations", "5", "--backend", "cpu-parallel", "--threads", "-1"], "--threads"),
+    (["--iterations", "5", "--backend", "cpu-parallel", "--threads", "1000"], "--threads"),
+    (["--iterations", "5", "--param", "objective=flowtime"], "objective"),
+    (["--iterations", "5", "--param", "precision=32"], "precision"),
+    (["--iterations", "5", "--backend", "cow", "--param", "worker_timeout=nan"], "worker_timeout"),
+    (["--iterations", "5", "--backend", "grid", "--workers", "0"], "workers"),
+    (["--iterations", "5", "--backend", "grid", "--scheduler", "notaurl"], "scheduler"),
+])
+def test_bad_values_are_one_line(args, needle):
+    one_error_line(lsbench("run", "--instance", "tai12a", "--quiet", *args), needle)
+
+
+def test_grid_on_slurm_without_sbatch_is_one_line_at_once(tmp_path):
+    env_path = str(tmp_path)  # no sbatch here
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "lsbench", "run", "--instance", "73-73", "--backend", "grid",
+                        "--scheduler", "slurm", "--param", "slurm_host=127.0.0.1", "--iterations", "3", "--quiet"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=120,
+                       env={**os.environ, "PATH": env_path + os.pathsep + os.path.dirname(sys.executable)})
+    one_error_line(r, "sbatch")
+    assert time.perf_counter() - t < 60
+
+
+# -- instance files that are not what they claim ----------------------------------------------------
+@pytest.mark.parametrize("problem, name, content, needle", [
+    ("qap", "bin.dat", bytes(range(256)), "not a text file"),
+    ("qap", "huge.dat", "2\n1 2 3 99999999999999999999 1 2 3 4\n", "64-bit"),
+    ("tsp", "dup.tsp", "NAME: d\nDIMENSION: 5\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n1 1 1\n"
+                       "3 2 2\n4 3 3\n5 4 4\nEOF\n", "node 1 appears twice"),
+    ("tsp", "nan.tsp", "NAME: d\nDIMENSION: 5\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 nan 1\n"
+                       "3 2 2\n4 3 3\n5 4 4\nEOF\n", "non-finite"),
+    ("pfsp", "bin.txt", b"\xff\xfe\x00\x01", "not a text file"),
+])
+def test_malformed_instance_files_are_one_line_naming_the_file(tmp_path, problem, name, content, needle):
+    f = _file(tmp_path, name, content)
+    one_error_line(lsbench("run", "--problem", problem, "--instance", f, "--iterations", "3", "--quiet"), name, needle)
+
+
+def _reads(problem, path):
+    """Any bytes: an instance, or an LsbenchError naming the file; nothing else."""
+    from lsbench.errors import LsbenchError
+    from lsbench.problems import PROBLEMS
+    try:
+        PROBLEMS[problem].from_file(str(path))
+    except LsbenchError as e:
+        assert str(path) in str(e)
+
+
+REAL = {"qap": SHARED / "qaplib" / "tai12a.dat", "tsp": SHARED / "tsplib" / "eil51.tsp",
+        "pfsp": SHARED / "taillard_pfsp" / "ta001.txt"}
+FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@pytest.mark.parametrize("problem", sorted(REAL))
+@FUZZ
+@given(data=st.binary(max_size=300))
+def test_fuzz_random_bytes(tmp_path, problem, data):
+    _reads(problem, _file(tmp_path, f"random.{problem}", data))
+
+
+@pytest.mark.parametrize("problem", sorted(REAL))
+@FUZZ
+@given(cut=st.floats(0, 1), edits=st.lists(st.tuples(st.floats(0, 1), st.sampled_from(
+    [b"", b"-", b"x", b"\x00", b"1e999", b"nan", b" ", b"\n", b"99999999999999999999", b":", b"EOF"])), max_size=4))
+def test_fuzz_truncated_and_mutated_real_files(tmp_path, problem, cut, edits):
+    raw = REAL[problem].read_bytes()
+    raw = raw[:max(1, int(len(raw) * cut))] if cut < 0.95 else raw
+    for where, piece in edits:
+        k = int(where * len(raw))
+        raw = raw[:k] + piece + raw[k + 1:]
+    _reads(problem, _file(tmp_path, f"mutated.{problem}", raw))
+
+
+# -- records ---------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def good_record(tmp_path_factory):
+    out = tmp_path_factory.mktemp("rec") / "good.json"
+    r = lsbench("run", "--instance", "tai12a", "--algorithm", "rots", "--iterations", "300", "--out", out, "--quiet")
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_verify_checks_every_file_names_each_and_refuses_edited_records(tmp_path, good_record):
+    rec = json.loads(good_record.read_text())
+    bad = {"null.json": {**rec, "best_solution": [None] + rec["best_solution"][1:]},
+           "text.json": {**rec, "best_solution": ["a"] + rec["best_solution"][1:]},
+           "nosuch.json": {**rec, "instance": "no-such-instance", "instance_source": None},
+           "empty.json": {**rec, "trajectory": []},
+           "counts.json": {**rec, "evaluations": rec["evaluations"] + 1}}
+    paths = []
+    for name, content in bad.items():
+        paths.append(_file(tmp_path, name, json.dumps(content)))
+    r = lsbench("verify", good_record, *paths, tmp_path / "missing.json")
+    assert r.returncode == 2
+    assert f"{good_record}: OK" in r.stdout
+    errors = r.stderr.strip().splitlines()
+    for path in [*paths, tmp_path / "missing.json"]:  # every file checked, each named in its own line
+        assert sum(line.startswith(f"lsbench: error: {path}") for line in errors) == 1, (path, errors)
+    assert "Traceback" not in r.stderr
+
+
+def test_records_follow_the_umask(good_record):
+    assert stat.S_IMODE(good_record.stat().st_mode) == 0o666 & ~_umask()
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def test_a_listing_cut_short_by_head_is_no_error():
+    r = subprocess.run(f"{sys.executable} -m lsbench instances list | head -3", shell=True, capture_output=True,
+                       text=True, cwd=ROOT, timeout=120)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 3 and "Traceback" not in r.stderr
+
+
+def test_multistart_in_turn_runs_every_search_and_says_why_one_failed(tmp_path):
+    r = lsbench("multistart", "--searches", "3", "--instance", "tai12a", "--algorithm", "rots", "--iterations", "50",
+                "--via", "local", "--out-dir", tmp_path / "ms")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "ms" / "summary.json").read_text())
+    assert summary["completed"] == 3 and not summary["failed"]
+    assert all(lsbench("verify", tmp_path / "ms" / f"seed-{s}.json").returncode == 0 for s in (1, 2, 3))
+    no_gpu = {**os.environ, "LSBENCH_DATA": str(SHARED), "NUMBA_ENABLE_CUDASIM": "0", "CUDA_VISIBLE_DEVICES": ""}
+    r = subprocess.run([sys.executable, "-m", "lsbench", "multistart", "--searches", "2", "--instance", "tai12a",
+                        "--iterations", "5", "--via", "local", "--backend", "gpu", "--out-dir", str(tmp_path / "ms2")],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300, env=no_gpu)
+    assert r.returncode == 1 and "seed 1: --backend gpu: no CUDA GPU" in r.stdout
