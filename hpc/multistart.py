@@ -5,7 +5,8 @@ node with GPUs), over Dask workers (`--via dask`), or one after another in this 
 Ranks and workers exchange only results (run records), so nodes need no shared file system: the
 driver (rank 0, or the Dask client) writes every record as soon as it arrives, and rewrites the
 summary after each, so a crash loses only the searches still running. A search that fails, or whose
-Dask worker dies, is listed as failed in the summary; the others' records are kept.
+Dask worker dies, is listed as failed in the summary; the others' records are kept, and running
+the same command again completes only the searches that have no record.
 """
 import os
 import statistics
@@ -15,7 +16,7 @@ import traceback
 from dataclasses import replace
 
 from lsbench.errors import LsbenchError
-from lsbench.records import host_info, reserve, versions, write_atomic
+from lsbench.records import host_info, read_record, reserve, versions, write_atomic
 
 from . import mpi
 
@@ -40,10 +41,11 @@ def _one(spec, seed):
 class Collector:
     """Writes records as they arrive and keeps the summary file current."""
 
-    def __init__(self, out_dir, seeds, spec, via, workers, exchange_every=0):
+    def __init__(self, out_dir, seeds, spec, via, workers, exchange_every=0, done=None):
         self.out_dir, self.seeds, self.via, self.workers = out_dir, seeds, via, workers
         self.spec, self.exchange_every = spec, exchange_every
-        self.results = {}
+        self.results = dict(done or {})  # records an earlier, interrupted call already wrote
+        self.resumed = len(self.results)
         self.t0 = time.perf_counter()
         os.makedirs(out_dir, exist_ok=True)
         self.lock = threading.Lock()
@@ -66,7 +68,8 @@ class Collector:
         wall = time.perf_counter() - self.t0
         out = {"searches": len(self.seeds), "seeds": self.seeds, "via": self.via, "workers": self.workers,
                "run": {**self.spec.as_record(), "exchange_every": self.exchange_every}, "completed": len(done), "failed": failed,
-               "pending": [s for s in self.seeds if s not in self.results], "wall_s": round(wall, 3),
+               "pending": [s for s in self.seeds if s not in self.results], "resumed": self.resumed,
+               "wall_s": round(wall, 3),
                "host": host_info(), "versions": versions()}
         if done:
             bests = [r["best_objective"] for r in done.values()]
@@ -106,16 +109,34 @@ def run_multistart(spec, searches, out_dir, via="auto", workers=None, scheduler=
     seeds = list(range(spec.seed, spec.seed + searches))
     if exchange_every:
         return _islands(spec, seeds, out_dir, via, exchange_every)
+    done = finished_records(out_dir, seeds, spec)  # a rerun completes only the missing searches
     if via == "mpi":
-        return _over_mpi(spec, seeds, out_dir)
+        return _over_mpi(spec, seeds, out_dir, done)
     if via == "dask":
-        return _over_dask(spec, seeds, out_dir, workers, scheduler)
+        return _over_dask(spec, seeds, out_dir, workers, scheduler, done)
     if via != "local":
         raise LsbenchError(f"--via: unknown {via!r} (known: auto, local, mpi, dask)")
-    col = Collector(out_dir, seeds, spec, "local", 1)
+    col = Collector(out_dir, seeds, spec, "local", 1, done=done)
     for s in seeds:
-        col.add(s, _one(spec, s), {"host": host_info()["hostname"]})
+        if s not in done:
+            col.add(s, _one(spec, s), {"host": host_info()["hostname"]})
     return col.summary()
+
+
+def finished_records(out_dir, seeds, spec):
+    """{seed: record} of the searches an earlier call of the same multistart finished (records are
+    written atomically: one that exists is whole). A record of another run is one error line."""
+    done = {}
+    for s in seeds:
+        path = os.path.join(out_dir, f"seed-{s}.json")
+        if not os.path.exists(path):
+            continue
+        rec = read_record(path)
+        ours = {**spec.as_record(), "seed": s}
+        if rec.get("run_spec") != ours:
+            raise LsbenchError(f"--out-dir {out_dir}: {path} is the record of another run; use another folder")
+        done[s] = rec
+    return done
 
 
 def check_output_folder(out_dir):
@@ -140,7 +161,7 @@ def _select_gpu(local_rank):
     return dev
 
 
-def _over_mpi(spec, seeds, out_dir):
+def _over_mpi(spec, seeds, out_dir, done):
     MPI = mpi("lsbench multistart --via mpi")
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -150,13 +171,14 @@ def _over_mpi(spec, seeds, out_dir):
     device = _select_gpu(local_rank) if spec.backend.startswith("gpu") else None
     where = {"host": host_info()["hostname"], "rank": rank, "gpu": device,
              "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
-    mine = [s for i, s in enumerate(seeds) if i % size == rank]
+    todo = comm.bcast([s for s in seeds if s not in done], root=0)  # rank 0's folder decides
+    mine = [s for i, s in enumerate(todo) if i % size == rank]
     if rank != 0:
         for s in mine:
             comm.send((s, _one(spec, s), where), dest=0, tag=TAG_RESULT)
         return None
-    col = Collector(out_dir, seeds, spec, "mpi", size)
-    expected = len(seeds) - len(mine)
+    col = Collector(out_dir, seeds, spec, "mpi", size, done=done)
+    expected = len(todo) - len(mine)
 
     def receive():  # records from the other ranks are written while rank 0 searches too
         for _ in range(expected):
@@ -177,15 +199,15 @@ def _run_on_worker(spec, seed):
     return _one(spec, seed), where
 
 
-def _over_dask(spec, seeds, out_dir, workers, scheduler):
+def _over_dask(spec, seeds, out_dir, workers, scheduler, done):
     from distributed import as_completed
     from lsbench.hpc.dask_grid import start_client
     # a search whose worker dies is reported failed, not silently re-run elsewhere
     client, cluster = start_client(workers, scheduler, allowed_failures=0)
     try:
         n = len(client.scheduler_info()["workers"])
-        col = Collector(out_dir, seeds, spec, "dask", n)
-        futures = {client.submit(_run_on_worker, spec, s, pure=False, retries=0): s for s in seeds}
+        col = Collector(out_dir, seeds, spec, "dask", n, done=done)
+        futures = {client.submit(_run_on_worker, spec, s, pure=False, retries=0): s for s in seeds if s not in done}
         for f in as_completed(list(futures)):
             s = futures[f]
             try:

@@ -3,6 +3,8 @@
 Both run the same compiled neighbourhood code (serial and parallel builds of one source), so the
 move costs, and hence the search trajectories, are identical.
 """
+import time
+
 import numba
 import numpy as np
 
@@ -38,17 +40,44 @@ class CpuEvaluator(Evaluator):
         return {"backend": self.name, "threads": 1}
 
 
+PARALLEL_MIN_SECONDS = 100e-6  # a neighbourhood cheaper than this on one core runs on one core
+
+
 class CpuParallelEvaluator(CpuEvaluator):
+    """The neighbourhood on all cores, where that pays: a neighbourhood that one core evaluates in
+    under PARALLEL_MIN_SECONDS runs the serial build instead (same source, same deltas), since a
+    parallel region's fork and join cost microseconds idle and a whole time slice when another
+    process holds a core (ta001: 8 ms an iteration under load). The record says which ran."""
+
     name = "cpu-parallel"
     parallel = True
     capabilities = frozenset()
 
     def bind(self, problem, neighbourhood):
         use_threads(self.threads)
-        return super().bind(problem, neighbourhood)
+        super().bind(problem, neighbourhood)
+        self.serial_s = self._serial_seconds()
+        self.parallel = self.serial_s >= PARALLEL_MIN_SECONDS
+        return self
+
+    def _serial_seconds(self):
+        """Median seconds of one serial evaluation of a random solution (compiled first)."""
+        from .. import rng
+        solution = self.problem.random_solution(rng.new_state(0))
+        state = self.nb.state(solution, False)
+        times = []
+        for _ in range(5):
+            t = time.perf_counter()
+            self.nb.evaluate(solution, state, self.out, False)
+            times.append(time.perf_counter() - t)
+        return sorted(times)[2]
 
     def describe(self):
-        return {"backend": self.name, "threads": numba.get_num_threads()}
+        info = {"backend": self.name, "threads": numba.get_num_threads() if self.parallel else 1}
+        if not self.parallel:
+            info["serial"] = (f"one evaluation takes {self.serial_s * 1e6:.0f} us on one core, below the "
+                              f"{PARALLEL_MIN_SECONDS * 1e6:.0f} us a parallel region needs to pay off")
+        return info
 
 
 def use_threads(threads):

@@ -1,0 +1,128 @@
+"""Soak: 500 tiny searches through `lsbench multistart` over Dask workers and over MPI ranks, a
+worker or rank killed at a random point. Every seed ends as a verified record or a listed failure
+with its reason, none is lost or duplicated, and running the command again completes only the
+missing ones."""
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SHARED
+
+SEEDS = 500
+MPIEXEC = str(Path(sys.executable).parent / "mpiexec")
+ENV = {**os.environ, "LSBENCH_DATA": str(SHARED), "NUMBA_ENABLE_CUDASIM": "0", "PYTHONUNBUFFERED": "1"}
+TINY = ["multistart", "--searches", str(SEEDS), "--instance", "rnd-qap-8-1", "--algorithm", "tabu",
+        "--iterations", "5", "--warmup", "0"]
+
+
+def _children(pid):
+    """Every descendant process id of pid (from /proc)."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                parents.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry.name))
+            except (OSError, IndexError, ValueError):
+                pass
+    out, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _cmdline(pid):
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def _records(d):
+    return sorted(d.glob("seed-*.json"))
+
+
+def _run_and_kill(cmd, d, victim, at_records, timeout=600):
+    """Start cmd; once `at_records` records exist, SIGKILL the first process `victim(pid)` names."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=ENV,
+                         start_new_session=True)
+    killed = None
+    deadline = time.time() + timeout
+    try:
+        while time.time() < deadline and p.poll() is None:
+            if killed is None and len(_records(d)) >= at_records:
+                targets = victim(p.pid)
+                if targets:
+                    killed = targets[0]
+                    os.kill(killed, signal.SIGKILL)
+            time.sleep(0.05)
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    return p.returncode, out, err, killed
+
+
+def _check_every_seed_accounted_for(d):
+    summary = json.loads((d / "summary.json").read_text())
+    recorded = {int(f.stem.split("-")[1]) for f in _records(d)}
+    failed = {f["seed"] for f in summary["failed"]}
+    assert all(f["error"] for f in summary["failed"])  # each failure says why
+    assert not recorded & failed  # none both
+    return summary, recorded, failed
+
+
+def _verify_all(d):
+    files = _records(d)
+    r = subprocess.run([sys.executable, "-m", "lsbench", "verify", *map(str, files)], capture_output=True, text=True,
+                       cwd=ROOT, env=ENV, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.count(": OK ") == len(files)
+
+
+@pytest.mark.parametrize("via", ["dask", "mpi"])
+def test_soak_500_searches_with_a_killed_worker_lose_nothing_and_resume(tmp_path, via):
+    d = tmp_path / via
+    rnd = random.Random(7 if via == "dask" else 11)
+    at = rnd.randint(40, 200)  # a random point of the run
+    if via == "dask":
+        cmd = [sys.executable, "-m", "lsbench", *TINY, "--workers", "2", "--out-dir", str(d)]
+
+        def victim(pid):
+            return [c for c in _children(pid) if "dask" in _cmdline(c) or "spawn_main" in _cmdline(c)]
+    else:
+        cmd = [MPIEXEC, "-n", "2", sys.executable, "-m", "lsbench", *TINY, "--out-dir", str(d)]
+
+        def victim(pid):
+            ranks = [c for c in _children(pid) if "-m lsbench" in _cmdline(c) and "mpiexec" not in _cmdline(c)]
+            return ranks[-1:]  # one rank: the MPI job ends, the records rank 0 wrote stay
+    code, out, err, killed = _run_and_kill(cmd, d, victim, at)
+    assert killed is not None, (out[-1500:], err[-1500:])
+    before = {f.name: f.stat().st_mtime_ns for f in _records(d)}
+    assert 0 < len(before) < SEEDS or code != 0
+    if via == "dask":  # the driver survives a worker: the killed worker's searches are listed as failed
+        summary, recorded, failed = _check_every_seed_accounted_for(d)
+        assert code == 1 and failed and len(recorded) + len(failed) == SEEDS and not summary["pending"]
+        assert "worker lost" in summary["failed"][0]["error"]
+    else:  # a killed rank takes the MPI job down; what was written stays, whole
+        assert code != 0
+    _verify_all(d)
+    # again: only the missing searches run; the records already written are kept as they are
+    rerun = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=900)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    summary, recorded, failed = _check_every_seed_accounted_for(d)
+    assert recorded == set(range(1, SEEDS + 1)) and not failed and summary["completed"] == SEEDS
+    assert summary["resumed"] == len(before)
+    assert all((d / name).stat().st_mtime_ns == ns for name, ns in before.items())
+    _verify_all(d)
+    print(f"\nsoak {via}: {SEEDS} seeds, 1 kill after {at} records, {len(before)} records before the rerun, "
+          f"{SEEDS - len(before)} run by the rerun")
