@@ -3,7 +3,10 @@
 Usage: python instances/build_manifest.py ../shared/instances
 QAPLIB and TSPLIB rows take their sha256 from the files (copies of the public repositories named
 in source_url, pinned to a commit); Taillard rows are generated from the time seeds and their
-sha256 is that of the generated file text, which equals Taillard's published files.
+sha256 is that of the generated file text, which equals Taillard's published files. A reference
+solution (QAPLIB .sln, TSPLIB .opt.tour) gets its own URL and sha256; `reference_note` says how a
+QAPLIB permutation reads (`facility->location`, `inverse`, or `unverified`: it does not reproduce
+the value).
 """
 import csv
 import hashlib
@@ -20,6 +23,9 @@ from lsbench.problems.tsp import MAX_CITIES  # noqa: E402
 
 QAPLIB = "https://raw.githubusercontent.com/0816keisuke/qaplib/03ccda9f1d8bcc421e3a7eff936861fc73085594/instance/{0}/{0}.txt"
 TSPLIB = "https://raw.githubusercontent.com/pdrozdowski/TSPLib.Net/bf092e820c8d081a8eb3301b7d26b249d2f5e9d7/TSPLIB95/tsp/{0}.tsp"
+QAPLIB_SLN = "https://raw.githubusercontent.com/0816keisuke/qaplib/03ccda9f1d8bcc421e3a7eff936861fc73085594/instance/{0}/solution.txt"
+TSPLIB_TOUR = "https://raw.githubusercontent.com/pdrozdowski/TSPLib.Net/bf092e820c8d081a8eb3301b7d26b249d2f5e9d7/TSPLIB95/tsp/{0}.opt.tour"
+NOTES = {"p[i]=location of facility i": "facility->location", "inverse": "inverse", "unverified": "unverified"}
 
 
 def main(src):
@@ -27,14 +33,18 @@ def main(src):
     rows = []
     for r in csv.DictReader(open(src / "qaplib" / "bks.csv")):
         f = src / "qaplib" / f"{r['name']}.dat"
-        rows.append(["qap", r["name"], r["n"], r["bks"], "unknown", QAPLIB.format(r["name"]), sha256_of(f)])
+        sln = src / "qaplib" / f"{r['name']}.sln"
+        ref = [QAPLIB_SLN.format(r["name"]), sha256_of(sln), NOTES[r["sln_convention"]]] if sln.exists() else ["", "", ""]
+        rows.append(["qap", r["name"], r["n"], r["bks"], "unknown", QAPLIB.format(r["name"]), sha256_of(f), *ref])
     best = dict(re.findall(r"(\S+)\s*:\s*(\d+)", (src / "tsplib" / "bestSolutions.txt").read_text()))
     for f in sorted((src / "tsplib").glob("*.tsp")):
         name = f.stem
         dim = int(re.search(r"DIMENSION\s*:\s*(\d+)", f.read_text()).group(1))
         if dim > MAX_CITIES or name not in best:
             continue
-        rows.append(["tsp", name, str(dim), best[name], "yes", TSPLIB.format(name), sha256_of(f)])
+        tour = src / "tsplib" / f"{name}.opt.tour"
+        ref = [TSPLIB_TOUR.format(name), sha256_of(tour), "optimal tour"] if tour.exists() else ["", "", ""]
+        rows.append(["tsp", name, str(dim), best[name], "yes", TSPLIB.format(name), sha256_of(f), *ref])
     bks = {r["name"]: r["best_known_makespan"] for r in csv.DictReader(open(src / "taillard_pfsp" / "bks.csv"))}
     for r in csv.DictReader(open(src / "taillard_pfsp" / "seeds.csv")):
         n, m, seed = int(r["n"]), int(r["m"]), int(r["time_seed"])
@@ -43,10 +53,11 @@ def main(src):
         assert digest == sha256_of(src / "taillard_pfsp" / f"{r['name']}.txt"), r["name"]
         optimal = "yes" if int(r["name"][2:]) <= 50 else "unknown"
         rows.append(["pfsp", r["name"], f"{n}x{m}", bks.get(r["name"], "unknown"), optimal,
-                     f"generator:taillard1993 time_seed={seed}", digest])
+                     f"generator:taillard1993 time_seed={seed}", digest, "", "", ""])
     with open(MANIFEST, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["problem", "name", "size", "bks", "optimal", "source_url", "sha256"])
+        w.writerow(["problem", "name", "size", "bks", "optimal", "source_url", "sha256", "reference_url",
+                    "reference_sha256", "reference_note"])
         w.writerows(rows)
     print(f"{len(rows)} instances -> {MANIFEST}")
 

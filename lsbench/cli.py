@@ -199,7 +199,7 @@ def build_parser():
     pi.add_argument("action", choices=["list", "show", "fetch"])
     pi.add_argument("names", nargs="*")
     pi.add_argument("--problem")
-    pi.add_argument("--data-dir", help="instance data directory (default $LSBENCH_DATA or ./data/instances)")
+    pi.add_argument("--data-dir", help="instance data directory (default $LSBENCH_DATA, else the user's data folder)")
     pi.add_argument("--mirror", help="fetch from this local folder or base URL instead of the public source")
     pi.set_defaults(func=cmd_instances)
 

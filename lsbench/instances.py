@@ -7,7 +7,8 @@ Named instances come from three places:
   `weierstrass-D`, Janiak et al.'s random `rnd-pfsp-NxM-SEED` and `rnd-atsp-N-SEED`,
   and uniform QAP `rnd-qap-N-SEED`;
 - a path to an instance file, read by the problem's parser (`--problem` says which).
-The data directory is `--data-dir`, else $LSBENCH_DATA, else ./data/instances.
+The data directory is `--data-dir`, else $LSBENCH_DATA, else the user's data folder
+(platformdirs: ~/.local/share/lsbench/instances on Linux).
 """
 import csv
 import hashlib
@@ -46,6 +47,9 @@ class Entry:
     optimal: str
     source_url: str
     sha256: str
+    reference_url: str = ""  # a reference solution (QAPLIB .sln, TSPLIB .opt.tour), fetched beside it
+    reference_sha256: str = ""
+    reference_note: str = ""
 
     @property
     def generated(self):
@@ -56,7 +60,11 @@ class Entry:
 
 
 def data_dir(option=None):
-    return Path(option or os.environ.get("LSBENCH_DATA") or (Path.cwd() / "data" / "instances"))
+    """--data-dir, else $LSBENCH_DATA, else the user's data folder (the same from any directory)."""
+    if option or os.environ.get("LSBENCH_DATA"):
+        return Path(option or os.environ["LSBENCH_DATA"])
+    import platformdirs
+    return Path(platformdirs.user_data_dir("lsbench")) / "instances"
 
 
 _manifest_cache = None
@@ -162,11 +170,12 @@ def bks_of(problem):
 
 
 def fetch(name, data=None, mirror=None):
-    """Download one manifest instance into the data directory and check its sha256.
+    """Download one manifest instance, and its reference solution where the manifest has one, into
+    the data directory, each checked against its sha256.
 
     `mirror` (or $LSBENCH_MIRROR) replaces the public source by a local folder laid out like the
     data directory, or a base URL; the checksum is checked the same way. Writes a temp file and
-    renames it, so a failed download leaves nothing behind.
+    renames it, so a failed download leaves nothing behind. Returns the instance's path.
     """
     entry = manifest().get(name)
     if entry is None:
@@ -176,30 +185,43 @@ def fetch(name, data=None, mirror=None):
         cls = PROBLEMS[entry.problem]
         n, m = (int(v) for v in entry.size.split("x"))
         text = taillard_text(cls.taillard(entry.name, n, m, taillard_seed(entry))).encode()
-        return _store(text, target, entry)
-    if target.exists() and sha256_of(target) == entry.sha256:
+        return _store(text, target, entry.sha256, name)
+    _download(entry, target, entry.source_url, entry.sha256, mirror)
+    if entry.reference_url:
+        _download(entry, reference_path(entry, data), entry.reference_url, entry.reference_sha256, mirror)
+    return target
+
+
+def reference_path(entry, data=None):
+    """Where a fetched reference solution lies: qaplib/NAME.sln, tsplib/NAME.opt.tour."""
+    suffix = ".sln" if entry.problem == "qap" else ".opt.tour"
+    return data_dir(data) / FOLDERS[entry.problem] / (entry.name + suffix)
+
+
+def _download(entry, target, url, sha256, mirror):
+    if target.exists() and sha256_of(target) == sha256:
         return target
     mirror = mirror or os.environ.get("LSBENCH_MIRROR")
     if mirror and "://" not in mirror:
         src = Path(mirror) / FOLDERS[entry.problem] / target.name
         if not src.exists():
-            raise LsbenchError(f"instances fetch {name}: {src} not found in mirror {mirror}")
+            raise LsbenchError(f"instances fetch {entry.name}: {src} not found in mirror {mirror}")
         payload = src.read_bytes()
     else:
-        url = (mirror.rstrip("/") + f"/{FOLDERS[entry.problem]}/{target.name}") if mirror else entry.source_url
+        url = (mirror.rstrip("/") + f"/{FOLDERS[entry.problem]}/{target.name}") if mirror else url
         try:
             with urllib.request.urlopen(url, timeout=60) as r:
                 payload = r.read()
         except OSError as e:
-            raise LsbenchError(f"instances fetch {name}: download of {url} failed ({e})")
-    return _store(payload, target, entry)
+            raise LsbenchError(f"instances fetch {entry.name}: download of {url} failed ({e})")
+    return _store(payload, target, sha256, entry.name)
 
 
-def _store(payload, target, entry):
+def _store(payload, target, sha256, name):
     digest = hashlib.sha256(payload).hexdigest()
-    if digest != entry.sha256:
-        raise LsbenchError(f"instances fetch {entry.name}: sha256 mismatch (got {digest}, manifest says "
-                           f"{entry.sha256}); nothing written")
+    if digest != sha256:
+        raise LsbenchError(f"instances fetch {name}: sha256 mismatch for {target.name} (got {digest}, manifest "
+                           f"says {sha256}); nothing written")
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".fetch-")
     with os.fdopen(fd, "wb") as f:

@@ -98,7 +98,8 @@ def build_spec(instance, problem=None, algorithm="tabu", backend="cpu", neighbou
                            f"(known: {', '.join(sorted(nbs))})")
     resolved = resolve(declared(kind, neighbourhood, algorithm, backend), dict(params or {}))
     _check_int("--seed", seed, 0, (1 << 64) - 1)
-    _check_int("--warmup", warmup, 0, 1_000_000)
+    # the untimed warm-up stays within the run's own budget: it must never outlast the search
+    _check_int("--warmup", warmup, 0, max(2, iterations) if isinstance(iterations, int) else 100)
     _check_int("--searches", searches, 1, 1 << 20)
     if threads is not None:
         _check_int("--threads", threads, 1, 4096)

@@ -1,5 +1,7 @@
 import os
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 # GPU kernels are tested in Numba's CUDA simulator (CI has no GPU); it must be chosen before numba
@@ -42,14 +44,29 @@ if os.environ.get("LSBENCH_TEST_REAL_GPU") != "1":
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("LSBENCH_TEST_DATA", ROOT.parent / "shared" / "instances"))
+# The tests run on the data directory the documented command produces (`lsbench instances fetch`),
+# with the real files beside the checkout as a faster mirror of the public sources.
+MIRROR = Path(os.environ.get("LSBENCH_TEST_DATA", ROOT.parent / "shared" / "instances"))
+SHARED = Path(tempfile.gettempdir()) / f"lsbench-test-data-{os.getuid()}"
+
+
+def _fetch_everything():
+    """Every manifest instance and reference solution into SHARED (checked files are kept)."""
+    if not (MIRROR / "qaplib").is_dir():
+        return f"real instance files not found at {MIRROR}; set LSBENCH_TEST_DATA"
+    r = subprocess.run([sys.executable, "-m", "lsbench", "instances", "fetch", "--mirror", str(MIRROR), "--data-dir",
+                        str(SHARED)], capture_output=True, text=True, cwd=ROOT, timeout=900)
+    return None if r.returncode == 0 else f"lsbench instances fetch --mirror {MIRROR} failed: {r.stderr[-2000:]}"
+
+
+FETCH_PROBLEM = _fetch_everything()
 
 
 @pytest.fixture(scope="session")
 def shared():
-    """The real QAPLIB/TSPLIB/Taillard files beside the checkout (CI has them)."""
-    if not (SHARED / "qaplib").is_dir():
-        pytest.fail(f"real instance files not found at {SHARED}; set LSBENCH_TEST_DATA")
+    """The data directory `lsbench instances fetch` made (QAPLIB, TSPLIB, Taillard, references)."""
+    if FETCH_PROBLEM:
+        pytest.fail(FETCH_PROBLEM)
     return SHARED
 
 

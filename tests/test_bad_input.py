@@ -224,3 +224,40 @@ def test_multistart_in_turn_runs_every_search_and_says_why_one_failed(tmp_path):
                         "--iterations", "5", "--via", "local", "--backend", "gpu", "--out-dir", str(tmp_path / "ms2")],
                        capture_output=True, text=True, cwd=ROOT, timeout=300, env=no_gpu)
     assert r.returncode == 1 and "seed 1: --backend gpu: no CUDA GPU" in r.stdout
+
+
+# -- data where the user expects it, tests on what the documented commands produce ------------------
+def test_the_default_data_directory_is_the_users_not_the_working_directory(tmp_path, monkeypatch):
+    import platformdirs
+    from lsbench import instances
+    monkeypatch.delenv("LSBENCH_DATA", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert instances.data_dir() == __import__("pathlib").Path(platformdirs.user_data_dir("lsbench")) / "instances"
+    assert tmp_path not in instances.data_dir().parents
+
+
+def test_fetch_brings_the_reference_solutions_checked_and_refuses_a_corrupt_one(tmp_path):
+    from conftest import MIRROR
+    data, mirror = tmp_path / "data", tmp_path / "mirror"
+    r = lsbench("instances", "fetch", "tai12a", "eil51", "--mirror", MIRROR, "--data-dir", data)
+    assert r.returncode == 0, r.stderr
+    assert (data / "qaplib" / "tai12a.sln").read_bytes() == (MIRROR / "qaplib" / "tai12a.sln").read_bytes()
+    assert (data / "tsplib" / "eil51.opt.tour").exists()
+    (mirror / "qaplib").mkdir(parents=True)
+    (mirror / "qaplib" / "tai12a.dat").write_bytes((MIRROR / "qaplib" / "tai12a.dat").read_bytes())
+    (mirror / "qaplib" / "tai12a.sln").write_text("12\n224416\n1 2 3 4 5 6 7 8 9 10 11 12\n")
+    r = lsbench("instances", "fetch", "tai12a", "--mirror", mirror, "--data-dir", tmp_path / "other")
+    one_error_line(r, "sha256 mismatch", "tai12a.sln")
+    assert not (tmp_path / "other" / "qaplib" / "tai12a.sln").exists()
+
+
+def test_cpu_parallel_runs_a_tiny_neighbourhood_on_one_core_and_says_so(tmp_path):
+    """ta001's 380 insertion moves take microseconds: a parallel region costs more than it saves,
+    and a time slice when another process holds a core. A large neighbourhood still runs parallel."""
+    for instance, serial in (("ta001", True), ("ta081", False)):
+        out = tmp_path / f"{instance}.json"
+        r = lsbench("run", "--instance", instance, "--backend", "cpu-parallel", "--iterations", "20", "--out", out,
+                    "--quiet")
+        assert r.returncode == 0, r.stderr
+        info = json.loads(out.read_text())["backend_info"]
+        assert ("serial" in info) == serial and (info["threads"] == 1 if serial else info["threads"] >= 1)

@@ -1,5 +1,4 @@
 """Real instance files: parsing, best-known values, Taillard generation, manifest checksums."""
-import csv
 import re
 
 import numpy as np
@@ -14,25 +13,29 @@ from lsbench.problems.qap import read_sln
 
 
 def test_taillard_generator_reproduces_all_120_files(shared):
-    rows = list(csv.DictReader(open(shared / "taillard_pfsp" / "seeds.csv")))
+    """`instances fetch` generates ta001..ta120; each equals Taillard's published file (the
+    manifest's sha256 is that file's) and the times read back are the generator's."""
+    rows = registry.entries("pfsp")
     assert len(rows) == 120
-    for r in rows:
-        generated, _ = taillard_times(int(r["n"]), int(r["m"]), int(r["time_seed"]))
-        from_file = PFSP.from_file(str(shared / "taillard_pfsp" / f"{r['name']}.txt"))
-        assert np.array_equal(generated, from_file.times_machine_major()), r["name"]
-        assert registry.manifest()[r["name"]].sha256 == sha256_of(shared / "taillard_pfsp" / f"{r['name']}.txt")
+    for e in rows:
+        n, m = (int(v) for v in e.size.split("x"))
+        generated, _ = taillard_times(n, m, registry.taillard_seed(e))
+        from_file = PFSP.from_file(str(registry.local_path(e, shared)))
+        assert np.array_equal(generated, from_file.times_machine_major()), e.name
+        assert e.sha256 == sha256_of(registry.local_path(e, shared))
 
 
 def test_qaplib_solutions_reproduce_best_known_values(shared):
+    """The fetched .sln reference solutions reproduce the manifest's best known values."""
     checked = 0
-    for r in csv.DictReader(open(shared / "qaplib" / "bks.csv")):
-        if r["sln_convention"] == "unverified":
+    for e in registry.entries("qap"):
+        if not e.reference_url or e.reference_note == "unverified":
             continue
-        p = QAP.from_file(str(shared / "qaplib" / f"{r['name']}.dat"))
-        value, perm = read_sln(str(shared / "qaplib" / f"{r['name']}.sln"))
-        if r["sln_convention"] == "inverse":
+        p = QAP.from_file(str(registry.local_path(e, shared)))
+        value, perm = read_sln(str(registry.reference_path(e, shared)))
+        if e.reference_note == "inverse":
             perm = np.argsort(perm)
-        assert p.objective(perm) == int(r["bks"]) == value, r["name"]
+        assert p.objective(perm) == e.bks_value() == value, e.name
         checked += 1
     assert checked > 100
 
@@ -40,14 +43,15 @@ def test_qaplib_solutions_reproduce_best_known_values(shared):
 @pytest.mark.parametrize("name", ["eil51", "berlin52", "kroA100", "eil101", "pcb442", "gr96", "fri26",
                                   "ulysses16", "pr2392"])
 def test_tsplib_optimal_tours(shared, name):
-    p = TSP.from_file(str(shared / "tsplib" / f"{name}.tsp"))
-    toks = (shared / "tsplib" / f"{name}.opt.tour").read_text().split("TOUR_SECTION")[1].split()
+    e = registry.manifest()[name]
+    p = TSP.from_file(str(registry.local_path(e, shared)))
+    toks = registry.reference_path(e, shared).read_text().split("TOUR_SECTION")[1].split()
     tour = []
     for t in toks:
         if t in ("-1", "EOF"):
             break
         tour.append(int(t) - 1)
-    assert p.objective(np.array(tour)) == registry.manifest()[name].bks_value()
+    assert p.objective(np.array(tour)) == e.bks_value()
 
 
 def test_manifest_checksums_match_the_files(shared):
