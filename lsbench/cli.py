@@ -1,4 +1,4 @@
-"""Command line: `lsbench instances|run|multistart|describe|verify ...`.
+"""Command line: `lsbench instances|run|multistart|describe|export|verify ...`.
 
 Every user error ends with one line `lsbench: error: ...` on stderr and exit code 2.
 """
@@ -90,6 +90,12 @@ def cmd_multistart(args):
             + f" -> {args.out_dir}/summary.json")
     print(line)
     return 0 if not summary["failed"] else 1
+
+
+def cmd_export(args):
+    from .export import export
+    print(f"{args.source} -> {export(args.source, args.format, args.out)}")
+    return 0
 
 
 def cmd_describe(args):
@@ -230,6 +236,12 @@ def build_parser():
     pd.add_argument("--algorithm")
     pd.add_argument("--backend")
     pd.set_defaults(func=cmd_describe)
+
+    px = sub.add_parser("export", help="an experiment's runs for IOHanalyzer/iohinspector or a spreadsheet")
+    px.add_argument("source", help="results/<experiment>/runs.parquet or its folder")
+    px.add_argument("--format", required=True, choices=["iohanalyzer", "csv"])
+    px.add_argument("--out", required=True, help="a folder (iohanalyzer) or a .csv file")
+    px.set_defaults(func=cmd_export)
 
     pv = sub.add_parser("verify", help="re-check run records from scratch")
     pv.add_argument("records", nargs="+")

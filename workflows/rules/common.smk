@@ -30,3 +30,13 @@ def instance_files(run):
 def run_of(w):
     """The planned run behind a run_search job's wildcards."""
     return RUN_PATHS[f"results/{w.experiment}/runs/{w.group}/{w.instance}/{w.backend}-s{w.seed}.json"]
+
+
+def report_module():
+    """workflows/scripts/report.py, loaded by path (Snakemake keeps `module` and `report` as keywords)."""
+    import importlib.util
+    path = Path(workflow.basedir) / "workflows" / "scripts" / "report.py"
+    spec = importlib.util.spec_from_file_location("lsbench_report", path)
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    return loaded

@@ -47,5 +47,4 @@ rule report:
     output:
         report("results/{experiment}/report.html", category="lsbench"),
     run:
-        from lsbench.workflow import write_report
-        write_report(input.table, output[0], config, GPU)
+        report_module().write_report(input.table, output[0], config, GPU)

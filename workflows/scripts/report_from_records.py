@@ -11,8 +11,10 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lsbench.workflow import aggregate_records, write_report  # noqa: E402
+from lsbench.workflow import aggregate_records  # noqa: E402
+from report import write_report  # noqa: E402
 
 
 def main(config, runs_dir, out_dir):

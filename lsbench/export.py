@@ -1,0 +1,105 @@
+"""`lsbench export`: an experiment's runs (its runs.parquet) for other tools.
+
+- `csv`: one row per improvement of every run (group, instance, backend, seed, iteration,
+  evaluations, seconds, objective, best known value), for any spreadsheet.
+- `iohanalyzer`: the IOHprofiler format IOHanalyzer and iohinspector read: per (instance, backend)
+  a JSON description and a space-separated `.dat` of the runs' improvements, `evaluations` counted
+  as neighbourhood moves evaluated (iteration x moves + 1, the start being evaluation 1), `raw_y`
+  the objective (minimised). Instances are IOH "functions", backends "algorithms", seeds "runs".
+"""
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from .errors import LsbenchError
+
+FORMATS = ("iohanalyzer", "csv")
+
+
+def load_table(source):
+    """The Parquet table of an experiment (a file, or results/<experiment>/ holding runs.parquet)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise LsbenchError("lsbench export needs pandas and pyarrow (pip install -e '.[workflow]')") from None
+    path = Path(source)
+    if path.is_dir():
+        path = path / "runs.parquet"
+    if not path.is_file():
+        raise LsbenchError(f"lsbench export: {path} not found (give runs.parquet or its experiment folder)")
+    df = pd.read_parquet(path)
+    if "trajectory" not in df.columns:
+        raise LsbenchError(f"lsbench export: {path} has no trajectories (made by an older lsbench: rerun the "
+                           "workflow's aggregate step)")
+    return df
+
+
+def improvements(df):
+    """(run row, iteration, evaluations, seconds, objective) for every trajectory point."""
+    for row in df.itertuples():
+        moves = int(row.neighbourhood_size or 1)
+        for it, seconds, objective in json.loads(row.trajectory):
+            yield row, int(it), int(it) * moves + 1, float(seconds), objective
+
+
+def export(source, fmt, out):
+    if fmt not in FORMATS:
+        raise LsbenchError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
+    df = load_table(source)
+    return (export_csv if fmt == "csv" else export_iohanalyzer)(df, Path(out))
+
+
+def export_csv(df, out):
+    import csv
+    if out.is_dir():
+        raise LsbenchError(f"--out {out}: is a directory (give a .csv file)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["group", "problem", "instance", "algorithm", "backend", "seed", "iteration", "evaluations",
+                    "seconds", "objective", "bks"])
+        for row, it, evals, seconds, objective in improvements(df):
+            w.writerow([row.group, row.problem, row.instance, row.algorithm, row.backend, row.seed, it, evals,
+                        seconds, objective, "" if row.bks != row.bks or row.bks is None else row.bks])
+    os.replace(tmp, out)
+    return out
+
+
+def export_iohanalyzer(df, out):
+    if out.exists() and not out.is_dir():
+        raise LsbenchError(f"--out {out}: exists and is not a directory")
+    functions = {name: k for k, name in enumerate(sorted(df["instance"].unique()), 1)}
+    written = []
+    for (instance, backend), runs in df.groupby(["instance", "backend"], sort=True):
+        fid, safe = functions[instance], re.sub(r"[^A-Za-z0-9_.-]", "_", f"{instance}-{backend}")
+        folder = out / safe
+        folder.mkdir(parents=True, exist_ok=True)
+        dimension = int(runs["solution_size"].iloc[0]) if "solution_size" in runs else 1
+        dat = f"data_f{fid}_{safe}/IOHprofiler_f{fid}_DIM{dimension}.dat"
+        (folder / dat).parent.mkdir(parents=True, exist_ok=True)
+        lines, described = ["evaluations raw_y"], []
+        for row in runs.sort_values("seed").itertuples():  # one IOH run per seed, in seed order
+            points = [(evals, objective) for _, _, evals, _, objective in improvements(runs.loc[[row.Index]])]
+            lines += [f"{evals} {objective}" for evals, objective in points]
+            last = int(row.evaluations) + 1
+            described.append({"instance": 1, "evals": last,
+                              "best": {"evals": points[-1][0], "y": float(row.best_objective), "x": []}})
+        _write(folder / dat, "\n".join(lines) + "\n")
+        meta = {"version": "0.3.3", "suite": f"lsbench {runs['problem'].iloc[0]}", "function_id": fid,
+                "function_name": instance, "maximization": False,
+                "algorithm": {"name": backend, "info": f"{runs['algorithm'].iloc[0]} on {runs['backend_kind'].iloc[0]}"},
+                "attributes": ["evaluations", "raw_y"],
+                "scenarios": [{"dimension": dimension, "path": dat, "runs": described}]}
+        _write(folder / f"IOHprofiler_f{fid}_{safe}.json", json.dumps(meta, indent=1))
+        written.append(folder)
+    return out
+
+
+def _write(path, text):
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)

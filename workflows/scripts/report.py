@@ -1,0 +1,355 @@
+"""An experiment's report, from its Parquet table alone (results/<experiment>/runs.parquet):
+a summary and the hardware, per group our table, ours beside the paper's, the gap to the best known
+value, notes where a ratio needs explaining, and plots (convergence, time to target, speed-up
+against size) as PNG files beside the page. Rendered from workflows/templates/report.html.j2;
+the page opens from disk with no network.
+
+    python workflows/scripts/report.py CONFIG RUNS_PARQUET OUT_HTML [--gpu "NAME"]
+"""
+import argparse
+import html
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from lsbench.workflow import GPU_BACKENDS, NOT_AVAILABLE, RUNNABLE_BACKENDS, backend_entry, expand_group  # noqa: E402
+
+TEMPLATES = ROOT / "workflows" / "templates"
+PARALLEL = {"cpu-parallel", "cow", "grid"}
+
+
+# -- numbers for reading ---------------------------------------------------------------------------
+def fmt_int(x):
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{int(round(x)):,}"
+
+
+def fmt_num(x, digits=3):
+    """Times and rates with `digits` significant digits, integers above that as integers."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    if abs(x) >= 10 ** digits:
+        return fmt_int(x)
+    return f"{x:.{digits}g}"
+
+
+def fmt_ratio(x):
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{fmt_num(x)}\u00d7"
+
+
+def fmt_gap(x):
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
+
+
+# -- tables ----------------------------------------------------------------------------------------
+def summarise(df):
+    """Per (group, instance, backend): medians, speed-up against `cpu` on the same instance, quality."""
+    df = df.assign(bks=pd.to_numeric(df["bks"], errors="coerce"),
+                   gap_percent=pd.to_numeric(df["gap_percent"], errors="coerce"))
+    keys = ["group", "instance", "backend"]
+    out = df.groupby(keys, sort=False).agg(
+        runs=("seed", "count"), kind=("backend_kind", "first"), moves=("neighbourhood_size", "first"),
+        wall_s=("wall_s", "median"), wall_min=("wall_s", "min"), wall_max=("wall_s", "max"),
+        it_per_s=("iterations_per_s", "median"), best=("best_objective", "min"),
+        median_objective=("best_objective", "median"), gap=("gap_percent", "median"),
+        gap_min=("gap_percent", "min"), bks=("bks", "first"), serial=("serial_note", "first")).reset_index()
+    hit = df.assign(hit=df["bks"].notna() & (df["best_objective"] <= df["bks"]))
+    out["at_bks_percent"] = hit.groupby(keys, sort=False)["hit"].mean().values * 100
+    cpu = out[out["backend"] == "cpu"].set_index(["group", "instance"])["wall_s"]
+    out["speedup_vs_cpu"] = [cpu.get((r.group, r.instance), np.nan) / r.wall_s if r.wall_s else np.nan
+                             for r in out.itertuples()]
+    return out
+
+
+def hardware(df, gpu):
+    """One readable row per host the records came from."""
+    rows = []
+    for host, sub in df.groupby("host", sort=True):
+        versions = json.loads(sub["versions"].iloc[0]) if "versions" in sub else {}
+        devices = sorted({d for d in sub["device"].dropna()}) if "device" in sub else []
+        rows.append({"host": host, "cpu": sub["cpu_model"].iloc[0] if "cpu_model" in sub else "",
+                     "cores": fmt_int(sub["cpu_count"].iloc[0]) if "cpu_count" in sub else "",
+                     "gpu": ", ".join(devices) or gpu["name"],
+                     "versions": ", ".join(f"{k} {v}" for k, v in versions.items() if k != "lsbench_tree_changed")})
+    return rows
+
+
+def headlines(summary, df):
+    """Two or three sentences: the largest speed-up against one core, quality, what ran."""
+    out = [f"{len(df)} runs: {df['instance'].nunique()} instances, {df['backend'].nunique()} backends, "
+           f"{df['seed'].nunique()} seeds at most per cell."]
+    fast = summary[summary["backend"] != "cpu"].dropna(subset=["speedup_vs_cpu"])
+    if not fast.empty:
+        top = fast.loc[fast["speedup_vs_cpu"].idxmax()]
+        out.append(f"Fastest against one core: {top.backend} on {top.instance} ({top.group}), "
+                   f"{fmt_ratio(top.speedup_vs_cpu)} ({fmt_num(top.wall_s)} s against "
+                   f"{fmt_num(top.wall_s * top.speedup_vs_cpu)} s).")
+    gaps = summary.dropna(subset=["gap"])
+    if not gaps.empty:
+        out.append(f"Median gap to the best known value: {fmt_gap(gaps['gap'].median())}% over every cell; "
+                   f"{fmt_num(summary['at_bks_percent'].mean(), 2)}% of runs reached it.")
+    return out
+
+
+def notes(summary):
+    """Where a ratio needs explaining."""
+    out = []
+    for r in summary.itertuples():
+        if r.kind in PARALLEL and r.speedup_vs_cpu == r.speedup_vs_cpu and r.speedup_vs_cpu < 1:
+            why = r.serial if isinstance(r.serial, str) else (
+                f"a neighbourhood of {fmt_int(r.moves)} moves is too little work to share: starting and joining "
+                "the threads, ranks or workers costs more than it saves")
+            out.append(f"{r.group}, {r.instance}: {r.backend} is {fmt_ratio(r.speedup_vs_cpu)} one core; {why}.")
+        elif r.kind in GPU_BACKENDS and r.speedup_vs_cpu == r.speedup_vs_cpu and r.speedup_vs_cpu < 1:
+            out.append(f"{r.group}, {r.instance}: {r.backend} is {fmt_ratio(r.speedup_vs_cpu)} one core: "
+                       f"{fmt_int(r.moves)} moves an iteration cannot pay a kernel launch and a copy each "
+                       "(docs/backends.md: gpu-resident keeps the whole search on the GPU).")
+    return out
+
+
+def group_rows(group, summary, gpu):
+    """Our table: every planned backend, a reason where none ran."""
+    rows = []
+    s = summary[summary["group"] == group["name"]]
+    for inst in group["instances"]:
+        for b in map(backend_entry, group["backends"]):
+            row = s[(s["instance"] == str(inst)) & (s["backend"] == b["name"])]
+            if row.empty:
+                why = (gpu["name"] if b["backend"] in GPU_BACKENDS and not gpu["available"] else
+                       NOT_AVAILABLE if b["backend"] not in RUNNABLE_BACKENDS else "not run")
+                rows.append({"instance": inst, "backend": b["name"], "missing": why})
+                continue
+            r = row.iloc[0]
+            rows.append({"instance": inst, "backend": b["name"], "runs": int(r.runs), "wall": fmt_num(r.wall_s),
+                         "spread": f"{fmt_num(r.wall_min)}-{fmt_num(r.wall_max)}", "rate": fmt_num(r.it_per_s),
+                         "speedup": fmt_ratio(r.speedup_vs_cpu), "best": fmt_num(r.best, 6),
+                         "gap": fmt_gap(r.gap), "at_bks": "" if pd.isna(r.bks) else f"{r.at_bks_percent:.0f}"})
+    return rows
+
+
+def published_table(group):
+    """The paper's rows for this group (workflows/published/*.csv, table filter applied)."""
+    spec = group.get("published")
+    if not spec:
+        return None
+    pub = pd.read_csv(ROOT / spec["file"], dtype={"table": str})
+    return pub[pub["table"] == str(spec["table"])] if "table" in spec else pub
+
+
+def compare_rows(group, summary):
+    """Ours beside the paper's, column by column: our one-core time, our fastest GPU path (or
+    fastest backend) and speed-up, then the paper's CPU time, GPU time, speed-up and hardware."""
+    spec = (group.get("published") or {}).get("compare")
+    pub = published_table(group)
+    if not spec or pub is None:
+        return []
+    s = summary[summary["group"] == group["name"]]
+    rows = []
+    for inst in group["instances"]:
+        ours = s[s["instance"] == str(inst)]
+        cpu = ours[ours["backend"] == "cpu"]["wall_s"]
+        others = ours[ours["backend"] != "cpu"]
+        gpus = others[others["kind"].isin(GPU_BACKENDS)]
+        fastest = (gpus if not gpus.empty else others).sort_values("wall_s").head(1)
+        match = _paper_rows(spec, pub, str(inst))
+        for paper in match or [{}]:
+            rows.append({"instance": inst, "cpu": fmt_num(cpu.iloc[0]) if len(cpu) else "",
+                         "fastest": "" if fastest.empty else f"{fmt_num(fastest['wall_s'].iloc[0])} "
+                                                             f"({fastest['backend'].iloc[0]})",
+                         "speedup": "" if fastest.empty or not len(cpu) else
+                         fmt_ratio(cpu.iloc[0] / fastest["wall_s"].iloc[0]), **paper})
+    return rows
+
+
+def _paper_rows(spec, pub, instance):
+    """The paper's rows for one of our instances, as {paper_cpu, paper_gpu, paper_speedup, hardware}."""
+    if spec.get("match", "instance") == "instance":
+        sub = pub[pub["instance"].astype(str) == instance]
+    else:
+        m = re.fullmatch(spec["match"], instance)
+        if not m:
+            return []
+        sub = pub
+        for key, value in m.groupdict().items():
+            sub = sub[sub[key].astype(str) == value]
+    if sub.empty:
+        return []
+    if "long" in spec:  # one row per hardware (Janiak): CPU and GPU rows side by side
+        long = spec["long"]
+        by = {str(r[long["by"]]): r for _, r in sub.iterrows()}
+        cpu, gpu = by.get(long["cpu"]), by.get(long["gpu"])
+        cpu_s = None if cpu is None else float(cpu[long["value"]])
+        gpu_s = None if gpu is None else float(gpu[long["value"]])
+        return [{"paper_cpu": fmt_num(cpu_s), "paper_gpu": fmt_num(gpu_s),
+                 "paper_speedup": fmt_ratio(cpu_s / gpu_s) if cpu_s and gpu_s else "",
+                 "hardware": f"{long['cpu']} / {long['gpu']}"}]
+    rows = []
+    for _, r in sub.iterrows():
+        cpu_s = float(r[spec["cpu_s"]]) if spec.get("cpu_s") and pd.notna(r[spec["cpu_s"]]) else None
+        gpu_s = float(r[spec["gpu_s"]]) if spec.get("gpu_s") and pd.notna(r[spec["gpu_s"]]) else None
+        speedup = float(r[spec["speedup"]]) if spec.get("speedup") else (cpu_s / gpu_s if cpu_s and gpu_s else None)
+        hw = r[spec["hardware"]] if spec.get("hardware") in r else spec.get("hardware", "")
+        if spec.get("variant"):
+            hw = f"{hw}, {r[spec['variant']]}"
+        rows.append({"paper_cpu": fmt_num(cpu_s), "paper_gpu": fmt_num(gpu_s), "paper_speedup": fmt_ratio(speedup),
+                     "hardware": hw})
+    return rows
+
+
+# -- plots -------------------------------------------------------------------------------------------
+def _plt():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def convergence_plot(df, group, instance, path):
+    """Best objective (gap to the best known value where there is one) against wall time, log time
+    axis, one line per backend: the median over seeds, the band from best to worst seed."""
+    plt = _plt()
+    sub = df[(df["group"] == group) & (df["instance"] == instance)]
+    bks = sub["bks"].dropna()
+    bks = float(bks.iloc[0]) if len(bks) else None
+    fig, ax = plt.subplots(figsize=(5.2, 3.2))
+    for backend, runs in sub.groupby("backend", sort=False):
+        curves = [np.array(json.loads(t), dtype=float) for t in runs["trajectory"]]
+        ends = [max(c[-1, 1], w) for c, w in zip(curves, runs["wall_s"])]
+        grid = np.geomspace(max(1e-5, min(c[0, 1] for c in curves) or 1e-5), max(ends) or 1e-3, 60)
+        values = np.array([[c[np.searchsorted(c[:, 1], t, side="right") - 1, 2] if t >= c[0, 1] else c[0, 2]
+                            for t in grid] for c in curves])
+        if bks:
+            values = 100.0 * (values - bks) / abs(bks)
+        ax.plot(grid, np.median(values, axis=0), label=backend)
+        ax.fill_between(grid, values.min(axis=0), values.max(axis=0), alpha=0.2)
+    ax.set_xscale("log")
+    ax.set_xlabel("wall time (s)")
+    ax.set_ylabel("gap to best known (%)" if bks else "best objective")
+    ax.set_title(f"{instance}: convergence", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def ecdf_plot(df, group, instance, target, path):
+    """Fraction of runs that reached the target by time t, per backend (runs that never reach it
+    stay out of the fraction's numerator)."""
+    plt = _plt()
+    sub = df[(df["group"] == group) & (df["instance"] == instance)]
+    fig, ax = plt.subplots(figsize=(5.2, 3.2))
+    for backend, runs in sub.groupby("backend", sort=False):
+        hits = []
+        for t in runs["trajectory"]:
+            reached = [p[1] for p in json.loads(t) if p[2] <= target]
+            if reached:
+                hits.append(max(reached[0], 1e-6))
+        if not hits:
+            continue
+        xs = np.sort(hits)
+        ax.step(xs, np.arange(1, len(xs) + 1) / len(runs), where="post", label=backend)
+    ax.set_xscale("log")
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("wall time (s)")
+    ax.set_ylabel("runs at target")
+    ax.set_title(f"{instance}: time to {fmt_num(target, 9)}", fontsize=9)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def speedup_plot(summary, group, path):
+    """Speed-up against one core against the neighbourhood's size, one line per backend."""
+    plt = _plt()
+    s = summary[(summary["group"] == group) & (summary["backend"] != "cpu")].dropna(subset=["speedup_vs_cpu"])
+    fig, ax = plt.subplots(figsize=(5.2, 3.2))
+    for backend, sub in s.groupby("backend", sort=False):
+        sub = sub.sort_values("moves")
+        ax.plot(sub["moves"], sub["speedup_vs_cpu"], marker="o", label=backend)
+    ax.axhline(1.0, color="grey", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("moves per iteration")
+    ax.set_ylabel("speed-up against one core")
+    ax.set_title(f"{group}: speed-up against size", fontsize=9)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+# -- the page ----------------------------------------------------------------------------------------
+def write_report(table, out, config, gpu):
+    """Render the report of `config` from the Parquet `table` into `out` (HTML), its plots in
+    `<out stem>_files/` beside it; both written to temp names first, then renamed."""
+    import jinja2
+    df = pd.read_parquet(table)
+    summary = summarise(df)
+    out = Path(out)
+    files = out.parent / f"{out.stem}_files"
+    files.mkdir(parents=True, exist_ok=True)
+    groups = []
+    for g in config.get("groups", []):
+        g = expand_group(g, config.get("scale", "paper"))
+        ran = set(df.loc[df["group"] == g["name"], "instance"])
+        plots = []
+        for inst in [i for i in map(str, g["instances"]) if i in ran]:
+            name = f"{g['name']}-{inst}-convergence.png"
+            convergence_plot(df, g["name"], inst, files / name)
+            plots.append((name, f"{inst}: best objective against wall time, median and range over seeds"))
+            target = g.get("target")
+            bks = df.loc[(df["group"] == g["name"]) & (df["instance"] == inst), "bks"].dropna()
+            target = target if target is not None else (float(bks.iloc[0]) if len(bks) else None)
+            if target is not None:
+                name = f"{g['name']}-{inst}-ecdf.png"
+                ecdf_plot(df, g["name"], inst, target, files / name)
+                plots.append((name, f"{inst}: fraction of runs at {'the target' if g.get('target') else 'the best known value'} "
+                                    "against wall time"))
+        if ran and summary[(summary["group"] == g["name"]) & (summary["backend"] != "cpu")]["speedup_vs_cpu"].notna().any():
+            name = f"{g['name']}-speedup.png"
+            speedup_plot(summary, g["name"], files / name)
+            plots.append((name, "speed-up against one core, by neighbourhood size"))
+        pub = published_table(g)
+        groups.append({"name": g["name"], "algorithm": g["algorithm"], "problem": g["problem"],
+                       "rows": group_rows(g, summary, gpu), "compare": compare_rows(g, summary),
+                       "published": None if pub is None else pub.to_html(index=False, na_rep="", border=0),
+                       "caption": (g.get("published") or {}).get("caption", ""),
+                       "plots": [(f"{files.name}/{n}", c) for n, c in plots],
+                       "notes": notes(summary[summary["group"] == g["name"]])})
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=jinja2.select_autoescape())
+    page = env.get_template("report.html.j2").render(
+        title=config.get("title", config["experiment"]), headlines=headlines(summary, df) if len(df) else [],
+        hardware=hardware(df, gpu), gpu=gpu, groups=groups, escape=html.escape)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(page)
+    tmp.replace(out)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("config")
+    ap.add_argument("table")
+    ap.add_argument("out")
+    ap.add_argument("--gpu", help="the GPU the records were made on (default: the table's devices)")
+    args = ap.parse_args()
+    config = yaml.safe_load(open(args.config))
+    devices = sorted(set(pd.read_parquet(args.table)["device"].dropna()))
+    name = args.gpu or ", ".join(devices) or "no GPU on this host"
+    write_report(args.table, args.out, config, {"available": bool(devices or args.gpu), "name": name})
+    print(f"-> {args.out}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
