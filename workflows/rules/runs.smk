@@ -23,7 +23,10 @@ rule run_search:
         gpu=lambda w: 1 if run_of(w)["backend"] in GPU_BACKENDS else 0,
         mpi=MPIEXEC,
         tasks=lambda w: run_of(w)["ranks"] if run_of(w)["backend"] == "cow" else 1,
-    threads: lambda w: workflow.cores if run_of(w)["backend"] in ("cpu-parallel", "cow", "grid") else 1
+    # every timed run holds all the cores it may use: a one-core run beside another job measured the
+    # other job too (the default experiment's cpu times doubled); `shared_cores: true` packs them
+    threads: lambda w: 1 if config.get("shared_cores") and run_of(w)["backend"] not in ("cpu-parallel", "cow", "grid") \
+        else workflow.cores
     log:
         "results/{experiment}/logs/{group}/{instance}/{backend}-s{seed}.log",
     shell:

@@ -105,8 +105,9 @@ def notes(summary):
     for r in summary.itertuples():
         if r.kind in PARALLEL and r.speedup_vs_cpu == r.speedup_vs_cpu and r.speedup_vs_cpu < 1:
             why = r.serial if isinstance(r.serial, str) else (
-                f"a neighbourhood of {fmt_int(r.moves)} moves is too little work to share: starting and joining "
-                "the threads, ranks or workers costs more than it saves")
+                f"{fmt_int(r.moves)} moves an iteration are little work to share, and starting and joining the "
+                "threads, ranks or workers each iteration, or other processes on the same cores, cost more than "
+                "the share saves (see the range of times)")
             out.append(f"{r.group}, {r.instance}: {r.backend} is {fmt_ratio(r.speedup_vs_cpu)} one core; {why}.")
         elif r.kind in GPU_BACKENDS and r.speedup_vs_cpu == r.speedup_vs_cpu and r.speedup_vs_cpu < 1:
             out.append(f"{r.group}, {r.instance}: {r.backend} is {fmt_ratio(r.speedup_vs_cpu)} one core: "
@@ -130,7 +131,8 @@ def group_rows(group, summary, gpu):
             r = row.iloc[0]
             rows.append({"instance": inst, "backend": b["name"], "runs": int(r.runs), "wall": fmt_num(r.wall_s),
                          "spread": f"{fmt_num(r.wall_min)}-{fmt_num(r.wall_max)}", "rate": fmt_num(r.it_per_s),
-                         "speedup": fmt_ratio(r.speedup_vs_cpu), "best": fmt_num(r.best, 6),
+                         "speedup": fmt_ratio(r.speedup_vs_cpu),
+                         "best": fmt_int(r.best) if float(r.best).is_integer() else fmt_num(r.best, 6),
                          "gap": fmt_gap(r.gap), "at_bks": "" if pd.isna(r.bks) else f"{r.at_bks_percent:.0f}"})
     return rows
 
