@@ -47,9 +47,6 @@ def slurm_cluster(threads=None, slurm_host=None, slurm_partition=None, slurm_acc
     if not slurm_host:
         raise LsbenchError("--scheduler slurm: give --param slurm_host=ADDRESS (this node's address on the "
                            "cluster network, where the compute nodes' workers connect)")
-    missing = [cmd for cmd in ("sbatch", "squeue", "scancel") if shutil.which(cmd) is None]
-    if missing:
-        raise LsbenchError(f"--scheduler slurm: {', '.join(missing)} not found on PATH (is this a SLURM login node?)")
     try:
         from dask_jobqueue import SLURMCluster
     except ImportError as e:
@@ -73,6 +70,10 @@ def start_client(workers=None, scheduler=None, threads=None, allowed_failures=No
     if allowed_failures is not None:  # read by the scheduler when it starts
         dask.config.set({"distributed.scheduler.allowed-failures": allowed_failures})
     if scheduler == "slurm":
+        missing = [cmd for cmd in ("sbatch", "squeue", "scancel") if shutil.which(cmd) is None]
+        if missing:  # before any job is built: the scheduler would otherwise wait for workers that never come
+            raise LsbenchError(f"--scheduler slurm: {', '.join(missing)} not found on PATH (is this a SLURM "
+                               "login node?)")
         cluster = slurm_cluster(threads, **(slurm or {}))
         cluster.scale(jobs=int(workers or 2))
         client = Client(cluster)
