@@ -40,3 +40,14 @@ def report_module():
     loaded = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(loaded)
     return loaded
+
+
+def job_threads(run, cores):
+    """Cores a run's job holds. On a workstation every timed run holds them all (a one-core run
+    beside another job measured that job too); with shared_cores (the SLURM profile: each job has
+    its own allocation) one-core runs ask for one, and a cow job's cores are per MPI task."""
+    if not config.get("shared_cores"):
+        return cores
+    if run["backend"] == "cow":
+        return max(1, cores // run["ranks"])
+    return cores if run["backend"] in ("cpu-parallel", "grid") else 1

@@ -21,12 +21,12 @@ rule run_search:
         cmd=lambda w, output: run_command(run_of(w), sys.executable, output[0]),
     resources:
         gpu=lambda w: 1 if run_of(w)["backend"] in GPU_BACKENDS else 0,
-        mpi=MPIEXEC,
+        # the MPI launcher for cow runs only (SLURM's executor takes any job with `mpi` for an MPI job)
+        mpi=lambda w: (config.get("mpi_launcher") or MPIEXEC) if run_of(w)["backend"] == "cow" else "",
         tasks=lambda w: run_of(w)["ranks"] if run_of(w)["backend"] == "cow" else 1,
     # every timed run holds all the cores it may use: a one-core run beside another job measured the
     # other job too (the default experiment's cpu times doubled); `shared_cores: true` packs them
-    threads: lambda w: 1 if config.get("shared_cores") and run_of(w)["backend"] not in ("cpu-parallel", "cow", "grid") \
-        else workflow.cores
+    threads: lambda w: job_threads(run_of(w), workflow.cores)
     log:
         "results/{experiment}/logs/{group}/{instance}/{backend}-s{seed}.log",
     shell:
