@@ -3,6 +3,7 @@ only the missing runs and leaves no corrupt record; the report carries our table
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -141,3 +142,47 @@ def test_export_for_iohanalyzer_loads_in_iohinspector_and_csv_has_every_improvem
     assert c.returncode == 0, c.stderr
     rows = list(csv_module.DictReader(open(tmp_path / "runs.csv")))
     assert len(rows) == sum(len(json.loads(t)) for t in df["trajectory"])
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """Debian's chromium (installed here where missing: the test needs a real browser)."""
+    path = shutil.which("chromium")
+    if path is None:
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        for cmd in (["apt-get", "install", "-y", "-q", "chromium"], ["apt-get", "update", "-q"],
+                    ["apt-get", "install", "-y", "-q", "chromium"]):
+            if subprocess.run(cmd, capture_output=True, env=env, timeout=900).returncode == 0 and cmd[1] == "install":
+                break
+        path = shutil.which("chromium")
+    assert path, "chromium could not be installed (apt-get install chromium)"
+    return path
+
+
+def test_the_report_renders_in_headless_chromium_with_every_image_and_no_console_error(tmp_path, chromium):
+    from playwright.sync_api import sync_playwright
+    r = snakemake(tmp_path, "-c2", "--configfile", str(ROOT / "workflows" / "config" / "janiak.yaml"),
+                  "--config", "scale=quick")
+    assert r.returncode == 0, r.stderr[-2000:]
+    page_file = tmp_path / "results" / "janiak" / "report.html"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--no-first-run", "--disable-sync"])
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        errors = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        requests = []
+        page.on("request", lambda req: requests.append(req.url))
+        page.goto(page_file.as_uri())
+        broken = page.evaluate("Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0))"
+                               ".map(i => i.src)")
+        images = page.evaluate("document.images.length")
+        first_screen = page.evaluate("document.elementFromPoint(640, 400) && document.body.innerText.slice(0, 2000)")
+        page.screenshot(path=str(tmp_path / "first-screen.png"))  # the test's artefact
+        browser.close()
+    assert not errors and not broken and images >= 6, (errors, broken, images)
+    assert all(u.startswith("file://") for u in requests)  # opens from disk, no network
+    assert "Ours beside the papers" in first_screen and "rnd-atsp-10-1" in first_screen
+    assert (tmp_path / "first-screen.png").stat().st_size > 10000

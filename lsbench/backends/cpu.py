@@ -75,7 +75,7 @@ class CpuParallelEvaluator(CpuEvaluator):
     def describe(self):
         info = {"backend": self.name, "threads": numba.get_num_threads() if self.parallel else 1}
         if not self.parallel:
-            info["serial"] = (f"one evaluation takes {self.serial_s * 1e6:.0f} us on one core, below the "
+            info["serial"] = (f"one evaluation takes {self.serial_s * 1e6:.2g} us on one core, below the "
                               f"{PARALLEL_MIN_SECONDS * 1e6:.0f} us a parallel region needs to pay off")
         return info
 
