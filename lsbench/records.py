@@ -20,7 +20,7 @@ REQUIRED = ("problem", "instance", "instance_sha256", "algorithm", "backend", "s
 
 def host_info():
     info = {"hostname": platform.node(), "machine": platform.machine(), "system": platform.system(),
-            "processor": platform.processor() or _cpu_model(), "cpu_count": os.cpu_count()}
+            "processor": _cpu_model() or platform.processor(), "cpu_count": os.cpu_count()}
     return info
 
 

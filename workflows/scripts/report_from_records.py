@@ -1,6 +1,6 @@
 """Aggregate and report run records made on another host (e.g. the GPU machine via run_plan.py).
 
-    python workflows/scripts/report_from_records.py workflows/config/luong_qap.yaml RUNS_DIR OUT_DIR
+    python workflows/scripts/report_from_records.py workflows/config/luong_qap.yaml RUNS_DIR OUT_DIR [quick]
 
 The GPU line of the report names the device the records were made on, not this host's.
 """
@@ -17,8 +17,9 @@ from lsbench.workflow import aggregate_records  # noqa: E402
 from report import write_report  # noqa: E402
 
 
-def main(config, runs_dir, out_dir):
+def main(config, runs_dir, out_dir, scale="paper"):
     cfg = yaml.safe_load(open(config))
+    cfg["scale"] = scale  # as the runs were planned (run_plan.py --scale)
     records = sorted(Path(runs_dir).rglob("*.json"))
     devices = {json.loads(p.read_text()).get("backend_info", {}).get("device") for p in records}
     devices.discard(None)
@@ -32,4 +33,4 @@ def main(config, runs_dir, out_dir):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])
