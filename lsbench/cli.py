@@ -60,15 +60,31 @@ def spec_from_args(args, searches=1, out=None):
 
 def cmd_run(args):
     from .runner import run
-    record = run(spec_from_args(args, args.searches, args.out), progress=not args.quiet)
+    spec = spec_from_args(args, args.searches, args.out)
+    record = run(spec, progress=not args.quiet)
     if record is None:  # a COW worker rank: rank 0 reports
         return 0
+    hint = faster_backend_hint(spec)
+    if hint:
+        print(hint, file=sys.stderr)
     gap = record["gap_percent"]
     print(f"{record['instance']} {record['algorithm']}/{record['backend']} seed {record['seed']}: "
           f"best {record['best_objective']}" + (f" (gap {gap:.3f}% to {record['bks']})" if gap is not None else "")
           + f", {record['iterations']} iterations in {record['wall_s']:.2f} s"
           + (f" -> {args.out}" if args.out else ""))
     return 0
+
+
+def faster_backend_hint(spec):
+    """One line where a faster backend exists here for the same search (same trajectory)."""
+    from . import registry
+    gpu_here = False
+    if registry.FASTER.get((spec.algorithm, spec.backend), "").startswith("gpu"):
+        from .gpu import available
+        gpu_here = available()
+    better = registry.faster_backend(spec.algorithm, spec.backend, spec.problem, gpu_here)
+    return None if better is None else (f"lsbench: note: --backend {better} runs the same {spec.algorithm} search "
+                                        f"much faster on this host (docs/performance.md)")
 
 
 def cmd_multistart(args):

@@ -107,3 +107,16 @@ def backends_of(algorithm, problem):
 def combinations():
     """Every (problem, algorithm, backend) that runs."""
     return [(p, a, b) for p in PROBLEMS for a in ALGORITHMS for b in BACKENDS if _lookup(a, b, p)[0]]
+
+
+FASTER = {("rots", "gpu"): "gpu-resident"}  # (algorithm, backend asked for) -> measured faster backend
+
+
+def faster_backend(algorithm, backend, problem, gpu_here):
+    """A backend measured faster for this (algorithm, problem) than the one asked for, if this host
+    can run it (docs/performance.md: Ro-TS resident on the GPU is 30x one core and far faster
+    than the iteration-level `gpu`, whose launches cost more than a QAP neighbourhood)."""
+    better = FASTER.get((algorithm, backend))
+    if better is None or (better.startswith("gpu") and not gpu_here):
+        return None
+    return better if _lookup(algorithm, better, problem)[0] else None

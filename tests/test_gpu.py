@@ -567,3 +567,18 @@ def test_cas_ants_built_on_the_gpu_are_the_cpu_ants_after_the_same_local_search(
     engine = ResidentRots(p, {})
     gpu_ants = engine.colony_batch(donors.copy(), tau, 0.6, colony_seeds, seeds, gpu_costs, 6, p.n)
     assert np.array_equal(gpu_ants, ants) and np.array_equal(gpu_costs, costs)
+
+
+def test_a_run_on_a_slower_backend_names_the_faster_one_in_one_line(tmp_path):
+    """QAP Ro-TS on the iteration-level `gpu` (launch-bound on a neighbourhood this small): the run
+    says that gpu-resident runs the same search faster; a run already on the fast path says nothing."""
+    r = subprocess.run([sys.executable, "-m", "lsbench", "run", "--instance", "tai12a", "--algorithm", "rots",
+                        "--backend", "gpu", "--iterations", "3", "--quiet"], capture_output=True, text=True, cwd=ROOT,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert [line for line in r.stderr.splitlines() if line.startswith("lsbench: note:")] == [
+        "lsbench: note: --backend gpu-resident runs the same rots search much faster on this host (docs/performance.md)"]
+    r = subprocess.run([sys.executable, "-m", "lsbench", "run", "--instance", "tai12a", "--algorithm", "rots",
+                        "--backend", "gpu-resident", "--iterations", "3", "--quiet"], capture_output=True, text=True,
+                       cwd=ROOT, timeout=600)
+    assert r.returncode == 0 and "note:" not in r.stderr
