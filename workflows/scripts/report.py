@@ -137,6 +137,21 @@ def group_rows(group, summary, gpu):
     return rows
 
 
+def gap_rows(group, summary):
+    """Gap to the best known value per instance and backend: median over seeds (best seed)."""
+    s = summary[(summary["group"] == group["name"]) & summary["bks"].notna()]
+    backends = list(dict.fromkeys(s["backend"]))
+    rows = []
+    for inst in map(str, group["instances"]):
+        cells = s[s["instance"] == inst].set_index("backend")
+        if cells.empty:
+            continue
+        rows.append({"instance": inst, "bks": fmt_int(cells["bks"].iloc[0]),
+                     "gaps": [f"{fmt_gap(cells.loc[b, 'gap'])} ({fmt_gap(cells.loc[b, 'gap_min'])})"
+                              if b in cells.index else "" for b in backends]})
+    return backends, rows
+
+
 def published_table(group):
     """The paper's rows for this group (workflows/published/*.csv, table filter applied)."""
     spec = group.get("published")
@@ -325,6 +340,7 @@ def write_report(table, out, config, gpu):
         pub = published_table(g)
         groups.append({"name": g["name"], "algorithm": g["algorithm"], "problem": g["problem"],
                        "rows": group_rows(g, summary, gpu), "compare": compare_rows(g, summary),
+                       "gaps": gap_rows(g, summary),
                        "published": None if pub is None else pub.to_html(index=False, na_rep="", border=0),
                        "caption": (g.get("published") or {}).get("caption", ""),
                        "plots": [(f"{files.name}/{n}", c) for n, c in plots],
