@@ -103,12 +103,14 @@ def notes(summary):
     """Where a ratio needs explaining."""
     out = []
     for r in summary.itertuples():
-        if r.kind in PARALLEL and r.speedup_vs_cpu == r.speedup_vs_cpu and r.speedup_vs_cpu < 1:
-            why = r.serial if isinstance(r.serial, str) else (
-                f"{fmt_int(r.moves)} moves an iteration are little work to share, and starting and joining the "
-                "threads, ranks or workers each iteration, or other processes on the same cores, cost more than "
-                "the share saves (see the range of times)")
-            out.append(f"{r.group}, {r.instance}: {r.backend} is {fmt_ratio(r.speedup_vs_cpu)} one core; {why}.")
+        if r.kind in PARALLEL and isinstance(r.serial, str):  # the record says it ran on one core, and why
+            out.append(f"{r.group}, {r.instance}: {r.backend} ran on one core ({fmt_ratio(r.speedup_vs_cpu)} the "
+                       f"one-core run): {r.serial}.")
+        elif r.kind in PARALLEL and r.speedup_vs_cpu == r.speedup_vs_cpu and r.speedup_vs_cpu < 1:
+            out.append(f"{r.group}, {r.instance}: {r.backend} is {fmt_ratio(r.speedup_vs_cpu)} one core; "
+                       f"{fmt_int(r.moves)} moves an iteration are little work to share, and starting and joining "
+                       "the threads, ranks or workers each iteration, or other processes on the same cores, cost "
+                       "more than the share saves (see the range of times).")
         elif r.kind in GPU_BACKENDS and r.speedup_vs_cpu == r.speedup_vs_cpu and r.speedup_vs_cpu < 1:
             out.append(f"{r.group}, {r.instance}: {r.backend} is {fmt_ratio(r.speedup_vs_cpu)} one core: "
                        f"{fmt_int(r.moves)} moves an iteration cannot pay a kernel launch and a copy each "
