@@ -1,6 +1,7 @@
 """The host side every device-resident search shares: chunks of iterations and the improvements
 they found, read back between chunks (the search itself never leaves the device)."""
 import time
+from abc import abstractmethod
 
 import numpy as np
 from numba import config, cuda
@@ -83,8 +84,9 @@ class WholeGpuEngine(Engine):
     def __init__(self, problem, neighbourhood, search, params, threads=None):
         self.search = self.build(problem, neighbourhood, search.params(neighbourhood), params)
 
+    @abstractmethod
     def build(self, problem, neighbourhood, prm, params):
-        raise NotImplementedError
+        """The search object, from the tabu parameters and the engine's own."""
 
     def warm_up(self, seeds, iterations):
         """Compiles the kernel (two untimed iterations, whatever `iterations` says)."""

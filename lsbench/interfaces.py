@@ -37,7 +37,7 @@ class Evaluator(ABC):
     parameters = ()  # lsbench.params.Param declarations of its --param keys
     capabilities = frozenset()
     parallel = False  # the CPU neighbourhood code runs its all-cores build
-    is_worker = False  # this process serves another rank's search (cow ranks > 0)
+    is_worker = False  # this process serves another rank's search (cow ranks > 0): it then has serve()
 
     @abstractmethod
     def bind(self, problem, neighbourhood):
@@ -64,10 +64,6 @@ class Evaluator(ABC):
 
     def close(self):
         """Release workers and devices, also after an error."""
-
-    def serve(self):
-        """A worker process: evaluate slices until the searching process says stop."""
-        raise NotImplementedError
 
 
 class Engine(ABC):
@@ -99,9 +95,6 @@ class Engine(ABC):
 
     def close(self):
         pass
-
-    def serve(self):
-        raise NotImplementedError
 
 
 def plain(x):
