@@ -36,12 +36,18 @@ def load_table(source):
     return df
 
 
+def points(row):
+    """(iteration, evaluations, seconds, objective) of one run's trajectory."""
+    moves = int(row.neighbourhood_size or 1)
+    return [(int(it), int(it) * moves + 1, float(seconds), objective)
+            for it, seconds, objective in json.loads(row.trajectory)]
+
+
 def improvements(df):
     """(run row, iteration, evaluations, seconds, objective) for every trajectory point."""
     for row in df.itertuples():
-        moves = int(row.neighbourhood_size or 1)
-        for it, seconds, objective in json.loads(row.trajectory):
-            yield row, int(it), int(it) * moves + 1, float(seconds), objective
+        for point in points(row):
+            yield (row, *point)
 
 
 def export(source, fmt, out):
@@ -82,11 +88,11 @@ def export_iohanalyzer(df, out):
         (folder / dat).parent.mkdir(parents=True, exist_ok=True)
         lines, described = ["evaluations raw_y"], []
         for row in runs.sort_values("seed").itertuples():  # one IOH run per seed, in seed order
-            points = [(evals, objective) for _, _, evals, _, objective in improvements(runs.loc[[row.Index]])]
-            lines += [f"{evals} {objective}" for evals, objective in points]
+            run = [(evals, objective) for _, evals, _, objective in points(row)]
+            lines += [f"{evals} {objective}" for evals, objective in run]
             last = int(row.evaluations) + 1
             described.append({"instance": 1, "evals": last,
-                              "best": {"evals": points[-1][0], "y": float(row.best_objective), "x": []}})
+                              "best": {"evals": run[-1][0], "y": float(row.best_objective), "x": []}})
         _write(folder / dat, "\n".join(lines) + "\n")
         meta = {"version": "0.3.3", "suite": f"lsbench {runs['problem'].iloc[0]}", "function_id": fid,
                 "function_name": instance, "maximization": False,

@@ -3,10 +3,10 @@
 `lsbench run`, `lsbench multistart`, the Snakemake rules and workflows/scripts/run_plan.py all call
 `build_spec`, so a bad value gets the same error line wherever it was written. Parameters are
 checked against the declarations of the problem, neighbourhood, algorithm and backend of the run
-(lsbench/params.py); nothing is loaded or run before the whole spec holds.
+(lsbench/params.py); nothing is loaded or run before the whole spec holds (the output path is proven writable when the
+run starts: lsbench.records.reserve).
 """
 import math
-import os
 from dataclasses import asdict, dataclass, field
 
 from . import instances, registry
@@ -107,8 +107,6 @@ def build_spec(instance, problem=None, algorithm="tabu", backend="cpu", neighbou
         if value is not None and not math.isfinite(value):
             raise LsbenchError(f"{name}: must be a finite number, got {value}")
     stop = Stop(iterations, evaluations, seconds, target)
-    if out is not None:
-        check_output_path(out)
     return RunSpec(kind, instance, algorithm, backend, neighbourhood, seed, stop,
                    resolved["problem"], resolved["algorithm"], resolved["backend"], threads, searches, warmup,
                    data_dir, out, None if initial is None else tuple(int(v) for v in initial))
@@ -117,17 +115,3 @@ def build_spec(instance, problem=None, algorithm="tabu", backend="cpu", neighbou
 def _check_int(name, value, low, high):
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise LsbenchError(f"{name}: must be an integer in [{low}, {high}], got {value!r}")
-
-
-def check_output_path(path):
-    """Refuse, before any work, an output the run could not write at its end."""
-    path = os.path.abspath(path)
-    if os.path.isdir(path):
-        raise LsbenchError(f"--out {path}: is a directory")
-    parent = os.path.dirname(path)
-    while not os.path.exists(parent):
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent):
-        raise LsbenchError(f"--out {path}: {parent} is not a directory")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise LsbenchError(f"--out {path}: cannot write in {parent}")

@@ -231,6 +231,15 @@ def _plt():
     return plt
 
 
+def _finish(plt, fig, ax, path):
+    """Legend where there are lines, then the PNG."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def convergence_plot(df, group, instance, path):
     """Best objective (gap to the best known value where there is one) against wall time, log time
     axis, one line per backend: the median over seeds, the band from best to worst seed."""
@@ -253,10 +262,7 @@ def convergence_plot(df, group, instance, path):
     ax.set_xlabel("wall time (s)")
     ax.set_ylabel("gap to best known (%)" if bks else "best objective")
     ax.set_title(f"{instance}: convergence", fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _finish(plt, fig, ax, path)
 
 
 def ecdf_plot(df, group, instance, target, path):
@@ -280,11 +286,7 @@ def ecdf_plot(df, group, instance, target, path):
     ax.set_xlabel("wall time (s)")
     ax.set_ylabel("runs at target")
     ax.set_title(f"{instance}: time to {fmt_num(target, 9)}", fontsize=9)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _finish(plt, fig, ax, path)
 
 
 def speedup_plot(summary, group, path):
@@ -301,11 +303,7 @@ def speedup_plot(summary, group, path):
     ax.set_xlabel("moves per iteration")
     ax.set_ylabel("speed-up against one core")
     ax.set_title(f"{group}: speed-up against size", fontsize=9)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _finish(plt, fig, ax, path)
 
 
 # -- the page ----------------------------------------------------------------------------------------
