@@ -3,12 +3,15 @@ process, an evaluator for its neighbourhood: cpu, cpu-parallel, gpu, cow, grid).
 import time
 
 from .interfaces import Engine
+from .problems.base import ObjectiveVectors
 
 
 class SearchOverEvaluator(Engine):
     takes_initial = True
 
     def __init__(self, problem, neighbourhood, search, evaluator):
+        if getattr(search, "objective_vectors", False):  # Pareto searches rate moves by objective vectors
+            neighbourhood = ObjectiveVectors(neighbourhood)
         self.problem, self.nb, self.search, self.evaluator = problem, neighbourhood, search, evaluator
         self.name = evaluator.name
         evaluator.bind(problem, neighbourhood)

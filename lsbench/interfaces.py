@@ -14,6 +14,7 @@ import numpy as np
 # optional evaluator capabilities, declared in `Evaluator.capabilities`
 DEVICE_SELECT = "device-select"  # select(mode, ...), init_tabu(memory), record(...): selection on the device
 COMPILED_LOOP = "compiled-loop"  # a search may run its whole loop in compiled CPU code instead
+DEVICE_ARCHIVE = "device-archive"  # evaluate_on_device(), archive_start(vectors), archive_update(...): PLS on the GPU
 
 
 @dataclass
@@ -28,6 +29,7 @@ class SearchResult:
     params: dict  # the parameters the search used (defaults filled in), and counts it kept
     final_objective: object
     seed: int | None = None
+    pareto: dict | None = None  # Pareto searches: front [(solution, vector)], archive_sizes, time_split
 
 
 class Evaluator(ABC):

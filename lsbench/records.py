@@ -78,6 +78,28 @@ def recheck(problem, solution, reported):
     return float(value)
 
 
+def recheck_front(problem, front):
+    """A Pareto front as written in a record: every point a valid solution whose objective vector,
+    recomputed from scratch in Python integers, is the one reported; no point dominating another,
+    no two equal. Returns [{"solution": [...], "objectives": [...]}]."""
+    points = []
+    for solution, reported in front:
+        solution = problem.solution_from_list(solution)
+        problem.check_solution(solution)
+        vector = problem.exact_vector(solution)
+        if [int(v) for v in reported] != vector:
+            raise LsbenchError(f"internal check failed: a front point reported {list(reported)} but its solution "
+                               f"evaluates to {vector}; no record written")
+        points.append({"solution": problem.solution_to_list(solution), "objectives": vector})
+    for a in points:
+        for b in points:
+            if a is not b and all(x <= y for x, y in zip(a["objectives"], b["objectives"])):
+                raise LsbenchError(f"internal check failed: front point {a['objectives']} "
+                                   f"{'equals' if a['objectives'] == b['objectives'] else 'dominates'} "
+                                   f"{b['objectives']}; no record written")
+    return points
+
+
 def write_atomic(path, record):
     """Write JSON to a temp file beside `path`, then rename: never a partial record. The file gets
     the permissions of an ordinary new file (the umask), not mkstemp's 0600."""

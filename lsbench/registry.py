@@ -12,9 +12,11 @@ from .errors import LsbenchError
 from .problems import PROBLEMS
 from .search.cas import CunningAntSystem
 from .search.hill_climbing import HillClimbing
+from .search.pls import ParetoLocalSearch
 from .search.tabu import RobustTabuSearch, TabuSearch
 
-ALGORITHMS = {"tabu": TabuSearch, "rots": RobustTabuSearch, "hc": HillClimbing, "cas": CunningAntSystem}
+ALGORITHMS = {"tabu": TabuSearch, "rots": RobustTabuSearch, "hc": HillClimbing, "cas": CunningAntSystem,
+              "pls": ParetoLocalSearch}
 
 EVALUATORS = {
     "cpu": "lsbench.backends.cpu:CpuEvaluator",
@@ -23,7 +25,7 @@ EVALUATORS = {
     "cow": "lsbench.hpc.cow:CowEvaluator",
     "grid": "lsbench.hpc.dask_grid:DaskGridEvaluator",
 }
-SEARCHES_OVER_EVALUATORS = ("tabu", "rots", "hc")
+SEARCHES_OVER_EVALUATORS = ("tabu", "rots", "hc", "pls")
 ENGINES = {
     ("rots", "gpu-resident"): "lsbench.gpu.rots_engine:ResidentRotsEngine",
     ("tabu", "gpu-resident"): {"pfsp": "lsbench.gpu.resident_pfsp:ResidentPfspEngine",

@@ -9,7 +9,8 @@ import time
 from . import instances
 from .engines import SearchOverEvaluator
 from .errors import LsbenchError
-from .records import gap_percent, host_info, read_record, recheck, reserve, versions, write_or_keep
+from .records import (gap_percent, host_info, read_record, recheck, recheck_front, reserve, versions,
+                      write_or_keep)
 from .problems import PROBLEMS
 from .registry import ALGORITHMS, EVALUATORS, engine_path, load_class
 from .search.common import Progress
@@ -101,6 +102,11 @@ def make_record(spec, prob, nb, backend_info, results, wall, warmup_s):
     }
     if hasattr(prob, "objectives"):
         record["objectives"] = prob.objectives(result.best_solution)
+    if result.pareto is not None:  # anyone can re-check the front from the record alone
+        record.update({"objective_names": list(prob.vector_names), "due_dates": prob.due.tolist(),
+                       "front": recheck_front(prob, result.pareto["front"]),
+                       "archive_sizes": result.pareto["archive_sizes"],
+                       "pareto_time_split": result.pareto["time_split"]})
     if len(results) > 1:
         total = sum(r.iterations for r in results)
         record.update({"best_seed": result.seed, "aggregate_iterations": total,
@@ -158,6 +164,17 @@ def _verify(path, rec, data):
                                           and abs(gap - rec["gap_percent"]) < 1e-6):
         raise LsbenchError(f"{path}: gap_percent {rec['gap_percent']} but recomputed {gap}")
     _check_trajectory(path, rec, prob)
+    if "front" in rec:
+        if [int(d) for d in rec["due_dates"]] != prob.due.tolist():
+            raise LsbenchError(f"{path}: due_dates differ from the instance's")
+        try:
+            recheck_front(prob, [(p["solution"], p["objectives"]) for p in rec["front"]])
+        except LsbenchError as e:
+            raise LsbenchError(f"{path}: {e}") from None
+        sums = [sum(int(w) * int(v) for w, v in zip(prob.weights, p["objectives"])) for p in rec["front"]]
+        if min(sums) != recomputed:
+            raise LsbenchError(f"{path}: best_objective {recomputed} is not the least weighted sum over the front "
+                               f"({min(sums)})")
     return f"{rec['instance']} best {recomputed} re-checked" + (f", gap {gap:.3f}%" if gap is not None else "")
 
 

@@ -22,7 +22,7 @@ class CpuEvaluator(Evaluator):
     def bind(self, problem, neighbourhood):
         self.problem = problem
         self.nb = neighbourhood
-        self.out = np.empty(neighbourhood.size, dtype=neighbourhood.delta_dtype())
+        self.out = np.empty(neighbourhood.out_shape(), dtype=neighbourhood.delta_dtype())
         return self
 
     def reset(self, solution):

@@ -154,6 +154,10 @@ class Neighbourhood:
     def delta_dtype(self):
         return np.int64 if self.problem.integer else np.float64
 
+    def out_shape(self):
+        """The shape of the array an evaluator fills: one delta per move."""
+        return (self.size,)
+
     # -- slices for remote workers (COW, grid): moves grouped in rows, each row a kernel's outer loop
     def row_starts(self):
         """First move index of every row, then the size. Default: one move per row."""
@@ -166,3 +170,35 @@ class Neighbourhood:
 
     def tabu_memory(self):
         raise LsbenchError(f"tabu search is not defined for the {self.name} neighbourhood")
+
+
+class ObjectiveVectors(Neighbourhood):
+    """A neighbourhood whose moves are rated by the objective vector of the neighbour (absolute
+    values, one row per move) instead of a delta: what Pareto searches evaluate. Every evaluator
+    fills out_shape() through the same row slices as for deltas (`vector_rows` of the inner
+    neighbourhood), so cpu, cpu-parallel, cow and grid need nothing else."""
+
+    def __init__(self, inner):
+        if not hasattr(inner, "vector_rows") or not hasattr(inner.problem, "vector_names"):
+            raise LsbenchError(f"the {inner.name} neighbourhood of {inner.problem.kind} has no objective vectors")
+        super().__init__(inner.problem)
+        self.inner, self.name, self.size, self.rows = inner, inner.name, inner.size, inner.rows
+        self.width = len(inner.problem.vector_names)
+
+    def out_shape(self):
+        return (self.size, self.width)
+
+    def delta_dtype(self):
+        return np.int64
+
+    def row_starts(self):
+        return self.inner.row_starts()
+
+    def evaluate(self, solution, state, out, parallel=False):
+        self.inner.vector_rows(solution, 0, self.rows, out, parallel)
+
+    def evaluate_rows(self, solution, lo, hi, out, parallel=False):
+        self.inner.vector_rows(solution, lo, hi, out, parallel)
+
+    def perform(self, solution, move):
+        self.inner.perform(solution, move)

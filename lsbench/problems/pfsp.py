@@ -112,12 +112,25 @@ def sequence_score(pt, due, seq, objective, w):
 
 
 @njit(cache=True, inline="always")
-def _continue_score(pt, due, seq, start, c, flow, tard, late, objective, w):
-    """Finish the schedule of seq[start:] from machine completion times c (copied)."""
+def _continue_schedule(pt, due, seq, start, c, flow, tard, late):
+    """(Cmax, flow time, tardiness, late jobs) after finishing the schedule of seq[start:] from
+    machine completion times c (copied)."""
     cc = c.copy()
     for k in range(start, seq.shape[0]):
         flow, tard, late = _append_job(pt, due, cc, seq[k], flow, tard, late)
-    return _score(objective, cc[-1], flow, tard, late, w)
+    return cc[-1], flow, tard, late
+
+
+@njit(cache=True, inline="always")
+def _store_move(out, idx, cmax, flow, tard, late, objective, w, current):
+    """A move's rating: its delta (out of width 1) or its objective vector (makespan, tardiness,
+    late jobs; out of width 3, for Pareto searches)."""
+    if out.shape[1] == 3:
+        out[idx, 0] = cmax
+        out[idx, 1] = tard
+        out[idx, 2] = late
+    else:
+        out[idx, 0] = _score(objective, cmax, flow, tard, late, w) - current
 
 
 @njit(cache=True)
@@ -144,9 +157,10 @@ def heads_and_tails(pt, seq):
 # ---------------------------------------------------------------------------------------------
 # Insertion neighbourhood
 # ---------------------------------------------------------------------------------------------
-def _insertion_deltas(pt, due, seq, objective, w, current, lo, hi, out):
-    """Delta of every insertion move (i -> k) with lo <= i < hi, i-major like index_to_insertion, for
-    the flow time and three-objective costs (the makespan has _insertion_makespan_deltas)."""
+def _insertion_values(pt, due, seq, objective, w, current, lo, hi, out):
+    """Delta (or objective vector, see _store_move) of every insertion move (i -> k) with
+    lo <= i < hi, i-major like index_to_insertion, for the flow time and three-objective costs
+    (the makespan alone has _insertion_makespan_deltas)."""
     n = seq.shape[0]
     m = pt.shape[1]
     for i in prange(lo, hi):
@@ -177,7 +191,8 @@ def _insertion_deltas(pt, due, seq, objective, w, current, lo, hi, out):
             fl = pflow[k] + cx
             ta = ptard[k] + max(0, cx - due[job])
             la = plate[k] + (1 if cx > due[job] else 0)
-            out[idx] = _continue_score(pt, due, part, k, cstart, fl, ta, la, objective, w) - current
+            cmax, fl, ta, la = _continue_schedule(pt, due, part, k, cstart, fl, ta, la)
+            _store_move(out, idx, cmax, fl, ta, la, objective, w, current)
 
 
 def _insertion_makespan_deltas(pt, due, seq, objective, w, current, lo, hi, out):
@@ -218,7 +233,7 @@ def _insertion_makespan_deltas(pt, due, seq, objective, w, current, lo, hi, out)
             out[i * (n - 1) + k] = cmax - current
 
 
-insertion_deltas, insertion_deltas_parallel = serial_and_parallel(_insertion_deltas)
+insertion_values, insertion_values_parallel = serial_and_parallel(_insertion_values)
 insertion_makespan_deltas, insertion_makespan_deltas_parallel = serial_and_parallel(_insertion_makespan_deltas)
 
 
@@ -282,6 +297,12 @@ class _PfspNeighbourhood(Neighbourhood):
     def _current(self, solution):
         return self.problem.objective(solution)
 
+    def _values(self, fn, solution, lo, hi, out):
+        """Run a *_values kernel: deltas into an out of width 1, objective vectors into width 3."""
+        pr = self.problem
+        current = self._current(solution) if out.shape[1] == 1 else 0
+        fn(pr.pt, pr.due, solution, pr.objective_code, pr.weights, current, lo, hi, out)
+
 
 class PfspInsertion(_PfspNeighbourhood):
     name = "insertion"
@@ -298,9 +319,13 @@ class PfspInsertion(_PfspNeighbourhood):
         pr = self.problem
         if pr.objective_code == MAKESPAN:
             fn = insertion_makespan_deltas_parallel if parallel else insertion_makespan_deltas
+            fn(pr.pt, pr.due, solution, pr.objective_code, pr.weights, self._current(solution), lo, hi, out)
         else:
-            fn = insertion_deltas_parallel if parallel else insertion_deltas
-        fn(pr.pt, pr.due, solution, pr.objective_code, pr.weights, self._current(solution), lo, hi, out)
+            self._values(insertion_values_parallel if parallel else insertion_values, solution, lo, hi,
+                         out.reshape(-1, 1))
+
+    def vector_rows(self, solution, lo, hi, out, parallel=False):
+        self._values(insertion_values_parallel if parallel else insertion_values, solution, lo, hi, out)
 
     def perform(self, solution, move):
         i, k = index_to_insertion(move, self.n)
@@ -314,7 +339,8 @@ class PfspInsertion(_PfspNeighbourhood):
         insertion_tabu_record(solution_before, i, k, memory, until)
 
 
-def _swap_deltas(pt, due, seq, objective, w, current, lo, hi, out):
+def _swap_values(pt, due, seq, objective, w, current, lo, hi, out):
+    """Delta (or objective vector, see _store_move) of every swap (i, j), lo <= i < hi."""
     n = seq.shape[0]
     m = pt.shape[1]
     e, _q = heads_and_tails(pt, seq)
@@ -333,12 +359,13 @@ def _swap_deltas(pt, due, seq, objective, w, current, lo, hi, out):
         for j in range(i + 1, n):
             trial[i] = seq[j]
             trial[j] = seq[i]
-            out[base + j] = _continue_score(pt, due, trial, i, e[i], fl, ta, la, objective, w) - current
+            cmax, fl2, ta2, la2 = _continue_schedule(pt, due, trial, i, e[i], fl, ta, la)
+            _store_move(out, base + j, cmax, fl2, ta2, la2, objective, w, current)
             trial[j] = seq[j]
         trial[i] = seq[i]
 
 
-swap_deltas, swap_deltas_parallel = serial_and_parallel(_swap_deltas)
+swap_values, swap_values_parallel = serial_and_parallel(_swap_values)
 
 
 class PfspSwap(PositionSwapMoves, _PfspNeighbourhood):
@@ -353,13 +380,15 @@ class PfspSwap(PositionSwapMoves, _PfspNeighbourhood):
         return pair_row_starts(self.n)
 
     def evaluate_rows(self, solution, lo, hi, out, parallel=False):
-        pr = self.problem
-        fn = swap_deltas_parallel if parallel else swap_deltas
-        fn(pr.pt, pr.due, solution, pr.objective_code, pr.weights, self._current(solution), lo, hi, out)
+        self._values(swap_values_parallel if parallel else swap_values, solution, lo, hi, out.reshape(-1, 1))
+
+    def vector_rows(self, solution, lo, hi, out, parallel=False):
+        self._values(swap_values_parallel if parallel else swap_values, solution, lo, hi, out)
 
 
 class PFSP(Problem):
     kind = "pfsp"
+    vector_names = ("makespan", "tardiness", "late_jobs")  # the objective vector of Pareto searches
     neighbourhoods = {"insertion": PfspInsertion, "swap": PfspSwap}
     default_neighbourhood = "insertion"
     parameters = (
@@ -428,14 +457,29 @@ class PFSP(Problem):
         return int(sequence_score(self.pt, self.due, np.asarray(solution, dtype=np.int64),
                                   self.objective_code, self.weights))
 
-    def exact_objective(self, solution):
+    def _exact_schedule(self, solution):
+        """(Cmax, flow time, tardiness, late jobs) in Python integers, independent of compiled code."""
         c = [0] * self.m
         flow = tard = late = 0
         pt, due = self.pt.astype(object), self.due.astype(object)
         for job in np.asarray(solution, dtype=np.int64):
             flow, tard, late = append_job(pt, due, c, int(job), flow, tard, late)
+        return c[-1], flow, tard, late
+
+    def exact_objective(self, solution):
+        cmax, flow, tard, late = self._exact_schedule(solution)
         w = [int(v) for v in self.weights]
-        return {MAKESPAN: c[-1], FLOWTIME: flow}.get(self.objective_code, w[0] * c[-1] + w[1] * tard + w[2] * late)
+        return {MAKESPAN: cmax, FLOWTIME: flow}.get(self.objective_code, w[0] * cmax + w[1] * tard + w[2] * late)
+
+    def objective_vector(self, solution):
+        """(makespan, total tardiness, late jobs): what Pareto searches minimise (VECTOR_NAMES)."""
+        cmax, _flow, tard, late = schedule_objectives(self.pt, self.due, np.asarray(solution, dtype=np.int64))
+        return np.array([cmax, tard, late], dtype=np.int64)
+
+    def exact_vector(self, solution):
+        """objective_vector in Python integers (re-checks of Pareto fronts)."""
+        cmax, _flow, tard, late = self._exact_schedule(solution)
+        return [cmax, tard, late]
 
     def objectives(self, solution):
         cmax, flow, tard, late = schedule_objectives(self.pt, self.due, np.asarray(solution, dtype=np.int64))
