@@ -17,9 +17,10 @@ import numpy as np
 from numba import config, cuda, njit
 
 from lsbench.errors import LsbenchError
-from lsbench.interfaces import DEVICE_SELECT, Evaluator
+from lsbench.interfaces import DEVICE_ARCHIVE, DEVICE_SELECT, Evaluator
 from lsbench.neighborhoods import index_to_insertion, index_to_pair, index_to_triple
 from lsbench.params import Param
+from lsbench.problems.pfsp import THREE
 
 from . import device_name, kernels, require
 from .launch import ThreadControl
@@ -51,11 +52,14 @@ def move_table(kind, size, n):
 
 class Timer:
     def __init__(self):
-        self.process = self.transfer = self.kernel = 0.0
+        self.process = self.transfer = self.kernel = self.archive = 0.0
 
     def as_dict(self):
-        return {"process_s": round(self.process, 6), "transfer_s": round(self.transfer, 6),
-                "kernel_s": round(self.kernel, 6)}
+        split = {"process_s": round(self.process, 6), "transfer_s": round(self.transfer, 6),
+                 "kernel_s": round(self.kernel, 6)}
+        if self.archive:
+            split["archive_kernels_s"] = round(self.archive, 6)
+        return split
 
 
 class GpuEvaluator(Evaluator):
@@ -94,6 +98,13 @@ class GpuEvaluator(Evaluator):
         self.size = nb.size
         self.dtype = nb.delta_dtype()
         self.n = problem.size
+        self.vectors = len(nb.out_shape()) == 2  # objective vectors per move (Pareto searches)
+        if self.vectors:
+            if self.reduce == "device":
+                raise LsbenchError("--param reduce=device selects one move; a Pareto search keeps an archive "
+                                   "(use --param archive=device to filter on the GPU)")
+            self.capabilities = frozenset({DEVICE_ARCHIVE})
+            self.device_archive = None
         t = time.perf_counter()
         if self.kind == "qap":
             self.data = (cuda.to_device(problem.a), cuda.to_device(problem.b))
@@ -119,8 +130,8 @@ class GpuEvaluator(Evaluator):
             if problem.d > kernels.MAX_DIMENSION:
                 raise LsbenchError(f"--backend gpu: Weierstrass dimension above {kernels.MAX_DIMENSION}")
             self.w_kernel = kernels.make_weierstrass_kernel(problem.dtype)
-        self.out = cuda.device_array(self.size, dtype=self.dtype)
-        self.host_out = np.empty(self.size, dtype=self.dtype)
+        self.out = cuda.device_array(nb.out_shape(), dtype=self.dtype)
+        self.host_out = np.empty(nb.out_shape(), dtype=self.dtype)
         self.no_params = cuda.to_device(np.zeros((1, 3), dtype=np.int64))
         self.params = self.no_params
         max_threads = PPP_THREADS if self.kind == "ppp" else None
@@ -154,6 +165,25 @@ class GpuEvaluator(Evaluator):
         self.out.copy_to_host(self.host_out)
         self.timer.transfer += time.perf_counter() - t
         return self.host_out
+
+    # -- the Pareto archive on the device (PLS, archive=device) -----------------------------------------
+    def evaluate_on_device(self):
+        """The neighbourhood's objective vectors, left in device memory for archive_update."""
+        self._evaluate_on_device()
+
+    def archive_start(self, vectors):
+        from .archive import DeviceArchive
+        t = time.perf_counter()
+        if self.device_archive is None:
+            self.device_archive = DeviceArchive(self.size)
+        self.device_archive.start(vectors)
+        self.timer.transfer += time.perf_counter() - t
+
+    def archive_update(self, accept, current):
+        t = time.perf_counter()
+        change = self.device_archive.update(self.out, accept, current)
+        self.timer.archive += time.perf_counter() - t
+        return change
 
     def describe(self):
         return {"backend": self.name, "device": device_name(), "generate": self.generate, "reduce": self.reduce,
@@ -282,19 +312,23 @@ class GpuEvaluator(Evaluator):
             return kernels.tsp_two_opt_kernel, (*data, p, use, self.out), data
         if self.kind == "pfsp":
             pr = self.problem
-            current = pr.objective(self.solution)
+            current = 0 if self.vectors else pr.objective(self.solution)
+            objective = THREE if self.vectors else pr.objective_code  # vectors need the prefix tardiness too
             w = pr.weights
             if self.nb.name == "insertion":
                 heads, tails, pf, ptd, pl = self.scratch
                 tt = time.perf_counter()
                 if pr.m <= kernels.WAVE:  # one warp per removed job sweeps anti-diagonals
                     kernels.pfsp_heads_tails_wave_kernel[2 * pr.n, kernels.WAVE](
-                        *self.data, self.sol_d, heads, tails, pf, ptd, pl, pr.objective_code)
+                        *self.data, self.sol_d, heads, tails, pf, ptd, pl, objective)
                 else:
                     kernels.pfsp_heads_tails_kernel[-(-2 * pr.n // 64), 64](
-                        *self.data, self.sol_d, heads, tails, pf, ptd, pl, pr.objective_code)
+                        *self.data, self.sol_d, heads, tails, pf, ptd, pl, objective)
                 self.timer.kernel += time.perf_counter() - tt  # it finishes before the next kernel starts
-                data = (*self.data, self.sol_d, heads, tails, pf, ptd, pl, pr.objective_code, w[0], w[1], w[2],
+                if self.vectors:
+                    return kernels.pfsp_insertion_vector_kernel, (*self.data, self.sol_d, heads, pf, ptd, pl, p, use,
+                                                                  self.out), None
+                data = (*self.data, self.sol_d, heads, tails, pf, ptd, pl, objective, w[0], w[1], w[2],
                         current)
                 return kernels.pfsp_insertion_kernel, (*data, p, use, self.out), data
             from lsbench.problems.pfsp import heads_and_tails
@@ -304,6 +338,8 @@ class GpuEvaluator(Evaluator):
             t = time.perf_counter()
             e_d, prefix_d = self._upload("heads", e), self._upload("prefix", prefix)
             self.timer.transfer += time.perf_counter() - t
+            if self.vectors:
+                return kernels.pfsp_swap_vector_kernel, (*self.data, self.sol_d, e_d, prefix_d, p, use, self.out), None
             return kernels.pfsp_swap_kernel, (*self.data, self.sol_d, e_d, prefix_d, pr.objective_code, w[0], w[1],
                                               w[2], current, p, use, self.out), None
         if self.kind == "ppp":

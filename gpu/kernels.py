@@ -190,6 +190,18 @@ def pfsp_insertion_delta(pt, due, seq, heads, tails, pflow, ptard, plate, object
             f = max(f, heads[k, j, i]) + pt[x, j]
             cmax = max(cmax, f + tails[k, j, i])
         return cmax - current
+    cmax, flow, tard, late = pfsp_insertion_schedule(pt, due, seq, heads, pflow, ptard, plate, i, k)
+    value = flow if objective == 1 else w0 * cmax + w1 * tard + w2 * late
+    return value - current
+
+
+@cuda.jit(device=True, inline=True)
+def pfsp_insertion_schedule(pt, due, seq, heads, pflow, ptard, plate, i, k):
+    """(Cmax, flow time, tardiness, late jobs) after moving the job at position i to position k:
+    the prefix tables give the first k jobs, the rest is scheduled job by job."""
+    n = seq.shape[0]
+    m = pt.shape[1]
+    x = seq[i]
     c = cuda.local.array(MAX_MACHINES, np.int64)
     for j in range(m):
         c[j] = heads[k, j, i]
@@ -203,8 +215,26 @@ def pfsp_insertion_delta(pt, due, seq, heads, tails, pflow, ptard, plate, object
             u = v - 1
             job = seq[u] if u < i else seq[u + 1]
         flow, tard, late = append_job(pt, due, c, job, flow, tard, late)
-    value = flow if objective == 1 else w0 * c[m - 1] + w1 * tard + w2 * late
-    return value - current
+    return c[m - 1], flow, tard, late
+
+
+@cuda.jit
+def pfsp_insertion_vector_kernel(pt, due, seq, heads, pflow, ptard, plate, params, use_params, out):
+    """Objective vectors (makespan, tardiness, late jobs) of every insertion move, out[move, 3]."""
+    n = seq.shape[0]
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for t in range(start, out.shape[0], stride):
+        if use_params:
+            idx = t
+            i = params[t, 0]
+            k = params[t, 1]
+        else:
+            idx, i, k = insertion_of_item(t, n)
+        cmax, _flow, tard, late = pfsp_insertion_schedule(pt, due, seq, heads, pflow, ptard, plate, i, k)
+        out[idx, 0] = cmax
+        out[idx, 1] = tard
+        out[idx, 2] = late
 
 
 @cuda.jit
@@ -224,31 +254,54 @@ def pfsp_insertion_kernel(pt, due, seq, heads, tails, pflow, ptard, plate, objec
                                         current, i, k)
 
 
-@cuda.jit
-def pfsp_swap_kernel(pt, due, seq, heads0, prefix, objective, w0, w1, w2, current, params, use_params, out):
-    """heads0: heads of the current sequence; prefix[q] = (flow, tardiness, late) of its first q jobs."""
+@cuda.jit(device=True, inline=True)
+def pfsp_swap_schedule(pt, due, seq, heads0, prefix, i, j2):
+    """(Cmax, flow time, tardiness, late jobs) after swapping positions i < j2. heads0: heads of
+    the current sequence; prefix[q] = (flow, tardiness, late) of its first q jobs."""
     n = seq.shape[0]
     m = pt.shape[1]
     c = cuda.local.array(MAX_MACHINES, np.int64)
+    for j in range(m):
+        c[j] = heads0[i, j]
+    flow = prefix[i, 0]
+    tard = prefix[i, 1]
+    late = prefix[i, 2]
+    for v in range(i, n):
+        job = seq[j2] if v == i else (seq[i] if v == j2 else seq[v])
+        flow, tard, late = append_job(pt, due, c, job, flow, tard, late)
+    return c[m - 1], flow, tard, late
+
+
+@cuda.jit
+def pfsp_swap_kernel(pt, due, seq, heads0, prefix, objective, w0, w1, w2, current, params, use_params, out):
+    """Deltas of every swap."""
+    n = seq.shape[0]
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     for idx in range(start, out.shape[0], stride):
         i, j2 = pair_of(idx, n, params, use_params)
-        for j in range(m):
-            c[j] = heads0[i, j]
-        flow = prefix[i, 0]
-        tard = prefix[i, 1]
-        late = prefix[i, 2]
-        for v in range(i, n):
-            job = seq[j2] if v == i else (seq[i] if v == j2 else seq[v])
-            flow, tard, late = append_job(pt, due, c, job, flow, tard, late)
+        cmax, flow, tard, late = pfsp_swap_schedule(pt, due, seq, heads0, prefix, i, j2)
         if objective == 0:
-            value = c[m - 1]
+            value = cmax
         elif objective == 1:
             value = flow
         else:
-            value = w0 * c[m - 1] + w1 * tard + w2 * late
+            value = w0 * cmax + w1 * tard + w2 * late
         out[idx] = value - current
+
+
+@cuda.jit
+def pfsp_swap_vector_kernel(pt, due, seq, heads0, prefix, params, use_params, out):
+    """Objective vectors (makespan, tardiness, late jobs) of every swap, out[move, 3]."""
+    n = seq.shape[0]
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for idx in range(start, out.shape[0], stride):
+        i, j2 = pair_of(idx, n, params, use_params)
+        cmax, _flow, tard, late = pfsp_swap_schedule(pt, due, seq, heads0, prefix, i, j2)
+        out[idx, 0] = cmax
+        out[idx, 1] = tard
+        out[idx, 2] = late
 
 
 @cuda.jit

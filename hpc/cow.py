@@ -56,7 +56,7 @@ class CowEvaluator(Evaluator):
         starts = neighbourhood.row_starts()
         self.rows = split_rows(starts, self.size)
         self.moves = [starts[r] for r in self.rows]
-        self.out = np.empty(neighbourhood.size, dtype=neighbourhood.delta_dtype())
+        self.out = np.empty(neighbourhood.out_shape(), dtype=neighbourhood.delta_dtype())
         self.compute = np.zeros(self.size, dtype=np.float64)
         # every rank knows the solution layout (shape, dtype), hence the broadcast message size
         self.template = problem.random_solution(rng.new_state(0))

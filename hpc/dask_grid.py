@@ -30,7 +30,7 @@ def _evaluate_slice(nb, solution, lo, hi, threads):
     import numba
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     t = time.perf_counter()
-    out = np.empty(nb.size, dtype=nb.delta_dtype())
+    out = np.empty(nb.out_shape(), dtype=nb.delta_dtype())
     starts = nb.row_starts()
     if hi > lo:
         nb.evaluate_rows(solution, lo, hi, out, parallel=threads > 1)
@@ -143,7 +143,7 @@ class DaskGridEvaluator(Evaluator):
         starts = neighbourhood.row_starts()
         self.rows = split_rows(starts, len(self.addresses))
         self.moves = [starts[r] for r in self.rows]
-        self.out = np.empty(neighbourhood.size, dtype=neighbourhood.delta_dtype())
+        self.out = np.empty(neighbourhood.out_shape(), dtype=neighbourhood.delta_dtype())
         # the instance data go to every worker once; iterations send only the solution
         self.nb_remote = self.client.scatter(neighbourhood, broadcast=True, hash=False)
         return self

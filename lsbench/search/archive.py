@@ -15,24 +15,20 @@ from numba import njit
 ACCEPT = {"non-dominated": 0, "dominating": 1}
 
 
-@njit(cache=True, inline="always")
-def weakly_dominates(a, b):
-    for q in range(a.shape[0]):
-        if a[q] > b[q]:
-            return False
-    return True
+WIDTH = 3  # objectives per vector (the three-objective flow shop)
 
 
 @njit(cache=True, inline="always")
-def dominates(a, b):
-    """a is no worse than b everywhere and better somewhere (Pareto dominance, minimisation)."""
-    better = False
-    for q in range(a.shape[0]):
-        if a[q] > b[q]:
-            return False
-        if a[q] < b[q]:
-            better = True
-    return better
+def weakly_dominates(a0, a1, a2, b0, b1, b2):
+    """a is no worse than b in every objective (minimisation). Scalars, so that the GPU filter
+    (lsbench.gpu.archive) compiles this very source for registers and shared memory."""
+    return a0 <= b0 and a1 <= b1 and a2 <= b2
+
+
+@njit(cache=True, inline="always")
+def dominates(a0, a1, a2, b0, b1, b2):
+    """a is no worse than b everywhere and better somewhere (Pareto dominance)."""
+    return a0 <= b0 and a1 <= b1 and a2 <= b2 and (a0 < b0 or a1 < b1 or a2 < b2)
 
 
 @njit(cache=True)
@@ -43,9 +39,8 @@ def insert_batch(members, vectors, accept, current):
     dominate `current`. Returns (left, entered): a mask over the old members, and the move
     indices that are members at the end, in move order."""
     count = members.shape[0]
-    width = members.shape[1]
     size = vectors.shape[0]
-    pool = np.empty((count + size, width), dtype=np.int64)  # old members, then entrants
+    pool = np.empty((count + size, WIDTH), dtype=np.int64)  # old members, then entrants
     origin = np.empty(count + size, dtype=np.int64)
     alive = np.zeros(count + size, dtype=np.bool_)
     pool[:count] = members
@@ -53,20 +48,20 @@ def insert_batch(members, vectors, accept, current):
     alive[:count] = True
     used = count
     for t in range(size):
-        v = vectors[t]
-        if accept == 1 and not dominates(v, current):
+        v0, v1, v2 = vectors[t, 0], vectors[t, 1], vectors[t, 2]
+        if accept == 1 and not dominates(v0, v1, v2, current[0], current[1], current[2]):
             continue
         rejected = False
         for q in range(used):
-            if alive[q] and weakly_dominates(pool[q], v):
+            if alive[q] and weakly_dominates(pool[q, 0], pool[q, 1], pool[q, 2], v0, v1, v2):
                 rejected = True
                 break
         if rejected:
             continue
         for q in range(used):
-            if alive[q] and dominates(v, pool[q]):
+            if alive[q] and dominates(v0, v1, v2, pool[q, 0], pool[q, 1], pool[q, 2]):
                 alive[q] = False
-        pool[used] = v
+        pool[used] = vectors[t]
         origin[used] = t
         alive[used] = True
         used += 1
@@ -83,8 +78,8 @@ def insert_batch(members, vectors, accept, current):
 class ParetoArchive:
     """Vectors (an int64 array, one row per member), solutions and visited flags, in archive order."""
 
-    def __init__(self, width):
-        self.vectors = np.empty((0, width), dtype=np.int64)
+    def __init__(self):
+        self.vectors = np.empty((0, WIDTH), dtype=np.int64)
         self.solutions = []
         self.visited = []
 
@@ -102,7 +97,7 @@ class ParetoArchive:
         keep = np.flatnonzero(~np.asarray(left, dtype=bool))
         self.solutions = [self.solutions[q] for q in keep] + [make_solution(int(m)) for m in entered]
         self.visited = [self.visited[q] for q in keep] + [False] * len(entered)
-        self.vectors = np.concatenate([self.vectors[keep], np.asarray(vectors, dtype=np.int64).reshape(-1, self.vectors.shape[1])])
+        self.vectors = np.concatenate([self.vectors[keep], np.asarray(vectors, dtype=np.int64).reshape(-1, WIDTH)])
 
     def unvisited(self):
         return [q for q, seen in enumerate(self.visited) if not seen]

@@ -58,8 +58,7 @@ class ParetoLocalSearch:
         on_device = self.archive == "device"
         accept = ACCEPT[self.accept]
         weights = np.asarray(problem.weights, dtype=np.int64)
-        width = len(problem.vector_names)
-        front, archive = ParetoArchive(width), ParetoArchive(width)
+        front, archive = ParetoArchive(), ParetoArchive()
         sizes = []  # [iteration, archive size] whenever the size changes
         split = {"evaluation_s": 0.0, "archiving_s": 0.0}
         it = evals = restarts = 0
