@@ -114,6 +114,26 @@ def cmd_export(args):
     return 0
 
 
+def cmd_indicators(args):
+    import json
+    from .indicators import evaluate_records
+    point = None
+    if args.reference_point:
+        try:
+            point = [float(v) for v in args.reference_point.split(",")]
+        except ValueError:
+            raise LsbenchError(f"--reference-point {args.reference_point!r}: need comma-separated numbers")
+    rows = evaluate_records(args.records, args.reference_front, point)
+    text = json.dumps(rows, indent=1)
+    if args.out:
+        from .records import write_text_atomic
+        write_text_atomic(args.out, text + "\n")
+    for r in rows:
+        print(f"{r['instance']} {r['algorithm']}/{r['backend']} seed {r['seed']}: front {r['front_size']}, "
+              f"hypervolume {r['hypervolume']:.6g}, epsilon+ {r['epsilon_additive']:.6g}, IGD+ {r['igd_plus']:.6g}")
+    return 0
+
+
 def cmd_describe(args):
     print(describe_text(args.problem, args.algorithm, args.backend))
     return 0
@@ -258,6 +278,15 @@ def build_parser():
     px.add_argument("--format", required=True, choices=["iohanalyzer", "csv"])
     px.add_argument("--out", required=True, help="a folder (iohanalyzer) or a .csv file")
     px.set_defaults(func=cmd_export)
+
+    pq = sub.add_parser("indicators", help="hypervolume, additive epsilon and IGD+ of PLS fronts (moocore), "
+                        "against the non-dominated union of the records given, per instance")
+    pq.add_argument("records", nargs="+")
+    pq.add_argument("--reference-front", help="write each instance's reference front here ({instance} in the path)")
+    pq.add_argument("--reference-point", help="hypervolume reference point in objective values, e.g. 3000,90000,50 "
+                    "(default: 1.1 x the reference front's range beyond its ideal point)")
+    pq.add_argument("--out", help="the rows as JSON")
+    pq.set_defaults(func=cmd_indicators)
 
     pv = sub.add_parser("verify", help="re-check run records from scratch")
     pv.add_argument("records", nargs="+")

@@ -101,15 +101,19 @@ def recheck_front(problem, front):
 
 
 def write_atomic(path, record):
-    """Write JSON to a temp file beside `path`, then rename: never a partial record. The file gets
-    the permissions of an ordinary new file (the umask), not mkstemp's 0600."""
+    """A run record as JSON, never partial (write_text_atomic)."""
+    write_text_atomic(path, json.dumps(record, indent=1, default=_json_default) + "\n")
+
+
+def write_text_atomic(path, text):
+    """Write to a temp file beside `path`, then rename: never a partial file. The file gets the
+    permissions of an ordinary new file (the umask), not mkstemp's 0600."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(record, f, indent=1, default=_json_default)
-            f.write("\n")
+            f.write(text)
         os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
     except BaseException:

@@ -127,6 +127,11 @@ def aggregate_records(paths, out):
             "cpu_model": rec["host"].get("processor"), "cpu_count": rec["host"].get("cpu_count"),
             "lsbench_commit": versions.get("lsbench_commit"), "versions": json.dumps(versions),
             "backend_info": json.dumps(info), "record": str(p),
+            # Pareto searches: the front's objective vectors, the archive size over iterations, the time split
+            "front": json.dumps([q["objectives"] for q in rec["front"]]) if "front" in rec else None,
+            "archive_sizes": json.dumps(rec["archive_sizes"]) if "archive_sizes" in rec else None,
+            "pareto_time_split": json.dumps(rec["pareto_time_split"]) if "pareto_time_split" in rec else None,
+            "accept": rec["params"].get("accept"),
         })
     df = pd.DataFrame(rows)
     tmp = Path(out).with_suffix(".tmp.parquet")

@@ -168,3 +168,58 @@ def test_pls_over_mpi_ranks_and_dask_workers_gives_the_cpu_archive(tmp_path):
         assert r.returncode == 0, r.stderr
         recs[backend] = json.loads(out.read_text())
     assert outcome(recs["cow"]) == outcome(recs["cpu"]) and outcome(recs["grid"]) == outcome(recs["cpu"])
+
+
+def test_report_indicators_agree_with_moocore_on_the_written_fronts(tmp_path):
+    """The report's reference front is the non-dominated union of the runs' fronts; its indicator
+    values equal moocore's, called here on the written files with the documented normalisation."""
+    import importlib.util
+    import re
+    import moocore
+    from lsbench.workflow import aggregate_records
+    paths = []
+    for seed in (1, 2, 3):
+        out = tmp_path / "runs" / "pls-g" / "ta021" / f"cpu-s{seed}.json"
+        args = pls_args(out, "cpu", "non-dominated", 60, "ta021")
+        args[args.index("--seed") + 1] = str(seed)
+        assert lsbench(*args).returncode == 0
+        paths.append(out)
+    table = tmp_path / "runs.parquet"
+    aggregate_records(paths, table)
+    spec = importlib.util.spec_from_file_location("report", ROOT / "workflows" / "scripts" / "report.py")
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    config = {"experiment": "t", "groups": [{"name": "pls-g", "problem": "pfsp", "instances": ["ta021"],
+                                             "algorithm": "pls", "backends": ["cpu"], "seeds": 3}]}
+    html = report.write_report(table, tmp_path / "report.html", config, {"available": False, "name": "no GPU"}).read_text()
+    files = tmp_path / "report_files"
+    ref = np.loadtxt(files / "reference-front-ta021.csv", delimiter=",", skiprows=1, dtype=np.int64)
+    fronts = [np.array([p["objectives"] for p in json.loads(p.read_text())["front"]]) for p in paths]
+    union = np.unique(np.concatenate(fronts), axis=0)
+    assert sorted(map(tuple, ref)) == sorted(map(tuple, union[moocore.is_nondominated(union)]))
+    ideal, nadir = ref.min(axis=0), np.maximum(ref.max(axis=0), ref.min(axis=0) + 1)
+    norm = lambda x: (x - ideal) / (nadir - ideal)  # noqa: E731
+    rows = {int(r["seed"]): r for r in __import__("pandas").read_csv(files / "indicators.csv").to_dict("records")}
+    direct = []
+    for seed, front in zip((1, 2, 3), fronts):
+        hv = moocore.hypervolume(norm(front), ref=[1.1] * 3)
+        eps = moocore.epsilon_additive(norm(front), ref=norm(ref))
+        igd = moocore.igd_plus(norm(front), ref=norm(ref))
+        assert rows[seed]["hypervolume"] == pytest.approx(hv, rel=1e-12)
+        assert rows[seed]["epsilon_additive"] == pytest.approx(eps, rel=1e-12, abs=1e-15)
+        assert rows[seed]["igd_plus"] == pytest.approx(igd, rel=1e-12, abs=1e-15)
+        direct.append((hv, eps, igd))
+    medians = [f"{v:.4f}" for v in np.median(np.array(direct), axis=0)]
+    cells = re.search(r"<td class=\"text\">ta021</td><td class=\"text\">cpu</td><td>3</td><td>\d+</td>\s*"
+                      r"<td>([\d.]+)</td><td>([\d.]+)</td><td>([\d.]+)</td>", html)
+    assert cells and list(cells.groups()) == medians
+
+
+def test_indicators_refuse_a_reference_point_that_does_not_bound_the_front(tmp_path):
+    out = tmp_path / "pls.json"
+    assert lsbench(*pls_args(out, iterations=10)).returncode == 0
+    r = lsbench("indicators", str(out), "--reference-point", "100,100,100", "--out", str(tmp_path / "ind.json"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "does not bound the front" in r.stderr
+    assert not (tmp_path / "ind.json").exists()
+    r = lsbench("indicators", str(out), "--out", str(tmp_path / "ind.json"))
+    assert r.returncode == 0 and json.loads((tmp_path / "ind.json").read_text())[0]["hypervolume"] > 0

@@ -20,6 +20,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import pareto_report  # noqa: E402
 
 from lsbench.workflow import GPU_BACKENDS, NOT_AVAILABLE, RUNNABLE_BACKENDS, backend_entry, expand_group  # noqa: E402
 
@@ -317,6 +320,7 @@ def write_report(table, out, config, gpu):
     files = out.parent / f"{out.stem}_files"
     files.mkdir(parents=True, exist_ok=True)
     groups = []
+    indicator_table = pareto_report.indicator_table(df, files) if "front" in df and df["front"].notna().any() else []
     for g in config.get("groups", []):
         g = expand_group(g, config.get("scale", "paper"))
         ran = set(df.loc[df["group"] == g["name"], "instance"])
@@ -333,6 +337,8 @@ def write_report(table, out, config, gpu):
                 ecdf_plot(df, g["name"], inst, target, files / name)
                 plots.append((name, f"{inst}: fraction of runs at {'the target' if g.get('target') else 'the best known value'} "
                                     "against wall time"))
+        for inst in [i for i in map(str, g["instances"]) if i in ran] if g["algorithm"] == "pls" else []:
+            plots += pareto_report.plots(df, g["name"], inst, files, _plt())
         if ran and summary[(summary["group"] == g["name"]) & (summary["backend"] != "cpu")]["speedup_vs_cpu"].notna().any():
             name = f"{g['name']}-speedup.png"
             speedup_plot(summary, g["name"], files / name)
@@ -344,6 +350,9 @@ def write_report(table, out, config, gpu):
                        "published": None if pub is None else pub.to_html(index=False, na_rep="", border=0),
                        "caption": (g.get("published") or {}).get("caption", ""),
                        "plots": [(f"{files.name}/{n}", c) for n, c in plots],
+                       "indicators": pareto_report.indicator_rows(indicator_table, g["name"]) if len(indicator_table) else [],
+                       "profile": pareto_report.profile_rows(df, g["name"]) if "pareto_time_split" in df else [],
+                       "files": files.name,
                        "notes": notes(summary[summary["group"] == g["name"]])})
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=jinja2.select_autoescape())
     page = env.get_template("report.html.j2").render(
