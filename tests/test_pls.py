@@ -223,3 +223,13 @@ def test_indicators_refuse_a_reference_point_that_does_not_bound_the_front(tmp_p
     assert not (tmp_path / "ind.json").exists()
     r = lsbench("indicators", str(out), "--out", str(tmp_path / "ind.json"))
     assert r.returncode == 0 and json.loads((tmp_path / "ind.json").read_text())[0]["hypervolume"] > 0
+
+
+def test_pls_swap_neighbourhood_gives_the_cpu_archive_with_the_device_archive(tmp_path):
+    recs = []
+    for backend, extra in (("cpu", []), ("gpu", ["--param", "archive=device", "--param", "block=32"])):
+        out = tmp_path / f"{backend}.json"
+        r = lsbench(*pls_args(out, backend, "non-dominated", 6, "rnd-pfsp-9x3-1"), "--neighbourhood", "swap", *extra)
+        assert r.returncode == 0, r.stderr
+        recs.append(json.loads(out.read_text()))
+    assert len(recs[0]["front"]) >= 3 and outcome(recs[0]) == outcome(recs[1])
