@@ -6,7 +6,8 @@ in source_url, pinned to a commit); Taillard rows are generated from the time se
 sha256 is that of the generated file text, which equals Taillard's published files. A reference
 solution (QAPLIB .sln, TSPLIB .opt.tour) gets its own URL and sha256; `reference_note` says how a
 QAPLIB permutation reads (`facility->location`, `inverse`, or `unverified`: it does not reproduce
-the value).
+the value). `bks_source` says where each best-known value comes from; the newer values of
+bks-updates.csv replace the files' older ones, with their sources.
 """
 import csv
 import hashlib
@@ -26,6 +27,26 @@ TSPLIB = "https://raw.githubusercontent.com/pdrozdowski/TSPLib.Net/bf092e820c8d0
 QAPLIB_SLN = "https://raw.githubusercontent.com/0816keisuke/qaplib/03ccda9f1d8bcc421e3a7eff936861fc73085594/instance/{0}/solution.txt"
 TSPLIB_TOUR = "https://raw.githubusercontent.com/pdrozdowski/TSPLib.Net/bf092e820c8d081a8eb3301b7d26b249d2f5e9d7/TSPLIB95/tsp/{0}.opt.tour"
 NOTES = {"p[i]=location of facility i": "facility->location", "inverse": "inverse", "unverified": "unverified"}
+SOURCES = {"qap": "QAPLIB's .sln files (0816keisuke/qaplib copy), not checked against newer literature",
+           "tsp": "TSPLIB95 bestSolutions.txt (proven optimal)",
+           "pfsp": "Taillard upper bounds as listed in a public flow-shop branch-and-bound code "
+                   "(optimal for ta001-ta050)"}
+
+
+def updates(src):
+    """{name: (new value, source)} from bks-updates.csv; 'as taNNN' sources spelled out."""
+    rows = list(csv.DictReader(open(src / "bks-updates.csv", encoding="utf-8")))
+    by_name = {r["name"]: r for r in rows}
+    out = {}
+    for r in rows:
+        source = r["source"]
+        ref = re.match(r"as (ta\d{3})(.*)", source)
+        if ref:
+            source = by_name[ref.group(1)]["source"] + ref.group(2)
+        if source == "unchanged":
+            continue
+        out[r["name"]] = (r["new_bks"], source)
+    return out
 
 
 def main(src):
@@ -54,10 +75,17 @@ def main(src):
         optimal = "yes" if int(r["name"][2:]) <= 50 else "unknown"
         rows.append(["pfsp", r["name"], f"{n}x{m}", bks.get(r["name"], "unknown"), optimal,
                      f"generator:taillard1993 time_seed={seed}", digest, "", "", ""])
-    with open(MANIFEST, "w", newline="") as f:
+    newer = updates(src)
+    for row in rows:
+        value, source = newer.get(row[1], (row[3], SOURCES[row[0]]))
+        if value != row[3] and row[9]:  # the reference solution is the older, worse one
+            row[9] = f"{row[9]} (reproduces the older value {row[3]})"
+        row[3] = value
+        row.append(source)
+    with open(MANIFEST, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["problem", "name", "size", "bks", "optimal", "source_url", "sha256", "reference_url",
-                    "reference_sha256", "reference_note"])
+                    "reference_sha256", "reference_note", "bks_source"])
         w.writerows(rows)
     print(f"{len(rows)} instances -> {MANIFEST}")
 

@@ -30,7 +30,7 @@ def cmd_instances(args):
             for k, v in p.describe().items():
                 print(f"  {k}: {v}")
             print(f"  best known value: {registry.bks_of(p)}"
-                  + (f" (optimal: {entry.optimal})" if entry else ""))
+                  + (f" (optimal: {entry.optimal}; source: {entry.bks_source})" if entry else ""))
             if entry:
                 print(f"  source: {entry.source_url}\n  sha256: {entry.sha256}")
         return 0

@@ -50,6 +50,7 @@ class Entry:
     reference_url: str = ""  # a reference solution (QAPLIB .sln, TSPLIB .opt.tour), fetched beside it
     reference_sha256: str = ""
     reference_note: str = ""
+    bks_source: str = ""  # where the best-known value comes from (paper or site, year)
 
     @property
     def generated(self):
@@ -73,7 +74,7 @@ _manifest_cache = None
 def manifest():
     global _manifest_cache
     if _manifest_cache is None:
-        with open(MANIFEST, newline="") as f:
+        with open(MANIFEST, newline="", encoding="utf-8") as f:
             _manifest_cache = {row["name"]: Entry(**row) for row in csv.DictReader(f)}
     return _manifest_cache
 
