@@ -16,6 +16,7 @@ for step in "$@"; do
     resident*) (cd benchmarks && timeout 560 python3 gpu_resident.py ${step#resident} --out "${OUT:-results}") ;;
     grid*) (cd benchmarks && timeout 560 python3 gpu_resident_grid.py ${step#grid} --out "${OUT:-results}") ;;
     pfsp*) (cd benchmarks && timeout 560 python3 gpu_resident_pfsp.py ${step#pfsp} --out "${OUT:-results}") ;;
+    defaults*) (cd benchmarks && timeout 400 python3 gpu_defaults.py ${step#defaults} --out "${OUT:-results}") ;;
     pls*) (cd benchmarks && timeout "${PLS_TIMEOUT:-560}" python3 pls_tables.py ${step#pls} --out "${OUT:-results}") ;;
     cas*) (cd benchmarks && timeout 560 python3 cas_gpu.py ${step#cas} --out "${OUT:-results}") ;;
     cow*) (cd benchmarks && timeout 560 python3 cow_table.py ${step#cow} --out "${OUT:-results}") ;;

@@ -28,6 +28,10 @@ from .launch import ThreadControl
 TABU_KINDS = {"swap@qap": 1, "swap@pfsp": 2, "swap@tsp": 2, "2opt@tsp": 3, "insertion@pfsp": 4,
               "hamming1@ppp": 5, "hamming2@ppp": 5, "hamming3@ppp": 5, "crowns@weierstrass": 0}
 MODES = {"tabu": 0, "rots": 1, "argmin": 2}
+# reduce=auto: from this many moves the device selection is faster (docs/performance.md, H200: TSP
+# rl5915 2-opt 0.72 ms vs 9.3 ms, PFSP ta111 insertion 0.46 vs 0.64 ms); below it the fixed launch
+# cost of the selection kernel loses (QAP tai150b, 11,175 moves: 0.30 vs 0.20 ms)
+DEVICE_REDUCE_MIN_MOVES = 1 << 15
 PPP_THREADS = 1 << 15  # one scratch histogram row per thread
 
 
@@ -66,8 +70,9 @@ class GpuEvaluator(Evaluator):
     name = "gpu"
     parameters = (
         Param("reduce", str, "host: the fitness array comes back and the CPU selects; device: the "
-              "search's selection rule runs on the GPU and only the move comes back", default="host",
-              choices=("host", "device")),
+              "search's selection rule runs on the GPU and only the move comes back; auto: device from "
+              f"{DEVICE_REDUCE_MIN_MOVES} moves up (measured faster there), host below", default="auto",
+              choices=("auto", "host", "device")),
         Param("generate", str, "move parameters mapped from the move index on the GPU, or built on the "
               "host and copied every iteration", default="gpu", choices=("gpu", "cpu")),
         Param("block", int, "threads per block (default: the thread control times several)", low=1, high=1024),
@@ -79,11 +84,11 @@ class GpuEvaluator(Evaluator):
     def __init__(self, generate="gpu", reduce="host", block=None, moves_per_thread=1, autotune=True,
                  launch_hook=None, threads=None, fuse=1):
         self.fuse = bool(fuse)
-        self.generate, self.reduce = generate, reduce
+        self.generate, self.reduce, self.reduce_asked = generate, reduce, reduce
         self.fixed = None if autotune and block is None else (int(block or 256), int(moves_per_thread))
         self.launch_hook = launch_hook
         self.timer = Timer()
-        self.capabilities = frozenset({DEVICE_SELECT}) if reduce == "device" else frozenset()
+        self.capabilities = frozenset()  # set in bind, where the neighbourhood's size decides reduce=auto
 
     def reset_timers(self):
         self.timer = Timer()
@@ -103,8 +108,13 @@ class GpuEvaluator(Evaluator):
             if self.reduce == "device":
                 raise LsbenchError("--param reduce=device selects one move; a Pareto search keeps an archive "
                                    "(use --param archive=device to filter on the GPU)")
+            self.reduce = "host"
             self.capabilities = frozenset({DEVICE_ARCHIVE})
             self.device_archive = None
+        elif self.reduce == "auto":
+            self.reduce = "device" if self.size >= DEVICE_REDUCE_MIN_MOVES else "host"
+        if self.reduce == "device":
+            self.capabilities = frozenset({DEVICE_SELECT})
         t = time.perf_counter()
         if self.kind == "qap":
             self.data = (cuda.to_device(problem.a), cuda.to_device(problem.b))
@@ -187,6 +197,7 @@ class GpuEvaluator(Evaluator):
 
     def describe(self):
         return {"backend": self.name, "device": device_name(), "generate": self.generate, "reduce": self.reduce,
+                "reduce_asked": self.reduce_asked,
                 "fused_selection": self.fused_select is not None, "thread_control": self.control.describe(),
                 "time_split": self.timer.as_dict()}
 
