@@ -28,9 +28,11 @@ from .launch import ThreadControl
 TABU_KINDS = {"swap@qap": 1, "swap@pfsp": 2, "swap@tsp": 2, "2opt@tsp": 3, "insertion@pfsp": 4,
               "hamming1@ppp": 5, "hamming2@ppp": 5, "hamming3@ppp": 5, "crowns@weierstrass": 0}
 MODES = {"tabu": 0, "rots": 1, "argmin": 2}
-# reduce=auto: from this many moves the device selection is faster (docs/performance.md, H200: TSP
-# rl5915 2-opt 0.72 ms vs 9.3 ms, PFSP ta111 insertion 0.46 vs 0.64 ms); below it the fixed launch
-# cost of the selection kernel loses (QAP tai150b, 11,175 moves: 0.30 vs 0.20 ms)
+# reduce=auto: where the device selection was measured faster (gpu_defaults-h200-d964f7a.json: TSP
+# pr2392 2-opt tabu 0.070 s vs 2.09 s); elsewhere the fitness array comes back (PFSP ta111 insertion
+# tabu: host 0.096 s, device 1.56 s, the tabu flags of insertions costing more than the copy; QAP
+# tai100a: host 0.58 s, device 1.41 s, the launches costing more than 4,950 moves)
+DEVICE_REDUCE_FASTER = ("2opt@tsp", "swap@tsp")
 DEVICE_REDUCE_MIN_MOVES = 1 << 15
 PPP_THREADS = 1 << 15  # one scratch histogram row per thread
 
@@ -70,8 +72,8 @@ class GpuEvaluator(Evaluator):
     name = "gpu"
     parameters = (
         Param("reduce", str, "host: the fitness array comes back and the CPU selects; device: the "
-              "search's selection rule runs on the GPU and only the move comes back; auto: device from "
-              f"{DEVICE_REDUCE_MIN_MOVES} moves up (measured faster there), host below", default="auto",
+              "search's selection rule runs on the GPU and only the move comes back; auto: device for TSP "
+              f"neighbourhoods of {DEVICE_REDUCE_MIN_MOVES} moves or more (measured faster), else host", default="auto",
               choices=("auto", "host", "device")),
         Param("generate", str, "move parameters mapped from the move index on the GPU, or built on the "
               "host and copied every iteration", default="gpu", choices=("gpu", "cpu")),
@@ -81,7 +83,7 @@ class GpuEvaluator(Evaluator):
               "kernel of their own (0)", default=1, choices=(0, 1)),
     )
 
-    def __init__(self, generate="gpu", reduce="host", block=None, moves_per_thread=1, autotune=True,
+    def __init__(self, generate="gpu", reduce="auto", block=None, moves_per_thread=1, autotune=True,
                  launch_hook=None, threads=None, fuse=1):
         self.fuse = bool(fuse)
         self.generate, self.reduce, self.reduce_asked = generate, reduce, reduce
@@ -112,7 +114,8 @@ class GpuEvaluator(Evaluator):
             self.capabilities = frozenset({DEVICE_ARCHIVE})
             self.device_archive = None
         elif self.reduce == "auto":
-            self.reduce = "device" if self.size >= DEVICE_REDUCE_MIN_MOVES else "host"
+            faster = self.key in DEVICE_REDUCE_FASTER and self.size >= DEVICE_REDUCE_MIN_MOVES
+            self.reduce = "device" if faster else "host"
         if self.reduce == "device":
             self.capabilities = frozenset({DEVICE_SELECT})
         t = time.perf_counter()
