@@ -11,7 +11,7 @@ python3 -c "import numba, numpy, numba.cuda as c; print('numba', numba.__version
 for step in "$@"; do
   case "$step" in
     tests) mkdir -p /tmp/lsbench-test-data-$(id -u) && cp -r .devdata/* /tmp/lsbench-test-data-$(id -u)/  # what a partial mirror lacks stays missing
-           LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 400 python3 -m pytest -q -x -p no:cacheprovider tests/test_gpu.py 2>&1 | tail -15 ;;
+           LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 400 python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py 2>&1 | tail -15 ;;
     iteration*) (cd benchmarks && timeout 560 python3 gpu_iteration.py ${step#iteration} --out "${OUT:-results}") ;;
     ab*) (cd benchmarks && timeout 560 python3 ab_resident.py ${step#ab} --out "${OUT:-results}") ;;
     resident*) (cd benchmarks && timeout 560 python3 gpu_resident.py ${step#resident} --out "${OUT:-results}") ;;
