@@ -79,10 +79,10 @@ def faster_backend_hint(spec):
     """One line where a faster backend exists here for the same search (same trajectory)."""
     from . import registry
     gpu_here = False
-    if registry.FASTER.get((spec.algorithm, spec.backend), "").startswith("gpu"):
+    if registry.FASTER.get((spec.algorithm, spec.backend, spec.problem), ("",))[0].startswith("gpu"):
         from .gpu import available
         gpu_here = available()
-    better = registry.faster_backend(spec.algorithm, spec.backend, spec.problem, gpu_here)
+    better = registry.faster_backend(spec, gpu_here)
     return None if better is None else (f"lsbench: note: --backend {better} runs the same {spec.algorithm} search "
                                         f"much faster on this host (docs/performance.md)")
 
