@@ -30,12 +30,71 @@ def under_mpi():
 
 def _one(spec, seed):
     """One search; never raises: a failure comes back as {'seed', 'error'}."""
+    return _batch(spec, [seed])[seed]
+
+
+def _batch(spec, seeds):
+    """Consecutive seeds as one run of an engine that holds several searches (a GPU full of
+    resident searches), split into one record per seed; never raises: a failure is
+    {'seed', 'error'} for each seed of the batch."""
     from lsbench.runner import run
     try:
-        return run(replace(spec, seed=seed, out=None))
+        record = run(replace(spec, seed=seeds[0], searches=len(seeds), out=None))
+        return {seeds[0]: record} if len(seeds) == 1 else split_record(record, seeds)
     except Exception as e:  # a failed search is reported, the others go on
         msg = str(e) if isinstance(e, LsbenchError) else f"{type(e).__name__}: {e}"
-        return {"seed": seed, "error": msg, "traceback": traceback.format_exc(limit=3)}
+        return {s: {"seed": s, "error": msg, "traceback": traceback.format_exc(limit=3)} for s in seeds}
+
+
+def split_record(record, seeds):
+    """One record per search of a several-searches run, each as the single run of its seed would
+    write it (its run_spec included), plus `batch`: the run it shared and that run's aggregate rate."""
+    from lsbench.records import gap_percent
+    shared = {k: v for k, v in record.items()
+              if k not in ("searches", "best_seed", "aggregate_iterations", "aggregate_iterations_per_s")}
+    batch = {"first_seed": seeds[0], "searches": len(seeds),
+             "aggregate_iterations_per_s": record.get("aggregate_iterations_per_s")}
+    out = {}
+    for entry in record["searches"]:
+        wall = record["wall_s"]
+        out[entry["seed"]] = {
+            **shared, "seed": entry["seed"], "best_objective": entry["best_objective"],
+            "best_solution": entry["best_solution"], "final_objective": entry["final_objective"],
+            "trajectory": entry["trajectory"], "iterations": entry["iterations"],
+            "evaluations": entry["iterations"] * record["neighbourhood_size"],
+            "iterations_per_s": round(entry["iterations"] / wall, 3) if wall > 0 else None,
+            "gap_percent": gap_percent(entry["best_objective"], record["bks"]),
+            "run_spec": {**record["run_spec"], "seed": entry["seed"], "searches": 1}, "batch": batch}
+    return out
+
+
+def batch_size(spec, searches_per_gpu=None):
+    """Searches one run holds: 1, or for an engine that runs several at once (the resident Ro-TS),
+    --searches-per-gpu, else one per multiprocessor of this rank's GPU (its measured best)."""
+    from lsbench.registry import engine_path, load_class
+    path = engine_path(spec.algorithm, spec.backend, spec.problem)
+    if path is None or not load_class(path).several_searches:
+        if searches_per_gpu:
+            raise LsbenchError(f"--searches-per-gpu: {spec.algorithm} on {spec.backend} runs one search a run")
+        return 1
+    if searches_per_gpu:
+        return searches_per_gpu
+    from lsbench.gpu import require
+    require(spec.backend)
+    from numba import cuda
+    # the simulator's device has no multiprocessor count: it runs blocks one after another anyway
+    return int(getattr(cuda.get_current_device(), "MULTIPROCESSOR_COUNT", 4))
+
+
+def batches(seeds, size):
+    """Runs of at most `size` consecutive seeds (a gap left by a resumed folder starts a new one)."""
+    out = []
+    for s in seeds:
+        if out and len(out[-1]) < size and out[-1][-1] + 1 == s:
+            out[-1].append(s)
+        else:
+            out.append([s])
+    return out
 
 
 class Collector:
@@ -76,8 +135,13 @@ class Collector:
             best_seed = min(done, key=lambda s: done[s]["best_objective"])
             iters = sum(r["iterations"] for r in done.values())
             busy = {}  # timed search seconds per rank/worker: the span excludes start-up and JIT warm-up
+            batches_seen = set()
             for r in done.values():
                 key = repr(sorted((r.get("placement") or {}).items()))
+                if r.get("batch"):  # searches that ran together count their run's time once
+                    if (key, r["batch"]["first_seed"]) in batches_seen:
+                        continue
+                    batches_seen.add((key, r["batch"]["first_seed"]))
                 busy[key] = busy.get(key, 0.0) + r["wall_s"]
             span = max(busy.values())
             out.update({"best_objective": min(bests), "best_seed": best_seed,
@@ -99,8 +163,10 @@ class Collector:
         write_atomic(os.path.join(self.out_dir, "summary.json"), self.summary())
 
 
-def run_multistart(spec, searches, out_dir, via="auto", workers=None, scheduler=None, exchange_every=0):
-    """K = `searches` runs of `spec` with seeds spec.seed .. spec.seed + K - 1."""
+def run_multistart(spec, searches, out_dir, via="auto", workers=None, scheduler=None, exchange_every=0,
+                   searches_per_gpu=None):
+    """K = `searches` runs of `spec` with seeds spec.seed .. spec.seed + K - 1; on an engine that
+    holds several searches, each rank runs its share as batches that fill its GPU."""
     if searches < 1:
         raise LsbenchError(f"--searches: must be at least 1, got {searches}")
     if via == "auto":
@@ -110,16 +176,19 @@ def run_multistart(spec, searches, out_dir, via="auto", workers=None, scheduler=
     if exchange_every:
         return _islands(spec, seeds, out_dir, via, exchange_every)
     done = finished_records(out_dir, seeds, spec)  # a rerun completes only the missing searches
+    if searches_per_gpu is not None and searches_per_gpu < 1:
+        raise LsbenchError(f"--searches-per-gpu: must be at least 1, got {searches_per_gpu}")
     if via == "mpi":
-        return _over_mpi(spec, seeds, out_dir, done)
+        return _over_mpi(spec, seeds, out_dir, done, searches_per_gpu)
     if via == "dask":
         return _over_dask(spec, seeds, out_dir, workers, scheduler, done)
     if via != "local":
         raise LsbenchError(f"--via: unknown {via!r} (known: auto, local, mpi, dask)")
     col = Collector(out_dir, seeds, spec, "local", 1, done=done)
-    for s in seeds:
-        if s not in done:
-            col.add(s, _one(spec, s), {"host": host_info()["hostname"]})
+    size = batch_size(spec, searches_per_gpu)
+    for batch in batches([s for s in seeds if s not in done], size):
+        for s, result in _batch(spec, batch).items():
+            col.add(s, result, {"host": host_info()["hostname"]})
     return col.summary()
 
 
@@ -161,7 +230,7 @@ def _select_gpu(local_rank):
     return dev
 
 
-def _over_mpi(spec, seeds, out_dir, done):
+def _over_mpi(spec, seeds, out_dir, done, searches_per_gpu=None):
     MPI = mpi("lsbench multistart --via mpi")
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -172,10 +241,13 @@ def _over_mpi(spec, seeds, out_dir, done):
     where = {"host": host_info()["hostname"], "rank": rank, "gpu": device,
              "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
     todo = comm.bcast([s for s in seeds if s not in done], root=0)  # rank 0's folder decides
-    mine = [s for i, s in enumerate(todo) if i % size == rank]
+    # batches of consecutive seeds (one seed each, or a GPU full of resident searches), dealt round the ranks
+    runs = batches(todo, batch_size(spec, searches_per_gpu))[rank::size]
+    mine = [s for batch in runs for s in batch]
     if rank != 0:
-        for s in mine:
-            comm.send((s, _one(spec, s), where), dest=0, tag=TAG_RESULT)
+        for batch in runs:
+            for s, result in _batch(spec, batch).items():
+                comm.send((s, result, where), dest=0, tag=TAG_RESULT)
         return None
     col = Collector(out_dir, seeds, spec, "mpi", size, done=done)
     expected = len(todo) - len(mine)
@@ -187,8 +259,9 @@ def _over_mpi(spec, seeds, out_dir, done):
 
     listener = threading.Thread(target=receive, daemon=True)
     listener.start()
-    for s in mine:
-        col.add(s, _one(spec, s), where)
+    for batch in runs:
+        for s, result in _batch(spec, batch).items():
+            col.add(s, result, where)
     listener.join()
     return col.summary()
 

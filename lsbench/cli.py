@@ -94,7 +94,7 @@ def cmd_multistart(args):
                            "use cpu, cpu-parallel or gpu there")
     spec = spec_from_args(args)
     summary = run_multistart(spec, args.searches, args.out_dir, args.via, args.workers, args.scheduler,
-                             args.exchange_every)
+                             args.exchange_every, args.searches_per_gpu)
     if summary is None:  # an MPI rank other than 0: rank 0 reports
         return 0
     line = (f"{summary['completed']}/{summary['searches']} searches done via {summary['via']}"
@@ -264,6 +264,9 @@ def build_parser():
     pm.add_argument("--exchange-every", type=int, default=0, metavar="E",
                     help="cooperative islands: every E iterations each search passes its best to the next "
                          "in a ring (0: independent searches, the default)")
+    pm.add_argument("--searches-per-gpu", type=int, metavar="B",
+                    help="engines that hold several searches (rots on gpu-resident): each rank runs its share in "
+                         "runs of B searches (default: one per multiprocessor of its GPU)")
     pm.add_argument("--out-dir", required=True, help="folder for one record per search and summary.json")
     pm.set_defaults(func=cmd_multistart)
 

@@ -270,3 +270,33 @@ def test_workflow_grid_params_reach_every_grid_run(tmp_path):
     assert grid_lines and all("--param scheduler=slurm" in line and "--param slurm_host=interface:ib0" in line
                               for line in grid_lines)
     assert not any("scheduler=slurm" in line for line in r.stdout.splitlines() if "--backend cow" in line)
+
+
+def test_multistart_fills_each_gpu_with_a_batch_of_resident_searches_two_ranks_sharing_one_device(tmp_path):
+    """rots on gpu-resident: 6 searches over 2 MPI ranks sharing one (simulated) GPU run as batches
+    of --searches-per-gpu 2 on each rank; every seed's record is the single run's of that seed (the
+    CPU's search), verified; the summary counts each batch's time once; a rerun has nothing to do."""
+    env = {**ENV, "NUMBA_ENABLE_CUDASIM": "1"}
+    d = tmp_path / "ms"
+    args = ["multistart", "--searches", "6", "--seed", "4", "--instance", "tai12a", "--algorithm", "rots",
+            "--backend", "gpu-resident", "--iterations", "40", "--searches-per-gpu", "2", "--out-dir", str(d)]
+    r = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-m", "lsbench", *args], capture_output=True, text=True,
+                       cwd=ROOT, env=env, timeout=900)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((d / "summary.json").read_text())
+    assert summary["completed"] == 6 and not summary["failed"]
+    recs = _records(d)
+    assert {rec["placement"]["rank"] for rec in recs.values()} == {0, 1}
+    assert sorted(rec["batch"]["first_seed"] for rec in recs.values()) == [4, 4, 6, 6, 8, 8]
+    for seed in (5, 8):
+        single = tmp_path / f"cpu-{seed}.json"
+        assert lsbench("run", "--instance", "tai12a", "--algorithm", "rots", "--iterations", "40", "--seed", str(seed),
+                       "--out", str(single), "--quiet").returncode == 0
+        assert path_of(recs[seed]) == path_of(json.loads(single.read_text()))
+    assert lsbench("verify", *map(str, sorted(d.glob("seed-*.json")))).returncode == 0
+    batches = {(rec["placement"]["rank"], rec["batch"]["first_seed"]): rec["wall_s"] for rec in recs.values()}
+    per_rank = [sum(w for (rank, _), w in batches.items() if rank == q) for q in (0, 1)]
+    assert summary["busiest_placement_s"] == pytest.approx(max(per_rank), abs=1e-5)
+    again = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-m", "lsbench", *args], capture_output=True, text=True,
+                           cwd=ROOT, env=env, timeout=900)
+    assert again.returncode == 0 and json.loads((d / "summary.json").read_text())["resumed"] == 6
