@@ -17,6 +17,7 @@ for step in "$@"; do
     resident*) (cd benchmarks && timeout 560 python3 gpu_resident.py ${step#resident} --out "${OUT:-results}") ;;
     grid*) (cd benchmarks && timeout 560 python3 gpu_resident_grid.py ${step#grid} --out "${OUT:-results}") ;;
     pfsp*) (cd benchmarks && timeout 560 python3 gpu_resident_pfsp.py ${step#pfsp} --out "${OUT:-results}") ;;
+    sharing*) (cd benchmarks && timeout 500 python3 multistart_sharing.py ${step#sharing} --out "${OUT:-results}") ;;
     defaults*) (cd benchmarks && timeout 400 python3 gpu_defaults.py ${step#defaults} --out "${OUT:-results}") ;;
     pls*) (cd benchmarks && timeout "${PLS_TIMEOUT:-560}" python3 pls_tables.py ${step#pls} --out "${OUT:-results}") ;;
     cas*) (cd benchmarks && timeout 560 python3 cas_gpu.py ${step#cas} --out "${OUT:-results}") ;;
