@@ -3,8 +3,8 @@
     python benchmarks/multistart_scaling.py [--gpus 1,2] [--searches-per-gpu 2] [--iterations 300]
 
 For G GPUs: `mpirun -n G lsbench multistart --searches G*S --backend gpu ...`; the aggregate
-iterations/s is the summary's (all searches' iterations over the busiest rank's timed search
-seconds, so start-up and JIT warm-up are left out). Scaling efficiency = aggregate(G) / (G *
+iterations/s is the summary's (all searches' iterations over the union of the timed search
+intervals, so start-up and JIT warm-up are left out). Scaling efficiency = aggregate(G) / (G *
 aggregate(1)). Checks that every rank ran on its own GPU.
 """
 import argparse

@@ -4,8 +4,8 @@ and 2 on the same GPU, interleaved repeats, one run.
 
     python benchmarks/multistart_sharing.py [--instance tai100a] [--searches 264] [--per-gpu 132]
 
-Aggregate iterations/s is the summary's: every search's iterations over the busiest rank's timed
-seconds (start-up, JIT and warm-up left out). The code path is right if two ranks sharing the GPU
+Aggregate iterations/s is the summary's: every search's iterations over the time some timed search
+ran on some rank (the union of the runs' timed intervals; start-up, JIT and warm-up left out). The code path is right if two ranks sharing the GPU
 give at least 0.9x the one-rank aggregate (the kernels of two processes time-share the device).
 """
 import argparse

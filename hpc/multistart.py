@@ -97,6 +97,20 @@ def batches(seeds, size):
     return out
 
 
+def union_seconds(intervals):
+    """Seconds covered by the union of [start, end] intervals (epoch seconds; a batch's searches
+    share one): the time some timed search was running somewhere."""
+    total, reach = 0.0, None
+    for a, b in sorted({tuple(i) for i in intervals}):
+        if reach is None or a > reach:
+            total += b - a
+            reach = b
+        elif b > reach:
+            total += b - reach
+            reach = b
+    return total
+
+
 class Collector:
     """Writes records as they arrive and keeps the summary file current."""
 
@@ -144,11 +158,13 @@ class Collector:
                     batches_seen.add((key, r["batch"]["first_seed"]))
                 busy[key] = busy.get(key, 0.0) + r["wall_s"]
             span = max(busy.values())
+            timed = union_seconds([r["timed_interval"] for r in done.values() if "timed_interval" in r])
             out.update({"best_objective": min(bests), "best_seed": best_seed,
                         "median_objective": statistics.median(bests), "gap_percent_of_best":
                         done[best_seed]["gap_percent"], "iterations": iters,
-                        "aggregate_iterations_per_s": round(iters / span, 3) if span > 0 else None,
-                        "busiest_placement_s": round(span, 6),
+                        # over the time any timed search ran, on any rank (ranks that share a GPU overlap)
+                        "aggregate_iterations_per_s": round(iters / timed, 3) if timed > 0 else None,
+                        "timed_union_s": round(timed, 6), "busiest_placement_s": round(span, 6),
                         "search_iterations_per_s": {s: r["iterations_per_s"] for s, r in sorted(done.items())},
                         "placements": {s: r.get("placement") for s, r in sorted(done.items())}})
             target = self.spec.stop.target
@@ -385,5 +401,7 @@ def _merge(acc, rec):
         out[key] = acc[key] + rec[key]
     out["iterations_per_s"] = round(out["iterations"] / out["wall_s"], 3) if out["wall_s"] > 0 else None
     out["final_objective"] = rec["final_objective"]
+    if "timed_interval" in acc and "timed_interval" in rec:  # the island's epochs, exchanges between included
+        out["timed_interval"] = [acc["timed_interval"][0], rec["timed_interval"][1]]
     out["epoch_seeds"] = acc["epoch_seeds"] + [rec["seed"]]
     return out

@@ -66,13 +66,15 @@ def run(spec, progress=False):
         warmup_s = time.perf_counter() - tw
         label = f"{prob.name} {spec.algorithm}/{spec.backend} seed {spec.seed}" + \
             (f" x{spec.searches}" if spec.searches > 1 else "")
-        t0 = time.perf_counter()
+        t0, started = time.perf_counter(), time.time()
         results = engine.run(seeds, spec.stop, Progress(label, enabled=progress))
         wall = time.perf_counter() - t0
+        interval = [round(started, 6), round(started + wall, 6)]  # epoch seconds: runs of several ranks line up
         info = engine.describe()
     finally:
         engine.close()  # distributed backends: release workers, also on errors
     record = make_record(spec, prob, nb, info, results, wall, warmup_s)
+    record["timed_interval"] = interval
     if spec.out:
         write_or_keep(spec.out, record)
     return record

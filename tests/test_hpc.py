@@ -297,6 +297,10 @@ def test_multistart_fills_each_gpu_with_a_batch_of_resident_searches_two_ranks_s
     batches = {(rec["placement"]["rank"], rec["batch"]["first_seed"]): rec["wall_s"] for rec in recs.values()}
     per_rank = [sum(w for (rank, _), w in batches.items() if rank == q) for q in (0, 1)]
     assert summary["busiest_placement_s"] == pytest.approx(max(per_rank), abs=1e-5)
+    # the aggregate rate is over the time some timed search ran (ranks sharing a GPU overlap)
+    spans = sorted({tuple(rec["timed_interval"]) for rec in recs.values()})
+    assert len(spans) == 3 and max(per_rank) - 1e-5 <= summary["timed_union_s"] <= sum(b - a for a, b in spans) + 1e-5
+    assert summary["aggregate_iterations_per_s"] == pytest.approx(6 * 40 / summary["timed_union_s"], rel=1e-3)
     again = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-m", "lsbench", *args], capture_output=True, text=True,
                            cwd=ROOT, env=env, timeout=900)
     assert again.returncode == 0 and json.loads((d / "summary.json").read_text())["resumed"] == 6
