@@ -233,3 +233,12 @@ def test_pls_swap_neighbourhood_gives_the_cpu_archive_with_the_device_archive(tm
         assert r.returncode == 0, r.stderr
         recs.append(json.loads(out.read_text()))
     assert len(recs[0]["front"]) >= 3 and outcome(recs[0]) == outcome(recs[1])
+
+
+def test_pls_archive_on_the_device_without_a_gpu_is_one_line(tmp_path):
+    import os
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    out = tmp_path / "x.json"
+    r = subprocess.run([sys.executable, "-m", "lsbench", *pls_args(out, "gpu"), "--param", "archive=device"],
+                       capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no CUDA GPU" in r.stderr and not out.exists()
