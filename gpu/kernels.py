@@ -178,9 +178,16 @@ def insertion_of_item(t, n):
 
 
 @cuda.jit(device=True, inline=True)
+def insertion_move(t, n, params, use_params):
+    """Work item t -> (move index, i, k): from the host's move table, or mapped on the device."""
+    if use_params:
+        return t, params[t, 0], params[t, 1]
+    return insertion_of_item(t, n)
+
+
+@cuda.jit(device=True, inline=True)
 def pfsp_insertion_delta(pt, due, seq, heads, tails, pflow, ptard, plate, objective, w0, w1, w2, current, i, k):
     """Cost change of moving the job at position i to position k (Taillard's heads and tails)."""
-    n = seq.shape[0]
     m = pt.shape[1]
     x = seq[i]
     if objective == 0:  # Taillard: O(m) from heads and tails
@@ -225,12 +232,7 @@ def pfsp_insertion_vector_kernel(pt, due, seq, heads, pflow, ptard, plate, param
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     for t in range(start, out.shape[0], stride):
-        if use_params:
-            idx = t
-            i = params[t, 0]
-            k = params[t, 1]
-        else:
-            idx, i, k = insertion_of_item(t, n)
+        idx, i, k = insertion_move(t, n, params, use_params)
         cmax, _flow, tard, late = pfsp_insertion_schedule(pt, due, seq, heads, pflow, ptard, plate, i, k)
         out[idx, 0] = cmax
         out[idx, 1] = tard
@@ -244,12 +246,7 @@ def pfsp_insertion_kernel(pt, due, seq, heads, tails, pflow, ptard, plate, objec
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     for t in range(start, out.shape[0], stride):
-        if use_params:
-            idx = t
-            i = params[t, 0]
-            k = params[t, 1]
-        else:
-            idx, i, k = insertion_of_item(t, n)
+        idx, i, k = insertion_move(t, n, params, use_params)
         out[idx] = pfsp_insertion_delta(pt, due, seq, heads, tails, pflow, ptard, plate, objective, w0, w1, w2,
                                         current, i, k)
 

@@ -117,17 +117,18 @@ def cmd_export(args):
 def cmd_indicators(args):
     import json
     from .indicators import evaluate_records
+    from .records import reserve, write_text_atomic
     point = None
     if args.reference_point:
         try:
             point = [float(v) for v in args.reference_point.split(",")]
         except ValueError:
             raise LsbenchError(f"--reference-point {args.reference_point!r}: need comma-separated numbers")
-    rows = evaluate_records(args.records, args.reference_front, point)
-    text = json.dumps(rows, indent=1)
     if args.out:
-        from .records import write_text_atomic
-        write_text_atomic(args.out, text + "\n")
+        reserve(args.out)
+    rows = evaluate_records(args.records, args.reference_front, point)
+    if args.out:
+        write_text_atomic(args.out, json.dumps(rows, indent=1) + "\n")
     for r in rows:
         print(f"{r['instance']} {r['algorithm']}/{r['backend']} seed {r['seed']}: front {r['front_size']}, "
               f"hypervolume {r['hypervolume']:.6g}, epsilon+ {r['epsilon_additive']:.6g}, IGD+ {r['igd_plus']:.6g}")

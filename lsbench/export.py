@@ -8,12 +8,11 @@
   the objective (minimised). Instances are IOH "functions", backends "algorithms", seeds "runs".
 """
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 
 from .errors import LsbenchError
+from .records import write_text_atomic
 
 FORMATS = ("iohanalyzer", "csv")
 
@@ -59,18 +58,17 @@ def export(source, fmt, out):
 
 def export_csv(df, out):
     import csv
+    import io
     if out.is_dir():
         raise LsbenchError(f"--out {out}: is a directory (give a .csv file)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["group", "problem", "instance", "algorithm", "backend", "seed", "iteration", "evaluations",
-                    "seconds", "objective", "bks"])
-        for row, it, evals, seconds, objective in improvements(df):
-            w.writerow([row.group, row.problem, row.instance, row.algorithm, row.backend, row.seed, it, evals,
-                        seconds, objective, "" if row.bks != row.bks or row.bks is None else row.bks])
-    os.replace(tmp, out)
+    text = io.StringIO(newline="")
+    w = csv.writer(text)
+    w.writerow(["group", "problem", "instance", "algorithm", "backend", "seed", "iteration", "evaluations",
+                "seconds", "objective", "bks"])
+    for row, it, evals, seconds, objective in improvements(df):
+        w.writerow([row.group, row.problem, row.instance, row.algorithm, row.backend, row.seed, it, evals,
+                    seconds, objective, "" if row.bks != row.bks or row.bks is None else row.bks])
+    write_text_atomic(out, text.getvalue())
     return out
 
 
@@ -93,19 +91,12 @@ def export_iohanalyzer(df, out):
             last = int(row.evaluations) + 1
             described.append({"instance": 1, "evals": last,
                               "best": {"evals": run[-1][0], "y": float(row.best_objective), "x": []}})
-        _write(folder / dat, "\n".join(lines) + "\n")
+        write_text_atomic(folder / dat, "\n".join(lines) + "\n")
         meta = {"version": "0.3.3", "suite": f"lsbench {runs['problem'].iloc[0]}", "function_id": fid,
                 "function_name": instance, "maximization": False,
                 "algorithm": {"name": backend, "info": f"{runs['algorithm'].iloc[0]} on {runs['backend_kind'].iloc[0]}"},
                 "attributes": ["evaluations", "raw_y"],
                 "scenarios": [{"dimension": dimension, "path": dat, "runs": described}]}
-        _write(folder / f"IOHprofiler_f{fid}_{safe}.json", json.dumps(meta, indent=1))
+        write_text_atomic(folder / f"IOHprofiler_f{fid}_{safe}.json", json.dumps(meta, indent=1))
         written.append(folder)
     return out
-
-
-def _write(path, text):
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)

@@ -8,7 +8,6 @@ front does not spread maps by a range of 1). Then, per run:
   given (in raw objective values; it must bound every point of every front, else one error line);
 - additive epsilon and IGD+ of the normalised front against the normalised reference front.
 """
-import csv
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +75,16 @@ def indicators(front, reference, ideal, nadir, ref_point):
             "igd_plus": float(moocore.igd_plus(f, ref=r))}
 
 
+def score_fronts(fronts, raw_point=None):
+    """The fronts of one instance against their reference front (the non-dominated union):
+    returns (reference front, ideal, nadir, reference point in objective values, [indicators])."""
+    ref = reference_front(fronts)
+    ideal, nadir = bounds(ref)
+    point = reference_point(ideal, nadir, raw_point, fronts)
+    values = [indicators(front, ref, ideal, nadir, point) for front in fronts]
+    return ref, ideal, nadir, ideal + point * (nadir - ideal), values
+
+
 def evaluate_records(paths, reference_file=None, raw_point=None):
     """Indicators of every record's front, grouped by instance; writes each instance's reference
     front (`reference_file` formats the path with {instance}). Returns a list of rows."""
@@ -85,28 +94,17 @@ def evaluate_records(paths, reference_file=None, raw_point=None):
         by_instance.setdefault(rec["instance"], []).append((path, rec, front_of(rec)))
     rows = []
     for instance, runs in sorted(by_instance.items()):
-        fronts = [f for _p, _r, f in runs]
-        ref = reference_front(fronts)
-        ideal, nadir = bounds(ref)
-        point = reference_point(ideal, nadir, raw_point, fronts)
+        ref, ideal, nadir, point, values = score_fronts([f for _p, _r, f in runs], raw_point)
         if reference_file:
             write_front_csv(Path(str(reference_file).format(instance=instance)), ref, runs[0][1]["objective_names"])
-        for path, rec, front in runs:
+        for (path, rec, front), value in zip(runs, values):
             rows.append({"record": str(path), "instance": instance, "algorithm": rec["algorithm"],
-                         "backend": rec["backend"], "seed": rec["seed"],
-                         "accept": rec["params"].get("accept"), "front_size": len(front),
-                         "ideal": ideal.tolist(), "nadir": nadir.tolist(),
-                         "reference_point": (ideal + point * (nadir - ideal)).tolist(),
-                         **indicators(front, ref, ideal, nadir, point)})
+                         "backend": rec["backend"], "seed": rec["seed"], "accept": rec["params"].get("accept"),
+                         "front_size": len(front), "ideal": ideal.tolist(), "nadir": nadir.tolist(),
+                         "reference_point": point.tolist(), **value})
     return rows
 
 
 def write_front_csv(path, points, names):
     lines = [",".join(names)] + [",".join(str(int(v)) for v in p) for p in points]
     write_text_atomic(path, "\n".join(lines) + "\n")
-
-
-def read_front_csv(path):
-    with open(path) as f:
-        rows = list(csv.reader(f))
-    return np.array(rows[1:], dtype=np.int64)

@@ -91,12 +91,14 @@ def recheck_front(problem, front):
             raise LsbenchError(f"internal check failed: a front point reported {list(reported)} but its solution "
                                f"evaluates to {vector}; no record written")
         points.append({"solution": problem.solution_to_list(solution), "objectives": vector})
-    for a in points:
-        for b in points:
-            if a is not b and all(x <= y for x, y in zip(a["objectives"], b["objectives"])):
-                raise LsbenchError(f"internal check failed: front point {a['objectives']} "
-                                   f"{'equals' if a['objectives'] == b['objectives'] else 'dominates'} "
-                                   f"{b['objectives']}; no record written")
+    vectors = np.array([p["objectives"] for p in points], dtype=object).reshape(len(points), -1)
+    for q, b in enumerate(vectors):  # one row at a time against all: O(F^2) comparisons, vectorised
+        weakly = (vectors <= b).all(axis=1)
+        weakly[q] = False
+        if weakly.any():
+            a = vectors[np.flatnonzero(weakly)[0]].tolist()
+            raise LsbenchError(f"internal check failed: front point {a} {'equals' if a == b.tolist() else 'dominates'} "
+                               f"{b.tolist()}; no record written")
     return points
 
 

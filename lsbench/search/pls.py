@@ -16,6 +16,7 @@ Both give the same archive at every iteration. The record's single-objective vie
 trajectory) is the weighted sum of the objective vector (PFSP's `weights`), the least over the front.
 """
 import time
+from functools import partial
 
 import numpy as np
 
@@ -25,6 +26,13 @@ from ..interfaces import DEVICE_ARCHIVE, SearchResult
 from ..params import Param
 from .archive import ACCEPT, ParetoArchive, insert_batch
 from .common import Trajectory, start_solution
+
+
+def neighbour(nb, solution, move):
+    """The solution after `move` (a new array)."""
+    s = solution.copy()
+    nb.perform(s, move)
+    return s
 
 
 class ParetoLocalSearch:
@@ -96,12 +104,7 @@ class ParetoLocalSearch:
                     t2 = time.perf_counter()
                     left, entered = insert_batch(archive.vectors, rated, accept, vector)
                     vectors = rated[entered]
-
-                def neighbour(move, current=current):
-                    s = current.copy()
-                    nb.perform(s, move)
-                    return s
-                archive.apply(left, entered, vectors, neighbour)
+                archive.apply(left, entered, vectors, partial(neighbour, nb, current))
                 split["evaluation_s"] += t2 - t
                 split["archiving_s"] += time.perf_counter() - t2
                 if len(entered):

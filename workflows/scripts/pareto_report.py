@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from lsbench.indicators import bounds, indicators, reference_front, reference_point, write_front_csv
+from lsbench.indicators import score_fronts, write_front_csv
 from lsbench.records import write_text_atomic
 
 OBJECTIVES = ("makespan", "tardiness", "late_jobs")
@@ -25,13 +25,11 @@ def indicator_table(df, files):
     rows = []
     for inst, runs in pareto.groupby("instance", sort=False):
         fronts = fronts_of(runs)
-        ref = reference_front(fronts)
-        ideal, nadir = bounds(ref)
-        point = reference_point(ideal, nadir, None, fronts)
+        ref, ideal, nadir, _point, values = score_fronts(fronts)
         write_front_csv(files / f"reference-front-{inst}.csv", ref, OBJECTIVES)
-        for (_, run), front in zip(runs.iterrows(), fronts):
+        for (_, run), front, value in zip(runs.iterrows(), fronts, values):
             rows.append({"group": run["group"], "instance": inst, "backend": run["backend"], "seed": run["seed"],
-                         "front_size": len(front), "record": run["record"], **indicators(front, ref, ideal, nadir, point),
+                         "front_size": len(front), "record": run["record"], **value,
                          "ideal": json.dumps(ideal.tolist()), "nadir": json.dumps(nadir.tolist())})
     table = pd.DataFrame(rows)
     if len(table):
