@@ -132,7 +132,7 @@ def run_generations(engine, ants, costs, tau, best, best_sol, ls_iters, colony_s
         raise LsbenchError(f"--param ls_iterations={its}: cas on gpu-resident runs at most {REBASE_AT - 1}")
     per_generation = m * its
     b = engine.buffers(m)  # a generation's children are the searches' bests
-    P, STATE, CHILD_COSTS, CHILDREN, ACTIVE, TAU = b.P, b.STATE, b.BEST, b.BEST_SOL, b.ACTIVE, b.TAU
+    P, STATE, CHILD_COSTS, CHILDREN, ACTIVE, TAU = b.START, b.STATE, b.BEST, b.BEST_SOL, b.ACTIVE, b.TAU  # donors: starts
     up, host_up = b.upload, b.host_upload
     host_up["TAU"][:] = tau.ravel()
     host_up["ACTIVE"][:] = 1

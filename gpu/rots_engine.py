@@ -49,11 +49,15 @@ class SearchBuffers:
     NIMP: object
     DONE: object
     ACTIVE: object
+    START: object
+    FRESH: object
+    QUEUE: object
+    SEQ: object
     TAU: object
 
     def state_args(self):
         names = [f.name for f in fields(self)]
-        return [getattr(self, name) for name in names[names.index("P"):names.index("ACTIVE") + 1]]
+        return [getattr(self, name) for name in names[names.index("P"):names.index("SEQ") + 1]]
 
 
 class ResidentRots:
@@ -61,13 +65,15 @@ class ResidentRots:
     format of the CPU searches (best, best solution, trajectory, iterations, ...)."""
 
     def __init__(self, problem, prm, threads=None, group=None, global_only=(), max_registers=None,
-                 shared_limit=None, cluster=None, split=None):
+                 shared_limit=None, cluster=None, split=None, persistent=None):
         """`global_only`: names of per-search tables kept in global memory even where they would fit
         in shared memory (tests reach the global-memory paths on small instances with it);
-        `cluster`: blocks per search (a thread block cluster, GPU only); `split`: see plan."""
+        `cluster`: blocks per search (a thread block cluster, GPU only); `split`: see plan;
+        `persistent`: blocks of a persistent grid that take the searches' sub-chunks from a queue
+        (0: one block per search; None: a queue once K exceeds what runs at once at the best shape)."""
         require("gpu-resident")
         self.problem, self.prm = problem, prm
-        self.options = (threads, group, shared_limit, tuple(global_only), max_registers, cluster, split)
+        self.options = (threads, group, shared_limit, tuple(global_only), max_registers, cluster, split, persistent)
         self._buffers = None  # (K, device state of K searches)
         # copies up, the kernel and the copy down queue on one stream from pinned memory: the host
         # waits once a chunk (other copies, on the default stream, wait for it as they always do)
@@ -96,14 +102,24 @@ class ResidentRots:
         """The kernel shape for K searches. Unless the caller fixed it: on a large instance, up to one
         search per 16 SMs of a Hopper GPU, a cluster of 16 blocks of 256 threads each (latency: on
         tai100a 448k it/s against 429k with 8 blocks, one H100 run); up to one search per SM, one large block
-        each with every table on chip; more searches, two blocks per SM with
-        the tabu matrix in global memory (throughput) -- the best shapes measured on an H100 for
-        tai100a (benchmarks/results/gpu_resident-*.json); beyond two per SM, four smaller ones, so
-        that a cas colony of 4n ants runs in one wave."""
-        threads, group, shared_limit, global_only, regs, cluster, split = self.options
+        each with every table on chip; more searches, a persistent grid of one such block per SM that
+        takes the searches' sub-chunks from a queue (two or four smaller blocks per SM gave 0.2-0.5x
+        the throughput on an H200, benchmarks/results/gpu_resident-*.json). A small instance: up to
+        four blocks per SM, one wave, then a queue for four blocks per SM."""
+        threads, group, shared_limit, global_only, regs, cluster, split, persistent = self.options
         if cluster and threads is None:
             threads = 256
-        if threads is None and shared_limit is None and regs is None and not config.ENABLE_CUDASIM:
+        auto = threads is None and shared_limit is None and regs is None and not config.ENABLE_CUDASIM
+        if auto and persistent is None and not cluster:
+            dev = cuda.get_current_device()
+            large = self.problem.n * (self.problem.n - 1) // 2 > 2048
+            fill = dev.MULTIPROCESSOR_COUNT * (1 if large else 4)  # searches that run at once at their best shape
+            persistent = fill if searches > fill else 0
+        queued = bool(persistent)
+        if queued:
+            searches = min(searches, persistent)  # the shape of the blocks that run at once
+        self.grid = persistent if queued else None
+        if auto:
             from .cluster import supported
             dev = cuda.get_current_device()
             large = self.problem.n * (self.problem.n - 1) // 2 > 2048
@@ -116,7 +132,7 @@ class ResidentRots:
                 threads = 1024 // per_sm if large else 256
                 regs = 65536 // (per_sm * threads) // 8 * 8
                 shared_limit = int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // per_sm - 2048
-        self.shape = plan(self.problem, threads, group, shared_limit, global_only, cluster or 1, split)
+        self.shape = plan(self.problem, threads, group, shared_limit, global_only, cluster or 1, split, queued)
         if regs is None and not config.ENABLE_CUDASIM:  # a block of T threads must fit one SM
             regs = min(255, 65536 // self.shape["threads"] // 8 * 8)
         self.shape["max_registers"] = regs
@@ -179,7 +195,8 @@ class ResidentRots:
         up, host_up, down, host_down = b.upload, b.host_upload, b.download, b.host_download
         BEST, BEST_SOL, CUR, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE = \
             b.BEST, b.BEST_SOL, b.CUR, b.IMP_IT, b.IMP_OBJ, b.NIMP, b.DONE, b.ACTIVE
-        host_up["P"][:] = sols
+        host_up["START"][:] = sols
+        host_up["FRESH"][:] = 0
         host_up["STATE"][:, 0] = states
         host_up["ACTIVE"][:] = 1
         gamma = -1.0  # no ant to build
@@ -258,9 +275,15 @@ class ResidentRots:
         aspiration, target, first iteration - base, iterations, tenure_cube, fresh), `gamma` < 0: no
         cas ant to build. The launch is kept in last_launch (benchmarks/profile_cas.py reruns it)."""
         b = self.buffers(K)
-        args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.pairs, *b.state_args(), *scalars, b.TAU, gamma)
-        self.last_launch = (K * self.shape["cluster"], self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
+        args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.pairs, *b.state_args(), *scalars,
+                np.int64(self.items_taken), np.int64(self.subchunks_done), b.TAU, gamma)
+        blocks = self.grid if self.shape["queued"] else K * self.shape["cluster"]
+        self.last_launch = (blocks, self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
         self.launch(*self.last_launch, stream=self.stream)
+        if self.shape["queued"]:  # every block takes one item past the last: the queue's count after the launch
+            subchunks = -(-int(scalars[5]) // self.shape["subchunk"])
+            self.items_taken += K * subchunks + blocks
+            self.subchunks_done += subchunks
 
     def buffers(self, K):
         """The device state of K searches, allocated once per K (a cas colony reuses it every
@@ -273,8 +296,10 @@ class ResidentRots:
         blocks = K * self.shape["cluster"]  # the tables: one row per block
         # STATE[q]: the search's stream state, and the stream state its cas ant is built from
         # ACTIVE[q]: 0 once search q (or its cas colony) has reached its target: its blocks return at once
+        # START[q]: the permutation search q (re)starts from where FRESH[q] is 1 (a start) or 2 (a
+        # restart, which keeps its best); the kernel clears FRESH[q] once it has started
         up, host_up = _packed({"STATE": ((K, 2), np.uint64), "P": ((K, n), np.int32), "TAU": ((n * n,), np.float64),
-                               "ACTIVE": ((K,), np.int32)})
+                               "ACTIVE": ((K,), np.int32), "START": ((K, n), np.int32), "FRESH": ((K,), np.int32)})
         down, host_down = _packed({"BEST": ((K,), np.int64), "BEST_SOL": ((K, n), np.int32)})
         per_block = n * self.shape["stride"]
         self._buffers = SearchBuffers(
@@ -288,7 +313,9 @@ class ResidentRots:
             IMP_IT=cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64),  # [m, search]: read back by rows
             IMP_OBJ=cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64),
             NIMP=cuda.device_array(K, dtype=np.int64), DONE=cuda.device_array(K, dtype=np.int64),
-            ACTIVE=up["ACTIVE"], TAU=up["TAU"])
+            ACTIVE=up["ACTIVE"], START=up["START"], FRESH=up["FRESH"],
+            QUEUE=cuda.to_device(np.zeros(1, np.int64)), SEQ=cuda.to_device(np.zeros(K, np.int64)), TAU=up["TAU"])
+        self.items_taken = self.subchunks_done = 0  # the queue's and the searches' counts (QUEUE, SEQ)
         return self._buffers
 
     def describe(self):
@@ -299,7 +326,9 @@ class ResidentRots:
                 "dp4a_sums": self.shape["dp4a"],
                 "symmetric_form": not self.shape["general"], "max_registers": self.shape["max_registers"],
                 "in_shared_memory": [k for k in ON_CHIP if self.shape["shared"][k]],
-                "dynamic_shared_bytes": self.shape["dynamic_shared_bytes"]}
+                "dynamic_shared_bytes": self.shape["dynamic_shared_bytes"],
+                "persistent_blocks": self.grid if self.shape["queued"] else 0,
+                "iterations_per_queue_item": self.shape["subchunk"] if self.shape["queued"] else None}
 
 
 def _packed(fields):
@@ -329,11 +358,14 @@ class ResidentRotsEngine(Engine):
         Param("block", int, "threads per search block (default: chosen for the instance and K)", low=32, high=1024),
         Param("cluster", int, "blocks per search: a thread block cluster (Hopper GPUs)", choices=(1, 2, 4, 8, 16)),
         Param("split", int, "threads that only recompute the O(n) moves (0: every thread does both)", low=0),
+        Param("persistent", int, "blocks of a persistent grid that take the searches' chunks from a queue (0: one "
+              "block per search; default: a queue once the searches outnumber what runs at once)", low=0),
     )
 
     def __init__(self, problem, neighbourhood, search, params, threads=None):
         self.searches = ResidentRots(problem, search.params(problem), threads=params.get("block"),
-                                     cluster=params.get("cluster"), split=params.get("split"))
+                                     cluster=params.get("cluster"), split=params.get("split"),
+                                     persistent=params.get("persistent"))
         self.count = 0
 
     def warm_up(self, seeds, iterations):

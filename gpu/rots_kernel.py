@@ -33,6 +33,7 @@ from .rots_plan import ON_CHIP, SHUFFLE
 
 FULL = 0xFFFFFFFF
 NO_MOVE = -1  # PEND: no swap waiting to be folded into the delta table
+NO_BEST = np.int64(np.iinfo(np.int64).max)
 
 _kernels = {}
 
@@ -40,7 +41,7 @@ _kernels = {}
 def kernel_for(shape):
     """The compiled kernel for one shape; its max_registers caps registers per thread so that more
     blocks (searches) fit on an SM."""
-    key = (shape["n"], shape["dp4a"], shape["cluster"], shape["split"], shape["index_bits"], shape["threads"], shape["group"], shape["wide"], shape["narrow"], shape["general"], shape["diagonal"],
+    key = (shape["n"], shape["queued"], shape["subchunk"], shape["dp4a"], shape["cluster"], shape["split"], shape["index_bits"], shape["threads"], shape["group"], shape["wide"], shape["narrow"], shape["general"], shape["diagonal"],
            shape["data_bits"], tuple(sorted(shape["layout"].items())), shape.get("max_registers"))
     if key not in _kernels:
         _kernels[key] = _make_kernel(shape)
@@ -57,6 +58,8 @@ def _make_kernel(shape):
     DELTA_OFFSET, MATRIX_OFFSET, AGE_OFFSET, FLOWS_OFFSET = OFFSETS["delta"], OFFSETS["matrix"], OFFSETS["tabu_age"], OFFSETS["flows"]
     TABU_SHARED, TABU_OFFSET = IN_SHARED["tabu"], OFFSETS["tabu"]
     MOVES = N * (N - 1) // 2
+    QUEUED = shape["queued"]  # a persistent grid: blocks take (search, sub-chunk) items from a queue
+    SUBCHUNK = shape["subchunk"]  # QUEUED: iterations per item
     N_SQUARED = N * N
     ROW_STRIDE = shape["stride"]  # row stride of the flows and permuted distances (bp, bpt, Af, AT)
     PADDED_SIZE = N * ROW_STRIDE
@@ -322,10 +325,11 @@ def _make_kernel(shape):
         return (np.int64(cd) << np.int64(INDEX_BITS)) | (np.int64(i) << J_BITS) | np.int64(j)
 
     @cuda.jit(device=True, inline=True)
-    def start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, Aw, bpw, old, ex, rkey, tid, rank):
+    def start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, Aw, bpw, old, ex, rkey, tid, rank, it0):
         """A search's start from its permutation p alone (a new cas generation copies up only its
         ants): the permuted matrix bp[i, k] = B[p_i, p_k], Taillard's initial tabu list (rots_expiry:
-        ex[q] = -q), every move's full cost and tabu age; returns the permutation's cost."""
+        ex[q] = -q, shifted to iteration it0 for a restart), every move's full cost and tabu age;
+        returns the permutation's cost."""
         cuda.syncthreads()  # p
         for q in range(tid, N_SQUARED, THREADS):
             pi = p[q // N]
@@ -334,7 +338,7 @@ def _make_kernel(shape):
             bp[bq] = BG[U64(pi * N + pk)]
             if GENERAL:
                 bpt[bq] = BG[U64(pk * N + pi)]
-            ex[q] = -q
+            ex[q] = it0 - q
         cuda.syncthreads()
         first = rank * MOVES_PER_BLOCK  # this block's moves
         end = min(first + MOVES_PER_BLOCK, MOVES)
@@ -431,13 +435,8 @@ def _make_kernel(shape):
 
     @(cuda.jit(max_registers=MAX_REGISTERS) if MAX_REGISTERS else cuda.jit)
     def rots_kernel(A, AT, BG, ADIAG, BDIAG, PAIRS, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST,
-                    BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, tenure_min, tenure_max, aspiration, target, it0,
-                    n_iter, tenure_cube, fresh, TAU, gamma):
-        blk = cuda.blockIdx.x  # block `rank` of search `sid`'s cluster
-        sid = blk // CLUSTER
-        rank = np.int32(blk % CLUSTER)
-        if ACTIVE[sid] == 0:  # this search reached its target (or its cas colony did) in an earlier chunk
-            return
+                    BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, START, FRESH, QUEUE, SEQ, tenure_min, tenure_max,
+                    aspiration, target, chunk_it0, chunk_iters, tenure_cube, fresh_all, item0, seq0, TAU, gamma):
         tid = cuda.threadIdx.x
         lane = tid % 32
         warp = tid // 32
@@ -457,238 +456,283 @@ def _make_kernel(shape):
         dyn_d = cuda.shared.array(0, DELTA_TYPE)  # the dynamic shared memory, seen through each table's type
         dyn_b = cuda.shared.array(0, BPT)
         dyn_i = cuda.shared.array(0, int32)
-        dl = dyn_d[DELTA_OFFSET:DELTA_OFFSET + SLOTS] if DELTA_SHARED else DELTA[blk]
-        bp = dyn_b[MATRIX_OFFSET:MATRIX_OFFSET + PADDED_SIZE] if MATRIX_SHARED else BPG[blk]  # every block of a cluster keeps its own copy
-        old = dyn_i[AGE_OFFSET:AGE_OFFSET + SLOTS] if AGE_SHARED else OLDG[blk]  # per move: the older of its two tabu expiries
         Af = dyn_b[FLOWS_OFFSET:FLOWS_OFFSET + PADDED_SIZE] if FLOWS_SHARED else A
-        if DP4A:  # the same two tables as 32-bit words (their byte offsets are multiples of 8)
+        for q in range(tid, PADDED_SIZE if FLOWS_SHARED else 0, THREADS):
+            Af[q] = A[q]
+        if DP4A:  # the flows and bp as 32-bit words (their byte offsets are multiples of 8)
             dyn_w = cuda.shared.array(0, uint32)
             Aw = dyn_w[FLOWS_OFFSET // 4:FLOWS_OFFSET // 4 + N * ROW_WORDS]
             bpw = dyn_w[MATRIX_OFFSET // 4:MATRIX_OFFSET // 4 + N * ROW_WORDS]
-        else:
-            Aw = Af
-            bpw = bp
-        bpt = BPTG[blk]
-        # ex[i * N + l]: the iteration until which facility i may not return to location l
-        ex = dyn_i[TABU_OFFSET:TABU_OFFSET + N_SQUARED] if TABU_SHARED else EX[blk]
-        for q in range(tid, N, THREADS):
-            p[q] = P[sid, q]
-        for q in range(tid, PADDED_SIZE if FLOWS_SHARED else 0, THREADS):
-            Af[q] = A[q]
-        kept = 0 if fresh else 1  # a chunk after the first: the state comes back from global memory
-        for q in range(tid, SLOTS if DELTA_SHARED and kept else 0, THREADS):
-            dl[q] = DELTA[blk, q]
-        for q in range(tid, PADDED_SIZE if MATRIX_SHARED and kept else 0, THREADS):
-            bp[q] = BPG[blk, q]
-        for q in range(tid, SLOTS if AGE_SHARED and kept else 0, THREADS):
-            old[q] = OLDG[blk, q]
-        for q in range(tid, N_SQUARED if TABU_SHARED and kept else 0, THREADS):
-            ex[q] = EX[blk, q]
-        current = np.int64(0)
-        init_exchange(bars, tid)
-        cluster_barrier()  # every block of the cluster has started: its shared memory may be written
-        if fresh:  # the first chunk builds its start state from the permutation alone
-            if gamma > 0:  # a cas generation: the ant is built here from its donor p (the blocks of a
-                cuda.syncthreads()  # cluster build the same one)
+        job = cuda.shared.array(1, int64)  # QUEUED: the block's work item
+        searches = ACTIVE.shape[0]
+        subchunks = (chunk_iters + SUBCHUNK - 1) // SUBCHUNK if QUEUED else 1
+        while True:  # work items: one per block (a search's chunk), or (QUEUED) taken from the queue
+            if QUEUED:  # item c K + q is search q's c-th sub-chunk: it waits for the (c - 1)-th to end
                 if tid == 0:
-                    construct_ant(p, free, todo, TAU, gamma, STATE[sid, 1])
-            current = start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, Aw, bpw, old, ex, rkey, tid, rank)
-            if tid == 0 and rank == 0:
-                CUR[sid] = current
-                BEST[sid] = current
-            for q in range(tid, N if rank == 0 else 0, THREADS):
-                BEST_SOL[sid, q] = p[q]
-        else:
-            current = CUR[sid]
-        kend = min(rank * MOVES_PER_BLOCK + MOVES_PER_BLOCK, MOVES)  # the block's last move + 1
-        k0 = rank * MOVES_PER_BLOCK + (tid - SPLIT) * MOVES_PER_THREAD if tid >= SPLIT else kend  # this thread's first move (i0, j0)
-        i0 = np.int32(PAIRS[k0] >> 16) if k0 < kend else np.int32(0)
-        j0 = np.int32(PAIRS[k0] & 0xFFFF) if k0 < kend else np.int32(1)
-        count = np.int32(max(0, min(MOVES_PER_THREAD, kend - k0)))  # this thread's moves k0 .. k0 + count - 1
-        best = current if fresh else BEST[sid]
-        state = STATE[sid, 0]
-        pend = NO_MOVE if fresh else PEND[sid]
-        moved = pend != NO_MOVE  # a swap whose delta-table update is still to come
-        r = np.int32(pend >> 16)  # 32-bit facility numbers: narrow comparisons in the hot loop
-        s = np.int32(pend & 0xFFFF)
-        nimp = 0
-        done = 0
-        stop = False
-        cuda.syncthreads()
-        if moved:
-            for q in range(tid, N, THREADS):  # the pending swap's update vectors (bp is swapped)
-                rq = U64(r * ROW_STRIDE + q)
-                sq = U64(s * ROW_STRIDE + q)
-                u[q] = Af[rq] - Af[sq]
-                w[q] = bp[sq] - bp[rq]
-                if GENERAL:
-                    v[q] = AT[rq] - AT[sq]
-                    z[q] = bpt[sq] - bpt[rq]
-        else:
-            r, s = no_swap(u, v, tid)
-        cuda.syncthreads()
-        for step in range(n_iter):
-            it = it0 + step + 1
-            thr = DELTA_NP(max(best - current, DMIN))  # d < thr: a new best (aspiration)
-            it_asp = np.int32(max(it - aspiration, -(1 << 31)))
-            it32 = np.int32(it)
-            kb = NO_KEY
-            if tid == THREADS - 1:  # the next move's two tenures, off the critical path (read after the barrier)
-                ten[0] = _tenure(mix64(state + GOLDEN), tenure_min, tenure_max, tenure_cube)
-                ten[1] = _tenure(mix64(state + GOLDEN + GOLDEN), tenure_min, tenure_max, tenure_cube)
-            # -- the 2n-3 moves touching the last swap: O(n) each, LANES lanes splitting the sum (MATA)
-            for rnd in range(RROUNDS if moved else 0):  # item: the cluster's lane groups, blocks interleaved
-                if warp * 32 >= RECOMPUTING_THREADS or rnd * LANE_GROUPS * CLUSTER + (warp * 32 // LANES) * CLUSTER + rank >= ITEMS:  # no move left (uniform)
+                    job[0] = cuda.atomic.add(QUEUE, 0, 1) - item0
+                cuda.syncthreads()
+                item = job[0]
+                if item >= searches * subchunks:
                     break
-                item = rnd * LANE_GROUPS * CLUSTER + (tid // LANES) * CLUSTER + rank
-                x = r
-                y = s
-                if item < ITEMS:
-                    x, y = touching(item, r, s)
-                d = swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, item < ITEMS, U64(tid % LANES))
-                if item < ITEMS and tid % LANES == 0:
-                    i = x if x < y else y
-                    j = y if x < y else x
-                    idx = move_index(i, j)
-                    age = tabu_age(ex, p, i, j)
-                    sl = slot(idx)  # both go to the block that owns the move
-                    owner = np.int32(np.uint32(idx // np.uint32(MOVES_PER_BLOCK)))
-                    put(dl, sl, owner, d, bars, step & 1)
-                    put(old, sl, owner, age, bars, step & 1)
-                    kb = min(kb, key_of(class_delta(d, age, thr, it_asp, it32), i, j))
-            # -- every other move: O(1) update (Taillard), then its class and delta; the thread keeps
-            # its lowest (class, delta), the first on ties (its moves come in index order), and builds
-            # one key from it. Its moves run along a row (i, j), (i, j + 1), ...: row i's update
-            # values stay in registers
-            i = i0
-            j = j0
-            ui = u[U64(i)]
-            wi = w[U64(i)]
-            vi = v[U64(i)] if GENERAL else ui
-            zi = z[U64(i)] if GENERAL else wi
-            # Branch-free: a move touching the last swap (recomputed above, by another thread) is read
-            # but neither stored nor keyed here; after no swap, zero update vectors keep every delta.
-            cd_best = NO_CD
-            touched = np.int32(0)  # this thread's moves recomputed by the lane groups (a cluster counts them)
-            bi = np.int32(0)
-            bj = np.int32(0)
-            sl = np.uint32(max(tid - SPLIT, 0))  # (recomputing-only threads have no moves)
-            for q in range(MOVES_PER_THREAD):  # a constant trip count: unrolled (moves past `count` are read, never used)
-                ju = U64(j)
-                if GENERAL:
-                    upd = (ui - u[ju]) * (wi - w[ju]) + (vi - v[ju]) * (zi - z[ju])
+                sid = item % searches
+                sub = item // searches
+                if tid == 0:
+                    while cuda.atomic.add(SEQ, sid, 0) != seq0 + sub:
+                        cuda.nanosleep(256)
+                cuda.threadfence()  # acquire: the state that the search's last item wrote, on any SM
+                cuda.syncthreads()
+                blk = sid
+                rank = np.int32(0)
+            else:
+                blk = cuda.blockIdx.x  # block `rank` of search `sid`'s cluster
+                sid = blk // CLUSTER
+                rank = np.int32(blk % CLUSTER)
+                sub = 0
+            it0 = chunk_it0 + sub * SUBCHUNK
+            n_iter = min(SUBCHUNK, chunk_iters - sub * SUBCHUNK) if QUEUED else chunk_iters
+            fresh = max(FRESH[sid], fresh_all) if sub == 0 else 0  # 1: a start; 2: a restart, which keeps its best
+            if ACTIVE[sid] == 0:  # this search reached its target (or its cas colony did) earlier
+                fresh = -1
+            if fresh >= 0:
+                dl = dyn_d[DELTA_OFFSET:DELTA_OFFSET + SLOTS] if DELTA_SHARED else DELTA[blk]
+                bp = dyn_b[MATRIX_OFFSET:MATRIX_OFFSET + PADDED_SIZE] if MATRIX_SHARED else BPG[blk]  # every block of a cluster keeps its own copy
+                old = dyn_i[AGE_OFFSET:AGE_OFFSET + SLOTS] if AGE_SHARED else OLDG[blk]  # per move: the older of its two tabu expiries
+                if not DP4A:
+                    Aw = Af
+                    bpw = bp
+                bpt = BPTG[blk]
+                # ex[i * N + l]: the iteration until which facility i may not return to location l
+                ex = dyn_i[TABU_OFFSET:TABU_OFFSET + N_SQUARED] if TABU_SHARED else EX[blk]
+                src = START if fresh else P  # a start, or the state of the search's last chunk
+                for q in range(tid, N, THREADS):
+                    p[q] = src[sid, q]
+                kept = 0 if fresh else 1  # a chunk after the first: the state comes back from global memory
+                for q in range(tid, SLOTS if DELTA_SHARED and kept else 0, THREADS):
+                    dl[q] = DELTA[blk, q]
+                for q in range(tid, PADDED_SIZE if MATRIX_SHARED and kept else 0, THREADS):
+                    bp[q] = BPG[blk, q]
+                for q in range(tid, SLOTS if AGE_SHARED and kept else 0, THREADS):
+                    old[q] = OLDG[blk, q]
+                for q in range(tid, N_SQUARED if TABU_SHARED and kept else 0, THREADS):
+                    ex[q] = EX[blk, q]
+                current = np.int64(0)
+                init_exchange(bars, tid)
+                cluster_barrier()  # every block of the cluster has started: its shared memory may be written
+                if fresh:  # the first chunk builds its start state from the permutation alone
+                    if gamma > 0:  # a cas generation: the ant is built here from its donor p (the blocks of a
+                        cuda.syncthreads()  # cluster build the same one)
+                        if tid == 0:
+                            construct_ant(p, free, todo, TAU, gamma, STATE[sid, 1])
+                    current = start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, Aw, bpw, old, ex, rkey, tid,
+                                          rank, np.int32(it0))
+                    prior = BEST[sid] if fresh == 2 else NO_BEST  # a restart keeps the search's best
+                    if tid == 0 and rank == 0:
+                        CUR[sid] = current
+                        FRESH[sid] = 0
+                        if current < prior:
+                            BEST[sid] = current
+                    for q in range(tid, N if rank == 0 and current < prior else 0, THREADS):
+                        BEST_SOL[sid, q] = p[q]
+                    best = min(current, prior)
                 else:
-                    upd = (ui - u[ju]) * (wi - w[ju])
-                d = DELTA_NP(dl[sl] + DELTA_NP(upd))
-                hit = (i == r) | (i == s) | (j == r) | (j == s)
-                touch = hit | (q >= count)
-                if CLUSTER > 1:
-                    touched += np.int32(hit & (q < count))
-                if not touch:
-                    dl[sl] = d
-                cd = class_delta(d, old[sl], thr, it_asp, it32)
-                if cd < cd_best and not touch:
-                    cd_best = cd
-                    bi = i
-                    bj = j
-                sl = np.uint32(sl + np.uint32(OWNER_THREADS))  # (uint32 + uint32 would widen)
-                j = np.int32(j + 1)
-                if j == N:
-                    i = np.int32(i + 1)
-                    j = np.int32(i + 1)
+                    current = CUR[sid]
+                    best = BEST[sid]
+                kend = min(rank * MOVES_PER_BLOCK + MOVES_PER_BLOCK, MOVES)  # the block's last move + 1
+                k0 = rank * MOVES_PER_BLOCK + (tid - SPLIT) * MOVES_PER_THREAD if tid >= SPLIT else kend  # this thread's first move (i0, j0)
+                i0 = np.int32(PAIRS[k0] >> 16) if k0 < kend else np.int32(0)
+                j0 = np.int32(PAIRS[k0] & 0xFFFF) if k0 < kend else np.int32(1)
+                count = np.int32(max(0, min(MOVES_PER_THREAD, kend - k0)))  # this thread's moves k0 .. k0 + count - 1
+                state = STATE[sid, 0]
+                pend = NO_MOVE if fresh else PEND[sid]
+                moved = pend != NO_MOVE  # a swap whose delta-table update is still to come
+                r = np.int32(pend >> 16)  # 32-bit facility numbers: narrow comparisons in the hot loop
+                s = np.int32(pend & 0xFFFF)
+                nimp = NIMP[sid] if sub > 0 else 0  # QUEUED: a launch's sub-chunks count together
+                done = DONE[sid] if sub > 0 else 0
+                stop = False
+                cuda.syncthreads()
+                if moved:
+                    for q in range(tid, N, THREADS):  # the pending swap's update vectors (bp is swapped)
+                        rq = U64(r * ROW_STRIDE + q)
+                        sq = U64(s * ROW_STRIDE + q)
+                        u[q] = Af[rq] - Af[sq]
+                        w[q] = bp[sq] - bp[rq]
+                        if GENERAL:
+                            v[q] = AT[rq] - AT[sq]
+                            z[q] = bpt[sq] - bpt[rq]
+                else:
+                    r, s = no_swap(u, v, tid)
+                cuda.syncthreads()
+                for step in range(n_iter):
+                    it = it0 + step + 1
+                    thr = DELTA_NP(max(best - current, DMIN))  # d < thr: a new best (aspiration)
+                    it_asp = np.int32(max(it - aspiration, -(1 << 31)))
+                    it32 = np.int32(it)
+                    kb = NO_KEY
+                    if tid == THREADS - 1:  # the next move's two tenures, off the critical path (read after the barrier)
+                        ten[0] = _tenure(mix64(state + GOLDEN), tenure_min, tenure_max, tenure_cube)
+                        ten[1] = _tenure(mix64(state + GOLDEN + GOLDEN), tenure_min, tenure_max, tenure_cube)
+                    # -- the 2n-3 moves touching the last swap: O(n) each, LANES lanes splitting the sum (MATA)
+                    for rnd in range(RROUNDS if moved else 0):  # item: the cluster's lane groups, blocks interleaved
+                        if warp * 32 >= RECOMPUTING_THREADS or rnd * LANE_GROUPS * CLUSTER + (warp * 32 // LANES) * CLUSTER + rank >= ITEMS:  # no move left (uniform)
+                            break
+                        item = rnd * LANE_GROUPS * CLUSTER + (tid // LANES) * CLUSTER + rank
+                        x = r
+                        y = s
+                        if item < ITEMS:
+                            x, y = touching(item, r, s)
+                        d = swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, item < ITEMS, U64(tid % LANES))
+                        if item < ITEMS and tid % LANES == 0:
+                            i = x if x < y else y
+                            j = y if x < y else x
+                            idx = move_index(i, j)
+                            age = tabu_age(ex, p, i, j)
+                            sl = slot(idx)  # both go to the block that owns the move
+                            owner = np.int32(np.uint32(idx // np.uint32(MOVES_PER_BLOCK)))
+                            put(dl, sl, owner, d, bars, step & 1)
+                            put(old, sl, owner, age, bars, step & 1)
+                            kb = min(kb, key_of(class_delta(d, age, thr, it_asp, it32), i, j))
+                    # -- every other move: O(1) update (Taillard), then its class and delta; the thread keeps
+                    # its lowest (class, delta), the first on ties (its moves come in index order), and builds
+                    # one key from it. Its moves run along a row (i, j), (i, j + 1), ...: row i's update
+                    # values stay in registers
+                    i = i0
+                    j = j0
                     ui = u[U64(i)]
                     wi = w[U64(i)]
-                    if GENERAL:
-                        vi = v[U64(i)]
-                        zi = z[U64(i)]
-            kb = min(kb, key_of(cd_best, bi, bj))
-            # -- block argmin: every warp ends with the winner
-            if CLUSTER > 1:
-                kb = cluster_min(xkey, bars, kb, touched, step, rank, warp, lane)
-            elif SHUFFLE:
-                kb = warp_min(kb)
-                if lane == 0:
-                    rkey[warp] = kb
-                cuda.syncthreads()
-                kb = warp_min(rkey[lane] if lane < WARPS else NO_KEY)
-            else:
-                rkey[tid] = kb
-                cuda.syncthreads()
-                half = THREADS // 2
-                while half > 0:
-                    if tid < half:
-                        rkey[tid] = min(rkey[tid], rkey[tid + half])
+                    vi = v[U64(i)] if GENERAL else ui
+                    zi = z[U64(i)] if GENERAL else wi
+                    # Branch-free: a move touching the last swap (recomputed above, by another thread) is read
+                    # but neither stored nor keyed here; after no swap, zero update vectors keep every delta.
+                    cd_best = NO_CD
+                    touched = np.int32(0)  # this thread's moves recomputed by the lane groups (a cluster counts them)
+                    bi = np.int32(0)
+                    bj = np.int32(0)
+                    sl = np.uint32(max(tid - SPLIT, 0))  # (recomputing-only threads have no moves)
+                    for q in range(MOVES_PER_THREAD):  # a constant trip count: unrolled (moves past `count` are read, never used)
+                        ju = U64(j)
+                        if GENERAL:
+                            upd = (ui - u[ju]) * (wi - w[ju]) + (vi - v[ju]) * (zi - z[ju])
+                        else:
+                            upd = (ui - u[ju]) * (wi - w[ju])
+                        d = DELTA_NP(dl[sl] + DELTA_NP(upd))
+                        hit = (i == r) | (i == s) | (j == r) | (j == s)
+                        touch = hit | (q >= count)
+                        if CLUSTER > 1:
+                            touched += np.int32(hit & (q < count))
+                        if not touch:
+                            dl[sl] = d
+                        cd = class_delta(d, old[sl], thr, it_asp, it32)
+                        if cd < cd_best and not touch:
+                            cd_best = cd
+                            bi = i
+                            bj = j
+                        sl = np.uint32(sl + np.uint32(OWNER_THREADS))  # (uint32 + uint32 would widen)
+                        j = np.int32(j + 1)
+                        if j == N:
+                            i = np.int32(i + 1)
+                            j = np.int32(i + 1)
+                            ui = u[U64(i)]
+                            wi = w[U64(i)]
+                            if GENERAL:
+                                vi = v[U64(i)]
+                                zi = z[U64(i)]
+                    kb = min(kb, key_of(cd_best, bi, bj))
+                    # -- block argmin: every warp ends with the winner
+                    if CLUSTER > 1:
+                        kb = cluster_min(xkey, bars, kb, touched, step, rank, warp, lane)
+                    elif SHUFFLE:
+                        kb = warp_min(kb)
+                        if lane == 0:
+                            rkey[warp] = kb
+                        cuda.syncthreads()
+                        kb = warp_min(rkey[lane] if lane < WARPS else NO_KEY)
+                    else:
+                        rkey[tid] = kb
+                        cuda.syncthreads()
+                        half = THREADS // 2
+                        while half > 0:
+                            if tid < half:
+                                rkey[tid] = min(rkey[tid], rkey[tid + half])
+                            cuda.syncthreads()
+                            half //= 2
+                        kb = rkey[0]
+                    done += 1
+                    moved = kb < ALLOWED  # else every move is tabu: Taillard keeps the solution
+                    if moved:
+                        r = np.int32((kb >> J_BITS) & JMASK)
+                        s = np.int32(kb & JMASK)
+                        current += ((kb >> np.int64(INDEX_BITS)) & DMASK) - BIAS  # the winner's delta, from its key
+                        improved = current < best
+                        if improved:
+                            best = current
+                        state += GOLDEN + GOLDEN  # the tenures of r and s took the stream's next two words
+                        # -- apply the swap: bp's rows and columns r, s, the update vectors, p, the tabu list
+                        for q in range(tid, N, THREADS):
+                            if q == r:
+                                pr = p[r]
+                                ps = p[s]
+                                ex[U64(r * N + pr)] = it + ten[0]
+                                ex[U64(s * N + ps)] = it + ten[1]
+                                p[r] = ps
+                                p[s] = pr
+                                rr, ss, rs, sr = U64(r * ROW_STRIDE + r), U64(s * ROW_STRIDE + s), U64(r * ROW_STRIDE + s), U64(s * ROW_STRIDE + r)
+                                swap_corners(bp, rr, ss, rs, sr)
+                                if GENERAL:
+                                    swap_corners(bpt, rr, ss, rs, sr)
+                                if improved and rank == 0:
+                                    BEST_SOL[sid, r] = ps
+                                    BEST_SOL[sid, s] = pr
+                            elif q != s:
+                                rq, sq, qr, qs = U64(r * ROW_STRIDE + q), U64(s * ROW_STRIDE + q), U64(q * ROW_STRIDE + r), U64(q * ROW_STRIDE + s)
+                                w[q] = swap_at(bp, rq, sq, qr, qs)
+                                u[q] = Af[rq] - Af[sq]
+                                if GENERAL:
+                                    z[q] = swap_at(bpt, rq, sq, qr, qs)
+                                    v[q] = AT[rq] - AT[sq]
+                                if improved and rank == 0:
+                                    BEST_SOL[sid, q] = p[q]
+                        if improved:
+                            if tid == 0 and rank == 0:
+                                IMP_IT[nimp, sid] = it
+                                IMP_OBJ[nimp, sid] = current
+                            nimp += 1
+                            stop = current <= target
+                    else:
+                        r, s = no_swap(u, v, tid)
                     cuda.syncthreads()
-                    half //= 2
-                kb = rkey[0]
-            done += 1
-            moved = kb < ALLOWED  # else every move is tabu: Taillard keeps the solution
-            if moved:
-                r = np.int32((kb >> J_BITS) & JMASK)
-                s = np.int32(kb & JMASK)
-                current += ((kb >> np.int64(INDEX_BITS)) & DMASK) - BIAS  # the winner's delta, from its key
-                improved = current < best
-                if improved:
-                    best = current
-                state += GOLDEN + GOLDEN  # the tenures of r and s took the stream's next two words
-                # -- apply the swap: bp's rows and columns r, s, the update vectors, p, the tabu list
-                for q in range(tid, N, THREADS):
-                    if q == r:
-                        pr = p[r]
-                        ps = p[s]
-                        ex[U64(r * N + pr)] = it + ten[0]
-                        ex[U64(s * N + ps)] = it + ten[1]
-                        p[r] = ps
-                        p[s] = pr
-                        rr, ss, rs, sr = U64(r * ROW_STRIDE + r), U64(s * ROW_STRIDE + s), U64(r * ROW_STRIDE + s), U64(s * ROW_STRIDE + r)
-                        swap_corners(bp, rr, ss, rs, sr)
-                        if GENERAL:
-                            swap_corners(bpt, rr, ss, rs, sr)
-                        if improved and rank == 0:
-                            BEST_SOL[sid, r] = ps
-                            BEST_SOL[sid, s] = pr
-                    elif q != s:
-                        rq, sq, qr, qs = U64(r * ROW_STRIDE + q), U64(s * ROW_STRIDE + q), U64(q * ROW_STRIDE + r), U64(q * ROW_STRIDE + s)
-                        w[q] = swap_at(bp, rq, sq, qr, qs)
-                        u[q] = Af[rq] - Af[sq]
-                        if GENERAL:
-                            z[q] = swap_at(bpt, rq, sq, qr, qs)
-                            v[q] = AT[rq] - AT[sq]
-                        if improved and rank == 0:
-                            BEST_SOL[sid, q] = p[q]
-                if improved:
-                    if tid == 0 and rank == 0:
-                        IMP_IT[nimp, sid] = it
-                        IMP_OBJ[nimp, sid] = current
-                    nimp += 1
-                    stop = current <= target
-            else:
-                r, s = no_swap(u, v, tid)
-            cuda.syncthreads()
-            if stop:
-                break
-        # -- the state goes back to global memory for the next chunk (the last swap's update pending);
-        # the cluster's blocks hold the same permutation, each its own copy of the tables
-        cluster_barrier()  # no block leaves while another may still write its shared memory
-        lead = rank == 0
-        for q in range(tid, N if lead else 0, THREADS):
-            P[sid, q] = p[q]
-        for q in range(tid, SLOTS if DELTA_SHARED else 0, THREADS):
-            DELTA[blk, q] = dl[q]
-        for q in range(tid, PADDED_SIZE if MATRIX_SHARED else 0, THREADS):
-            BPG[blk, q] = bp[q]
-        for q in range(tid, SLOTS if AGE_SHARED else 0, THREADS):
-            OLDG[blk, q] = old[q]
-        for q in range(tid, N_SQUARED if TABU_SHARED else 0, THREADS):
-            EX[blk, q] = ex[q]
-        if tid == 0 and lead:
-            PEND[sid] = (r << 16) | s if moved else NO_MOVE
-            CUR[sid] = current
-            BEST[sid] = best
-            STATE[sid, 0] = state
-            NIMP[sid] = nimp
-            DONE[sid] = done
+                    if stop:
+                        if QUEUED and tid == 0:  # the search's later items of this launch return at once
+                            ACTIVE[sid] = 0
+                        break
+                # -- the state goes back to global memory for the next chunk (the last swap's update pending);
+                # the cluster's blocks hold the same permutation, each its own copy of the tables
+                cluster_barrier()  # no block leaves while another may still write its shared memory
+                lead = rank == 0
+                for q in range(tid, N if lead else 0, THREADS):
+                    P[sid, q] = p[q]
+                for q in range(tid, SLOTS if DELTA_SHARED else 0, THREADS):
+                    DELTA[blk, q] = dl[q]
+                for q in range(tid, PADDED_SIZE if MATRIX_SHARED else 0, THREADS):
+                    BPG[blk, q] = bp[q]
+                for q in range(tid, SLOTS if AGE_SHARED else 0, THREADS):
+                    OLDG[blk, q] = old[q]
+                for q in range(tid, N_SQUARED if TABU_SHARED else 0, THREADS):
+                    EX[blk, q] = ex[q]
+                if tid == 0 and lead:
+                    PEND[sid] = (r << 16) | s if moved else NO_MOVE
+                    CUR[sid] = current
+                    BEST[sid] = best
+                    STATE[sid, 0] = state
+                    NIMP[sid] = nimp
+                    DONE[sid] = done
 
+            if not QUEUED:
+                break
+            cuda.threadfence()  # release: this item's state before the search's next item starts
+            cuda.syncthreads()
+            if tid == 0:
+                cuda.atomic.exch(SEQ, sid, seq0 + sub + 1)
     return rots_kernel
 
 

@@ -39,18 +39,23 @@ def shared_bytes_per_block():
         return STATIC_SHARED_CAP
 
 
-def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), cluster=1, split=None):
+def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), cluster=1, split=None, queued=False,
+         subchunk=None):
     """Kernel shape for an instance: integer widths (checked bounds), which per-search tables live
     in the block's dynamic shared memory (the rest in global memory), threads per block, lanes per
     O(n) recomputation and blocks per search (a cluster: the moves split between its blocks).
     `split`: the block's first `split` threads only recompute, the others only update in O(1)
     (separate warps, as MATA: the two phases overlap); 0 (default): every thread does both. `global_only`
-    keeps tables off chip (tests reach those paths)."""
+    keeps tables off chip (tests reach those paths). `queued`: a persistent grid whose blocks take
+    (search, sub-chunk of `subchunk` iterations) items from a queue (more searches than blocks)."""
     n = problem.n
     if cluster not in (1, 2, 4, 8, 16):
         raise LsbenchError(f"--param cluster: blocks per search must be 1, 2, 4, 8 or 16, got {cluster}")
     if cluster > 1 and not SHUFFLE:
         raise LsbenchError("--param cluster: thread block clusters run on the GPU only, not in the simulator")
+    if queued and cluster > 1:
+        raise LsbenchError("--param cluster: a search spans one block when searches queue for blocks (persistent)")
+    subchunk = subchunk or (2 if config.ENABLE_CUDASIM else 128)
     A, B, general = symmetric_form(problem.a, problem.b)
     largest = max(int(np.abs(A).max()), int(np.abs(B).max()))
     if largest >= 1 << 31:
@@ -117,6 +122,6 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     diagonal = bool(np.diagonal(problem.a).any() and np.diagonal(problem.b).any())
     # dp4a reads four bytes of a row from shared memory at once: both matrices on chip, on a device
     dp4a = data_bits == 8 and shared["matrix"] and shared["flows"]
-    return {"n": n, "stride": stride, "dp4a": dp4a, "moves": moves, "per_block": per_block, "cluster": cluster, "split": split, "slots": slots, "index_bits": index_bits, "wide": wide, "narrow": narrow, "threads": threads,
+    return {"n": n, "queued": bool(queued), "subchunk": subchunk, "stride": stride, "dp4a": dp4a, "moves": moves, "per_block": per_block, "cluster": cluster, "split": split, "slots": slots, "index_bits": index_bits, "wide": wide, "narrow": narrow, "threads": threads,
             "group": group, "general": general, "diagonal": diagonal, "data_bits": data_bits, "shared": shared, "layout": layout,
             "dynamic_shared_bytes": used}

@@ -199,6 +199,28 @@ def test_resident_rots_in_the_symmetric_form_with_diagonals_and_a_shifted_clock(
         _same_search(_cpu_rots(p, seed, Stop(iterations=30)), dev)
 
 
+@pytest.mark.parametrize("blocks", [1, 2])
+def test_resident_rots_with_more_searches_than_blocks_queues_them_and_each_follows_the_cpu(blocks):
+    """A persistent grid smaller than K: blocks take (search, sub-chunk of 2 iterations) items from
+    the queue, each search's items in order, the state carried through global memory between them.
+    Five searches, chunks of 5 (sub-chunks of 2, 2, 1) -- each is exactly its CPU trajectory, also
+    the two that stop at the target in the middle of a chunk, whose later items return at once."""
+    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench import instances as registry
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    p = registry.load("tai12a")
+    engine = ResidentRots(p, RobustTabuSearch().params(p), persistent=blocks)
+    stop = Stop(iterations=40, target=224416)
+    seeds = [2, 3, 4, 5, 6]
+    devs = engine.run(seeds, stop, chunk=5)
+    assert engine.shape["queued"] and engine.describe()["persistent_blocks"] == blocks
+    assert engine.items_taken == 8 * (5 * 3 + blocks)  # eight chunks of three sub-chunks, every block one past
+    for seed, dev in zip(seeds, devs):
+        _same_search(_cpu_rots(p, seed, stop), dev)
+    assert [d.iterations for d in devs][2:] == [18, 40, 25]
+
+
 def test_resident_rots_cli_stops_each_search_at_the_target_and_keeps_every_search(tmp_path):
     out = tmp_path / "res.json"
     # seeds 4 and 6 reach the optimum at iterations 18 and 25, seed 5 not within 40: the finished
