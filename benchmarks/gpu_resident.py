@@ -104,7 +104,7 @@ def main():
                                "improvements": len(cpu.trajectory)}
     print(f"trajectory check ({args.check_iterations} iterations, seed 7): {same}", flush=True)
 
-    rows = []
+    rows, engines = [], []
     sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
     for spec in args.threads.split(","):
         spec_, _, kb = spec.partition("@")
@@ -114,17 +114,17 @@ def main():
         threads, _, regs = spec_.partition("/")
         threads = None if threads == "auto" else int(threads)
         regs, group = int(regs) if regs else None, int(group) if group else None
-        eng = ResidentRots(p, prm, threads=threads, group=group, max_registers=regs,
-                           shared_limit=int(kb) * 1024 if kb else None, cluster=int(cluster) if cluster else None,
-                           split=int(split) if split else None)
-        eng.run([1], Stop(iterations=2))
-        if cluster:  # a cluster search must follow the CPU's trajectory too
-            dev = eng.run([7], Stop(iterations=args.check_iterations))[0]
-            ok = same_run(cpu, dev)
-            out["trajectory_check"][f"cluster {spec}"] = ok
-            same = same and ok
-            print(f"trajectory check {spec}: {ok}", flush=True)
         for k in [int(s) for s in args.searches.split(",")]:
+            # one engine per row: its shape (and compiled kernel) depends on K
+            eng = ResidentRots(p, prm, threads=threads, group=group, max_registers=regs,
+                               shared_limit=int(kb) * 1024 if kb else None, cluster=int(cluster) if cluster else None,
+                               split=int(split) if split else None)
+            if cluster and k == 1:  # a cluster search must follow the CPU's trajectory too
+                dev = eng.run([7], Stop(iterations=args.check_iterations))[0]
+                ok = same_run(cpu, dev)
+                out["trajectory_check"][f"cluster {spec}"] = ok
+                same = same and ok
+                print(f"trajectory check {spec}: {ok}", flush=True)
             probe_it = 200
             eng.run(list(range(1, k + 1)), Stop(iterations=2))  # the shape for K searches: compiled before timing
             eng.run(list(range(1, k + 1)), Stop(iterations=probe_it), chunk=probe_it)
@@ -132,17 +132,29 @@ def main():
             # timing below) made the timed runs of many searches a few short chunks, which measured
             # the host's chunk overhead rather than the GPU
             iters = max(probe_it, int(probe_it * args.seconds / eng.loop_s))
-            reps = []
-            for _ in range(args.repeats):
-                res = eng.run(list(range(1, k + 1)), Stop(iterations=iters))
-                reps.append(sum(r.iterations for r in res) / eng.loop_s)  # set-up of K starts excluded
-            agg = statistics.median(reps)
-            rows.append({"spec": spec, "threads": eng.shape["threads"], "max_registers": eng.shape["max_registers"], "searches": k, "blocks_per_sm": round(k / sms, 2), "iterations": iters,
-                         "aggregate_it_per_s": agg, "per_search_it_per_s": agg / k,
-                         "vs_cpu_one_core": agg / cpu1, "vs_cpu_all_cores": agg / cpu_all,
-                         "shape": eng.describe()})
-            print(f"threads {spec:>7} searches {k:5}: {agg:14,.0f} it/s aggregate, {agg / k:10,.0f} per search, "
-                  f"{agg / cpu1:8.1f}x one core, {agg / cpu_all:6.1f}x all cores", flush=True)
+            rows.append({"spec": spec, "threads": eng.shape["threads"], "max_registers": eng.shape["max_registers"],
+                         "searches": k, "blocks_per_sm": round(k / sms, 2), "iterations": iters, "repeats": []})
+            engines.append(eng)
+    # the timed runs: rows interleaved, repeat by repeat (the sizing runs above warmed the clocks)
+    for _ in range(args.repeats):
+        for row, eng in zip(rows, engines):
+            k = row["searches"]
+            res = eng.run(list(range(1, k + 1)), Stop(iterations=row["iterations"]))
+            row["repeats"].append(sum(r.iterations for r in res) / eng.loop_s)  # set-up of K starts excluded
+    for row, eng in zip(rows, engines):
+        agg, k = statistics.median(row["repeats"]), row["searches"]
+        row.update({"aggregate_it_per_s": agg, "per_search_it_per_s": agg / k, "vs_cpu_one_core": agg / cpu1,
+                    "vs_cpu_all_cores": agg / cpu_all, "shape": eng.describe()})
+        print(f"threads {row['spec']:>7} searches {k:5}: {agg:14,.0f} it/s aggregate, {agg / k:10,.0f} per search, "
+              f"{agg / cpu1:8.1f}x one core, {agg / cpu_all:6.1f}x all cores, persistent blocks "
+              f"{row['shape']['persistent_blocks']}", flush=True)
+    for spec in args.threads.split(","):  # no cliff: every K past one search per SM against K = one per SM
+        mine = {r["searches"]: r["aggregate_it_per_s"] for r in rows if r["spec"] == spec}
+        if sms in mine:
+            worst = min((v / mine[sms], k) for k, v in mine.items() if k >= sms)
+            out.setdefault("cliff", {})[spec] = {"searches_per_sm_figure": mine[sms], "worst_ratio": worst[0],
+                                                 "at_searches": worst[1]}
+            print(f"{spec}: every K >= {sms} at >= {worst[0]:.2f}x the K = {sms} figure (lowest at K = {worst[1]})")
     out["gpu"] = rows
     singles = [r for r in rows if r["searches"] == 1]  # --searches may leave the single search out
     single = max(singles, key=lambda r: r["aggregate_it_per_s"]) if singles else None

@@ -217,7 +217,8 @@ def add_search_arguments(p):
     p.add_argument("--iterations", type=int)
     p.add_argument("--evaluations", type=int)
     p.add_argument("--seconds", type=float)
-    p.add_argument("--target", type=float, help="stop when the best objective is <= target")
+    p.add_argument("--target", help="stop when the best objective is <= target: a number, bks (the manifest's "
+                   "best-known value) or bks+P%% (P percent above it)")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="problem, algorithm or backend parameter, e.g. tenure=7, objective=flowtime")
     p.add_argument("--warmup", type=int, default=2,

@@ -103,6 +103,7 @@ def build_spec(instance, problem=None, algorithm="tabu", backend="cpu", neighbou
     _check_int("--searches", searches, 1, 1 << 20)
     if threads is not None:
         _check_int("--threads", threads, 1, 4096)
+    target = target_value(target, instance, kind, resolved["problem"])
     for name, value in (("--seconds", seconds), ("--target", target)):
         if value is not None and not math.isfinite(value):
             raise LsbenchError(f"{name}: must be a finite number, got {value}")
@@ -110,6 +111,39 @@ def build_spec(instance, problem=None, algorithm="tabu", backend="cpu", neighbou
     return RunSpec(kind, instance, algorithm, backend, neighbourhood, seed, stop,
                    resolved["problem"], resolved["algorithm"], resolved["backend"], threads, searches, warmup,
                    data_dir, out, None if initial is None else tuple(int(v) for v in initial))
+
+
+def target_value(target, instance, kind, problem_params):
+    """--target as a number: a number, or `bks` (the manifest's best-known value) or `bks+P%` (P
+    percent above it), so that time-to-best-known runs need no value typed by hand."""
+    if target is None or not isinstance(target, str):
+        return target
+    text = target.strip().lower()
+    if not text.startswith("bks"):
+        try:
+            return float(text)
+        except ValueError:
+            raise LsbenchError(f"--target: a number, bks or bks+P%, got {target!r}") from None
+    percent = 0.0
+    if text != "bks":
+        rest = text[3:]
+        try:
+            if not (rest.startswith("+") and rest.endswith("%")):
+                raise ValueError
+            percent = float(rest[1:-1])
+        except ValueError:
+            raise LsbenchError(f"--target: a number, bks or bks+P% (e.g. bks+0.2%), got {target!r}") from None
+        if not (math.isfinite(percent) and percent >= 0):
+            raise LsbenchError(f"--target {target}: the percentage must be finite and >= 0")
+    entry = instances.manifest().get(instance)
+    bks = entry.bks_value() if entry is not None else None
+    if kind == "pfsp" and problem_params.get("objective", "makespan") != "makespan":
+        raise LsbenchError(f"--target {target}: the manifest's best-known values are makespans, not "
+                           f"{problem_params['objective']} (give the target as a number)")
+    if bks is None:
+        raise LsbenchError(f"--target {target}: instance {instance} has no best-known value in the manifest "
+                           "(give the target as a number)")
+    return bks * (1 + percent / 100) if percent else float(bks)
 
 
 def _check_int(name, value, low, high):

@@ -68,6 +68,11 @@ def _bad_file(tmp_path, name, text):
     (lambda t: ["--instance", "tai12a", "--neighbourhood", "3opt"], "neighbourhood"),
     (lambda t: ["--instance", "tai12a", "--algorithm", "cas", "--param", "ls_iterations=-5"], "ls_iterations=-5"),
     (lambda t: ["--instance", "tai12a", "--algorithm", "cas", "--param", "ants=0"], "ants=0"),
+    (lambda t: ["--instance", "tai12a", "--target", "bks-1%"], "bks+P%"),
+    (lambda t: ["--instance", "tai12a", "--target", "bks+-1%"], "must be finite and >= 0"),
+    (lambda t: ["--instance", "ta001", "--param", "objective=flowtime", "--target", "bks"], "makespans"),
+    (lambda t: ["--problem", "qap", "--instance", _bad_file(t, "q.dat", "2\n1 2 3 4\n5 6 7 8\n"), "--target", "bks"],
+     "no best-known value"),
 ])
 def test_bad_input_one_line_exit_2_no_file(tmp_path, make_args, needle):
     out = tmp_path / "out.json"
@@ -91,3 +96,17 @@ def test_verify_rejects_malformed_records(tmp_path):
     f.write_text(json.dumps({"problem": "qap"}))
     r = lsbench("verify", str(f))
     assert r.returncode == 2 and "lacks field" in r.stderr
+
+
+def test_target_bks_stops_at_the_manifest_value_and_bks_plus_a_percentage_above_it(tmp_path):
+    """--target bks is the instance's best-known value from the manifest; bks+P% that plus P percent:
+    the run stops at the first improvement at or under it, and the record holds the number."""
+    from lsbench import instances as registry
+    from lsbench.runner import run_one
+    bks = registry.manifest()["tai12a"].bks_value()
+    exact = run_one("qap", "tai12a", algorithm="rots", seed=1, iterations=5000, target="bks")
+    assert exact["run_spec"]["stop"]["target"] == bks and exact["best_objective"] == bks
+    assert exact["iterations"] < 5000  # it stopped there, not at the budget
+    loose = run_one("qap", "tai12a", algorithm="rots", seed=1, iterations=5000, target="bks+3%")
+    assert loose["run_spec"]["stop"]["target"] == pytest.approx(bks * 1.03)
+    assert bks < loose["best_objective"] <= bks * 1.03 and loose["iterations"] < exact["iterations"]
