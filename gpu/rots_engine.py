@@ -15,6 +15,7 @@ from lsbench.params import Param
 from lsbench.problems.qap import qap_costs
 from lsbench.search.cas import NO_AGE_ASPIRATION
 from lsbench.search.common import ChunkLength, Stop, Trajectory
+from lsbench.search.restarts import EliteRestarts
 
 from . import device_name, require
 from .chunks import IMPROVEMENT_CAP
@@ -65,14 +66,17 @@ class ResidentRots:
     format of the CPU searches (best, best solution, trajectory, iterations, ...)."""
 
     def __init__(self, problem, prm, threads=None, group=None, global_only=(), max_registers=None,
-                 shared_limit=None, cluster=None, split=None, persistent=None):
+                 shared_limit=None, cluster=None, split=None, persistent=None, restart=None):
         """`global_only`: names of per-search tables kept in global memory even where they would fit
         in shared memory (tests reach the global-memory paths on small instances with it);
         `cluster`: blocks per search (a thread block cluster, GPU only); `split`: see plan;
         `persistent`: blocks of a persistent grid that take the searches' sub-chunks from a queue
-        (0: one block per search; None: a queue once K exceeds what runs at once at the best shape)."""
+        (0: one block per search; None: a queue once K exceeds what runs at once at the best shape);
+        `restart`: {stagnation, elite, strength} of lsbench.search.restarts (stagnation 0: none)."""
         require("gpu-resident")
         self.problem, self.prm = problem, prm
+        self.restart = restart or {"stagnation": 0, "elite": 1, "strength": 0.0}
+        self.restarts = 0  # restarts in the last run
         self.options = (threads, group, shared_limit, tuple(global_only), max_registers, cluster, split, persistent)
         self._buffers = None  # (K, device state of K searches)
         # copies up, the kernel and the copy down queue on one stream from pinned memory: the host
@@ -210,8 +214,13 @@ class ResidentRots:
         its = np.zeros(K, dtype=np.int64)
         best = curs.copy()
         finished = np.zeros(K, dtype=bool)
+        self.restarts = 0
+        policy = None if bests_only or not self.restart["stagnation"] else \
+            EliteRestarts(pr.n, K, seed=int(states[0]), **self.restart)
         chunks = ChunkLength(chunk or (4 if config.ENABLE_CUDASIM else (IMPROVEMENT_CAP if bests_only else 256)),
                              IMPROVEMENT_CAP, grow=not config.ENABLE_CUDASIM)
+        if policy:  # fixed chunks: the restarts fall on the same iterations in every run
+            chunks = ChunkLength(chunk or policy.check_every(IMPROVEMENT_CAP), IMPROVEMENT_CAP, grow=False)
         t_start = time.perf_counter()
         it = 0
         base = 0  # the kernels count iterations from base (see rebase_kernel)
@@ -244,13 +253,19 @@ class ResidentRots:
                 for q in np.flatnonzero(nimp):
                     for m in range(nimp[q]):  # stamped at the end of their chunk, as the fused CPU loop
                         trajs[q].improved(base + int(imp_it[m, q]), int(imp_obj[m, q]), seconds=t1 - t_start)
+                        if policy:
+                            policy.improved(q, base + int(imp_it[m, q]))
             its += np.where(finished, 0, done)
+            if policy and (best <= target).any():  # restarts make the K searches one parallel search:
+                finished[:] = True  # it ends when any of them reaches the target
             if (best <= target).any() and not finished[best <= target].all():
                 finished |= best <= target
                 ACTIVE.copy_to_device(np.where(finished, 0, 1).astype(np.int32))
             it += n_iter
             if finished.all():
                 break
+            if policy:
+                self._restart(policy, it, best, finished, trajs, t1 - t_start)
             chunks.took(t1 - t0)
             if progress:
                 progress.tick(it, int(best.min()))
@@ -269,6 +284,27 @@ class ResidentRots:
             prm["tenure_cube"] = tenure_cube
         return [SearchResult(int(best[q]), best_sol[q], int(its[q]), int(its[q]) * nb.size, trajs[q].points, prm,
                              int(cur[q])) for q in range(K)]
+
+    def _restart(self, policy, it, best, finished, trajs, seconds):
+        """Restarts the stagnant searches at their next chunk (lsbench.search.restarts): their
+        starts and FRESH = 2 go up, the kernel builds each start and keeps the search's best."""
+        b = self._buffers
+        starts = policy.restarts(it, best, b.BEST_SOL.copy_to_host(), finished)
+        self.restarts += len(starts)
+        if not starts:
+            return
+        host_up = b.host_upload
+        host_up["FRESH"][:] = 0
+        for q, start in starts:
+            host_up["START"][q] = start
+            host_up["FRESH"][q] = 2
+        costs = qap_costs(self.problem.a, self.problem.b, np.array([s for _q, s in starts]))
+        for (q, _s), cost in zip(starts, costs):  # a start better than the search's best is an improvement
+            if cost < best[q]:
+                trajs[q].improved(it, int(cost), seconds=seconds)
+                best[q] = cost
+        b.START.copy_to_device(host_up["START"], stream=self.stream)
+        b.FRESH.copy_to_device(host_up["FRESH"], stream=self.stream)
 
     def launch_chunk(self, K, scalars, gamma):
         """Queues one chunk of the K searches on self.stream: `scalars` = (tenure_min, tenure_max,
@@ -327,6 +363,7 @@ class ResidentRots:
                 "symmetric_form": not self.shape["general"], "max_registers": self.shape["max_registers"],
                 "in_shared_memory": [k for k in ON_CHIP if self.shape["shared"][k]],
                 "dynamic_shared_bytes": self.shape["dynamic_shared_bytes"],
+                "restart": self.restart if self.restart["stagnation"] else None, "restarts": self.restarts,
                 "persistent_blocks": self.grid if self.shape["queued"] else 0,
                 "iterations_per_queue_item": self.shape["subchunk"] if self.shape["queued"] else None}
 
@@ -358,6 +395,11 @@ class ResidentRotsEngine(Engine):
         Param("block", int, "threads per search block (default: chosen for the instance and K)", low=32, high=1024),
         Param("cluster", int, "blocks per search: a thread block cluster (Hopper GPUs)", choices=(1, 2, 4, 8, 16)),
         Param("split", int, "threads that only recompute the O(n) moves (0: every thread does both)", low=0),
+        Param("restart", int, "iterated parallel tabu: a search restarts from a perturbed elite solution "
+              "after this many iterations without improvement (0: never; then each search is the CPU's)", low=0),
+        Param("elite", int, "restart: the number of best distinct solutions of all searches it draws from", default=4,
+              low=1),
+        Param("perturb", float, "restart: random swaps, as a fraction of n", default=0.25, low=0.0, high=4.0),
         Param("persistent", int, "blocks of a persistent grid that take the searches' chunks from a queue (0: one "
               "block per search; default: a queue once the searches outnumber what runs at once)", low=0),
     )
@@ -365,7 +407,9 @@ class ResidentRotsEngine(Engine):
     def __init__(self, problem, neighbourhood, search, params, threads=None):
         self.searches = ResidentRots(problem, search.params(problem), threads=params.get("block"),
                                      cluster=params.get("cluster"), split=params.get("split"),
-                                     persistent=params.get("persistent"))
+                                     persistent=params.get("persistent"),
+                                     restart={"stagnation": params.get("restart") or 0, "elite": params.get("elite", 4),
+                                              "strength": params.get("perturb", 0.25)})
         self.count = 0
 
     def warm_up(self, seeds, iterations):

@@ -1,0 +1,71 @@
+"""Time to the best-known value: K gpu-resident Ro-TS searches, each run capped, several runs.
+
+    python benchmarks/time_to_bks.py --instances tai40a,tai50a --runs 5 --cap 30 [--restart 4000 ...]
+
+Each run is `lsbench run --algorithm rots --backend gpu-resident --searches K --target bks
+--seconds CAP` with the given restart settings (iterated parallel tabu; restart=0: independent
+Ro-TS searches), seeds 1, 1 + K, 1 + 2K, ...; its record is re-checked as every run's is. Per run:
+reached or not, the time of the first trajectory point at or under the best-known value (the
+search loop's clock, after warm-up and compile), the gap at the end. Per instance: runs that
+reached it, the median time over those, the median final gap.
+"""
+import argparse
+import statistics
+import sys
+
+from common import gpu_info, write_result
+
+from lsbench.runner import run_one
+
+
+def first_hit(record, target):
+    """The earliest time any search of the run reached the target, or None."""
+    times = [t for entry in record.get("searches", [record]) for _i, t, obj in entry["trajectory"] if obj <= target]
+    return min(times) if times else None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--instances", default="tai40a,tai50a,tai60a")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--cap", type=float, default=30.0, help="seconds a run")
+    ap.add_argument("--searches", type=int, default=0, help="K (0: one per SM)")
+    ap.add_argument("--restart", type=int, default=0)
+    ap.add_argument("--elite", type=int, default=4)
+    ap.add_argument("--perturb", type=float, default=0.25)
+    ap.add_argument("--data-dir")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    gpu = gpu_info()
+    k = args.searches or gpu["multiprocessors"]
+    params = {"restart": args.restart, "elite": args.elite, "perturb": args.perturb}
+    rows = []
+    for name in args.instances.split(","):
+        runs = []
+        for r in range(args.runs):
+            rec = run_one("qap", name, algorithm="rots", backend="gpu-resident", seed=1 + r * k, seconds=args.cap,
+                          target="bks", searches=k, backend_params=params, data=args.data_dir)
+            hit = first_hit(rec, rec["bks"])
+            runs.append({"seed": rec["seed"], "reached": hit is not None, "seconds_to_bks": hit,
+                         "wall_s": rec["wall_s"], "best": rec["best_objective"], "gap_percent": rec["gap_percent"],
+                         "aggregate_iterations_per_s": rec.get("aggregate_iterations_per_s"),
+                         "restarts": rec["backend_info"].get("restarts")})
+            print(f"{name} run {r}: {'reached' if hit is not None else 'not reached'}"
+                  f"{f' in {hit:.3f} s' if hit is not None else ''}, gap {rec['gap_percent']:.3f}%, "
+                  f"{rec['backend_info'].get('restarts')} restarts", flush=True)
+        times = [x["seconds_to_bks"] for x in runs if x["reached"]]
+        rows.append({"instance": name, "bks": rec["bks"], "runs": runs, "reached": len(times),
+                     "median_seconds_to_bks": statistics.median(times) if times else None,
+                     "median_final_gap_percent": statistics.median(x["gap_percent"] for x in runs)})
+    out = {"searches": k, "cap_s": args.cap, "params": params, "gpu": gpu, "instances": rows}
+    path = write_result("time_to_bks", out, args.out)
+    print(f"\nK = {k} Ro-TS searches, restart {params}, cap {args.cap} s -> {path}")
+    print(f"{'instance':10} {'reached':>8} {'median s':>9} {'median gap %':>13}")
+    for row in rows:
+        med = row["median_seconds_to_bks"]
+        print(f"{row['instance']:10} {row['reached']:>4}/{args.runs:<3} {med if med is None else round(med, 3)!s:>9} "
+              f"{row['median_final_gap_percent']:13.3f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

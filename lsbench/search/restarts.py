@@ -1,0 +1,48 @@
+"""Iterated parallel tabu search: restarts of stagnant searches from a perturbed elite solution.
+
+K searches run side by side (gpu-resident Ro-TS). A search whose best has not improved for
+`stagnation` iterations since its last improvement or restart restarts from one of the `elite`
+best distinct solutions of all K searches, perturbed by `strength` random swaps (Misevičius'
+iterated tabu search perturbs its best by random swaps; sharing an elite across searches makes it
+a parallel one). The restart keeps the search's own best; the tabu list starts afresh. The draws
+come from one NumPy generator seeded by the run's first seed, and decisions are taken every
+`check_every` iterations, so the same seeds give the same run.
+"""
+import numpy as np
+
+
+class EliteRestarts:
+    """Decides, at chunk boundaries, which searches restart and from where."""
+
+    def __init__(self, n, searches, stagnation, elite, strength, seed):
+        self.n, self.stagnation, self.elite = n, int(stagnation), int(elite)
+        self.swaps = max(2, int(round(strength * n)))
+        self.rng = np.random.default_rng([int(seed), 0x1E1173])
+        self.since = np.zeros(searches, dtype=np.int64)  # the iteration of each search's last gain or restart
+        self.count = 0
+
+    def check_every(self, cap):
+        """Chunk length: a quarter of the stagnation limit (a restart is at most that late), fixed so
+        that the restarts fall on the same iterations in every run."""
+        return int(min(cap, max(16, self.stagnation // 4)))
+
+    def improved(self, search, iteration):
+        self.since[search] = max(self.since[search], iteration)
+
+    def restarts(self, iteration, bests, best_sols, finished):
+        """[(search, start permutation)] for the stagnant searches that have not finished."""
+        stagnant = np.flatnonzero((iteration - self.since >= self.stagnation) & ~finished)
+        if stagnant.size == 0:
+            return []
+        _, first = np.unique(bests, return_index=True)  # distinct best values, lowest first
+        pool = first[:self.elite]
+        starts = []
+        for q in stagnant:
+            start = np.array(best_sols[pool[self.rng.integers(pool.size)]], dtype=np.int64)
+            for _ in range(self.swaps):
+                i, j = self.rng.integers(self.n, size=2)
+                start[i], start[j] = start[j], start[i]
+            starts.append((int(q), start))
+            self.since[q] = iteration
+        self.count += len(starts)
+        return starts
