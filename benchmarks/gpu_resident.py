@@ -125,7 +125,7 @@ def main():
                 out["trajectory_check"][f"cluster {spec}"] = ok
                 same = same and ok
                 print(f"trajectory check {spec}: {ok}", flush=True)
-            probe_it = 200
+            probe_it = 1000  # past the first, improvement-dense iterations of every search
             eng.run(list(range(1, k + 1)), Stop(iterations=2))  # the shape for K searches: compiled before timing
             eng.run(list(range(1, k + 1)), Stop(iterations=probe_it), chunk=probe_it)
             # sized by the search loop alone: the set-up of K starts on the host (excluded from the

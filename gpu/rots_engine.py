@@ -14,11 +14,11 @@ from lsbench.interfaces import Engine, SearchResult
 from lsbench.params import Param
 from lsbench.problems.qap import qap_costs
 from lsbench.search.cas import NO_AGE_ASPIRATION
-from lsbench.search.common import ChunkLength, Stop, Trajectory
+from lsbench.search.common import ChunkLength, Stop
 from lsbench.search.restarts import EliteRestarts
 
 from . import device_name, require
-from .chunks import IMPROVEMENT_CAP
+from .chunks import IMPROVEMENT_CAP, ImprovementLog
 from .launch import PreparedLauncher
 from .rots_kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
 from .rots_plan import ON_CHIP, plan, symmetric_form
@@ -208,9 +208,7 @@ class ResidentRots:
             gamma, host_up["STATE"][:, 1], host_up["TAU"][:] = colony[0], colony[1], np.ravel(colony[2])
         up.copy_to_device(host_up["all"], stream=self.stream)  # the starts and stream states in one copy
         target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
-        trajs = None if bests_only else [Trajectory() for _ in range(K)]
-        for q in range(0 if bests_only else K):
-            trajs[q].improved(0, int(curs[q]))
+        log = None if bests_only else ImprovementLog(curs)
         its = np.zeros(K, dtype=np.int64)
         best = curs.copy()
         finished = np.zeros(K, dtype=bool)
@@ -249,12 +247,11 @@ class ResidentRots:
             kernel_s += t1 - t0
             if nimp.any():
                 rows = int(nimp.max())
-                imp_it, imp_obj = IMP_IT[:rows].copy_to_host(), IMP_OBJ[:rows].copy_to_host()
-                for q in np.flatnonzero(nimp):
-                    for m in range(nimp[q]):  # stamped at the end of their chunk, as the fused CPU loop
-                        trajs[q].improved(base + int(imp_it[m, q]), int(imp_obj[m, q]), seconds=t1 - t_start)
-                        if policy:
-                            policy.improved(q, base + int(imp_it[m, q]))
+                # stamped at the end of their chunk, as the fused CPU loop
+                searches, iterations = log.add_chunk(IMP_IT[:rows].copy_to_host(), IMP_OBJ[:rows].copy_to_host(),
+                                                     nimp, base, t1 - t_start)
+                if policy:
+                    policy.improved(searches, iterations)
             its += np.where(finished, 0, done)
             if policy and (best <= target).any():  # restarts make the K searches one parallel search:
                 finished[:] = True  # it ends when any of them reaches the target
@@ -265,7 +262,7 @@ class ResidentRots:
             if finished.all():
                 break
             if policy:
-                self._restart(policy, it, best, finished, trajs, t1 - t_start)
+                self._restart(policy, it, best, finished, log, t1 - t_start)
             chunks.took(t1 - t0)
             if progress:
                 progress.tick(it, int(best.min()))
@@ -282,10 +279,11 @@ class ResidentRots:
         prm = {"tenure_min": tenure_min, "tenure_max": tenure_max, "aspiration": aspiration}
         if tenure_cube:
             prm["tenure_cube"] = tenure_cube
-        return [SearchResult(int(best[q]), best_sol[q], int(its[q]), int(its[q]) * nb.size, trajs[q].points, prm,
+        trajectories = log.trajectories()
+        return [SearchResult(int(best[q]), best_sol[q], int(its[q]), int(its[q]) * nb.size, trajectories[q], prm,
                              int(cur[q])) for q in range(K)]
 
-    def _restart(self, policy, it, best, finished, trajs, seconds):
+    def _restart(self, policy, it, best, finished, log, seconds):
         """Restarts the stagnant searches at their next chunk (lsbench.search.restarts): their
         starts and FRESH = 2 go up, the kernel builds each start and keeps the search's best."""
         b = self._buffers
@@ -299,10 +297,10 @@ class ResidentRots:
             host_up["START"][q] = start
             host_up["FRESH"][q] = 2
         costs = qap_costs(self.problem.a, self.problem.b, np.array([s for _q, s in starts]))
-        for (q, _s), cost in zip(starts, costs):  # a start better than the search's best is an improvement
-            if cost < best[q]:
-                trajs[q].improved(it, int(cost), seconds=seconds)
-                best[q] = cost
+        better = [(q, cost) for (q, _s), cost in zip(starts, costs) if cost < best[q]]
+        log.add([q for q, _c in better], [it] * len(better), [c for _q, c in better], seconds)  # improvements too
+        for q, cost in better:
+            best[q] = cost
         b.START.copy_to_device(host_up["START"], stream=self.stream)
         b.FRESH.copy_to_device(host_up["FRESH"], stream=self.stream)
 

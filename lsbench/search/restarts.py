@@ -26,8 +26,9 @@ class EliteRestarts:
         that the restarts fall on the same iterations in every run."""
         return int(min(cap, max(16, self.stagnation // 4)))
 
-    def improved(self, search, iteration):
-        self.since[search] = max(self.since[search], iteration)
+    def improved(self, searches, iterations):
+        """Improvements (arrays of searches and their iterations) reset the stagnation clocks."""
+        np.maximum.at(self.since, searches, iterations)
 
     def restarts(self, iteration, bests, best_sols, finished):
         """[(search, start permutation)] for the stagnant searches that have not finished."""
