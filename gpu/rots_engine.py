@@ -66,18 +66,20 @@ class ResidentRots:
     format of the CPU searches (best, best solution, trajectory, iterations, ...)."""
 
     def __init__(self, problem, prm, threads=None, group=None, global_only=(), max_registers=None,
-                 shared_limit=None, cluster=None, split=None, persistent=None, restart=None):
+                 shared_limit=None, cluster=None, split=None, persistent=None, restart=None, subchunk=None):
         """`global_only`: names of per-search tables kept in global memory even where they would fit
         in shared memory (tests reach the global-memory paths on small instances with it);
         `cluster`: blocks per search (a thread block cluster, GPU only); `split`: see plan;
         `persistent`: blocks of a persistent grid that take the searches' sub-chunks from a queue
         (0: one block per search; None: a queue once K exceeds what runs at once at the best shape);
-        `restart`: {stagnation, elite, strength} of lsbench.search.restarts (stagnation 0: none)."""
+        `restart`: {stagnation, elite, strength} of lsbench.search.restarts (stagnation 0: none);
+        `subchunk`: iterations per queue item (tests)."""
         require("gpu-resident")
         self.problem, self.prm = problem, prm
         self.restart = restart or {"stagnation": 0, "elite": 1, "strength": 0.0}
         self.restarts = 0  # restarts in the last run
         self.options = (threads, group, shared_limit, tuple(global_only), max_registers, cluster, split, persistent)
+        self.subchunk = subchunk
         self._buffers = None  # (K, device state of K searches)
         # copies up, the kernel and the copy down queue on one stream from pinned memory: the host
         # waits once a chunk (other copies, on the default stream, wait for it as they always do)
@@ -136,7 +138,8 @@ class ResidentRots:
                 threads = 1024 // per_sm if large else 256
                 regs = 65536 // (per_sm * threads) // 8 * 8
                 shared_limit = int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // per_sm - 2048
-        self.shape = plan(self.problem, threads, group, shared_limit, global_only, cluster or 1, split, queued)
+        self.shape = plan(self.problem, threads, group, shared_limit, global_only, cluster or 1, split, queued,
+                          self.subchunk)
         if regs is None and not config.ENABLE_CUDASIM:  # a block of T threads must fit one SM
             regs = min(255, 65536 // self.shape["threads"] // 8 * 8)
         self.shape["max_registers"] = regs

@@ -210,7 +210,7 @@ def test_resident_rots_with_more_searches_than_blocks_queues_them_and_each_follo
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = registry.load("tai12a")
-    engine = ResidentRots(p, RobustTabuSearch().params(p), persistent=blocks)
+    engine = ResidentRots(p, RobustTabuSearch().params(p), persistent=blocks, subchunk=2)
     stop = Stop(iterations=40, target=224416)
     seeds = [2, 3, 4, 5, 6]
     devs = engine.run(seeds, stop, chunk=5)
