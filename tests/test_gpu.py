@@ -215,7 +215,9 @@ def test_resident_rots_with_more_searches_than_blocks_queues_them_and_each_follo
     seeds = [2, 3, 4, 5, 6]
     devs = engine.run(seeds, stop, chunk=5)
     assert engine.shape["queued"] and engine.describe()["persistent_blocks"] == blocks
-    assert engine.items_taken == 8 * (5 * 3 + blocks)  # eight chunks of three sub-chunks, every block one past
+    buffers = engine.buffers(5)  # every search went through every sub-chunk, the finished ones too
+    assert (buffers.SEQ.copy_to_host() == engine.subchunks_done).all() and engine.subchunks_done >= 20
+    assert buffers.QUEUE.copy_to_host()[0] == engine.items_taken  # every block took one item past the last
     for seed, dev in zip(seeds, devs):
         _same_search(_cpu_rots(p, seed, stop), dev)
     assert [d.iterations for d in devs][2:] == [18, 40, 25]
