@@ -12,8 +12,11 @@ reached it, the median time over those, the median final gap.
 import argparse
 import statistics
 import sys
+from pathlib import Path
 
 from common import gpu_info, write_result
+
+from lsbench.records import write_atomic
 
 from lsbench.runner import run_one
 
@@ -53,6 +56,8 @@ def main():
             print(f"{name} run {r}: {'reached' if hit is not None else 'not reached'}"
                   f"{f' in {hit:.3f} s' if hit is not None else ''}, gap {rec['gap_percent']:.3f}%, "
                   f"{rec['backend_info'].get('restarts')} restarts", flush=True)
+            partial = Path(args.out or ".") / "time_to_bks-partial.json"  # what a killed run leaves
+            write_atomic(partial, {"searches": k, "params": params, "instance": name, "runs": runs})
         times = [x["seconds_to_bks"] for x in runs if x["reached"]]
         rows.append({"instance": name, "bks": rec["bks"], "runs": runs, "reached": len(times),
                      "median_seconds_to_bks": statistics.median(times) if times else None,
