@@ -7,7 +7,7 @@ from pathlib import Path
 from .errors import LsbenchError
 
 GROUP_KEYS = {"name", "problem", "instances", "algorithm", "neighbourhood", "backends", "seeds", "iterations",
-              "evaluations", "seconds", "target", "params", "published", "quick", "replicas"}
+              "evaluations", "seconds", "target", "searches", "params", "published", "quick", "replicas"}
 RUNNABLE_BACKENDS = {"cpu", "cpu-parallel", "gpu", "gpu-resident", "cow", "grid"}
 GPU_BACKENDS = {"gpu", "gpu-resident"}
 NOT_AVAILABLE = "backend not available in this version of lsbench"
@@ -71,7 +71,9 @@ def plan_runs(config, gpu_available):
             if field not in g:
                 raise LsbenchError(f"workflow config group {g.get('name', '?')}: missing field '{field}'")
         seeds = g.get("seeds", 1)
-        seed_list = list(range(1, seeds + 1)) if isinstance(seeds, int) else list(seeds)
+        # K searches a run take seeds s .. s + K - 1: the runs' seeds are K apart, so no two runs share one
+        stride = g.get("searches", 1)
+        seed_list = [1 + i * stride for i in range(seeds)] if isinstance(seeds, int) else list(seeds)
         for inst in g["instances"]:
             for b in map(backend_entry, g["backends"]):
                 if b["backend"] not in RUNNABLE_BACKENDS or (b["backend"] in GPU_BACKENDS and not gpu_available):
@@ -93,7 +95,7 @@ def group_spec(group, instance, backend, seed, params, out):
     try:
         return build_spec(str(instance), group["problem"], group["algorithm"], backend, group.get("neighbourhood"),
                           seed, group.get("iterations"), group.get("evaluations"), group.get("seconds"),
-                          group.get("target"), params, out=out)
+                          group.get("target"), params, searches=group.get("searches", 1), out=out)
     except LsbenchError as e:
         raise LsbenchError(f"{e} (workflow config group {group['name']}, backend {backend})") from None
 

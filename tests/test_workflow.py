@@ -39,7 +39,7 @@ def test_dry_run_plans_one_job_per_run(tmp_path, config, scale):
     r = snakemake(tmp_path, "-n", "--configfile", str(config), "--config", f"scale={scale}")
     assert r.returncode == 0, r.stderr[-2000:]
     assert planned_total(r.stdout) == len(runs) + 3  # + aggregate, report, all
-    assert len(runs) > 0
+    assert len(plan_runs(cfg, gpu_available=True)) > len(runs) or len(runs) > 0  # a GPU-only config plans GPU runs
 
 
 def _tiny_config(tmp_path, seeds):
@@ -187,3 +187,43 @@ def test_the_report_renders_in_headless_chromium_with_every_image_and_no_console
     assert all(u.startswith("file://") for u in requests)  # opens from disk, no network
     assert "Ours beside the papers" in first_screen and "rnd-atsp-10-1" in first_screen
     assert (tmp_path / "first-screen.png").stat().st_size > 10000
+
+
+def test_time_to_target_table_from_records_of_runs_of_several_searches_on_their_own_seeds(tmp_path):
+    """A group with `searches: K` and `target: bks`: its runs take seed blocks K apart and the
+    manifest's value as the stop; the report's time-to-target table counts the runs that reached it
+    and takes the median of their first times at it, read from the records' trajectories."""
+    import dataclasses
+    import importlib.util
+
+    import pandas as pd
+    from lsbench import instances
+    from lsbench.runner import run
+    from lsbench.workflow import aggregate_records
+    cfg = yaml.safe_load((ROOT / "workflows" / "config" / "time_to_bks.yaml").read_text())
+    planned = plan_runs(cfg, gpu_available=True)
+    first = [r for r in planned if r["name"] == "qap-class-i" and r["instance"] == "tai40a"]
+    assert [r["seed"] for r in first] == [1, 133, 265, 397, 529]
+    assert first[0]["spec"].searches == 132 and first[0]["spec"].stop.target == instances.manifest()["tai40a"].bks_value()
+    group = {"name": "tiny", "problem": "qap", "instances": ["tai12a"], "algorithm": "rots", "backends": ["cpu"],
+             "seeds": 3, "iterations": 30, "target": "bks"}
+    paths = []
+    for r in plan_runs({"experiment": "tiny", "groups": [group]}, gpu_available=False):
+        path = tmp_path / r["path"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        run(dataclasses.replace(r["spec"], out=str(path)))
+        paths.append(path)
+    aggregate_records(paths, tmp_path / "runs.parquet")
+    df = pd.read_parquet(tmp_path / "runs.parquet")
+    spec = importlib.util.spec_from_file_location("report", ROOT / "workflows" / "scripts" / "report.py")
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    bks = instances.manifest()["tai12a"].bks_value()
+    times = []
+    for p in paths:
+        rec = json.loads(p.read_text())
+        times += [next(t for _i, t, o in rec["trajectory"] if o <= bks)] if rec["best_objective"] <= bks else []
+    (row,) = report.time_to_target_rows(group, df)
+    assert row["reached"] == f"{len(times)}/3" and 0 < len(times) < 3  # 30 iterations: some seeds reach it
+    assert row["median_s"] == report.fmt_num(float(sorted(times)[(len(times) - 1) // 2] if len(times) % 2
+                                                   else sum(sorted(times)[len(times) // 2 - 1:][:2]) / 2))

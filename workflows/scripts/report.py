@@ -157,6 +157,46 @@ def gap_rows(group, summary):
     return backends, rows
 
 
+def target_of(group, instance):
+    """The group's target for an instance as a number: a number, or bks / bks+P% resolved as
+    `lsbench run --target` resolves it; else the best known value; None if there is neither."""
+    from lsbench import instances
+    from lsbench.errors import LsbenchError
+    from lsbench.spec import target_value
+    target = group.get("target")
+    try:
+        if target is not None:
+            return float(target_value(target, instance, group["problem"], group.get("params") or {}))
+        entry = instances.manifest().get(instance)
+        return None if entry is None or entry.bks_value() is None else float(entry.bks_value())
+    except LsbenchError:
+        return None
+
+
+def first_time_at(trajectory, target):
+    """The wall time of a run's first trajectory point at or under the target, or None."""
+    return next((p[1] for p in json.loads(trajectory) if p[2] <= target), None)
+
+
+def time_to_target_rows(group, df):
+    """Per instance and backend: runs that reached the target, median time over those runs, median
+    final gap -- the time-to-target table (Tsutsui's and the iterated tabu's question)."""
+    sub = df[df["group"] == group["name"]]
+    rows = []
+    for inst in map(str, group["instances"]):
+        target = target_of(group, inst)
+        if target is None:
+            continue
+        for backend, runs in sub[sub["instance"] == inst].groupby("backend", sort=False):
+            times = [t for t in (first_time_at(tr, target) for tr in runs["trajectory"]) if t is not None]
+            gaps = pd.to_numeric(runs["gap_percent"], errors="coerce").dropna()
+            rows.append({"instance": inst, "target": fmt_int(target), "backend": backend,
+                         "reached": f"{len(times)}/{len(runs)}",
+                         "median_s": fmt_num(float(np.median(times))) if times else "",
+                         "gap": fmt_gap(float(gaps.median())) if len(gaps) else ""})
+    return rows
+
+
 def published_table(group):
     """The paper's rows for this group (workflows/published/*.csv, table filter applied)."""
     spec = group.get("published")
@@ -329,9 +369,7 @@ def write_report(table, out, config, gpu):
             name = f"{g['name']}-{inst}-convergence.png"
             convergence_plot(df, g["name"], inst, files / name)
             plots.append((name, f"{inst}: best objective against wall time, median and range over seeds"))
-            target = g.get("target")
-            bks = df.loc[(df["group"] == g["name"]) & (df["instance"] == inst), "bks"].dropna()
-            target = target if target is not None else (float(bks.iloc[0]) if len(bks) else None)
+            target = target_of(g, inst)
             if target is not None:
                 name = f"{g['name']}-{inst}-ecdf.png"
                 ecdf_plot(df, g["name"], inst, target, files / name)
@@ -347,6 +385,7 @@ def write_report(table, out, config, gpu):
         groups.append({"name": g["name"], "algorithm": g["algorithm"], "problem": g["problem"],
                        "rows": group_rows(g, summary, gpu), "compare": compare_rows(g, summary),
                        "gaps": gap_rows(g, summary),
+                       "time_to_target": time_to_target_rows(g, df) if g.get("target") is not None else [],
                        "published": None if pub is None else pub.to_html(index=False, na_rep="", border=0),
                        "caption": (g.get("published") or {}).get("caption", ""),
                        "plots": [(f"{files.name}/{n}", c) for n, c in plots],
