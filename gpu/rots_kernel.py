@@ -18,8 +18,11 @@ One thread block per search, the whole Ro-TS loop on the GPU (Tsutsui & Fujimoto
   block (distributed shared memory, st.async, gpu/cluster.py), each block waiting on its own
   mbarrier for exactly the bytes it expects;
 - the tenures come from the search's SplitMix64 stream, as in the CPU search.
-K searches (seeds s..s+K-1) run as K blocks; the host launches chunks of iterations and reads back
-only the best values, improvements and, at the end, the best solutions. One search gives exactly
+K searches (seeds s..s+K-1) run as K blocks, or (QUEUED, more searches than fit at once) on a
+persistent grid whose blocks take (search, sub-chunk) items from a counter, each item waiting for
+its search's previous one and carrying the state through global memory; the host launches chunks
+of iterations and reads back only the best values, improvements and, at the end, the best
+solutions. A search starts (or, FRESH = 2, restarts keeping its best) from START. One search gives exactly
 the trajectory of `lsbench run --algorithm rots --backend cpu` with the same seed.
 The shape comes from gpu/rots_plan.py; the host side is gpu/rots_engine.py.
 """
