@@ -218,7 +218,9 @@ class DeviceColony(HostColony):
             raise LsbenchError(f"--param ls={search.ls}: cas on gpu-resident runs its tabu local search on the GPU "
                                "(ls=tabu)")
         self.problem, self.search = problem, search
-        self.rots = ResidentRots(problem, {}, threads=params.get("block"))
+        # a colony of K ants runs in one wave of up to four blocks per SM, as measured for cas
+        # (docs/performance.md); the queued shape of rots is not measured for colonies yet
+        self.rots = ResidentRots(problem, {}, threads=params.get("block"), persistent=0)
 
     def local_search(self, ants, seeds, costs, prm):
         pr = self.problem
