@@ -7,7 +7,7 @@ from pathlib import Path
 from .errors import LsbenchError
 
 GROUP_KEYS = {"name", "problem", "instances", "algorithm", "neighbourhood", "backends", "seeds", "iterations",
-              "evaluations", "seconds", "target", "searches", "params", "published", "quick", "replicas"}
+              "evaluations", "seconds", "target", "params", "published", "quick", "replicas"}
 RUNNABLE_BACKENDS = {"cpu", "cpu-parallel", "gpu", "gpu-resident", "cow", "grid"}
 GPU_BACKENDS = {"gpu", "gpu-resident"}
 NOT_AVAILABLE = "backend not available in this version of lsbench"
@@ -18,7 +18,8 @@ DEFAULT_COW_RANKS = 4
 
 def backend_entry(b):
     """A backend of a group: 'cpu' or {name: gpu-device, backend: gpu, params: {reduce: device}};
-    a cow entry may give `ranks` (MPI tasks, default 4)."""
+    a cow entry may give `ranks` (MPI tasks, default 4), an entry of an engine that runs several
+    searches at once `searches` (K a run, default 1)."""
     if isinstance(b, str):
         b = {"name": b, "backend": b}
     if not isinstance(b, dict) or "name" not in b or "backend" not in b:
@@ -26,7 +27,11 @@ def backend_entry(b):
     ranks = b.get("ranks", DEFAULT_COW_RANKS)
     if not isinstance(ranks, int) or ranks < 1:
         raise LsbenchError(f"workflow config: backend {b['name']}: ranks must be a positive integer, got {ranks!r}")
-    return {"name": b["name"], "backend": b["backend"], "params": dict(b.get("params") or {}), "ranks": ranks}
+    searches = b.get("searches", 1)
+    if not isinstance(searches, int) or isinstance(searches, bool) or searches < 1:
+        raise LsbenchError(f"workflow config: backend {b['name']}: searches must be a positive integer, got {searches!r}")
+    return {"name": b["name"], "backend": b["backend"], "params": dict(b.get("params") or {}), "ranks": ranks,
+            "searches": searches}
 
 
 def expand_group(g, scale):
@@ -71,31 +76,31 @@ def plan_runs(config, gpu_available):
             if field not in g:
                 raise LsbenchError(f"workflow config group {g.get('name', '?')}: missing field '{field}'")
         seeds = g.get("seeds", 1)
-        # K searches a run take seeds s .. s + K - 1: the runs' seeds are K apart, so no two runs share one
-        stride = g.get("searches", 1)
-        seed_list = [1 + i * stride for i in range(seeds)] if isinstance(seeds, int) else list(seeds)
         for inst in g["instances"]:
             for b in map(backend_entry, g["backends"]):
+                # K searches a run take seeds s .. s + K - 1: the runs' seeds are K apart, no two runs share one
+                seed_list = [1 + i * b["searches"] for i in range(seeds)] if isinstance(seeds, int) else list(seeds)
                 if b["backend"] not in RUNNABLE_BACKENDS or (b["backend"] in GPU_BACKENDS and not gpu_available):
                     continue
                 for s in seed_list:
                     params = {**(config.get("grid_params") or {}), **b["params"]} if b["backend"] == "grid" \
                         else b["params"]  # grid_params: where grid runs find Dask (the SLURM profile)
                     path = f"results/{exp}/runs/{g['name']}/{inst}/{b['name']}-s{s}.json"
-                    spec = group_spec(g, inst, b["backend"], s, {**(g.get("params") or {}), **params}, path)
+                    spec = group_spec(g, inst, b["backend"], s, {**(g.get("params") or {}), **params}, path,
+                                      b["searches"])
                     runs.append({**g, "instance": inst, "backend": b["backend"], "label": b["name"], "spec": spec,
                                  "ranks": b["ranks"], "seed": s, "path": path})
     return runs
 
 
-def group_spec(group, instance, backend, seed, params, out):
+def group_spec(group, instance, backend, seed, params, out, searches=1):
     """The RunSpec of one run of a config group: the CLI's builder, so a bad value gets the CLI's
     error line (with where it was written)."""
     from .spec import build_spec
     try:
         return build_spec(str(instance), group["problem"], group["algorithm"], backend, group.get("neighbourhood"),
                           seed, group.get("iterations"), group.get("evaluations"), group.get("seconds"),
-                          group.get("target"), params, searches=group.get("searches", 1), out=out)
+                          group.get("target"), params, searches=searches, out=out)
     except LsbenchError as e:
         raise LsbenchError(f"{e} (workflow config group {group['name']}, backend {backend})") from None
 
