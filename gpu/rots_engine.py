@@ -11,14 +11,14 @@ from numba import config, cuda
 from lsbench import rng
 from lsbench.errors import LsbenchError
 from lsbench.interfaces import Engine, SearchResult
-from lsbench.params import Param
+from lsbench.params import Param, with_defaults
 from lsbench.problems.qap import qap_costs
 from lsbench.search.cas import NO_AGE_ASPIRATION
-from lsbench.search.common import ChunkLength, Stop
+from lsbench.search.common import ChunkLength, ImprovementLog, Stop
 from lsbench.search.restarts import EliteRestarts
 
 from . import device_name, require
-from .chunks import IMPROVEMENT_CAP, ImprovementLog
+from .chunks import IMPROVEMENT_CAP
 from .launch import PreparedLauncher
 from .rots_kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
 from .rots_plan import ON_CHIP, plan, symmetric_form
@@ -116,9 +116,9 @@ class ResidentRots:
         if cluster and threads is None:
             threads = 256
         auto = threads is None and shared_limit is None and regs is None and not config.ENABLE_CUDASIM
+        large = self.problem.n * (self.problem.n - 1) // 2 > 2048
+        dev = cuda.get_current_device() if auto else None
         if auto and persistent is None and not cluster:
-            dev = cuda.get_current_device()
-            large = self.problem.n * (self.problem.n - 1) // 2 > 2048
             fill = dev.MULTIPROCESSOR_COUNT * (1 if large else 4)  # searches that run at once at their best shape
             persistent = fill if searches > fill else 0
         queued = bool(persistent)
@@ -127,8 +127,6 @@ class ResidentRots:
         self.grid = persistent if queued else None
         if auto:
             from .cluster import supported
-            dev = cuda.get_current_device()
-            large = self.problem.n * (self.problem.n - 1) // 2 > 2048
             if cluster is None and large and searches * 16 <= dev.MULTIPROCESSOR_COUNT and supported():
                 threads, cluster = 256, 16
             elif searches <= dev.MULTIPROCESSOR_COUNT:
@@ -290,6 +288,8 @@ class ResidentRots:
         """Restarts the stagnant searches at their next chunk (lsbench.search.restarts): their
         starts and FRESH = 2 go up, the kernel builds each start and keeps the search's best."""
         b = self._buffers
+        if not policy.stagnant(it, finished).size:
+            return
         starts = policy.restarts(it, best, b.BEST_SOL.copy_to_host(), finished)
         self.restarts += len(starts)
         if not starts:
@@ -406,11 +406,12 @@ class ResidentRotsEngine(Engine):
     )
 
     def __init__(self, problem, neighbourhood, search, params, threads=None):
+        params = with_defaults(self.parameters, params)
         self.searches = ResidentRots(problem, search.params(problem), threads=params.get("block"),
                                      cluster=params.get("cluster"), split=params.get("split"),
                                      persistent=params.get("persistent"),
-                                     restart={"stagnation": params.get("restart") or 0, "elite": params.get("elite", 4),
-                                              "strength": params.get("perturb", 0.25)})
+                                     restart={"stagnation": params.get("restart") or 0, "elite": params["elite"],
+                                              "strength": params["perturb"]})
         self.count = 0
 
     def warm_up(self, seeds, iterations):

@@ -137,3 +137,8 @@ def resolve(declared_by, given):
             raise LsbenchError(f"--param {key}: not a parameter of {owners} "
                                f"(known: {', '.join(known) if known else 'none'})")
     return out
+
+
+def with_defaults(parameters, given):
+    """`given` {key: value} over the declared defaults: the one place an owner reads them."""
+    return {**{p.name: p.default for p in parameters if p.default is not None}, **given}

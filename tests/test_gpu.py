@@ -242,9 +242,9 @@ def test_resident_rots_restarts_stagnant_searches_from_the_elite_reproducibly_an
         runs.append(engine.run([1, 2, 3], Stop(iterations=120)))
         assert engine.restarts > 0
     first, second = runs
-    assert [(r.best_objective, list(r.best_solution), r.trajectory and [t[::2] for t in r.trajectory])
-            for r in first] == [(r.best_objective, list(r.best_solution), [t[::2] for t in r.trajectory])
-                                for r in second]
+    def outcome(results):
+        return [(r.best_objective, list(r.best_solution), [t[::2] for t in r.trajectory]) for r in results]
+    assert outcome(first) == outcome(second)
     for r in first:
         assert qap_costs(p.a, p.b, np.array([r.best_solution]))[0] == r.best_objective
         values = [v for _i, _t, v in r.trajectory]

@@ -3,6 +3,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..errors import LsbenchError
 
 
@@ -70,6 +72,38 @@ class Trajectory:
     def improved(self, iteration, objective, seconds=None):
         self.points.append([int(iteration), round(self.elapsed() if seconds is None else seconds, 6),
                             objective])
+
+
+class ImprovementLog:
+    """The improvements of K searches, chunk by chunk, kept as arrays during the run and turned
+    into per-search trajectories after it: with thousands of searches, a Python call per
+    improvement between chunks had cost more than the chunks (most improvements come early)."""
+
+    def __init__(self, starts):
+        self.starts = [int(v) for v in starts]
+        self.parts = []  # (searches, iterations, objectives, seconds), in the order they happened
+
+    def add(self, searches, iterations, objectives, seconds):
+        if len(searches):
+            self.parts.append((np.asarray(searches), np.asarray(iterations), np.asarray(objectives), seconds))
+
+    def add_chunk(self, imp_it, imp_obj, counts, base, seconds):
+        """A chunk's IMP_IT/IMP_OBJ rows [m, search] (m < counts[search]), iterations from `base`;
+        returns (searches, iterations) of its improvements, search by search."""
+        rows = imp_it.shape[0]
+        searches, m = np.nonzero(np.arange(rows)[None, :] < np.asarray(counts)[:, None])
+        iterations = base + imp_it[m, searches]
+        self.add(searches, iterations, imp_obj[m, searches], seconds)
+        return searches, iterations
+
+    def trajectories(self):
+        """[[iteration, seconds, objective], ...] per search, starting at its start's objective."""
+        points = [[[0, 0.0, v]] for v in self.starts]
+        for searches, iterations, objectives, seconds in self.parts:
+            stamp = round(seconds, 6)
+            for q, i, o in zip(searches.tolist(), iterations.tolist(), objectives.tolist()):
+                points[q].append([i, stamp, o])
+        return points
 
 
 class Progress:

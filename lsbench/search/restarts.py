@@ -19,7 +19,6 @@ class EliteRestarts:
         self.swaps = max(2, int(round(strength * n)))
         self.rng = np.random.default_rng([int(seed), 0x1E1173])
         self.since = np.zeros(searches, dtype=np.int64)  # the iteration of each search's last gain or restart
-        self.count = 0
 
     def check_every(self, cap):
         """Chunk length: a quarter of the stagnation limit (a restart is at most that late), fixed so
@@ -30,9 +29,13 @@ class EliteRestarts:
         """Improvements (arrays of searches and their iterations) reset the stagnation clocks."""
         np.maximum.at(self.since, searches, iterations)
 
+    def stagnant(self, iteration, finished):
+        """The searches, not finished, whose best has not improved for `stagnation` iterations."""
+        return np.flatnonzero((iteration - self.since >= self.stagnation) & ~finished)
+
     def restarts(self, iteration, bests, best_sols, finished):
         """[(search, start permutation)] for the stagnant searches that have not finished."""
-        stagnant = np.flatnonzero((iteration - self.since >= self.stagnation) & ~finished)
+        stagnant = self.stagnant(iteration, finished)
         if stagnant.size == 0:
             return []
         _, first = np.unique(bests, return_index=True)  # distinct best values, lowest first
@@ -45,5 +48,4 @@ class EliteRestarts:
                 start[i], start[j] = start[j], start[i]
             starts.append((int(q), start))
             self.since[q] = iteration
-        self.count += len(starts)
         return starts

@@ -315,11 +315,7 @@ def ecdf_plot(df, group, instance, target, path):
     sub = df[(df["group"] == group) & (df["instance"] == instance)]
     fig, ax = plt.subplots(figsize=(5.2, 3.2))
     for backend, runs in sub.groupby("backend", sort=False):
-        hits = []
-        for t in runs["trajectory"]:
-            reached = [p[1] for p in json.loads(t) if p[2] <= target]
-            if reached:
-                hits.append(max(reached[0], 1e-6))
+        hits = [max(t, 1e-6) for t in (first_time_at(tr, target) for tr in runs["trajectory"]) if t is not None]
         if not hits:
             continue
         xs = np.sort(hits)
