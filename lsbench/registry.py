@@ -12,11 +12,12 @@ from .errors import LsbenchError
 from .problems import PROBLEMS
 from .search.cas import CunningAntSystem
 from .search.hill_climbing import HillClimbing
+from .search.iterated_greedy import IteratedGreedy
 from .search.pls import ParetoLocalSearch
 from .search.tabu import RobustTabuSearch, TabuSearch
 
 ALGORITHMS = {"tabu": TabuSearch, "rots": RobustTabuSearch, "hc": HillClimbing, "cas": CunningAntSystem,
-              "pls": ParetoLocalSearch}
+              "pls": ParetoLocalSearch, "ig": IteratedGreedy}
 
 EVALUATORS = {
     "cpu": "lsbench.backends.cpu:CpuEvaluator",
@@ -34,6 +35,9 @@ ENGINES = {
     ("cas", "cpu"): "lsbench.search.cas:HostColony",
     ("cas", "cpu-parallel"): "lsbench.search.cas:ParallelHostColony",
     ("cas", "gpu-resident"): "lsbench.gpu.colony:DeviceColony",
+    ("ig", "cpu"): "lsbench.search.iterated_greedy:IteratedGreedyEngine",
+    ("ig", "cpu-parallel"): "lsbench.search.iterated_greedy:ParallelIteratedGreedyEngine",
+    ("ig", "gpu-resident"): "lsbench.gpu.iterated_greedy:DeviceIteratedGreedyEngine",
 }
 BACKENDS = tuple(EVALUATORS) + ("gpu-resident",)
 BACKEND_HELP = {

@@ -1,4 +1,7 @@
 """Search quality on real instances, and identical trajectories across CPU backends."""
+import json
+
+import numpy as np
 import pytest
 
 from lsbench.runner import run_one
@@ -90,3 +93,75 @@ def test_cas_with_two_opt_local_search():
     rec = run(instance="tai25b", algorithm="cas", iterations=20000, seed=1, algorithm_params={"ls": "2opt"})
     assert rec["params"]["ants"] == 100 and rec["params"]["ls"] == "2opt"
     assert rec["gap_percent"] < 5
+
+
+# ------------------------------------------------------------------ iterated greedy (PFSP makespan)
+def test_best_insertion_is_the_first_best_place_by_brute_force():
+    from lsbench.problems import PFSP
+    from lsbench.problems.pfsp import best_insertion, schedule_objectives
+    g = np.random.default_rng(3)
+    for trial in range(30):
+        n, m = int(g.integers(2, 12)), int(g.integers(1, 6))
+        p = PFSP(g.integers(1, 4 if trial % 2 else 99, (m, n)), "t")  # small times: many ties
+        seq = g.permutation(n)
+        job, part = seq[-1], seq[:-1].copy()
+        buf = np.zeros(n, dtype=np.int64)
+        buf[:n - 1] = part
+        e = np.empty((n + 1, m), dtype=np.int64)
+        q = np.empty((n + 1, m), dtype=np.int64)
+        place, cmax = best_insertion(p.pt, buf, n - 1, job, e, q)
+        spans = [schedule_objectives(p.pt, p.due, np.insert(part, k, job))[0] for k in range(n)]
+        assert cmax == min(spans) and place == spans.index(min(spans))
+
+
+def test_neh_is_a_permutation_with_its_makespan_and_beats_the_total_time_order():
+    from lsbench.instances import load
+    from lsbench.search.iterated_greedy import neh
+    p = load("ta001", "pfsp")
+    seq, cmax = neh(p.pt)
+    p.check_solution(seq)
+    assert cmax == p.exact_objective(seq)
+    assert cmax < p.exact_objective(np.argsort(-p.pt.sum(axis=1), kind="stable"))
+
+
+def test_iterated_greedy_searches_are_independent_and_equal_on_one_core_and_all_cores():
+    from lsbench.instances import load
+    from lsbench.registry import ALGORITHMS
+    from lsbench.search.common import Stop
+    from lsbench.search.iterated_greedy import IteratedGreedyEngine, ParallelIteratedGreedyEngine
+    p = load("rnd-pfsp-20x5-5", "pfsp")
+    nb = p.neighbourhood("insertion")
+
+    def outcome(results):
+        return [(r.seed, r.best_objective, list(r.best_solution), r.iterations, r.evaluations, r.final_objective,
+                 [t[::2] for t in r.trajectory]) for r in results]
+    together = outcome(IteratedGreedyEngine(p, nb, ALGORITHMS["ig"](), {}).run([4, 5, 6], Stop(iterations=30)))
+    assert together == outcome(ParallelIteratedGreedyEngine(p, nb, ALGORITHMS["ig"](), {}).run([4, 5, 6],
+                                                                                              Stop(iterations=30)))
+    alone = [outcome(IteratedGreedyEngine(p, nb, ALGORITHMS["ig"](), {}).run([s], Stop(iterations=30)))[0]
+             for s in (4, 5, 6)]
+    assert together == alone
+    assert len({repr(t[1:]) for t in together}) == 3  # three seeds, three different searches
+    for seed, best, sol, its, _evals, _final, traj in together:
+        assert its == 30 and p.exact_objective(sol) == best == traj[-1][1]
+        assert all(a[1] > b[1] for a, b in zip(traj, traj[1:]))
+
+
+def test_iterated_greedy_at_zero_temperature_never_accepts_worse():
+    from lsbench.instances import load
+    from lsbench.registry import ALGORITHMS
+    from lsbench.search.common import Stop
+    from lsbench.search.iterated_greedy import IteratedGreedyEngine, neh
+    p = load("ta001", "pfsp")
+    start = neh(p.pt)[1]
+    for r in IteratedGreedyEngine(p, p.neighbourhood("insertion"), ALGORITHMS["ig"](temperature=0.0), {}).run(
+            [1, 2], Stop(iterations=40)):
+        assert r.final_objective == r.best_objective < start
+
+
+def test_iterated_greedy_run_records_and_reaches_ta001_within_half_a_percent(tmp_path):
+    out = tmp_path / "ig.json"
+    rec = run(instance="ta001", algorithm="ig", backend="cpu-parallel", iterations=300, searches=2, out=str(out))
+    assert json.loads(out.read_text())["best_objective"] == rec["best_objective"] <= 1.005 * 1278
+    assert rec["params"]["destruction"] == 4 and rec["backend_info"]["searches"] == 2
+    assert [s["seed"] for s in rec["searches"]] == [1, 2]

@@ -154,6 +154,56 @@ def heads_and_tails(pt, seq):
     return e, q
 
 
+@njit(cache=True)
+def best_insertion(pt, seq, length, job, e, q):
+    """(position, makespan) of the best place for `job` in the partial sequence seq[:length], the
+    first (lowest) position among equals: Taillard's acceleration, heads e and tails q of
+    seq[:length] (buffers of at least length + 1 rows) then all length + 1 places in O(length m).
+    NEH and the iterated greedy insert with it; gpu/iterated_greedy.py does the same per warp."""
+    m = pt.shape[1]
+    for j in range(m):
+        e[0, j] = 0
+        q[length, j] = 0
+    for k in range(length):
+        x = seq[k]
+        e[k + 1, 0] = e[k, 0] + pt[x, 0]
+        for j in range(1, m):
+            e[k + 1, j] = max(e[k + 1, j - 1], e[k, j]) + pt[x, j]
+    for k in range(length - 1, -1, -1):
+        x = seq[k]
+        q[k, m - 1] = q[k + 1, m - 1] + pt[x, m - 1]
+        for j in range(m - 2, -1, -1):
+            q[k, j] = max(q[k, j + 1], q[k + 1, j]) + pt[x, j]
+    best_c = np.int64(-1)
+    best_p = 0
+    for p in range(length + 1):
+        f = np.int64(0)
+        c = np.int64(0)
+        for j in range(m):
+            f = max(f, e[p, j]) + pt[job, j]
+            c = max(c, f + q[p, j])
+        if best_c < 0 or c < best_c:
+            best_c, best_p = c, p
+    return best_p, best_c
+
+
+@njit(cache=True)
+def insert_at(seq, length, p, job):
+    """Put `job` at position p of seq[:length] (the jobs from p on move one place right)."""
+    for t in range(length, p, -1):
+        seq[t] = seq[t - 1]
+    seq[p] = job
+
+
+@njit(cache=True)
+def remove_at(seq, length, i):
+    """Take the job at position i out of seq[:length] (the jobs after it move one place left)."""
+    job = seq[i]
+    for t in range(i, length - 1):
+        seq[t] = seq[t + 1]
+    return job
+
+
 # ---------------------------------------------------------------------------------------------
 # Insertion neighbourhood
 # ---------------------------------------------------------------------------------------------

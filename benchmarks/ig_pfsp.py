@@ -1,0 +1,97 @@
+"""Iterated greedy on Taillard's 50x20 flow shops: K GPU searches against 16 CPU cores, same cap.
+
+    python benchmarks/ig_pfsp.py --instances ta051,ta055,ta060 --runs 5 --cap 30 [--searches K] [--probe]
+
+Each run is `lsbench run --algorithm ig --problem pfsp --seconds CAP`, once on gpu-resident with K
+searches and once on cpu-parallel with one search per core (`--threads` = the host's cores), the
+two interleaved run by run; seeds 1, 1 + K, ... Every record is re-checked as every run's is. Per
+run: the best makespan's gap to the best-known value at 1, 5, 10 s and at the cap (from the
+trajectory: the run's best at that time), and aggregate iterations per second. `--probe`: only
+aggregate it/s for a few K (10 s runs), to choose K.
+"""
+import argparse
+import os
+import statistics
+import sys
+from pathlib import Path
+
+from common import gpu_info, write_result
+
+from lsbench.records import write_atomic
+from lsbench.runner import run_one
+
+MARKS = (1.0, 5.0, 10.0)
+
+
+def best_by(record, seconds):
+    """The run's best makespan at `seconds` (any of its searches), from the trajectories."""
+    values = [obj for entry in record.get("searches", [record]) for _i, t, obj in entry["trajectory"] if t <= seconds]
+    return min(values) if values else None
+
+
+def one_run(name, backend, seed, searches, cap, threads):
+    rec = run_one("pfsp", name, algorithm="ig", backend=backend, seed=seed, seconds=cap, searches=searches,
+                  threads=threads)
+    bks = rec["bks"]
+    gaps = {f"{t:g}s": round(100.0 * (best_by(rec, t) - bks) / bks, 4) if best_by(rec, t) else None
+            for t in MARKS + (cap,)}
+    return {"backend": backend, "seed": seed, "searches": searches, "best": rec["best_objective"],
+            "gap_percent": rec["gap_percent"], "gap_at": gaps, "wall_s": rec["wall_s"],
+            "aggregate_iterations_per_s": rec.get("aggregate_iterations_per_s", rec["iterations_per_s"]),
+            "backend_info": rec["backend_info"]}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--instances", default="ta051,ta055,ta060")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--cap", type=float, default=30.0, help="seconds a run")
+    ap.add_argument("--searches", type=int, default=0, help="K GPU searches (0: 16 per SM)")
+    ap.add_argument("--probe", default="", help="comma-separated K: aggregate it/s only")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    gpu = gpu_info()
+    cores = os.cpu_count()
+    if args.probe:
+        rows = []
+        for k in map(int, args.probe.split(",")):
+            rows.append(one_run(args.instances.split(",")[0], "gpu-resident", 1, k, args.cap, None))
+            print(f"K={k}: {rows[-1]['aggregate_iterations_per_s']:.0f} it/s, gap {rows[-1]['gap_percent']:.3f}%",
+                  flush=True)
+        print(f"cpu-parallel x{cores}:", end=" ")
+        rows.append(one_run(args.instances.split(",")[0], "cpu-parallel", 1, cores, args.cap, cores))
+        print(f"{rows[-1]['aggregate_iterations_per_s']:.0f} it/s, gap {rows[-1]['gap_percent']:.3f}%")
+        print("->", write_result("ig_pfsp_probe", {"cap_s": args.cap, "rows": rows}, args.out))
+        return
+    k = args.searches or 16 * gpu["multiprocessors"]
+    rows = []
+    for name in args.instances.split(","):
+        runs = []
+        for r in range(args.runs):
+            for backend, searches, threads in (("gpu-resident", k, None), ("cpu-parallel", cores, cores)):
+                runs.append(one_run(name, backend, 1 + r * k, searches, args.cap, threads))
+                x = runs[-1]
+                print(f"{name} run {r} {backend} x{searches}: gap {x['gap_percent']:.3f}% (at 1/5/10 s: "
+                      f"{list(x['gap_at'].values())[:3]}), {x['aggregate_iterations_per_s']:.0f} it/s", flush=True)
+                write_atomic(Path(args.out or ".") / "ig_pfsp-partial.json", {"instance": name, "runs": runs})
+        row = {"instance": name, "runs": runs}
+        for backend in ("gpu-resident", "cpu-parallel"):
+            mine = [x for x in runs if x["backend"] == backend]
+            row[backend] = {"median_gap_percent": statistics.median(x["gap_percent"] for x in mine),
+                            "median_gap_at": {t: statistics.median(x["gap_at"][t] for x in mine)
+                                              for t in mine[0]["gap_at"]},
+                            "median_iterations_per_s": statistics.median(x["aggregate_iterations_per_s"]
+                                                                         for x in mine)}
+        rows.append(row)
+    path = write_result("ig_pfsp", {"cap_s": args.cap, "gpu_searches": k, "cpu_searches": cores,
+                                    "instances": rows}, args.out)
+    print(f"\nIG, cap {args.cap} s, {args.runs} runs: gpu-resident x{k} vs cpu-parallel x{cores} -> {path}")
+    print(f"{'instance':9} {'GPU gap %':>10} {'CPU gap %':>10} {'GPU it/s':>10} {'CPU it/s':>10}")
+    for row in rows:
+        g, c = row["gpu-resident"], row["cpu-parallel"]
+        print(f"{row['instance']:9} {g['median_gap_percent']:10.3f} {c['median_gap_percent']:10.3f} "
+              f"{g['median_iterations_per_s']:10.0f} {c['median_iterations_per_s']:10.0f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
