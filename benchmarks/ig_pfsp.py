@@ -29,9 +29,9 @@ def best_by(record, seconds):
     return min(values) if values else None
 
 
-def one_run(name, backend, seed, searches, cap, threads):
+def one_run(name, backend, seed, searches, cap, threads, params):
     rec = run_one("pfsp", name, algorithm="ig", backend=backend, seed=seed, seconds=cap, searches=searches,
-                  threads=threads)
+                  threads=threads, algorithm_params=params)
     bks = rec["bks"]
     gaps = {f"{t:g}s": round(100.0 * (best_by(rec, t) - bks) / bks, 4) if best_by(rec, t) else None
             for t in MARKS + (cap,)}
@@ -48,20 +48,23 @@ def main():
     ap.add_argument("--cap", type=float, default=30.0, help="seconds a run")
     ap.add_argument("--searches", type=int, default=0, help="K GPU searches (0: 16 per SM)")
     ap.add_argument("--probe", default="", help="comma-separated K: aggregate it/s only")
+    ap.add_argument("--restart", type=int, default=0, help="ig's restart (both backends)")
+    ap.add_argument("--elite", type=int, default=4)
     ap.add_argument("--out")
     args = ap.parse_args()
     gpu = gpu_info()
     cores = os.cpu_count()
+    params = {"restart": args.restart, "elite": args.elite}
     if args.probe:
         rows = []
         for k in map(int, args.probe.split(",")):
-            rows.append(one_run(args.instances.split(",")[0], "gpu-resident", 1, k, args.cap, None))
-            print(f"K={k}: {rows[-1]['aggregate_iterations_per_s']:.0f} it/s, gap {rows[-1]['gap_percent']:.3f}%",
+            rows.append(one_run(args.instances.split(",")[0], "gpu-resident", 1, k, args.cap, None, params))
+            print(f"K={k} {params}: {rows[-1]['aggregate_iterations_per_s']:.0f} it/s, gap {rows[-1]['gap_percent']:.3f}%",
                   flush=True)
         print(f"cpu-parallel x{cores}:", end=" ")
-        rows.append(one_run(args.instances.split(",")[0], "cpu-parallel", 1, cores, args.cap, cores))
+        rows.append(one_run(args.instances.split(",")[0], "cpu-parallel", 1, cores, args.cap, cores, params))
         print(f"{rows[-1]['aggregate_iterations_per_s']:.0f} it/s, gap {rows[-1]['gap_percent']:.3f}%")
-        print("->", write_result("ig_pfsp_probe", {"cap_s": args.cap, "rows": rows}, args.out))
+        print("->", write_result("ig_pfsp_probe", {"cap_s": args.cap, "params": params, "rows": rows}, args.out))
         return
     k = args.searches or 16 * gpu["multiprocessors"]
     rows = []
@@ -69,7 +72,7 @@ def main():
         runs = []
         for r in range(args.runs):
             for backend, searches, threads in (("gpu-resident", k, None), ("cpu-parallel", cores, cores)):
-                runs.append(one_run(name, backend, 1 + r * k, searches, args.cap, threads))
+                runs.append(one_run(name, backend, 1 + r * k, searches, args.cap, threads, params))
                 x = runs[-1]
                 print(f"{name} run {r} {backend} x{searches}: gap {x['gap_percent']:.3f}% (at 1/5/10 s: "
                       f"{list(x['gap_at'].values())[:3]}), {x['aggregate_iterations_per_s']:.0f} it/s", flush=True)
@@ -83,9 +86,9 @@ def main():
                             "median_iterations_per_s": statistics.median(x["aggregate_iterations_per_s"]
                                                                          for x in mine)}
         rows.append(row)
-    path = write_result("ig_pfsp", {"cap_s": args.cap, "gpu_searches": k, "cpu_searches": cores,
+    path = write_result("ig_pfsp", {"cap_s": args.cap, "params": params, "gpu_searches": k, "cpu_searches": cores,
                                     "instances": rows}, args.out)
-    print(f"\nIG, cap {args.cap} s, {args.runs} runs: gpu-resident x{k} vs cpu-parallel x{cores} -> {path}")
+    print(f"\nIG {params}, cap {args.cap} s, {args.runs} runs: gpu-resident x{k} vs cpu-parallel x{cores} -> {path}")
     print(f"{'instance':9} {'GPU gap %':>10} {'CPU gap %':>10} {'GPU it/s':>10} {'CPU it/s':>10}")
     for row in rows:
         g, c = row["gpu-resident"], row["cpu-parallel"]

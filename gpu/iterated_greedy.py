@@ -301,7 +301,11 @@ class DeviceIteratedGreedyEngine(IteratedGreedyEngine):
     def download(self):
         return self.BEST_SEQ.copy_to_host(), self.SEQ.copy_to_host()
 
+    def resume(self, seqs, sts):
+        self.SEQ.copy_to_device(np.ascontiguousarray(seqs, dtype=np.int32))
+        self.ST.copy_to_device(sts)
+
     def describe(self):
-        return {"backend": self.name, "device": device_name(), "searches": self.count,
+        return {"backend": self.name, "device": device_name(), "searches": self.count, "restarts": self.restarts,
                 "model": "one warp per iterated greedy search, one search per block",
                 "threads": WARP, "dynamic_shared_bytes": self.need, "kernel_s": round(self.kernel_s, 6)}

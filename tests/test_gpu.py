@@ -686,3 +686,9 @@ def test_iterated_greedy_on_the_device_is_the_cpu_search_on_ta051():
     (cpu, gpu), p = _ig_both("ta051", list(range(1, 65)), 25)
     assert gpu == cpu
     assert len({r[1] for r in gpu}) > 1
+
+
+@pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="sizes the simulator cannot run in time")
+def test_iterated_greedy_with_restarts_on_the_device_is_the_cpu_search():
+    (cpu, gpu), _p = _ig_both("ta051", list(range(1, 65)), 64, restart=16, elite=3)
+    assert gpu == cpu

@@ -165,3 +165,22 @@ def test_iterated_greedy_run_records_and_reaches_ta001_within_half_a_percent(tmp
     assert json.loads(out.read_text())["best_objective"] == rec["best_objective"] <= 1.005 * 1278
     assert rec["params"]["destruction"] == 4 and rec["backend_info"]["searches"] == 2
     assert [s["seed"] for s in rec["searches"]] == [1, 2]
+
+
+def test_iterated_greedy_restarts_from_the_elite_and_repeats_itself():
+    from lsbench.instances import load
+    from lsbench.registry import ALGORITHMS
+    from lsbench.search.common import Stop
+    from lsbench.search.iterated_greedy import IteratedGreedyEngine, ParallelIteratedGreedyEngine
+    p = load("ta021", "pfsp")
+    nb = p.neighbourhood("insertion")
+    runs = []
+    for cls in (IteratedGreedyEngine, IteratedGreedyEngine, ParallelIteratedGreedyEngine):
+        engine = cls(p, nb, ALGORITHMS["ig"](restart=20, elite=2), {})
+        results = engine.run([1, 2, 3, 4], Stop(iterations=160))
+        assert engine.describe()["restarts"] > 0
+        runs.append([(r.best_objective, list(r.best_solution), r.final_objective, [t[::2] for t in r.trajectory])
+                     for r in results])
+        for r in results:
+            assert p.exact_objective(r.best_solution) == r.best_objective == r.trajectory[-1][2]
+    assert runs[0] == runs[1] == runs[2]

@@ -28,6 +28,7 @@ from ..params import Param
 from ..problems.base import serial_and_parallel
 from ..problems.pfsp import MAKESPAN, best_insertion, insert_at, remove_at
 from .common import ChunkLength, ImprovementLog, Stop
+from .restarts import EliteRestarts
 
 # per-search state words
 IT, CUR, BEST, EVALS, NIMP, READY = range(6)
@@ -167,10 +168,15 @@ class IteratedGreedy:
         Param("destruction", int, "d: jobs taken out and re-inserted each iteration", default=4, low=1),
         Param("temperature", float, "Tp: the acceptance temperature is Tp * sum(p) / (n m 10)", default=0.4,
               low=0.0),
+        Param("restart", int, "a search whose best has not improved for this many iterations continues from one "
+              "of the elite (0: never; then the searches are independent)", default=0, low=0),
+        Param("elite", int, "restart: the number of best distinct sequences of all searches it draws from",
+              default=4, low=1),
     )
 
-    def __init__(self, destruction=4, temperature=0.4):
+    def __init__(self, destruction=4, temperature=0.4, restart=0, elite=4):
         self.destruction, self.temperature = int(destruction), float(temperature)
+        self.restart, self.elite = int(restart), int(elite)
 
     def params(self, problem):
         if problem.objective_code != MAKESPAN:
@@ -181,7 +187,7 @@ class IteratedGreedy:
                                f"got {self.destruction}")
         thr, temperature = acceptance_table(problem.pt, self.temperature)
         return {"destruction": self.destruction, "temperature": self.temperature, "T": round(temperature, 6),
-                "thresholds": thr}
+                "restart": self.restart, "elite": self.elite, "thresholds": thr}
 
 
 class IteratedGreedyEngine(Engine):
@@ -202,6 +208,7 @@ class IteratedGreedyEngine(Engine):
         if self.parallel:
             use_threads(threads)
         self.count = 0
+        self.restarts = 0
 
     # the chunk runner: overridden on the GPU
     def upload(self, seqs, states, sts):
@@ -233,7 +240,12 @@ class IteratedGreedyEngine(Engine):
         self.upload(np.tile(start, (K, 1)), np.array([rng.new_state(s)[0] for s in seeds], dtype=np.uint64), sts)
         target = np.int64(stop.target) if stop.target is not None else _NO_TARGET
         log = ImprovementLog([cost] * K)
-        chunks = ChunkLength(1, CHUNK_CAP)
+        policy = EliteRestarts(pr.n, K, self.prm["restart"], self.prm["elite"], 0.0, seeds[0]) \
+            if self.prm["restart"] else None
+        # with restarts, fixed chunks: the restarts fall on the same iterations in every run
+        chunks = ChunkLength(policy.check_every(CHUNK_CAP), CHUNK_CAP, grow=False) if policy else \
+            ChunkLength(1, CHUNK_CAP)
+        self.restarts = 0
         it, best, t0 = 0, int(cost), time.perf_counter()
         first = True
         while first or not stop.reached(it, 0, time.perf_counter() - t0, best):
@@ -241,7 +253,9 @@ class IteratedGreedyEngine(Engine):
             t1 = time.perf_counter()
             sts, imp_it, imp_obj = self.chunk(n_iter, target)
             t2 = time.perf_counter()
-            log.add_chunk(imp_it, imp_obj, sts[:, NIMP], 0, t2 - t0)
+            gained = log.add_chunk(imp_it, imp_obj, sts[:, NIMP], 0, t2 - t0)
+            if policy:
+                policy.improved(*gained)
             if first:  # the start's local search: improvements at iteration 0
                 gained = np.flatnonzero(sts[:, BEST] < cost)
                 log.add(gained, np.zeros(gained.size, dtype=np.int64), sts[gained, BEST], t2 - t0)
@@ -249,6 +263,9 @@ class IteratedGreedyEngine(Engine):
             else:
                 chunks.took(t2 - t1)
             it, best = int(sts[:, IT].max()), int(sts[:, BEST].min())
+            finished = sts[:, BEST] <= target
+            if policy and not finished.any() and policy.stagnant(it, finished).size:
+                self._restart(policy, it, sts, finished)
             if progress:
                 progress.tick(it, best)
         best_seqs, seqs = self.download()
@@ -257,13 +274,28 @@ class IteratedGreedyEngine(Engine):
         return [SearchResult(int(sts[k, BEST]), best_seqs[k].astype(np.int64), int(sts[k, IT]), int(sts[k, EVALS]),
                              trajectories[k], dict(prm), int(sts[k, CUR]), seed) for k, seed in enumerate(seeds)]
 
+    def _restart(self, policy, it, sts, finished):
+        """The stagnant searches continue from elite sequences (lsbench.search.restarts), each
+        keeping its own best."""
+        best_seqs, seqs = self.download()
+        starts = policy.restarts(it, sts[:, BEST], best_seqs, finished)
+        for q, start in starts:
+            seqs[q] = start
+            sts[q, CUR] = self.problem.objective(start)
+        self.restarts += len(starts)
+        self.resume(seqs, sts)
+
+    def resume(self, seqs, sts):
+        """Continue from these current sequences and state words (the CPU's are the arrays themselves)."""
+        self.seqs, self.sts = seqs, sts
+
     def warm_up(self, seeds, iterations):
         """Compiles the chunk code: two untimed iterations of the searches' shape."""
         self.run(seeds, Stop(iterations=2))
 
     def describe(self):
         return {"backend": self.name, "threads": numba.get_num_threads() if self.parallel else 1,
-                "searches": self.count}
+                "searches": self.count, "restarts": self.restarts}
 
 
 class ParallelIteratedGreedyEngine(IteratedGreedyEngine):

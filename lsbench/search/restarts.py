@@ -16,7 +16,7 @@ class EliteRestarts:
 
     def __init__(self, n, searches, stagnation, elite, strength, seed):
         self.n, self.stagnation, self.elite = n, int(stagnation), int(elite)
-        self.swaps = max(2, int(round(strength * n)))
+        self.swaps = max(2, int(round(strength * n))) if strength > 0 else 0  # 0: the elite itself
         self.rng = np.random.default_rng([int(seed), 0x1E1173])
         self.since = np.zeros(searches, dtype=np.int64)  # the iteration of each search's last gain or restart
 
