@@ -3,7 +3,8 @@
     python benchmarks/ig_pfsp.py --instances ta051,ta055,ta060 --runs 5 --cap 30 [--searches K] [--probe]
 
 Each run is `lsbench run --algorithm ig --problem pfsp --seconds CAP`, once on gpu-resident with K
-searches and once on cpu-parallel with one search per core (`--threads` = the host's cores), the
+searches (`--restart`, `--elite`) and once on cpu-parallel with one search per core (`--threads` =
+the host's cores; `--cpu-restart`, 0 by default: Ruiz & Stützle's IG, independent searches), the
 two interleaved run by run; seeds 1, 1 + K, ... Every record is re-checked as every run's is. Per
 run: the best makespan's gap to the best-known value at 1, 5, 10 s and at the cap (from the
 trajectory: the run's best at that time), and aggregate iterations per second. `--probe`: only
@@ -46,15 +47,17 @@ def main():
     ap.add_argument("--instances", default="ta051,ta055,ta060")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--cap", type=float, default=30.0, help="seconds a run")
-    ap.add_argument("--searches", type=int, default=0, help="K GPU searches (0: 16 per SM)")
+    ap.add_argument("--searches", type=int, default=0, help="K GPU searches (0: 8 per SM)")
     ap.add_argument("--probe", default="", help="comma-separated K: aggregate it/s only")
     ap.add_argument("--restart", type=int, default=0, help="ig's restart (both backends)")
     ap.add_argument("--elite", type=int, default=4)
+    ap.add_argument("--cpu-restart", type=int, default=0, help="the CPU's restart (0: Ruiz & Stützle's independent IG)")
     ap.add_argument("--out")
     args = ap.parse_args()
     gpu = gpu_info()
     cores = os.cpu_count()
     params = {"restart": args.restart, "elite": args.elite}
+    cpu_params = {"restart": args.cpu_restart, "elite": args.elite}
     if args.probe:
         rows = []
         for k in map(int, args.probe.split(",")):
@@ -66,13 +69,14 @@ def main():
         print(f"{rows[-1]['aggregate_iterations_per_s']:.0f} it/s, gap {rows[-1]['gap_percent']:.3f}%")
         print("->", write_result("ig_pfsp_probe", {"cap_s": args.cap, "params": params, "rows": rows}, args.out))
         return
-    k = args.searches or 16 * gpu["multiprocessors"]
+    k = args.searches or 8 * gpu["multiprocessors"]
     rows = []
     for name in args.instances.split(","):
         runs = []
         for r in range(args.runs):
-            for backend, searches, threads in (("gpu-resident", k, None), ("cpu-parallel", cores, cores)):
-                runs.append(one_run(name, backend, 1 + r * k, searches, args.cap, threads, params))
+            for backend, searches, threads, prm in (("gpu-resident", k, None, params),
+                                                    ("cpu-parallel", cores, cores, cpu_params)):
+                runs.append(one_run(name, backend, 1 + r * k, searches, args.cap, threads, prm))
                 x = runs[-1]
                 print(f"{name} run {r} {backend} x{searches}: gap {x['gap_percent']:.3f}% (at 1/5/10 s: "
                       f"{list(x['gap_at'].values())[:3]}), {x['aggregate_iterations_per_s']:.0f} it/s", flush=True)
@@ -86,9 +90,9 @@ def main():
                             "median_iterations_per_s": statistics.median(x["aggregate_iterations_per_s"]
                                                                          for x in mine)}
         rows.append(row)
-    path = write_result("ig_pfsp", {"cap_s": args.cap, "params": params, "gpu_searches": k, "cpu_searches": cores,
+    path = write_result("ig_pfsp", {"cap_s": args.cap, "params": params, "cpu_params": cpu_params, "gpu_searches": k, "cpu_searches": cores,
                                     "instances": rows}, args.out)
-    print(f"\nIG {params}, cap {args.cap} s, {args.runs} runs: gpu-resident x{k} vs cpu-parallel x{cores} -> {path}")
+    print(f"\nIG {params} (CPU {cpu_params}), cap {args.cap} s, {args.runs} runs: gpu-resident x{k} vs cpu-parallel x{cores} -> {path}")
     print(f"{'instance':9} {'GPU gap %':>10} {'CPU gap %':>10} {'GPU it/s':>10} {'CPU it/s':>10}")
     for row in rows:
         g, c = row["gpu-resident"], row["cpu-parallel"]
