@@ -49,6 +49,7 @@ def main():
     ap.add_argument("--cap", type=float, default=30.0, help="seconds a run")
     ap.add_argument("--searches", type=int, default=0, help="K GPU searches (0: 8 per SM)")
     ap.add_argument("--probe", default="", help="comma-separated K: aggregate it/s only")
+    ap.add_argument("--probe-cpu", type=int, default=1, help="with --probe: also the CPU row (0: not)")
     ap.add_argument("--restart", type=int, default=0, help="ig's restart (both backends)")
     ap.add_argument("--elite", type=int, default=4)
     ap.add_argument("--cpu-restart", type=int, default=0, help="the CPU's restart (0: Ruiz & Stützle's independent IG)")
@@ -62,11 +63,12 @@ def main():
         rows = []
         for k in map(int, args.probe.split(",")):
             rows.append(one_run(args.instances.split(",")[0], "gpu-resident", 1, k, args.cap, None, params))
-            print(f"K={k} {params}: {rows[-1]['aggregate_iterations_per_s']:.0f} it/s, gap {rows[-1]['gap_percent']:.3f}%",
-                  flush=True)
-        print(f"cpu-parallel x{cores}:", end=" ")
-        rows.append(one_run(args.instances.split(",")[0], "cpu-parallel", 1, cores, args.cap, cores, params))
-        print(f"{rows[-1]['aggregate_iterations_per_s']:.0f} it/s, gap {rows[-1]['gap_percent']:.3f}%")
+            print(f"K={k} {params}: {rows[-1]['aggregate_iterations_per_s']:.0f} it/s, gap {rows[-1]['gap_percent']:.3f}% "
+                  f"(at 1/5/10 s: {list(rows[-1]['gap_at'].values())[:3]})", flush=True)
+        if args.probe_cpu:
+            rows.append(one_run(args.instances.split(",")[0], "cpu-parallel", 1, cores, args.cap, cores, params))
+            print(f"cpu-parallel x{cores}: {rows[-1]['aggregate_iterations_per_s']:.0f} it/s, "
+                  f"gap {rows[-1]['gap_percent']:.3f}%")
         print("->", write_result("ig_pfsp_probe", {"cap_s": args.cap, "params": params, "rows": rows}, args.out))
         return
     k = args.searches or 8 * gpu["multiprocessors"]
