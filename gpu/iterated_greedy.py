@@ -11,6 +11,8 @@ makespan, lowest place among equals (two redux instructions; a shared-memory tre
 simulator). Every lane keeps the search's SplitMix64 state and draws the same numbers, so random
 choices need no broadcast. The processing times stay in global memory (read through L1).
 """
+import time
+
 import numpy as np
 from numba import config, cuda, int32, int64, uint32, uint64
 
@@ -282,7 +284,6 @@ class DeviceIteratedGreedyEngine(IteratedGreedyEngine):
         self.kernel_s = 0.0
 
     def chunk(self, n_iter, target):
-        import time
         pr, K = self.problem, self.ST.shape[0]
         args = (self.PT, self.THR, self.SEQ, self.BEST_SEQ, self.ST, self.RNG, self.IMP_IT, self.IMP_OBJ,
                 np.int64(pr.n), np.int64(pr.m), np.int64(self.prm["destruction"]), np.int64(n_iter), np.int64(target))

@@ -134,23 +134,33 @@ def _store_move(out, idx, cmax, flow, tard, late, objective, w, current):
 
 
 @njit(cache=True)
-def heads_and_tails(pt, seq):
-    """e[k, j]: completion of the first k jobs on machine j (row 0 = zeros);
-    q[k, j]: time from the start of job seq[k] on machine j to the end (row len = zeros)."""
-    L = seq.shape[0]
+def fill_heads_and_tails(pt, seq, length, e, q):
+    """e[k, j]: completion of the first k jobs of seq[:length] on machine j (row 0 = zeros);
+    q[k, j]: time from the start of job seq[k] on machine j to the end (row `length` = zeros);
+    into buffers of at least length + 1 rows."""
     m = pt.shape[1]
-    e = np.zeros((L + 1, m), dtype=np.int64)
-    q = np.zeros((L + 1, m), dtype=np.int64)
-    for k in range(L):
+    for j in range(m):
+        e[0, j] = 0
+        q[length, j] = 0
+    for k in range(length):
         job = seq[k]
         e[k + 1, 0] = e[k, 0] + pt[job, 0]
         for j in range(1, m):
             e[k + 1, j] = max(e[k + 1, j - 1], e[k, j]) + pt[job, j]
-    for k in range(L - 1, -1, -1):
+    for k in range(length - 1, -1, -1):
         job = seq[k]
         q[k, m - 1] = q[k + 1, m - 1] + pt[job, m - 1]
         for j in range(m - 2, -1, -1):
             q[k, j] = max(q[k, j + 1], q[k + 1, j]) + pt[job, j]
+
+
+@njit(cache=True)
+def heads_and_tails(pt, seq):
+    """fill_heads_and_tails of the whole sequence, in new tables."""
+    L = seq.shape[0]
+    e = np.empty((L + 1, pt.shape[1]), dtype=np.int64)
+    q = np.empty((L + 1, pt.shape[1]), dtype=np.int64)
+    fill_heads_and_tails(pt, seq, L, e, q)
     return e, q
 
 
@@ -161,19 +171,7 @@ def best_insertion(pt, seq, length, job, e, q):
     seq[:length] (buffers of at least length + 1 rows) then all length + 1 places in O(length m).
     NEH and the iterated greedy insert with it; gpu/iterated_greedy.py does the same per warp."""
     m = pt.shape[1]
-    for j in range(m):
-        e[0, j] = 0
-        q[length, j] = 0
-    for k in range(length):
-        x = seq[k]
-        e[k + 1, 0] = e[k, 0] + pt[x, 0]
-        for j in range(1, m):
-            e[k + 1, j] = max(e[k + 1, j - 1], e[k, j]) + pt[x, j]
-    for k in range(length - 1, -1, -1):
-        x = seq[k]
-        q[k, m - 1] = q[k + 1, m - 1] + pt[x, m - 1]
-        for j in range(m - 2, -1, -1):
-            q[k, j] = max(q[k, j + 1], q[k + 1, j]) + pt[x, j]
+    fill_heads_and_tails(pt, seq, length, e, q)
     best_c = np.int64(-1)
     best_p = 0
     for p in range(length + 1):
