@@ -204,7 +204,6 @@ class IteratedGreedyEngine(Engine):
             raise LsbenchError(f"--neighbourhood: the iterated greedy re-inserts jobs (insertion), not "
                                f"{neighbourhood.name}")
         self.problem, self.prm = problem, search.params(problem)
-        self.threads = threads
         if self.parallel:
             use_threads(threads)
         self.count = 0
