@@ -148,8 +148,9 @@ class ResidentRots:
                 raise LsbenchError("--param cluster: thread block clusters need a GPU of compute capability 9.0 or later")
         self.launch = PreparedLauncher(self.kernel, self.shape["cluster"])
 
-    def run(self, seeds, stop, progress=None, chunk=None):
-        """K = len(seeds) Ro-TS searches, each exactly the CPU search with its seed."""
+    def run(self, seeds, stop, progress=None, chunk=None, migration=None):
+        """K = len(seeds) Ro-TS searches, each exactly the CPU search with its seed (unless
+        `migration`, lsbench.search.islands, restarts some from other islands' solutions)."""
         pr = self.problem
         states, sols = [], []
         for seed in seeds:  # exactly the CPU search's start: permutation, then tenures from that stream
@@ -158,7 +159,7 @@ class ResidentRots:
             states.append(st[0])
         prm = self.prm
         results = self._search(sols, states, stop, prm["tenure_min"], prm["tenure_max"], prm["aspiration"], 0,
-                               progress, chunk)
+                               progress, chunk, migration=migration)
         for result, seed in zip(results, seeds):
             result.seed = seed
         return results
@@ -185,7 +186,7 @@ class ResidentRots:
         return best_sol
 
     def _search(self, sols, states, stop, tenure_min, tenure_max, aspiration, tenure_cube, progress=None,
-                chunk=None, bests_only=False, colony=None):
+                chunk=None, bests_only=False, colony=None, migration=None):
         """K searches from `sols` with stream states `states`. `bests_only` (a cas generation): no
         trajectories, chunks as long as allowed, only the bests come back. `colony` = (gamma, stream
         states, pheromone matrix): each block first builds its cas ant from sols[q] (colony_batch)."""
@@ -220,10 +221,13 @@ class ResidentRots:
                              IMPROVEMENT_CAP, grow=not config.ENABLE_CUDASIM)
         if policy:  # fixed chunks: the restarts fall on the same iterations in every run
             chunks = ChunkLength(chunk or policy.check_every(IMPROVEMENT_CAP), IMPROVEMENT_CAP, grow=False)
+        if migration:
+            chunks.cap = migration.chunk_cap(chunks.cap)
         t_start = time.perf_counter()
         it = 0
         base = 0  # the kernels count iterations from base (see rebase_kernel)
-        kernel_s = 0.0
+        kernel_s = max_chunk_s = 0.0
+        chunks_run = 0
         while not stop.reached(it, it * nb.size, time.perf_counter() - t_start, int(best.max())):
             n_iter = chunks.next(stop, it, nb.size)
             if it - base >= REBASE_AT:  # tabu expiries are 32-bit: shift the clock, keep every comparison
@@ -246,6 +250,8 @@ class ResidentRots:
             nimp[finished] = 0  # a finished search's block returned at once: its counts are stale
             t1 = time.perf_counter()
             kernel_s += t1 - t0
+            max_chunk_s = max(max_chunk_s, t1 - t0)
+            chunks_run += 1
             if nimp.any():
                 rows = int(nimp.max())
                 # stamped at the end of their chunk, as the fused CPU loop
@@ -254,16 +260,26 @@ class ResidentRots:
                 if policy:
                     policy.improved(searches, iterations)
             its += np.where(finished, 0, done)
-            if policy and (best <= target).any():  # restarts make the K searches one parallel search:
-                finished[:] = True  # it ends when any of them reaches the target
-            if (best <= target).any() and not finished[best <= target].all():
+            reached = bool((best <= target).any())
+            if (policy or migration) and reached:  # restarts or islands make the K searches one
+                finished[:] = True  # parallel search: it ends when any of them reaches the target
+            if reached and not finished[best <= target].all():
                 finished |= best <= target
                 ACTIVE.copy_to_device(np.where(finished, 0, 1).astype(np.int32))
             it += n_iter
+            starts = []
+            if policy and not finished.all():
+                starts = self._restarts(policy, it, best, finished)
+            if migration:
+                arrived, stop_all = migration.at_chunk(it, best, BEST_SOL.copy_to_host, finished, reached)
+                if stop_all:  # another island reached the target
+                    finished[:] = True
+                taken = {q for q, _s in starts}
+                starts += [(q, s) for q, s in arrived if q not in taken]
             if finished.all():
                 break
-            if policy:
-                self._restart(policy, it, best, finished, log, t1 - t_start)
+            if starts:
+                self._start_from(starts, it, best, log, t1 - t_start)
             chunks.took(t1 - t0)
             if progress:
                 progress.tick(it, int(best.min()))
@@ -273,7 +289,7 @@ class ResidentRots:
         else:
             best_sol = (host_down["BEST_SOL"] if bests_only else BEST_SOL.copy_to_host()).astype(np.int64)
             cur = None if bests_only else CUR.copy_to_host()  # a cas generation keeps only the bests
-        self.kernel_s = kernel_s
+        self.kernel_s, self.max_chunk_s, self.chunks_run = kernel_s, max_chunk_s, chunks_run
         self.loop_s = time.perf_counter() - t_start  # the search loop, without the one-off set-up
         if bests_only:
             return best, best_sol
@@ -284,16 +300,19 @@ class ResidentRots:
         return [SearchResult(int(best[q]), best_sol[q], int(its[q]), int(its[q]) * nb.size, trajectories[q], prm,
                              int(cur[q])) for q in range(K)]
 
-    def _restart(self, policy, it, best, finished, log, seconds):
-        """Restarts the stagnant searches at their next chunk (lsbench.search.restarts): their
-        starts and FRESH = 2 go up, the kernel builds each start and keeps the search's best."""
-        b = self._buffers
+    def _restarts(self, policy, it, best, finished):
+        """[(search, start)] of the stagnant searches (lsbench.search.restarts)."""
         if not policy.stagnant(it, finished).size:
-            return
-        starts = policy.restarts(it, best, b.BEST_SOL.copy_to_host(), finished)
+            return []
+        starts = policy.restarts(it, best, self._buffers.BEST_SOL.copy_to_host(), finished)
         self.restarts += len(starts)
-        if not starts:
-            return
+        return starts
+
+    def _start_from(self, starts, it, best, log, seconds):
+        """Restarts searches from [(search, start)] at their next chunk: the starts and FRESH = 2 go
+        up, the kernel builds each start and keeps the search's best. A start better than its
+        search's best is an improvement of that search."""
+        b = self._buffers
         host_up = b.host_upload
         host_up["FRESH"][:] = 0
         for q, start in starts:
@@ -301,7 +320,7 @@ class ResidentRots:
             host_up["FRESH"][q] = 2
         costs = qap_costs(self.problem.a, self.problem.b, np.array([s for _q, s in starts]))
         better = [(q, cost) for (q, _s), cost in zip(starts, costs) if cost < best[q]]
-        log.add([q for q, _c in better], [it] * len(better), [c for _q, c in better], seconds)  # improvements too
+        log.add([q for q, _c in better], [it] * len(better), [c for _q, c in better], seconds)
         for q, cost in better:
             best[q] = cost
         b.START.copy_to_device(host_up["START"], stream=self.stream)
@@ -392,6 +411,7 @@ class ResidentRotsEngine(Engine):
     name = "gpu-resident"
     problems = ("qap",)
     several_searches = True
+    takes_migration = True
     parameters = (
         Param("block", int, "threads per search block (default: chosen for the instance and K)", low=32, high=1024),
         Param("cluster", int, "blocks per search: a thread block cluster (Hopper GPUs)", choices=(1, 2, 4, 8, 16)),
@@ -413,15 +433,20 @@ class ResidentRotsEngine(Engine):
                                      restart={"stagnation": params.get("restart") or 0, "elite": params["elite"],
                                               "strength": params["perturb"]})
         self.count = 0
+        self.migration = None
 
     def warm_up(self, seeds, iterations):
         """Compiles the kernel for K = len(seeds) searches (its shape depends on K): two untimed
         iterations, whatever `iterations` says."""
         self.searches.run(seeds, Stop(iterations=2))
 
-    def run(self, seeds, stop, progress=None):
-        self.count = len(seeds)
-        return self.searches.run(seeds, stop, progress)
+    def run(self, seeds, stop, progress=None, migration=None):
+        self.count, self.migration = len(seeds), migration
+        return self.searches.run(seeds, stop, progress, migration=migration)
 
     def describe(self):
-        return {**self.searches.describe(), "searches": self.count, "kernel_s": round(self.searches.kernel_s, 6)}
+        info = {**self.searches.describe(), "searches": self.count, "kernel_s": round(self.searches.kernel_s, 6),
+                "chunks": self.searches.chunks_run, "max_chunk_s": round(self.searches.max_chunk_s, 6)}
+        if self.migration:
+            info["islands"] = self.migration.describe()
+        return info

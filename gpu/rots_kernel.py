@@ -496,6 +496,9 @@ def _make_kernel(shape):
             fresh = max(FRESH[sid], fresh_all) if sub == 0 else 0  # 1: a start; 2: a restart, which keeps its best
             if ACTIVE[sid] == 0:  # this search reached its target (or its cas colony did) earlier
                 fresh = -1
+            # a restart keeps the search's best: read by every thread (of every block of the cluster)
+            # here, before the barriers of the start, as thread 0 of block 0 may lower it after them
+            prior = BEST[sid] if fresh == 2 else NO_BEST
             if fresh >= 0:
                 dl = dyn_d[DELTA_OFFSET:DELTA_OFFSET + SLOTS] if DELTA_SHARED else DELTA[blk]
                 bp = dyn_b[MATRIX_OFFSET:MATRIX_OFFSET + PADDED_SIZE] if MATRIX_SHARED else BPG[blk]  # every block of a cluster keeps its own copy
@@ -528,7 +531,6 @@ def _make_kernel(shape):
                             construct_ant(p, free, todo, TAU, gamma, STATE[sid, 1])
                     current = start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, Aw, bpw, old, ex, rkey, tid,
                                           rank, np.int32(it0))
-                    prior = BEST[sid] if fresh == 2 else NO_BEST  # a restart keeps the search's best
                     if tid == 0 and rank == 0:
                         CUR[sid] = current
                         FRESH[sid] = 0

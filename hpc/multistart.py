@@ -33,13 +33,13 @@ def _one(spec, seed):
     return _batch(spec, [seed])[seed]
 
 
-def _batch(spec, seeds):
+def _batch(spec, seeds, migration=None):
     """Consecutive seeds as one run of an engine that holds several searches (a GPU full of
     resident searches), split into one record per seed; never raises: a failure is
-    {'seed', 'error'} for each seed of the batch."""
+    {'seed', 'error'} for each seed of the batch. `migration`: the run is a live island."""
     from lsbench.runner import run
     try:
-        record = run(replace(spec, seed=seeds[0], searches=len(seeds), out=None))
+        record = run(replace(spec, seed=seeds[0], searches=len(seeds), out=None), migration=migration)
         return {seeds[0]: record} if len(seeds) == 1 else split_record(record, seeds)
     except Exception as e:  # a failed search is reported, the others go on
         msg = str(e) if isinstance(e, LsbenchError) else f"{type(e).__name__}: {e}"
@@ -173,6 +173,20 @@ class Collector:
                 reached = [t for t in hits if t is not None]
                 out.update({"target": target, "runs_at_target": len(reached),
                             "median_time_to_target_s": statistics.median(reached) if reached else None})
+                timed = [r for r in done.values() if "timed_interval" in r]
+                if timed:  # the multistart as one parallel search: its first hit, from the first timed start
+                    t0 = min(r["timed_interval"][0] for r in timed)
+                    firsts = [r["timed_interval"][0] + t for r, t in zip(done.values(), hits)
+                              if t is not None and "timed_interval" in r]
+                    out["first_time_to_target_s"] = round(min(firsts) - t0, 6) if firsts else None
+            islands = {}
+            for r in done.values():
+                if "islands" in r:
+                    i = r["islands"]
+                    islands[i["position"]] = {k: v for k, v in i.items() if k != "restarted_from"} | {
+                        "max_chunk_s": r["backend_info"].get("max_chunk_s"), "chunks": r["backend_info"].get("chunks")}
+            if islands:
+                out["islands"] = [islands[p] for p in sorted(islands)]
         return out
 
     def write_summary(self):
@@ -180,9 +194,11 @@ class Collector:
 
 
 def run_multistart(spec, searches, out_dir, via="auto", workers=None, scheduler=None, exchange_every=0,
-                   searches_per_gpu=None):
+                   searches_per_gpu=None, migrants=4):
     """K = `searches` runs of `spec` with seeds spec.seed .. spec.seed + K - 1; on an engine that
-    holds several searches, each rank runs its share as batches that fill its GPU."""
+    holds several searches, each rank runs its share as batches that fill its GPU. With
+    `exchange_every`, islands: live on an engine that takes migration (hpc/islands.py), else in
+    epochs run one after another."""
     if searches < 1:
         raise LsbenchError(f"--searches: must be at least 1, got {searches}")
     if via == "auto":
@@ -190,6 +206,10 @@ def run_multistart(spec, searches, out_dir, via="auto", workers=None, scheduler=
     check_output_folder(out_dir)
     seeds = list(range(spec.seed, spec.seed + searches))
     if exchange_every:
+        if _takes_migration(spec):
+            if searches_per_gpu is not None:
+                raise LsbenchError("--searches-per-gpu: live islands run each rank's whole share at once")
+            return _live_islands(spec, seeds, out_dir, via, exchange_every, migrants, workers, scheduler)
         return _islands(spec, seeds, out_dir, via, exchange_every)
     done = finished_records(out_dir, seeds, spec)  # a rerun completes only the missing searches
     if searches_per_gpu is not None and searches_per_gpu < 1:
@@ -312,6 +332,34 @@ def _over_dask(spec, seeds, out_dir, workers, scheduler, done):
 
 
 # -- cooperative variant: an island ring ----------------------------------------------------------
+def _takes_migration(spec):
+    from lsbench.registry import engine_path, load_class
+    path = engine_path(spec.algorithm, spec.backend, spec.problem)
+    return path is not None and load_class(path).takes_migration
+
+
+def _live_islands(spec, seeds, out_dir, via, every, migrants, workers, scheduler):
+    """One island per rank or worker, its searches in one run, elites passed while they run."""
+    from . import islands
+    if every < 1 or migrants < 1:
+        raise LsbenchError(f"--exchange-every {every} / --migrants {migrants}: both must be at least 1")
+    if via == "mpi":
+        parts = islands.over_mpi(spec, seeds, every, migrants)
+        if parts is None:  # not rank 0
+            return None
+    elif via == "dask":
+        parts = islands.over_dask(spec, seeds, every, migrants, workers, scheduler)
+    elif via == "local":
+        parts = islands.local(spec, seeds, every, migrants)
+    else:
+        raise LsbenchError(f"--via: unknown {via!r} (known: auto, local, mpi, dask)")
+    col = Collector(out_dir, seeds, spec, f"{via}-islands", len(parts), every)
+    for results, where in parts:
+        for s in sorted(results):
+            col.add(s, results[s], where)
+    return col.summary()
+
+
 def _islands(spec, seeds, out_dir, via, every):
     """Searches in epochs of `every` iterations; after each, island i receives island i-1's best
     and starts its next epoch from it if it beats its own best, else from its own best. Epoch 0

@@ -94,7 +94,7 @@ def cmd_multistart(args):
                            "use cpu, cpu-parallel or gpu there")
     spec = spec_from_args(args)
     summary = run_multistart(spec, args.searches, args.out_dir, args.via, args.workers, args.scheduler,
-                             args.exchange_every, args.searches_per_gpu)
+                             args.exchange_every, args.searches_per_gpu, args.migrants)
     if summary is None:  # an MPI rank other than 0: rank 0 reports
         return 0
     line = (f"{summary['completed']}/{summary['searches']} searches done via {summary['via']}"
@@ -264,8 +264,12 @@ def build_parser():
     pm.add_argument("--via", default="auto", choices=["auto", "local", "mpi", "dask"],
                     help="auto: mpi under mpiexec/srun, dask with --workers/--scheduler, else local")
     pm.add_argument("--exchange-every", type=int, default=0, metavar="E",
-                    help="cooperative islands: every E iterations each search passes its best to the next "
-                         "in a ring (0: independent searches, the default)")
+                    help="cooperative islands: every E iterations each island passes its best to the next in a "
+                         "ring (rots on gpu-resident: an island is a rank's GPU of searches, passing elites while "
+                         "they run; elsewhere each search is an island, run in epochs; 0: independent searches)")
+    pm.add_argument("--migrants", type=int, default=4, metavar="M",
+                    help="live islands (rots on gpu-resident): the best distinct solutions an island sends each "
+                         "time (default 4)")
     pm.add_argument("--searches-per-gpu", type=int, metavar="B",
                     help="engines that hold several searches (rots on gpu-resident): each rank runs its share in "
                          "runs of B searches (default: one per multiprocessor of its GPU)")

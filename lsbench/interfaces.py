@@ -78,6 +78,7 @@ class Engine(ABC):
     problems = None  # problem kinds it runs (None: every problem)
     several_searches = False  # run() takes K > 1 seeds in one call (one record for all)
     takes_initial = False  # can start from a given solution (islands pass elites)
+    takes_migration = False  # run(..., migration=) restarts searches from other islands' solutions live
     is_worker = False
 
     @abstractmethod

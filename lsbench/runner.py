@@ -49,13 +49,18 @@ def make_engine(spec, prob, nb):
     return engine
 
 
-def run(spec, progress=False):
-    """Run the spec; returns its record (None on a worker rank, whose searching rank reports)."""
+def run(spec, progress=False, migration=None):
+    """Run the spec; returns its record (None on a worker rank, whose searching rank reports).
+    `migration` (lsbench.search.islands): the run is one island of a ring."""
     if spec.out:
         reserve(spec.out)
     prob = instances.load(spec.instance, spec.problem, spec.data_dir, spec.problem_params)
     nb = prob.neighbourhood(spec.neighbourhood)
     engine = make_engine(spec, prob, nb)
+    if migration is not None and not engine.takes_migration:
+        engine.close()
+        raise LsbenchError(f"--exchange-every: {spec.algorithm} on {spec.backend} cannot take other islands' "
+                           "solutions while it runs")
     if engine.is_worker:  # e.g. a COW worker rank: evaluate slices until told to stop
         engine.serve()
         return None
@@ -67,7 +72,8 @@ def run(spec, progress=False):
         label = f"{prob.name} {spec.algorithm}/{spec.backend} seed {spec.seed}" + \
             (f" x{spec.searches}" if spec.searches > 1 else "")
         t0, started = time.perf_counter(), time.time()
-        results = engine.run(seeds, spec.stop, Progress(label, enabled=progress))
+        live = {"migration": migration} if migration is not None else {}
+        results = engine.run(seeds, spec.stop, Progress(label, enabled=progress), **live)
         wall = time.perf_counter() - t0
         interval = [round(started, 6), round(started + wall, 6)]  # epoch seconds: runs of several ranks line up
         info = engine.describe()

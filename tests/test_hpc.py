@@ -52,7 +52,7 @@ def cpu_records(tmp_path_factory):
     recs = {}
     for inst, nb, iters in SMALL_CASES:
         r = lsbench(*run_args(inst, nb, iters, "cpu", d / f"{inst}.json"))
-        assert r.returncode == 0, r.stderr
+        assert r.returncode == 0, r.stdout + r.stderr[-3000:]
         recs[inst] = json.loads((d / f"{inst}.json").read_text())
         assert len(recs[inst]["trajectory"]) >= 2  # the searches improve: equality is not vacuous
     return recs
@@ -62,7 +62,7 @@ def cpu_records(tmp_path_factory):
 def test_cow_with_three_ranks_follows_the_cpu_trajectory(instance, nb, iterations, cpu_records, tmp_path):
     out = tmp_path / "cow.json"
     r = lsbench(*run_args(instance, nb, iterations, "cow", out), mpi=3)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     rec = json.loads(out.read_text())
     assert path_of(rec) == path_of(cpu_records[instance])
     info = rec["backend_info"]
@@ -76,7 +76,7 @@ def test_cow_with_three_ranks_follows_the_cpu_trajectory(instance, nb, iteration
 def test_grid_with_two_dask_workers_follows_the_cpu_trajectory(instance, nb, iterations, cpu_records, tmp_path):
     out = tmp_path / "grid.json"
     r = lsbench(*run_args(instance, nb, iterations, "grid", out), "--workers", "2")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     rec = json.loads(out.read_text())
     assert path_of(rec) == path_of(cpu_records[instance])
     assert rec["backend_info"]["workers"] == 2
@@ -174,7 +174,7 @@ def test_multistart_over_mpi_writes_every_search_equal_to_its_single_run(tmp_pat
     d = tmp_path / "ms"
     r = lsbench("multistart", "--searches", "4", "--seed", "2", "--instance", "tai12a", "--algorithm", "tabu",
                 "--iterations", "300", "--out-dir", str(d), mpi=2)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     summary = json.loads((d / "summary.json").read_text())
     assert summary["via"] == "mpi" and summary["completed"] == 4 and not summary["failed"]
     assert {p["rank"] for p in summary["placements"].values()} == {0, 1}
@@ -218,9 +218,9 @@ def test_island_ring_exchanges_elites_the_same_way_locally_and_over_mpi(tmp_path
     args = ["multistart", "--searches", "4", "--seed", "1", "--instance", "ta021", "--neighbourhood", "insertion",
             "--iterations", "150", "--exchange-every", "50"]
     r = lsbench(*args, "--via", "local", "--out-dir", str(tmp_path / "local"))
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     r = lsbench(*args, "--out-dir", str(tmp_path / "mpi"), mpi=2)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     local, over_mpi = _records(tmp_path / "local"), _records(tmp_path / "mpi")
     assert json.loads((tmp_path / "mpi" / "summary.json").read_text())["via"] == "mpi-islands"
     assert sorted(local) == sorted(over_mpi) == [1, 2, 3, 4]
@@ -282,7 +282,7 @@ def test_multistart_fills_each_gpu_with_a_batch_of_resident_searches_two_ranks_s
             "--backend", "gpu-resident", "--iterations", "40", "--searches-per-gpu", "2", "--out-dir", str(d)]
     r = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-m", "lsbench", *args], capture_output=True, text=True,
                        cwd=ROOT, env=env, timeout=900)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     summary = json.loads((d / "summary.json").read_text())
     assert summary["completed"] == 6 and not summary["failed"]
     recs = _records(d)
@@ -304,3 +304,124 @@ def test_multistart_fills_each_gpu_with_a_batch_of_resident_searches_two_ranks_s
     again = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-m", "lsbench", *args], capture_output=True, text=True,
                            cwd=ROOT, env=env, timeout=900)
     assert again.returncode == 0 and json.loads((d / "summary.json").read_text())["resumed"] == 6
+
+
+class _Pipe:
+    """Two islands' rings joined in memory (tests of the migration rule)."""
+
+    def __init__(self, position, size, boxes):
+        self.position, self.size, self.boxes = position, size, boxes
+
+    def send(self, message):
+        self.boxes[(self.position + 1) % self.size].append(message)
+
+    def poll(self):
+        out = list(self.boxes[self.position])
+        self.boxes[self.position].clear()
+        return out
+
+    def close(self, bound_s):
+        pass
+
+
+def test_migration_sends_every_period_restarts_only_worse_searches_and_passes_a_stop_round_the_ring():
+    import numpy as np
+    from lsbench.search.islands import Migration
+    boxes = {0: [], 1: [], 2: []}
+    a, b, c = (Migration(_Pipe(i, 3, boxes), every=10, migrants=2) for i in range(3))
+    sols = np.arange(12).reshape(3, 4)
+    none = np.zeros(3, dtype=bool)
+    assert a.at_chunk(4, np.array([50, 40, 40]), lambda: sols, none, False) == ([], False)
+    assert not boxes[1]  # not due yet
+    a.at_chunk(10, np.array([50, 40, 30]), lambda: sols, none, False)
+    assert boxes[1] == [{"kind": "elites", "from": 0, "iteration": 10, "costs": [30, 40],
+                         "solutions": [sols[2].tolist(), sols[1].tolist()]}]
+    a.at_chunk(12, np.array([50, 40, 30]), lambda: sols, none, False)
+    assert len(boxes[1]) == 1  # the next send is at 20
+    # island 1: its worst (45) takes 30; 40 is already one of its bests; 44 is better than nothing left
+    starts, stop = b.at_chunk(13, np.array([45, 40, 35]), lambda: sols, np.array([False, False, False]), False)
+    assert stop is False and [(q, s.tolist()) for q, s in starts] == [(0, sols[2].tolist())]
+    assert b.received_by(0) == [[13, 30, 0]] and b.received == 1
+    # a finished search is never restarted
+    boxes[1].append({"kind": "elites", "from": 0, "iteration": 20, "costs": [10], "solutions": [sols[0].tolist()]})
+    starts, _ = b.at_chunk(21, np.array([45, 40, 35]), lambda: sols, np.array([True, False, False]), False)
+    assert [q for q, _s in starts] == [1]
+    # island 2 reaches the target: it tells island 0, which passes it on once; island 1 stops too
+    assert c.at_chunk(30, np.array([5, 9, 9]), lambda: sols, none, True)[1] is True
+    boxes[2].clear()
+    assert a.at_chunk(31, np.array([50, 40, 30]), lambda: sols, none, False) == ([], True)
+    assert a.stopped_by == 2 and boxes[1][-1] == {"kind": "stop", "from": 2}
+    assert b.at_chunk(32, np.array([45, 40, 35]), lambda: sols, none, False)[1] is True
+    assert boxes[2] == [{"kind": "stop", "from": 2}]  # back at its sender, which forwards it no further
+    assert c.at_chunk(33, np.array([5, 9, 9]), lambda: sols, none, False)[1] is True and not boxes[0]
+
+
+# `python -m lsbench` with the tests' simulator fix (ranks run simulated kernels in their own processes)
+SIMULATED_LSBENCH = [sys.executable, str(ROOT / "tests" / "simulator_safety.py")]
+
+
+def _live_island_args(d, *extra):
+    return ["multistart", "--searches", "4", "--seed", "1", "--instance", "tai12a", "--algorithm", "rots",
+            "--backend", "gpu-resident", "--exchange-every", "8", "--out-dir", str(d), *extra]
+
+
+def _check_live_islands(d, tmp_path, ring_size, via):
+    """Every record verified; each island sent and received; a restarted search's best is at most
+    what it received from then on; a search never restarted is the CPU search of its seed."""
+    summary = json.loads((d / "summary.json").read_text())
+    assert summary["via"] == via and summary["completed"] == 4 and not summary["failed"]
+    assert len(summary["islands"]) == ring_size
+    assert all(i["sent"] >= 1 and i["received"] >= 1 and i["ring_size"] == ring_size for i in summary["islands"])
+    recs = _records(d)
+    assert lsbench("verify", *map(str, sorted(d.glob("seed-*.json")))).returncode == 0
+    untouched = []
+    for seed, rec in recs.items():
+        for it, cost, source in rec["islands"]["restarted_from"]:
+            assert source != rec["islands"]["position"] or ring_size == 1
+            assert min(o for i, _t, o in rec["trajectory"] if i <= it) <= cost
+        if not rec["islands"]["restarted_from"]:
+            untouched.append(seed)
+    assert sum(i["replaced"] for i in summary["islands"]) >= 1  # elites did restart searches
+    assert untouched
+    seed = untouched[0]
+    single = tmp_path / f"cpu-{seed}.json"
+    assert lsbench("run", "--instance", "tai12a", "--algorithm", "rots", "--iterations", str(recs[seed]["iterations"]),
+                   "--seed", str(seed), "--out", str(single), "--quiet").returncode == 0
+    assert path_of(recs[seed]) == path_of(json.loads(single.read_text()))
+    return summary, recs
+
+
+def test_live_islands_over_mpi_pass_elites_between_gpus_while_they_search_and_stop_together(tmp_path):
+    """rots on gpu-resident with --exchange-every: each of 2 ranks (one simulated GPU) runs its 2
+    searches as one run; elites cross ranks at chunk boundaries; a target reached on one rank stops
+    the other at its next boundary."""
+    env = {**ENV, "NUMBA_ENABLE_CUDASIM": "1"}
+    d = tmp_path / "ring"
+    r = subprocess.run([MPIEXEC, "-n", "2", *SIMULATED_LSBENCH, *_live_island_args(d, "--iterations", "40")],
+                       capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    _check_live_islands(d, tmp_path, 2, "mpi-islands")
+    d = tmp_path / "target"
+    r = subprocess.run([MPIEXEC, "-n", "2", *SIMULATED_LSBENCH,
+                        *_live_island_args(d, "--iterations", "400", "--target", "232000")],
+                       capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    summary = json.loads((d / "summary.json").read_text())
+    recs = _records(d)
+    hit = [rec for rec in recs.values() if rec["best_objective"] <= 232000]
+    assert hit and summary["first_time_to_target_s"] is not None
+    assert all(rec["iterations"] < 100 for rec in recs.values())  # nobody ran on to the budget
+    hit_island = hit[0]["islands"]["position"]
+    assert [i["stopped_by"] for i in summary["islands"] if i["position"] != hit_island] == [hit_island]
+
+
+def test_live_islands_over_dask_workers_pass_elites_while_they_search(tmp_path):
+    # the workers' simulated kernels share their process with Dask's threads: the tests' simulator fix
+    preload = json.dumps([str(ROOT / "tests" / "simulator_safety.py")])
+    env = {**ENV, "NUMBA_ENABLE_CUDASIM": "1", "DASK_DISTRIBUTED__WORKER__PRELOAD": preload}
+    d = tmp_path / "ring"
+    r = subprocess.run([sys.executable, "-m", "lsbench", *_live_island_args(d, "--iterations", "40", "--workers", "2")],
+                       capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    summary, recs = _check_live_islands(d, tmp_path, 2, "dask-islands")
+    assert len({rec["placement"]["worker"] for rec in recs.values()}) == 2

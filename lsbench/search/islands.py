@@ -1,0 +1,128 @@
+"""Live islands: the K searches an engine holds (a GPU's resident searches) are one island, and
+islands form a ring (`lsbench multistart --exchange-every E`, hpc/islands.py carries the messages
+over MPI ranks or Dask workers).
+
+The engine calls `Migration.at_chunk` at each chunk boundary, between two launches, so the device
+never waits for the ring: every E iterations the island's best distinct solutions go to the next
+island (only permutations and costs travel, and the send does not wait for the receiver), and the
+solutions that have arrived restart this island's worst searches (a restart that keeps the
+search's own best, as an elite restart does). An island that reaches the target tells the ring,
+and every island stops at its next chunk boundary. Arrival times depend on the other islands'
+speed, so a run with islands is not repeatable; each search's record lists what it received.
+"""
+import time
+from collections import deque
+
+import numpy as np
+
+from ..errors import LsbenchError
+
+
+class LoopbackRing:
+    """A ring of one island (no other rank or worker): what it sends comes back to it."""
+
+    position, size = 0, 1
+
+    def __init__(self):
+        self.box = deque()
+
+    def send(self, message):
+        self.box.append(message)
+
+    def poll(self):
+        out = list(self.box)
+        self.box.clear()
+        return out
+
+    def close(self, bound_s):
+        self.box.clear()
+
+
+class Migration:
+    """An island's side of the ring: what to send, which searches take what arrived, when to stop."""
+
+    def __init__(self, ring, every, migrants):
+        if every < 1:
+            raise LsbenchError(f"--exchange-every: must be at least 1, got {every}")
+        if migrants < 1:
+            raise LsbenchError(f"--migrants: must be at least 1, got {migrants}")
+        self.ring, self.every, self.migrants = ring, int(every), int(migrants)
+        self.next_send = self.every
+        self.stop_sent = False
+        self.sent = self.received = 0
+        self.replaced = []  # [search, iteration, cost, from island]
+        self.host_s, self.max_host_s, self.calls = 0.0, 0.0, 0
+        self.stopped_by = None  # the island whose target stopped this one
+
+    def at_chunk(self, iteration, bests, best_solutions, finished, target_reached):
+        """After a chunk that ended at `iteration`: sends, receives and picks restarts. `bests`:
+        the searches' best costs; `best_solutions()`: their best permutations (read only when a send
+        is due). Returns ([(search, start permutation)], stop): stop when this island or another
+        reached the target."""
+        t0 = time.perf_counter()
+        stop = False
+        if target_reached and not self.stop_sent:
+            self.ring.send({"kind": "stop", "from": self.ring.position})
+            self.stop_sent = stop = True
+        arrived = []
+        for message in self.ring.poll():
+            if message["kind"] == "stop":
+                stop = True
+                self.stopped_by = message["from"] if self.stopped_by is None else self.stopped_by
+                if message["from"] != self.ring.position and not self.stop_sent:
+                    self.ring.send(message)  # on round the ring
+                    self.stop_sent = True
+            else:
+                self.received += 1
+                arrived.append(message)
+        starts = []
+        if not stop:
+            if iteration >= self.next_send:
+                self.ring.send(self.elites(bests, best_solutions(), iteration))
+                self.sent += 1
+                self.next_send = (iteration // self.every + 1) * self.every
+            starts = self.restarts(arrived, bests, finished, iteration)
+        took = time.perf_counter() - t0
+        self.host_s += took
+        self.max_host_s = max(self.max_host_s, took)
+        self.calls += 1
+        return starts, stop
+
+    def elites(self, bests, solutions, iteration):
+        """The island's `migrants` best distinct costs and one solution of each."""
+        _, first = np.unique(np.asarray(bests), return_index=True)  # lowest first
+        chosen = first[:self.migrants]
+        return {"kind": "elites", "from": self.ring.position, "iteration": int(iteration),
+                "costs": [int(bests[q]) for q in chosen], "solutions": [np.asarray(solutions[q]).tolist() for q in chosen]}
+
+    def restarts(self, arrived, bests, finished, iteration):
+        """Each arrived solution, best first, restarts this island's worst search still running if
+        it is better than that search's best and its cost is not one of this island's bests."""
+        offers = sorted((c, s, m["from"]) for m in arrived for c, s in zip(m["costs"], m["solutions"]))
+        have = set(int(v) for v in bests)
+        worst_first = [int(q) for q in np.argsort(-np.asarray(bests), kind="stable") if not finished[q]]
+        starts = []
+        for cost, solution, source in offers:
+            if cost in have:
+                continue
+            if not worst_first or bests[worst_first[0]] <= cost:
+                break
+            q = worst_first.pop(0)
+            have.add(cost)
+            starts.append((q, np.asarray(solution, dtype=np.int64)))
+            self.replaced.append([q, int(iteration), int(cost), int(source)])
+        return starts
+
+    def chunk_cap(self, cap):
+        """Chunks no longer than the exchange period: an island sends on time."""
+        return max(1, min(cap, self.every))
+
+    def describe(self):
+        return {"exchange_every": self.every, "migrants": self.migrants, "ring_size": self.ring.size,
+                "position": self.ring.position, "sent": self.sent, "received": self.received,
+                "replaced": len(self.replaced), "stopped_by": self.stopped_by, "exchange_calls": self.calls,
+                "exchange_host_s": round(self.host_s, 6), "max_exchange_host_s": round(self.max_host_s, 6)}
+
+    def received_by(self, search):
+        """[[iteration, cost, from island]] of the solutions that restarted `search`."""
+        return [[it, cost, src] for q, it, cost, src in self.replaced if q == search]
