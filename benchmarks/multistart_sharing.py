@@ -1,8 +1,12 @@
 """Ranks sharing one GPU, each running batches of resident Ro-TS searches: `mpirun -n R lsbench
 multistart --backend gpu-resident --algorithm rots --searches K --searches-per-gpu B` for R = 1
-and 2 on the same GPU, interleaved repeats, one run.
+and 2 on the same GPU, the two ranks taking turns by chunk (gpu/turns.py, the default) and
+time-sliced by the driver (LSBENCH_GPU_TURNS=0); with --exchange-every E also 2 ranks as live
+islands (each rank's K/2 searches in one run, elites passed every E iterations), with the time
+each exchange held the GPU's host loop beside the chunks' time. Interleaved repeats, one run.
 
     python benchmarks/multistart_sharing.py [--instance tai100a] [--searches 264] [--per-gpu 132]
+        [--exchange-every 2000]
 
 Aggregate iterations/s is the summary's: every search's iterations over the time some timed search
 ran on some rank (the union of the runs' timed intervals; start-up, JIT and warm-up left out). The code path is right if two ranks sharing the GPU
@@ -21,18 +25,29 @@ from common import write_result
 from cow_table import ROOT, mpirun
 
 
-def one(ranks, args):
+ROWS = {"1 rank": (1, {}, False), "2 ranks, turns": (2, {}, False),
+        "2 ranks, time-sliced": (2, {"LSBENCH_GPU_TURNS": "0"}, False), "2 ranks, islands": (2, {}, True)}
+
+
+def one(row, args):
+    ranks, env, islands = ROWS[row]
     out = Path(tempfile.mkdtemp()) / "ms"
     cmd = [*mpirun(), "-n", str(ranks), sys.executable, "-m", "lsbench", "multistart", "--via", "mpi",
-           "--searches", str(args.searches), "--searches-per-gpu", str(args.per_gpu), "--instance", args.instance,
+           "--searches", str(args.searches), "--instance", args.instance,
            "--algorithm", "rots", "--backend", "gpu-resident", "--iterations", str(args.iterations),
            "--out-dir", str(out)]
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env={**os.environ, "CUDA_VISIBLE_DEVICES": "0"},
-                       timeout=500)
+    cmd += ["--exchange-every", str(args.exchange_every)] if islands else ["--searches-per-gpu", str(args.per_gpu)]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "CUDA_VISIBLE_DEVICES": "0", **env}, timeout=500)
     if r.returncode != 0:
-        raise SystemExit(f"ranks={ranks} failed: {r.stderr[-2000:]}")
+        raise SystemExit(f"{row} failed: {r.stderr[-2000:]}")
     s = json.loads((out / "summary.json").read_text())
-    return s["aggregate_iterations_per_s"], s
+    recs = [json.loads(p.read_text()) for p in sorted(out.glob("seed-*.json"))]
+    runs = {(json.dumps(r["placement"], sort_keys=True), (r.get("batch") or {}).get("first_seed")): r["backend_info"]
+            for r in recs}
+    chunks = [{"chunks": b["chunks"], "mean_chunk_s": b["kernel_s"] / max(1, b["chunks"]), "max_chunk_s": b["max_chunk_s"],
+               "gpu_turns": b.get("gpu_turns"), "islands": b.get("islands")} for b in runs.values()]
+    return s["aggregate_iterations_per_s"], s, chunks
 
 
 def main():
@@ -41,30 +56,39 @@ def main():
     ap.add_argument("--searches", type=int, default=264)
     ap.add_argument("--per-gpu", type=int, default=132)
     ap.add_argument("--iterations", type=int, default=100000)
+    ap.add_argument("--exchange-every", type=int, default=0)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--out")
     args = ap.parse_args()
-    rates = {1: [], 2: []}
-    summaries = {}
-    one(1, args)  # clocks up
+    rows = [r for r in ROWS if args.exchange_every or not ROWS[r][2]]
+    rates = {r: [] for r in rows}
+    details = {r: [] for r in rows}
+    one("1 rank", args)  # clocks up
     for _ in range(args.repeats):
-        for ranks in (1, 2):
-            rate, summaries[ranks] = one(ranks, args)
-            rates[ranks].append(rate)
-            print(f"ranks={ranks}: {rate:,.0f} it/s", flush=True)
+        for row in rows:
+            rate, summary, chunks = one(row, args)
+            rates[row].append(rate)
+            details[row].append({"summary_islands": summary.get("islands"), "runs": chunks})
+            print(f"{row}: {rate:,.0f} it/s", flush=True)
     med = {r: statistics.median(v) for r, v in rates.items()}
-    ratio = med[2] / med[1]
-    placements = {str(k): v for k, v in summaries[2]["placements"].items()}
     path = write_result("multistart_sharing", {
         "instance": args.instance, "searches": args.searches, "searches_per_gpu": args.per_gpu,
-        "iterations": args.iterations, "aggregate_iterations_per_s": {str(k): v for k, v in rates.items()},
-        "median": {str(k): v for k, v in med.items()}, "two_ranks_over_one": ratio,
-        "two_rank_placements": placements}, args.out)
-    print(f"\n| ranks on one GPU | aggregate it/s (median of {args.repeats}) |\n|---|---|")
+        "iterations": args.iterations, "exchange_every": args.exchange_every,
+        "aggregate_iterations_per_s": rates, "median": med,
+        "over_one_rank": {r: v / med["1 rank"] for r, v in med.items()}, "runs": details}, args.out)
+    print(f"\n| ranks on one GPU | aggregate it/s (median of {args.repeats}) | x one rank |\n|---|---|---|")
     for r, v in med.items():
-        print(f"| {r} | {v:,.0f} |")
-    print(f"two ranks / one rank = {ratio:.3f}\n-> {path}")
-    return 0 if ratio >= 0.9 else 1
+        print(f"| {r} | {v:,.0f} | {v / med['1 rank']:.3f} |")
+    if args.exchange_every:
+        isl = [run["islands"] | {"mean_chunk_s": run["mean_chunk_s"], "max_chunk_s": run["max_chunk_s"]}
+               for d in details["2 ranks, islands"] for run in d["runs"]]
+        print("\n| island | exchanges | sent | received | restarted | max exchange ms | mean chunk ms | max chunk ms |")
+        print("|---|---|---|---|---|---|---|---|")
+        for i in isl:
+            print(f"| {i['position']} | {i['exchange_calls']} | {i['sent']} | {i['received']} | {i['replaced']} | "
+                  f"{1e3 * i['max_exchange_host_s']:.3f} | {1e3 * i['mean_chunk_s']:.2f} | {1e3 * i['max_chunk_s']:.2f} |")
+    print(f"-> {path}")
+    return 0 if med["2 ranks, turns"] >= 0.9 * med["1 rank"] else 1
 
 
 if __name__ == "__main__":

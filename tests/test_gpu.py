@@ -259,6 +259,41 @@ def test_resident_rots_restarts_stagnant_searches_from_the_elite_reproducibly_an
     assert min(r.best_objective for r in hit) == target and max(ends) < 120
 
 
+class _Inject:
+    """A migration that hands search 0 one solution at the first chunk boundary."""
+
+    def __init__(self, solution):
+        self.solution, self.given = solution, False
+
+    def chunk_cap(self, cap):
+        return cap
+
+    def at_chunk(self, iteration, bests, best_solutions, finished, target_reached):
+        if self.given:
+            return [], False
+        self.given = True
+        return [(0, self.solution)], False
+
+
+def test_resident_rots_restart_from_a_solution_better_than_its_best_keeps_that_whole_solution():
+    """A restart (FRESH = 2) from a start better than the search's best: every thread writes its
+    part of the new best solution (a thread that read the best after thread 0 lowered it once
+    skipped its part, leaving a mix of two permutations)."""
+    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.problems.qap import qap_costs
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    from lsbench.problems import QAP
+    g = np.random.default_rng(3)
+    p = QAP(g.integers(0, 50, (20, 20)), g.integers(0, 50, (20, 20)))
+    good = ResidentRots(p, RobustTabuSearch().params(p)).run([7], Stop(iterations=400))[0]
+    for _ in range(3):
+        inject = _Inject(np.array(good.best_solution, dtype=np.int64))
+        r = ResidentRots(p, RobustTabuSearch().params(p)).run([1, 2], Stop(iterations=12), chunk=4, migration=inject)[0]
+        assert sorted(r.best_solution) == list(range(20))
+        assert qap_costs(p.a, p.b, np.array([r.best_solution]))[0] == r.best_objective <= good.best_objective
+
+
 def test_resident_rots_cli_stops_each_search_at_the_target_and_keeps_every_search(tmp_path):
     out = tmp_path / "res.json"
     # seeds 4 and 6 reach the optimum at iterations 18 and 25, seed 5 not within 40: the finished
