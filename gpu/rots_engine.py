@@ -2,7 +2,6 @@
 host side of gpu/rots_kernel.py -- the device data, the named per-search buffers, the chunks of
 iterations, the improvements read back -- and the Engine the registry runs.
 """
-import contextlib
 import time
 from dataclasses import dataclass, fields
 
@@ -150,7 +149,6 @@ class ResidentRots:
             if not supported():
                 raise LsbenchError("--param cluster: thread block clusters need a GPU of compute capability 9.0 or later")
         self.launch = PreparedLauncher(self.kernel, self.shape["cluster"])
-        self.compiled = False  # until its first chunk: no turn held while the kernel compiles
 
     def run(self, seeds, stop, progress=None, chunk=None, migration=None):
         """K = len(seeds) Ro-TS searches, each exactly the CPU search with its seed (unless
@@ -238,8 +236,7 @@ class ResidentRots:
                 for expiries in (b.EX, b.OLDG):
                     rebase_kernel[expiries.shape[0], self.shape["threads"]](expiries, REBASE_BY)
                 base += REBASE_BY
-            # processes sharing this GPU take turns by chunk (gpu/turns.py), once the kernel is compiled
-            with self.turn if self.compiled else contextlib.nullcontext():
+            with self.turn:  # processes sharing this GPU take turns by chunk (gpu/turns.py)
                 t0 = time.perf_counter()
                 self.launch_chunk(K, (tenure_min, tenure_max, aspiration, target, it - base, n_iter, tenure_cube,
                                       1 if it == 0 else 0), gamma)
@@ -255,7 +252,6 @@ class ResidentRots:
                 rows = int(nimp.max())
                 improvements = (IMP_IT[:rows].copy_to_host(), IMP_OBJ[:rows].copy_to_host()) if rows else None
                 t1 = time.perf_counter()
-            self.compiled = True
             kernel_s += t1 - t0
             max_chunk_s = max(max_chunk_s, t1 - t0)
             chunks_run += 1
