@@ -22,7 +22,6 @@ from .chunks import IMPROVEMENT_CAP
 from .launch import PreparedLauncher
 from .rots_kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
 from .rots_plan import ON_CHIP, plan, symmetric_form
-from .turns import GpuTurn, turn_for_current_device
 
 
 @dataclass
@@ -85,7 +84,6 @@ class ResidentRots:
         # copies up, the kernel and the copy down queue on one stream from pinned memory: the host
         # waits once a chunk (other copies, on the default stream, wait for it as they always do)
         self.stream = cuda.stream()
-        self.turn = turn_for_current_device()
         self._configure(1)
         n = problem.n
         A, B, general = symmetric_form(problem.a, problem.b)
@@ -236,28 +234,29 @@ class ResidentRots:
                 for expiries in (b.EX, b.OLDG):
                     rebase_kernel[expiries.shape[0], self.shape["threads"]](expiries, REBASE_BY)
                 base += REBASE_BY
-            with self.turn:  # processes sharing this GPU take turns by chunk (gpu/turns.py)
-                t0 = time.perf_counter()
-                self.launch_chunk(K, (tenure_min, tenure_max, aspiration, target, it - base, n_iter, tenure_cube,
-                                      1 if it == 0 else 0), gamma)
-                if bests_only:  # the bests and the best solutions in one copy, the only wait of a generation
-                    down.copy_to_host(host_down["all"], stream=self.stream)
-                    self.stream.synchronize()
-                    best = host_down["BEST"].copy()
-                    nimp = done = np.zeros(K, dtype=np.int64)  # a cas generation: only the bests come back
-                else:
-                    best = BEST.copy_to_host()
-                    nimp, done = NIMP.copy_to_host(), DONE.copy_to_host()
-                nimp[finished] = 0  # a finished search's block returned at once: its counts are stale
-                rows = int(nimp.max())
-                improvements = (IMP_IT[:rows].copy_to_host(), IMP_OBJ[:rows].copy_to_host()) if rows else None
-                t1 = time.perf_counter()
+            t0 = time.perf_counter()
+            self.launch_chunk(K, (tenure_min, tenure_max, aspiration, target, it - base, n_iter, tenure_cube,
+                                  1 if it == 0 else 0), gamma)
+            if bests_only:  # the bests and the best solutions in one copy, the only wait of a generation
+                down.copy_to_host(host_down["all"], stream=self.stream)
+                self.stream.synchronize()
+                best = host_down["BEST"].copy()
+            else:
+                best = BEST.copy_to_host()
+            if bests_only:  # a cas generation: only the bests come back
+                nimp = done = np.zeros(K, dtype=np.int64)
+            else:
+                nimp, done = NIMP.copy_to_host(), DONE.copy_to_host()
+            nimp[finished] = 0  # a finished search's block returned at once: its counts are stale
+            t1 = time.perf_counter()
             kernel_s += t1 - t0
             max_chunk_s = max(max_chunk_s, t1 - t0)
             chunks_run += 1
-            if improvements:
+            if nimp.any():
+                rows = int(nimp.max())
                 # stamped at the end of their chunk, as the fused CPU loop
-                searches, iterations = log.add_chunk(*improvements, nimp, base, t1 - t_start)
+                searches, iterations = log.add_chunk(IMP_IT[:rows].copy_to_host(), IMP_OBJ[:rows].copy_to_host(),
+                                                     nimp, base, t1 - t_start)
                 if policy:
                     policy.improved(searches, iterations)
             its += np.where(finished, 0, done)
@@ -385,8 +384,6 @@ class ResidentRots:
                 "in_shared_memory": [k for k in ON_CHIP if self.shape["shared"][k]],
                 "dynamic_shared_bytes": self.shape["dynamic_shared_bytes"],
                 "restart": self.restart if self.restart["stagnation"] else None, "restarts": self.restarts,
-                "gpu_turns": {"turns": self.turn.turns, "waited_s": round(self.turn.waited_s, 6)}
-                if isinstance(self.turn, GpuTurn) else None,
                 "persistent_blocks": self.grid if self.shape["queued"] else 0,
                 "iterations_per_queue_item": self.shape["subchunk"] if self.shape["queued"] else None}
 

@@ -152,9 +152,9 @@ def over_mpi(spec, seeds, every, migrants):
     if len(seeds) < size:
         raise LsbenchError(f"--searches {len(seeds)}: fewer searches than the {size} islands (ranks)")
     node = comm.Split_type(MPI.COMM_TYPE_SHARED)
-    local_rank, local_ranks = node.Get_rank(), node.Get_size()
+    local_rank = node.Get_rank()
     node.Free()
-    device = _select_gpu(local_rank, local_ranks) if spec.backend.startswith("gpu") else None
+    device = _select_gpu(local_rank) if spec.backend.startswith("gpu") else None
     where = {"host": host_info()["hostname"], "rank": rank, "gpu": device,
              "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
     results = run_island(spec, share(seeds, size)[rank], MpiRing(comm), every, migrants)

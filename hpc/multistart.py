@@ -254,18 +254,15 @@ def check_output_folder(out_dir):
         raise LsbenchError(str(e).replace("--out ", "--out-dir ", 1)) from None
 
 
-def _select_gpu(local_rank, local_ranks):
+def _select_gpu(local_rank):
     """One GPU per rank on a node: rank r takes visible device r mod count (CUDA_VISIBLE_DEVICES
-    applies, the driver lists only the visible ones); where ranks outnumber GPUs, the ranks of a
-    GPU take turns by chunk (gpu/turns.py). Returns the device id, or None."""
+    applies, the driver lists only the visible ones). Returns the device id, or None."""
     from lsbench.gpu import available
     if not available():
         return None
     from numba import cuda
-    from lsbench.gpu.turns import take_turns
     dev = local_rank % len(cuda.gpus)
     cuda.select_device(dev)
-    take_turns(local_ranks > len(cuda.gpus))
     return dev
 
 
@@ -274,9 +271,9 @@ def _over_mpi(spec, seeds, out_dir, done, searches_per_gpu=None):
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
     local = comm.Split_type(MPI.COMM_TYPE_SHARED)
-    local_rank, local_ranks = local.Get_rank(), local.Get_size()
+    local_rank = local.Get_rank()
     local.Free()
-    device = _select_gpu(local_rank, local_ranks) if spec.backend.startswith("gpu") else None
+    device = _select_gpu(local_rank) if spec.backend.startswith("gpu") else None
     where = {"host": host_info()["hostname"], "rank": rank, "gpu": device,
              "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
     todo = comm.bcast([s for s in seeds if s not in done], root=0)  # rank 0's folder decides
