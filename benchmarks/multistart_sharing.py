@@ -1,9 +1,9 @@
 """Ranks sharing one GPU, each running batches of resident Ro-TS searches: `mpirun -n R lsbench
 multistart --backend gpu-resident --algorithm rots --searches K --searches-per-gpu B` for R = 1
-and 2 on the same GPU, the two ranks taking turns by chunk (gpu/turns.py, the default) and
-time-sliced by the driver (LSBENCH_GPU_TURNS=0); with --exchange-every E also 2 ranks as live
-islands (each rank's K/2 searches in one run, elites passed every E iterations), with the time
-each exchange held the GPU's host loop beside the chunks' time. Interleaved repeats, one run.
+and 2 on the same GPU (the driver time-slices the two ranks' kernels); with --exchange-every E also
+2 ranks as live islands (each rank's K/2 searches in one run, elites passed every E iterations),
+with the time each exchange held the GPU's host loop beside the chunks' time. Interleaved
+repeats, one run.
 
     python benchmarks/multistart_sharing.py [--instance tai100a] [--searches 264] [--per-gpu 132]
         [--exchange-every 2000]
@@ -25,8 +25,7 @@ from common import write_result
 from cow_table import ROOT, mpirun
 
 
-ROWS = {"1 rank": (1, {}, False), "2 ranks, turns": (2, {}, False),
-        "2 ranks, time-sliced": (2, {"LSBENCH_GPU_TURNS": "0"}, False), "2 ranks, islands": (2, {}, True)}
+ROWS = {"1 rank": (1, {}, False), "2 ranks": (2, {}, False), "2 ranks, islands": (2, {}, True)}
 
 
 def one(row, args):
@@ -46,7 +45,7 @@ def one(row, args):
     runs = {(json.dumps(r["placement"], sort_keys=True), (r.get("batch") or {}).get("first_seed")): r["backend_info"]
             for r in recs}
     chunks = [{"chunks": b["chunks"], "mean_chunk_s": b["kernel_s"] / max(1, b["chunks"]), "max_chunk_s": b["max_chunk_s"],
-               "gpu_turns": b.get("gpu_turns"), "islands": b.get("islands")} for b in runs.values()]
+               "islands": b.get("islands")} for b in runs.values()]
     return s["aggregate_iterations_per_s"], s, chunks
 
 
