@@ -228,8 +228,11 @@ class ResidentRots:
         base = 0  # the kernels count iterations from base (see rebase_kernel)
         kernel_s = max_chunk_s = 0.0
         chunks_run = 0
+        starts = []  # restarts decided at the last boundary: they go up only if another chunk runs
         while not stop.reached(it, it * nb.size, time.perf_counter() - t_start, int(best.max())):
             n_iter = chunks.next(stop, it, nb.size)
+            if starts:
+                self._start_from(starts, it, best, log, time.perf_counter() - t_start)
             if it - base >= REBASE_AT:  # tabu expiries are 32-bit: shift the clock, keep every comparison
                 for expiries in (b.EX, b.OLDG):
                     rebase_kernel[expiries.shape[0], self.shape["threads"]](expiries, REBASE_BY)
@@ -278,11 +281,11 @@ class ResidentRots:
                 starts += [(q, s) for q, s in arrived if q not in taken]
             if finished.all():
                 break
-            if starts:
-                self._start_from(starts, it, best, log, t1 - t_start)
             chunks.took(t1 - t0)
             if progress:
                 progress.tick(it, int(best.min()))
+        if migration and starts:  # decided at the last boundary, never run
+            migration.withdraw([q for q, _s in starts], it)
         if it == 0:  # stopped before the first chunk (a target met at the start): the start is the result
             best = cur = qap_costs(pr.a, pr.b, sols)
             best_sol = sols

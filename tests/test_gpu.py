@@ -260,19 +260,22 @@ def test_resident_rots_restarts_stagnant_searches_from_the_elite_reproducibly_an
 
 
 class _Inject:
-    """A migration that hands search 0 one solution at the first chunk boundary."""
+    """A migration that hands search 0 one solution at the boundary after iteration `at`."""
 
-    def __init__(self, solution):
-        self.solution, self.given = solution, False
+    def __init__(self, solution, at=0):
+        self.solution, self.at, self.given, self.withdrawn = solution, at, False, []
 
     def chunk_cap(self, cap):
         return cap
 
     def at_chunk(self, iteration, bests, best_solutions, finished, target_reached):
-        if self.given:
+        if self.given or iteration < self.at:
             return [], False
         self.given = True
         return [(0, self.solution)], False
+
+    def withdraw(self, searches, iteration):
+        self.withdrawn.append((searches, iteration))
 
 
 def test_resident_rots_restart_from_a_solution_better_than_its_best_keeps_that_whole_solution():
@@ -292,6 +295,12 @@ def test_resident_rots_restart_from_a_solution_better_than_its_best_keeps_that_w
         r = ResidentRots(p, RobustTabuSearch().params(p)).run([1, 2], Stop(iterations=12), chunk=4, migration=inject)[0]
         assert sorted(r.best_solution) == list(range(20))
         assert qap_costs(p.a, p.b, np.array([r.best_solution]))[0] == r.best_objective <= good.best_objective
+    # handed over at the run's last boundary: no chunk runs it, the search's best stays its own
+    late = _Inject(np.array(good.best_solution, dtype=np.int64), at=12)
+    r = ResidentRots(p, RobustTabuSearch().params(p)).run([1, 2], Stop(iterations=12), chunk=4, migration=late)[0]
+    assert late.withdrawn == [([0], 12)] and r.best_objective > good.best_objective
+    assert qap_costs(p.a, p.b, np.array([r.best_solution]))[0] == r.best_objective
+    assert r.trajectory[-1][2] == r.best_objective
 
 
 def test_resident_rots_cli_stops_each_search_at_the_target_and_keeps_every_search(tmp_path):

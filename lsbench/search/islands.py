@@ -113,6 +113,11 @@ class Migration:
             self.replaced.append([q, int(iteration), int(cost), int(source)])
         return starts
 
+    def withdraw(self, searches, iteration):
+        """The restarts of `searches` picked at `iteration` did not happen (the run ended there)."""
+        gone = set(searches)
+        self.replaced = [r for r in self.replaced if not (r[0] in gone and r[1] == iteration)]
+
     def chunk_cap(self, cap):
         """Chunks no longer than the exchange period: an island sends on time."""
         return max(1, min(cap, self.every))
