@@ -32,6 +32,14 @@ class MpiRing:
         self.pending = []
         self.left_done = False
 
+    def start(self, bound_s):
+        barrier = self.comm.Ibarrier()
+        deadline = time.monotonic() + bound_s
+        while not barrier.Test():
+            if time.monotonic() > deadline:
+                raise LsbenchError(f"island ring: not every rank started its searches within {bound_s:.0f} s")
+            time.sleep(0.001)
+
     def send(self, message):
         self.pending.append(self.comm.isend(message, dest=self.right, tag=TAG_RING))
         self.pending = [r for r in self.pending if not r.test()[0]]
@@ -94,6 +102,9 @@ class DaskRing:
                 time.sleep(self.period_s)
         except Exception as e:  # the search goes on without the ring; close() reports it
             self.error = e
+
+    def start(self, bound_s):
+        pass  # workers start as the scheduler places them; a late island still receives
 
     def send(self, message):
         with self.lock:

@@ -69,6 +69,8 @@ def run(spec, progress=False, migration=None):
         tw = time.perf_counter()
         engine.warm_up(seeds, spec.warmup)
         warmup_s = time.perf_counter() - tw
+        if migration is not None:  # islands start their timed runs together
+            migration.start()
         label = f"{prob.name} {spec.algorithm}/{spec.backend} seed {spec.seed}" + \
             (f" x{spec.searches}" if spec.searches > 1 else "")
         t0, started = time.perf_counter(), time.time()

@@ -320,6 +320,9 @@ class _Pipe:
         self.boxes[self.position].clear()
         return out
 
+    def start(self, bound_s):
+        pass
+
     def close(self, bound_s):
         pass
 

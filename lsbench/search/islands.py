@@ -17,6 +17,8 @@ import numpy as np
 
 from ..errors import LsbenchError
 
+START_WAIT_S = 600.0  # islands wait this long for each other's compile and warm-up
+
 
 class LoopbackRing:
     """A ring of one island (no other rank or worker): what it sends comes back to it."""
@@ -33,6 +35,9 @@ class LoopbackRing:
         out = list(self.box)
         self.box.clear()
         return out
+
+    def start(self, bound_s):
+        pass
 
     def close(self, bound_s):
         self.box.clear()
@@ -53,6 +58,11 @@ class Migration:
         self.replaced = []  # [search, iteration, cost, from island]
         self.host_s, self.max_host_s, self.calls = 0.0, 0.0, 0
         self.stopped_by = None  # the island whose target stopped this one
+
+    def start(self):
+        """Before the first timed chunk: where the ring can, every island starts together (an island
+        that started late would have only received, never given)."""
+        self.ring.start(START_WAIT_S)
 
     def at_chunk(self, iteration, bests, best_solutions, finished, target_reached):
         """After a chunk that ended at `iteration`: sends, receives and picks restarts. `bests`:
