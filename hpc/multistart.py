@@ -194,7 +194,31 @@ class Collector:
 
 
 def run_multistart(spec, searches, out_dir, via="auto", workers=None, scheduler=None, exchange_every=0,
-                   searches_per_gpu=None, migrants=4):
+                   searches_per_gpu=None, migrants=4, out=None):
+    """run_multistart_searches, and with `out`, the multistart's run record there (rank 0)."""
+    if out:
+        reserve(out)  # before any search: a path that cannot take the record fails now
+    summary = run_multistart_searches(spec, searches, out_dir, via, workers, scheduler, exchange_every,
+                                      searches_per_gpu, migrants)
+    if summary is not None and out and summary["completed"]:
+        write_atomic(out, multistart_record(summary, out_dir))
+    return summary
+
+
+def multistart_record(summary, out_dir):
+    """The multistart as one run, for workflows and reports: the best search's record (re-checked
+    when it was written), with the multistart's aggregate rate, time to target and islands."""
+    best = read_record(os.path.join(out_dir, f"seed-{summary['best_seed']}.json"))
+    keep = ("searches", "seeds", "via", "workers", "completed", "failed", "aggregate_iterations_per_s",
+            "timed_union_s", "median_objective", "runs_at_target", "median_time_to_target_s",
+            "first_time_to_target_s", "islands")
+    return {**best, "aggregate_iterations_per_s": summary["aggregate_iterations_per_s"],
+            "multistart": {**{k: summary[k] for k in keep if k in summary}, "out_dir": str(out_dir),
+                           "exchange_every": summary["run"]["exchange_every"]}}
+
+
+def run_multistart_searches(spec, searches, out_dir, via="auto", workers=None, scheduler=None, exchange_every=0,
+                            searches_per_gpu=None, migrants=4):
     """K = `searches` runs of `spec` with seeds spec.seed .. spec.seed + K - 1; on an engine that
     holds several searches, each rank runs its share as batches that fill its GPU. With
     `exchange_every`, islands: live on an engine that takes migration (hpc/islands.py), else in

@@ -94,7 +94,7 @@ def cmd_multistart(args):
                            "use cpu, cpu-parallel or gpu there")
     spec = spec_from_args(args)
     summary = run_multistart(spec, args.searches, args.out_dir, args.via, args.workers, args.scheduler,
-                             args.exchange_every, args.searches_per_gpu, args.migrants)
+                             args.exchange_every, args.searches_per_gpu, args.migrants, args.out)
     if summary is None:  # an MPI rank other than 0: rank 0 reports
         return 0
     line = (f"{summary['completed']}/{summary['searches']} searches done via {summary['via']}"
@@ -274,6 +274,8 @@ def build_parser():
                     help="engines that hold several searches (rots on gpu-resident): each rank runs its share in "
                          "runs of B searches (default: one per multiprocessor of its GPU)")
     pm.add_argument("--out-dir", required=True, help="folder for one record per search and summary.json")
+    pm.add_argument("--out", help="also the multistart as one run record (the best search's, with the aggregate "
+                                  "rate; what a workflow's report reads)")
     pm.set_defaults(func=cmd_multistart)
 
     pd = sub.add_parser("describe", help="which (problem, algorithm, backend) combinations run, and their --param keys")

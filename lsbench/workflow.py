@@ -30,8 +30,41 @@ def backend_entry(b):
     searches = b.get("searches", 1)
     if not isinstance(searches, int) or isinstance(searches, bool) or searches < 1:
         raise LsbenchError(f"workflow config: backend {b['name']}: searches must be a positive integer, got {searches!r}")
-    return {"name": b["name"], "backend": b["backend"], "params": dict(b.get("params") or {}), "ranks": ranks,
-            "searches": searches}
+    entry = {"name": b["name"], "backend": b["backend"], "params": dict(b.get("params") or {}), "ranks": ranks,
+             "searches": searches, "multistart": None}
+    if b.get("multistart") is not None:
+        entry["multistart"] = multistart_entry(b["name"], b["multistart"], searches)
+        entry["ranks"] = entry["multistart"]["ranks"]
+    return entry
+
+
+def multistart_entry(name, m, searches):
+    """`multistart: {ranks: G, searches: K, exchange_every: E, migrants: M}`: the run is `lsbench
+    multistart` of K searches over G MPI ranks as one job (mpiexec here, srun on SLURM: one rank
+    per GPU on GPU backends), its record the best search's with the aggregate rate."""
+    if not isinstance(m, dict):
+        raise LsbenchError(f"workflow config: backend {name}: multistart must be a mapping, got {m!r}")
+    unknown = set(m) - {"ranks", "searches", "exchange_every", "migrants"}
+    if unknown:
+        raise LsbenchError(f"workflow config: backend {name}: multistart: unknown field(s) {', '.join(sorted(unknown))}")
+    if searches != 1:
+        raise LsbenchError(f"workflow config: backend {name}: give a multistart's searches under multistart")
+    out = {"ranks": m.get("ranks", 1), "searches": m.get("searches"), "exchange_every": m.get("exchange_every", 0),
+           "migrants": m.get("migrants", 4)}
+    for key, low in (("ranks", 1), ("searches", out["ranks"]), ("exchange_every", 0), ("migrants", 1)):
+        v = out[key]
+        if not isinstance(v, int) or isinstance(v, bool) or v < low:
+            raise LsbenchError(f"workflow config: backend {name}: multistart {key} must be an integer of at least "
+                               f"{low}, got {v!r}")
+    return out
+
+
+def mpi_tasks(run):
+    """MPI ranks a planned run's job starts (cow ranks, multistart ranks), 0 for a plain process."""
+    if run["backend"] == "cow":
+        return run["ranks"]
+    m = run.get("multistart")
+    return m["ranks"] if m and m["ranks"] > 1 else 0
 
 
 def expand_group(g, scale):
@@ -79,7 +112,8 @@ def plan_runs(config, gpu_available):
         for inst in g["instances"]:
             for b in map(backend_entry, g["backends"]):
                 # K searches a run take seeds s .. s + K - 1: the runs' seeds are K apart, no two runs share one
-                seed_list = [1 + i * b["searches"] for i in range(seeds)] if isinstance(seeds, int) else list(seeds)
+                spacing = b["multistart"]["searches"] if b["multistart"] else b["searches"]
+                seed_list = [1 + i * spacing for i in range(seeds)] if isinstance(seeds, int) else list(seeds)
                 if b["backend"] not in RUNNABLE_BACKENDS or (b["backend"] in GPU_BACKENDS and not gpu_available):
                     continue
                 for s in seed_list:
@@ -89,7 +123,7 @@ def plan_runs(config, gpu_available):
                     spec = group_spec(g, inst, b["backend"], s, {**(g.get("params") or {}), **params}, path,
                                       b["searches"])
                     runs.append({**g, "instance": inst, "backend": b["backend"], "label": b["name"], "spec": spec,
-                                 "ranks": b["ranks"], "seed": s, "path": path})
+                                 "ranks": b["ranks"], "seed": s, "path": path, "multistart": b["multistart"]})
     return runs
 
 
@@ -106,8 +140,15 @@ def group_spec(group, instance, backend, seed, params, out, searches=1):
 
 
 def run_command(run, python, out):
-    """The `lsbench run` command line of a planned run (Snakemake's job)."""
-    args = [python, "-m", "lsbench", "run", *run["spec"].command_line(), "--out", out]
+    """The `lsbench run` (or `lsbench multistart`) command line of a planned run (Snakemake's job)."""
+    m = run.get("multistart")
+    if not m:
+        args = [python, "-m", "lsbench", "run", *run["spec"].command_line(), "--out", out]
+    else:  # the searches' own records and summary.json beside the run's record
+        args = [python, "-m", "lsbench", "multistart", *run["spec"].command_line(), "--searches", m["searches"],
+                "--out-dir", str(Path(out).with_suffix("")) + "-searches", "--out", out]
+        if m["exchange_every"]:
+            args += ["--exchange-every", m["exchange_every"], "--migrants", m["migrants"]]
     return " ".join(shlex.quote(str(c)) for c in args)
 
 
@@ -126,7 +167,10 @@ def aggregate_records(paths, out):
             "neighbourhood_size": rec.get("neighbourhood_size"), "backend": Path(p).stem.rsplit("-s", 1)[0],
             "backend_kind": rec["backend"], "seed": rec["seed"], "iterations": rec["iterations"],
             "evaluations": rec["evaluations"], "wall_s": rec["wall_s"], "warmup_s": rec.get("warmup_s"),
-            "iterations_per_s": rec.get("iterations_per_s"), "best_objective": float(rec["best_objective"]),
+            "iterations_per_s": rec.get("iterations_per_s"),
+            # several searches a run (K resident searches, a multistart): every search's iterations per second
+            "aggregate_iterations_per_s": rec.get("aggregate_iterations_per_s"),
+            "best_objective": float(rec["best_objective"]),
             "bks": None if rec["bks"] is None else float(rec["bks"]), "gap_percent": rec["gap_percent"],
             "trajectory": json.dumps(rec["trajectory"]), "solution_size": len(rec["best_solution"]),
             "threads": info.get("threads"),

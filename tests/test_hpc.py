@@ -414,8 +414,8 @@ def test_live_islands_over_mpi_pass_elites_between_gpus_while_they_search_and_st
     hit = [rec for rec in recs.values() if rec["best_objective"] <= 232000]
     assert hit and summary["first_time_to_target_s"] is not None
     assert all(rec["iterations"] < 100 for rec in recs.values())  # nobody ran on to the budget
-    hit_island = hit[0]["islands"]["position"]
-    assert [i["stopped_by"] for i in summary["islands"] if i["position"] != hit_island] == [hit_island]
+    hit_islands = {rec["islands"]["position"] for rec in hit}
+    assert all(i["stopped_by"] in hit_islands for i in summary["islands"] if i["position"] not in hit_islands)
 
 
 def test_live_islands_over_dask_workers_pass_elites_while_they_search(tmp_path):

@@ -43,7 +43,8 @@ def _trajectory(path):
 def test_the_slurm_profile_submits_every_run_as_a_job_and_writes_the_report(slurm, tmp_path):
     cfg = {"experiment": "slurm-small", "title": "SLURM: one core, all cores, MPI ranks",
            "groups": [{"name": "qap", "problem": "qap", "instances": ["rnd-qap-12-1"], "algorithm": "rots",
-                       "backends": ["cpu", "cpu-parallel", {"name": "cow-2", "backend": "cow", "ranks": 2}],
+                       "backends": ["cpu", "cpu-parallel", {"name": "cow-2", "backend": "cow", "ranks": 2},
+                                    {"name": "ms-2", "backend": "cpu", "multistart": {"ranks": 2, "searches": 4}}],
                        "seeds": 2, "iterations": 200}]}
     config = tmp_path / "small.yaml"
     config.write_text(yaml.safe_dump(cfg))
@@ -55,10 +56,16 @@ def test_the_slurm_profile_submits_every_run_as_a_job_and_writes_the_report(slur
                        capture_output=True, text=True, env=ENV, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     runs = _records(tmp_path / "results" / "slurm-small" / "runs")
-    assert len(runs) == 6
+    runs = [p for p in runs if not p.parent.name.endswith("-searches")]  # a multistart's own search records
+    assert len(runs) == 8
     _verify(runs)
     job_logs = list((tmp_path / ".snakemake" / "slurm_logs" / "rule_run_search").rglob("*.log"))
-    assert len(job_logs) == 6  # every run was a SLURM job
+    assert len(job_logs) == 8  # every run was a SLURM job
+    # a multistart is one MPI job of 2 ranks under srun, its record the best search's
+    ms = json.loads((tmp_path / "results" / "slurm-small" / "runs" / "qap" / "rnd-qap-12-1" / "ms-2-s1.json")
+                    .read_text())
+    assert ms["multistart"]["via"] == "mpi" and ms["multistart"]["workers"] == 2
+    assert ms["multistart"]["seeds"] == [1, 2, 3, 4] and ms["multistart"]["completed"] == 4
     assert (tmp_path / "results" / "slurm-small" / "report.html").exists()
     cow = json.loads((tmp_path / "results" / "slurm-small" / "runs" / "qap" / "rnd-qap-12-1" / "cow-2-s1.json")
                      .read_text())

@@ -229,3 +229,24 @@ def test_time_to_target_table_from_records_of_runs_of_several_searches_on_their_
     assert row["reached"] == f"{len(times)}/3" and 0 < len(times) < 3  # 30 iterations: some seeds reach it
     assert row["median_s"] == report.fmt_num(float(sorted(times)[(len(times) - 1) // 2] if len(times) % 2
                                                    else sum(sorted(times)[len(times) // 2 - 1:][:2]) / 2))
+
+
+def test_a_multistart_backend_entry_plans_one_mpi_job_of_g_ranks_with_one_gpu_each():
+    from lsbench.errors import LsbenchError
+    from lsbench.workflow import mpi_tasks, run_command
+    cfg = {"experiment": "islands", "groups": [{
+        "name": "qap", "problem": "qap", "instances": ["tai12a"], "algorithm": "rots", "seeds": 2, "seconds": 5,
+        "backends": [{"name": "islands-4", "backend": "gpu-resident",
+                      "multistart": {"ranks": 4, "searches": 528, "exchange_every": 5000}}]}]}
+    runs = plan_runs(cfg, gpu_available=True)
+    assert [r["seed"] for r in runs] == [1, 529]  # each multistart has its own block of seeds
+    assert mpi_tasks(runs[0]) == 4
+    cmd = run_command(runs[0], "python", runs[0]["path"])
+    assert " multistart " in cmd and "--searches 528" in cmd and "--exchange-every 5000 --migrants 4" in cmd
+    assert f"--out {runs[0]['path']}" in cmd and "--out-dir results/islands/runs/qap/tai12a/islands-4-s1-searches" in cmd
+    assert plan_runs(cfg, gpu_available=False) == []  # no GPU: the GPU multistart is left out, as any GPU run
+    for bad, field in (({"ranks": 0, "searches": 4}, "ranks"), ({"ranks": 4, "searches": 2}, "searches"),
+                       ({"searches": 4, "every": 3}, "unknown")):
+        cfg["groups"][0]["backends"] = [{"name": "m", "backend": "cpu", "multistart": bad}]
+        with pytest.raises(LsbenchError, match=f"backend m: multistart.*{field}"):
+            plan_runs(cfg, gpu_available=True)

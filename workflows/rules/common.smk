@@ -3,7 +3,7 @@ import sys
 from pathlib import Path
 
 from lsbench.errors import LsbenchError
-from lsbench.workflow import GPU_BACKENDS, gpu_status, plan_runs, run_command
+from lsbench.workflow import GPU_BACKENDS, gpu_status, mpi_tasks, plan_runs, run_command
 
 EXPERIMENT = config["experiment"]
 GPU = gpu_status()
@@ -48,6 +48,6 @@ def job_threads(run, cores):
     its own allocation) one-core runs ask for one, and a cow job's cores are per MPI task."""
     if not config.get("shared_cores"):
         return cores
-    if run["backend"] == "cow":
-        return max(1, cores // run["ranks"])
+    if mpi_tasks(run):
+        return max(1, cores // mpi_tasks(run))
     return cores if run["backend"] in ("cpu-parallel", "grid") else 1

@@ -16,14 +16,17 @@ rule run_search:
     output:
         "results/{experiment}/runs/{group}/{instance}/{backend}-s{seed}.json",
     params:
-        # cow runs start under MPI through Snakemake's `mpi` resource: mpiexec here, srun on SLURM
-        launch=lambda w, resources: f"{resources.mpi} -n {resources.tasks} " if run_of(w)["backend"] == "cow" else "",
+        # cow and multistart runs start under MPI through Snakemake's `mpi` resource: mpiexec here,
+        # srun on SLURM (one job of all the ranks)
+        launch=lambda w, resources: f"{resources.mpi} -n {resources.tasks} " if mpi_tasks(run_of(w)) else "",
         cmd=lambda w, output: run_command(run_of(w), sys.executable, output[0]),
     resources:
-        gpu=lambda w: 1 if run_of(w)["backend"] in GPU_BACKENDS else 0,
-        # the MPI launcher for cow runs only (SLURM's executor takes any job with `mpi` for an MPI job)
-        mpi=lambda w: (config.get("mpi_launcher") or MPIEXEC) if run_of(w)["backend"] == "cow" else "",
-        tasks=lambda w: run_of(w)["ranks"] if run_of(w)["backend"] == "cow" else 1,
+        # a GPU multistart asks for one GPU per rank (SLURM: --gpus=G --ntasks-per-gpu=1)
+        gpu=lambda w: (max(1, mpi_tasks(run_of(w))) if run_of(w)["backend"] in GPU_BACKENDS else 0),
+        tasks_per_gpu=lambda w: 1 if run_of(w)["backend"] in GPU_BACKENDS else 0,
+        # the MPI launcher for MPI runs only (SLURM's executor takes any job with `mpi` for an MPI job)
+        mpi=lambda w: (config.get("mpi_launcher") or MPIEXEC) if mpi_tasks(run_of(w)) else "",
+        tasks=lambda w: mpi_tasks(run_of(w)) or 1,
     # every timed run holds all the cores it may use: a one-core run beside another job measured the
     # other job too (the default experiment's cpu times doubled); `shared_cores: true` packs them
     threads: lambda w: job_threads(run_of(w), workflow.cores)
