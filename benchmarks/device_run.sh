@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run on the device machine from the checkout: carried numpy wheel, instance copies in .devdata/.
 # Usage: bash benchmarks/device_run.sh [tests] ['iteration ARGS'] [makespan] [rots] ['plan CONFIG ARGS']
-#        ['resident ARGS'] ['ab TREE... ARGS'] ['pfsp ARGS'] ['pls ARGS'] ['grid ARGS'] ['cas ARGS'] ['ttb ARGS'] ['ig ARGS'] ['cow ARGS'] ['multistart ARGS'] ['pytest ARGS']
+#        ['resident ARGS'] ['ab TREE... ARGS'] ['pfsp ARGS'] ['pls ARGS'] ['grid ARGS'] ['cas ARGS'] ['ttb ARGS'] ['ig ARGS'] ['cow ARGS'] ['multistart ARGS'] ['sharing ARGS'] ['islands ARGS'] ['pytest ARGS']
 #        ['profile-cas INSTANCE GENERATIONS'] ['ncu-cas INSTANCE GENERATIONS'] ['ncu-source INSTANCE SEARCHES']
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
@@ -18,6 +18,7 @@ for step in "$@"; do
     grid*) (cd benchmarks && timeout 560 python3 gpu_resident_grid.py ${step#grid} --out "${OUT:-results}") ;;
     pfsp*) (cd benchmarks && timeout 560 python3 gpu_resident_pfsp.py ${step#pfsp} --out "${OUT:-results}") ;;
     sharing*) (cd benchmarks && timeout 500 python3 multistart_sharing.py ${step#sharing} --out "${OUT:-results}") ;;
+    islands*) (cd benchmarks && timeout 590 python3 islands_target.py ${step#islands} --out "${OUT:-results}") ;;
     defaults*) (cd benchmarks && timeout 400 python3 gpu_defaults.py ${step#defaults} --out "${OUT:-results}") ;;
     pls*) (cd benchmarks && timeout "${PLS_TIMEOUT:-560}" python3 pls_tables.py ${step#pls} --out "${OUT:-results}") ;;
     ig*) (cd benchmarks && timeout 590 python3 ig_pfsp.py ${step#ig} --out "${OUT:-results}") ;;
