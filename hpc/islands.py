@@ -15,6 +15,7 @@ from lsbench.records import host_info
 from lsbench.search.islands import LoopbackRing, Migration
 
 from . import mpi
+from .batch import run_batch, select_gpu
 
 TAG_RING = 23
 MIN_CLOSE_WAIT_S = 600.0  # an island waits this long (or twice its own run) for its neighbour's end
@@ -134,11 +135,10 @@ def share(seeds, islands):
 def run_island(spec, seeds, ring, every, migrants):
     """This island's searches as one run with the ring live; {seed: record or error}. The ring is
     closed whatever happens, so that the neighbours do not wait for this island."""
-    from .multistart import _batch
     migration = Migration(ring, every, migrants)
     t0 = time.monotonic()
     try:
-        results = _batch(spec, seeds, migration)
+        results = run_batch(spec, seeds, migration)
     finally:
         ring.close(max(MIN_CLOSE_WAIT_S, 2 * (time.monotonic() - t0)))
     island = migration.describe()
@@ -156,7 +156,6 @@ def local(spec, seeds, every, migrants):
 def over_mpi(spec, seeds, every, migrants):
     """Island r on rank r, its share of the seeds on its GPU; rank 0 gets every island's records
     ([(results, placement)]), the other ranks None."""
-    from .multistart import _select_gpu
     MPI = mpi("lsbench multistart --via mpi")
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -165,7 +164,7 @@ def over_mpi(spec, seeds, every, migrants):
     node = comm.Split_type(MPI.COMM_TYPE_SHARED)
     local_rank = node.Get_rank()
     node.Free()
-    device = _select_gpu(local_rank) if spec.backend.startswith("gpu") else None
+    device = select_gpu(local_rank) if spec.backend.startswith("gpu") else None
     where = {"host": host_info()["hostname"], "rank": rank, "gpu": device,
              "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
     results = run_island(spec, share(seeds, size)[rank], MpiRing(comm), every, migrants)

@@ -12,13 +12,13 @@ import os
 import statistics
 import threading
 import time
-import traceback
 from dataclasses import replace
 
 from lsbench.errors import LsbenchError
 from lsbench.records import host_info, read_record, reserve, versions, write_atomic
 
 from . import mpi
+from .batch import batch_size, batches, run_batch, select_gpu
 
 TAG_RESULT = 21
 
@@ -30,71 +30,7 @@ def under_mpi():
 
 def _one(spec, seed):
     """One search; never raises: a failure comes back as {'seed', 'error'}."""
-    return _batch(spec, [seed])[seed]
-
-
-def _batch(spec, seeds, migration=None):
-    """Consecutive seeds as one run of an engine that holds several searches (a GPU full of
-    resident searches), split into one record per seed; never raises: a failure is
-    {'seed', 'error'} for each seed of the batch. `migration`: the run is a live island."""
-    from lsbench.runner import run
-    try:
-        record = run(replace(spec, seed=seeds[0], searches=len(seeds), out=None), migration=migration)
-        return {seeds[0]: record} if len(seeds) == 1 else split_record(record, seeds)
-    except Exception as e:  # a failed search is reported, the others go on
-        msg = str(e) if isinstance(e, LsbenchError) else f"{type(e).__name__}: {e}"
-        return {s: {"seed": s, "error": msg, "traceback": traceback.format_exc(limit=3)} for s in seeds}
-
-
-def split_record(record, seeds):
-    """One record per search of a several-searches run, each as the single run of its seed would
-    write it (its run_spec included), plus `batch`: the run it shared and that run's aggregate rate."""
-    from lsbench.records import gap_percent
-    shared = {k: v for k, v in record.items()
-              if k not in ("searches", "best_seed", "aggregate_iterations", "aggregate_iterations_per_s")}
-    batch = {"first_seed": seeds[0], "searches": len(seeds),
-             "aggregate_iterations_per_s": record.get("aggregate_iterations_per_s")}
-    out = {}
-    for entry in record["searches"]:
-        wall = record["wall_s"]
-        out[entry["seed"]] = {
-            **shared, "seed": entry["seed"], "best_objective": entry["best_objective"],
-            "best_solution": entry["best_solution"], "final_objective": entry["final_objective"],
-            "trajectory": entry["trajectory"], "iterations": entry["iterations"],
-            "evaluations": entry["iterations"] * record["neighbourhood_size"],
-            "iterations_per_s": round(entry["iterations"] / wall, 3) if wall > 0 else None,
-            "gap_percent": gap_percent(entry["best_objective"], record["bks"]),
-            "run_spec": {**record["run_spec"], "seed": entry["seed"], "searches": 1}, "batch": batch}
-    return out
-
-
-def batch_size(spec, searches_per_gpu=None):
-    """Searches one run holds: 1, or for an engine that runs several at once (the resident Ro-TS),
-    --searches-per-gpu, else one per multiprocessor of this rank's GPU (its measured best)."""
-    from lsbench.registry import engine_path, load_class
-    path = engine_path(spec.algorithm, spec.backend, spec.problem)
-    if path is None or not load_class(path).several_searches:
-        if searches_per_gpu:
-            raise LsbenchError(f"--searches-per-gpu: {spec.algorithm} on {spec.backend} runs one search a run")
-        return 1
-    if searches_per_gpu:
-        return searches_per_gpu
-    from lsbench.gpu import require
-    require(spec.backend)
-    from numba import cuda
-    # the simulator's device has no multiprocessor count: it runs blocks one after another anyway
-    return int(getattr(cuda.get_current_device(), "MULTIPROCESSOR_COUNT", 4))
-
-
-def batches(seeds, size):
-    """Runs of at most `size` consecutive seeds (a gap left by a resumed folder starts a new one)."""
-    out = []
-    for s in seeds:
-        if out and len(out[-1]) < size and out[-1][-1] + 1 == s:
-            out[-1].append(s)
-        else:
-            out.append([s])
-    return out
+    return run_batch(spec, [seed])[seed]
 
 
 def union_seconds(intervals):
@@ -247,7 +183,7 @@ def run_multistart_searches(spec, searches, out_dir, via="auto", workers=None, s
     col = Collector(out_dir, seeds, spec, "local", 1, done=done)
     size = batch_size(spec, searches_per_gpu)
     for batch in batches([s for s in seeds if s not in done], size):
-        for s, result in _batch(spec, batch).items():
+        for s, result in run_batch(spec, batch).items():
             col.add(s, result, {"host": host_info()["hostname"]})
     return col.summary()
 
@@ -278,18 +214,6 @@ def check_output_folder(out_dir):
         raise LsbenchError(str(e).replace("--out ", "--out-dir ", 1)) from None
 
 
-def _select_gpu(local_rank):
-    """One GPU per rank on a node: rank r takes visible device r mod count (CUDA_VISIBLE_DEVICES
-    applies, the driver lists only the visible ones). Returns the device id, or None."""
-    from lsbench.gpu import available
-    if not available():
-        return None
-    from numba import cuda
-    dev = local_rank % len(cuda.gpus)
-    cuda.select_device(dev)
-    return dev
-
-
 def _over_mpi(spec, seeds, out_dir, done, searches_per_gpu=None):
     MPI = mpi("lsbench multistart --via mpi")
     comm = MPI.COMM_WORLD
@@ -297,7 +221,7 @@ def _over_mpi(spec, seeds, out_dir, done, searches_per_gpu=None):
     local = comm.Split_type(MPI.COMM_TYPE_SHARED)
     local_rank = local.Get_rank()
     local.Free()
-    device = _select_gpu(local_rank) if spec.backend.startswith("gpu") else None
+    device = select_gpu(local_rank) if spec.backend.startswith("gpu") else None
     where = {"host": host_info()["hostname"], "rank": rank, "gpu": device,
              "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
     todo = comm.bcast([s for s in seeds if s not in done], root=0)  # rank 0's folder decides
@@ -306,7 +230,7 @@ def _over_mpi(spec, seeds, out_dir, done, searches_per_gpu=None):
     mine = [s for batch in runs for s in batch]
     if rank != 0:
         for batch in runs:
-            for s, result in _batch(spec, batch).items():
+            for s, result in run_batch(spec, batch).items():
                 comm.send((s, result, where), dest=0, tag=TAG_RESULT)
         return None
     col = Collector(out_dir, seeds, spec, "mpi", size, done=done)
@@ -320,7 +244,7 @@ def _over_mpi(spec, seeds, out_dir, done, searches_per_gpu=None):
     listener = threading.Thread(target=receive, daemon=True)
     listener.start()
     for batch in runs:
-        for s, result in _batch(spec, batch).items():
+        for s, result in run_batch(spec, batch).items():
             col.add(s, result, where)
     listener.join()
     return col.summary()

@@ -1,0 +1,87 @@
+"""One rank's searches as one run: a GPU full of resident searches, split into one record per seed.
+
+Shared by the independent multistart (hpc/multistart.py) and the live islands (hpc/islands.py), so
+that both start a rank's searches, pick its GPU and split its record the same way.
+"""
+import traceback
+from dataclasses import replace
+
+from lsbench.errors import LsbenchError
+
+
+def run_batch(spec, seeds, migration=None):
+    """Consecutive seeds as one run of an engine that holds several searches (a GPU full of
+    resident searches), split into one record per seed; never raises: a failure is
+    {'seed', 'error'} for each seed of the batch. `migration`: the run is a live island."""
+    from lsbench.runner import run
+    try:
+        record = run(replace(spec, seed=seeds[0], searches=len(seeds), out=None), migration=migration)
+        return {seeds[0]: record} if len(seeds) == 1 else split_record(record, seeds)
+    except Exception as e:  # a failed search is reported, the others go on
+        msg = str(e) if isinstance(e, LsbenchError) else f"{type(e).__name__}: {e}"
+        return {s: {"seed": s, "error": msg, "traceback": traceback.format_exc(limit=3)} for s in seeds}
+
+
+def split_record(record, seeds):
+    """One record per search of a several-searches run, each as the single run of its seed would
+    write it (its run_spec included), plus `batch`: the run it shared and that run's aggregate rate."""
+    from lsbench.records import gap_percent
+    shared = {k: v for k, v in record.items()
+              if k not in ("searches", "best_seed", "aggregate_iterations", "aggregate_iterations_per_s")}
+    batch = {"first_seed": seeds[0], "searches": len(seeds),
+             "aggregate_iterations_per_s": record.get("aggregate_iterations_per_s")}
+    out = {}
+    for entry in record["searches"]:
+        wall = record["wall_s"]
+        out[entry["seed"]] = {
+            **shared, "seed": entry["seed"], "best_objective": entry["best_objective"],
+            "best_solution": entry["best_solution"], "final_objective": entry["final_objective"],
+            "trajectory": entry["trajectory"], "iterations": entry["iterations"],
+            "evaluations": entry["iterations"] * record["neighbourhood_size"],
+            "iterations_per_s": round(entry["iterations"] / wall, 3) if wall > 0 else None,
+            "gap_percent": gap_percent(entry["best_objective"], record["bks"]),
+            "run_spec": {**record["run_spec"], "seed": entry["seed"], "searches": 1}, "batch": batch}
+    return out
+
+
+def batch_size(spec, searches_per_gpu=None):
+    """Searches one run holds: 1, or for an engine that runs several at once (the resident Ro-TS),
+    --searches-per-gpu, else one per multiprocessor of this rank's GPU (its measured best)."""
+    from lsbench.registry import engine_path, load_class
+    path = engine_path(spec.algorithm, spec.backend, spec.problem)
+    if path is None or not load_class(path).several_searches:
+        if searches_per_gpu:
+            raise LsbenchError(f"--searches-per-gpu: {spec.algorithm} on {spec.backend} runs one search a run")
+        return 1
+    if searches_per_gpu:
+        return searches_per_gpu
+    from lsbench.gpu import require
+    require(spec.backend)
+    from numba import cuda
+    # the simulator's device has no multiprocessor count: it runs blocks one after another anyway
+    return int(getattr(cuda.get_current_device(), "MULTIPROCESSOR_COUNT", 4))
+
+
+def batches(seeds, size):
+    """Runs of at most `size` consecutive seeds (a gap left by a resumed folder starts a new one)."""
+    out = []
+    for s in seeds:
+        if out and len(out[-1]) < size and out[-1][-1] + 1 == s:
+            out[-1].append(s)
+        else:
+            out.append([s])
+    return out
+
+
+
+
+def select_gpu(local_rank):
+    """One GPU per rank on a node: rank r takes visible device r mod count (CUDA_VISIBLE_DEVICES
+    applies, the driver lists only the visible ones). Returns the device id, or None."""
+    from lsbench.gpu import available
+    if not available():
+        return None
+    from numba import cuda
+    dev = local_rank % len(cuda.gpus)
+    cuda.select_device(dev)
+    return dev
