@@ -1,6 +1,8 @@
-"""Time to the best-known value: K gpu-resident Ro-TS searches, each run capped, several runs.
+"""Time to the best-known value: K gpu-resident Ro-TS searches (or one cas colony), each run
+capped, several runs.
 
     python benchmarks/time_to_bks.py --instances tai40a,tai50a --runs 5 --cap 30 [--restart 4000 ...]
+    python benchmarks/time_to_bks.py --algorithm cas --instances tai150b --runs 5 --cap 30
 
 Each run is `lsbench run --algorithm rots --backend gpu-resident --searches K --target bks
 --seconds CAP` with the given restart settings (iterated parallel tabu; restart=0: independent
@@ -30,6 +32,8 @@ def first_hit(record, target):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--instances", default="tai40a,tai50a,tai60a")
+    ap.add_argument("--algorithm", default="rots", choices=["rots", "cas"],
+                    help="rots: K searches with the restart settings; cas: one colony a run, its own defaults")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--cap", type=float, default=30.0, help="seconds a run")
     ap.add_argument("--searches", type=int, default=0, help="K (0: one per SM)")
@@ -40,19 +44,21 @@ def main():
     ap.add_argument("--out")
     args = ap.parse_args()
     gpu = gpu_info()
-    k = args.searches or gpu["multiprocessors"]
-    params = {"restart": args.restart, "elite": args.elite, "perturb": args.perturb}
+    cas = args.algorithm == "cas"
+    k = 1 if cas else args.searches or gpu["multiprocessors"]
+    params = {} if cas else {"restart": args.restart, "elite": args.elite, "perturb": args.perturb}
     rows = []
     for name in args.instances.split(","):
         runs = []
         for r in range(args.runs):
-            rec = run_one("qap", name, algorithm="rots", backend="gpu-resident", seed=1 + r * k, seconds=args.cap,
-                          target="bks", searches=k, backend_params=params, data=args.data_dir)
+            rec = run_one("qap", name, algorithm=args.algorithm, backend="gpu-resident", seed=1 + r * k,
+                          seconds=args.cap, target="bks", searches=k, backend_params=params or None, data=args.data_dir)
             hit = first_hit(rec, rec["bks"])
             runs.append({"seed": rec["seed"], "reached": hit is not None, "seconds_to_bks": hit,
                          "wall_s": rec["wall_s"], "best": rec["best_objective"], "gap_percent": rec["gap_percent"],
                          "aggregate_iterations_per_s": rec.get("aggregate_iterations_per_s"),
-                         "restarts": rec["backend_info"].get("restarts")})
+                         "restarts": rec["backend_info"].get("restarts"),
+                         "iterations": rec["iterations"]})
             print(f"{name} run {r}: {'reached' if hit is not None else 'not reached'}"
                   f"{f' in {hit:.3f} s' if hit is not None else ''}, gap {rec['gap_percent']:.3f}%, "
                   f"{rec['backend_info'].get('restarts')} restarts", flush=True)
@@ -62,9 +68,10 @@ def main():
         rows.append({"instance": name, "bks": rec["bks"], "runs": runs, "reached": len(times),
                      "median_seconds_to_bks": statistics.median(times) if times else None,
                      "median_final_gap_percent": statistics.median(x["gap_percent"] for x in runs)})
-    out = {"searches": k, "cap_s": args.cap, "params": params, "gpu": gpu, "instances": rows}
+    out = {"algorithm": args.algorithm, "searches": k, "cap_s": args.cap, "params": params, "gpu": gpu,
+           "instances": rows}
     path = write_result("time_to_bks", out, args.out)
-    print(f"\nK = {k} Ro-TS searches, restart {params}, cap {args.cap} s -> {path}")
+    print(f"\n{'one cas colony' if cas else f'K = {k} Ro-TS searches, restart {params}'}, cap {args.cap} s -> {path}")
     print(f"{'instance':10} {'reached':>8} {'median s':>9} {'median gap %':>13}")
     for row in rows:
         med = row["median_seconds_to_bks"]
