@@ -3,10 +3,12 @@
 Shared by the independent multistart (hpc/multistart.py) and the live islands (hpc/islands.py), so
 that both start a rank's searches, pick its GPU and split its record the same way.
 """
+import os
 import traceback
 from dataclasses import replace
 
 from lsbench.errors import LsbenchError
+from lsbench.records import host_info
 
 
 def run_batch(spec, seeds, migration=None):
@@ -85,3 +87,13 @@ def select_gpu(local_rank):
     dev = local_rank % len(cuda.gpus)
     cuda.select_device(dev)
     return dev
+
+
+def place_rank(MPI, comm, backend):
+    """This rank's GPU (by its rank on the node) and where it runs, as a record's placement."""
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    local_rank = node.Get_rank()
+    node.Free()
+    device = select_gpu(local_rank) if backend.startswith("gpu") else None
+    return {"host": host_info()["hostname"], "rank": comm.Get_rank(), "gpu": device,
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}

@@ -4,7 +4,6 @@ searches as one run (a GPU full of resident searches), and the ring of lsbench/s
 carries elites between them while the runs go on. Messages go only to the next island and nobody
 waits for them: MPI's isend/Iprobe, or a Dask queue per island served by a background thread.
 """
-import os
 import threading
 import time
 import uuid
@@ -15,7 +14,7 @@ from lsbench.records import host_info
 from lsbench.search.islands import LoopbackRing, Migration
 
 from . import mpi
-from .batch import run_batch, select_gpu
+from .batch import place_rank, run_batch
 
 TAG_RING = 23
 MIN_CLOSE_WAIT_S = 600.0  # an island waits this long (or twice its own run) for its neighbour's end
@@ -161,12 +160,7 @@ def over_mpi(spec, seeds, every, migrants):
     rank, size = comm.Get_rank(), comm.Get_size()
     if len(seeds) < size:
         raise LsbenchError(f"--searches {len(seeds)}: fewer searches than the {size} islands (ranks)")
-    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
-    local_rank = node.Get_rank()
-    node.Free()
-    device = select_gpu(local_rank) if spec.backend.startswith("gpu") else None
-    where = {"host": host_info()["hostname"], "rank": rank, "gpu": device,
-             "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+    where = place_rank(MPI, comm, spec.backend)
     results = run_island(spec, share(seeds, size)[rank], MpiRing(comm), every, migrants)
     gathered = comm.gather((results, where), root=0)
     return gathered if rank == 0 else None

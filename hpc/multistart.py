@@ -18,7 +18,7 @@ from lsbench.errors import LsbenchError
 from lsbench.records import host_info, read_record, reserve, versions, write_atomic
 
 from . import mpi
-from .batch import batch_size, batches, run_batch, select_gpu
+from .batch import batch_size, batches, place_rank, run_batch
 
 TAG_RESULT = 21
 
@@ -218,12 +218,7 @@ def _over_mpi(spec, seeds, out_dir, done, searches_per_gpu=None):
     MPI = mpi("lsbench multistart --via mpi")
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
-    local = comm.Split_type(MPI.COMM_TYPE_SHARED)
-    local_rank = local.Get_rank()
-    local.Free()
-    device = select_gpu(local_rank) if spec.backend.startswith("gpu") else None
-    where = {"host": host_info()["hostname"], "rank": rank, "gpu": device,
-             "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+    where = place_rank(MPI, comm, spec.backend)
     todo = comm.bcast([s for s in seeds if s not in done], root=0)  # rank 0's folder decides
     # batches of consecutive seeds (one seed each, or a GPU full of resident searches), dealt round the ranks
     runs = batches(todo, batch_size(spec, searches_per_gpu))[rank::size]
