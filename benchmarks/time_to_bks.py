@@ -37,22 +37,26 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--cap", type=float, default=30.0, help="seconds a run")
     ap.add_argument("--searches", type=int, default=0, help="K (0: one per SM)")
-    ap.add_argument("--restart", type=int, default=0)
-    ap.add_argument("--elite", type=int, default=4)
-    ap.add_argument("--perturb", type=float, default=0.25)
+    ap.add_argument("--restart", type=int, help="rots: stagnation limit (default 0: no restarts)")
+    ap.add_argument("--elite", type=int, help="rots (default 4)")
+    ap.add_argument("--perturb", type=float, help="rots (default 0.25)")
     ap.add_argument("--data-dir")
     ap.add_argument("--out")
     args = ap.parse_args()
     gpu = gpu_info()
     cas = args.algorithm == "cas"
+    restart_args = {"restart": args.restart, "elite": args.elite, "perturb": args.perturb}
+    if cas and (args.searches or any(v is not None for v in restart_args.values())):
+        ap.error("--searches, --restart, --elite and --perturb are rots' settings; cas runs one colony")
     k = 1 if cas else args.searches or gpu["multiprocessors"]
-    params = {} if cas else {"restart": args.restart, "elite": args.elite, "perturb": args.perturb}
+    defaults = {"restart": 0, "elite": 4, "perturb": 0.25}
+    params = None if cas else {key: defaults[key] if v is None else v for key, v in restart_args.items()}
     rows = []
     for name in args.instances.split(","):
         runs = []
         for r in range(args.runs):
             rec = run_one("qap", name, algorithm=args.algorithm, backend="gpu-resident", seed=1 + r * k,
-                          seconds=args.cap, target="bks", searches=k, backend_params=params or None, data=args.data_dir)
+                          seconds=args.cap, target="bks", searches=k, backend_params=params, data=args.data_dir)
             hit = first_hit(rec, rec["bks"])
             runs.append({"seed": rec["seed"], "reached": hit is not None, "seconds_to_bks": hit,
                          "wall_s": rec["wall_s"], "best": rec["best_objective"], "gap_percent": rec["gap_percent"],

@@ -8,7 +8,7 @@ import traceback
 from dataclasses import replace
 
 from lsbench.errors import LsbenchError
-from lsbench.records import host_info
+from lsbench.records import gap_percent, host_info
 
 
 def run_batch(spec, seeds, migration=None):
@@ -27,14 +27,12 @@ def run_batch(spec, seeds, migration=None):
 def split_record(record, seeds):
     """One record per search of a several-searches run, each as the single run of its seed would
     write it (its run_spec included), plus `batch`: the run it shared and that run's aggregate rate."""
-    from lsbench.records import gap_percent
     shared = {k: v for k, v in record.items()
               if k not in ("searches", "best_seed", "aggregate_iterations", "aggregate_iterations_per_s")}
     batch = {"first_seed": seeds[0], "searches": len(seeds),
              "aggregate_iterations_per_s": record.get("aggregate_iterations_per_s")}
-    out = {}
+    out, wall = {}, record["wall_s"]
     for entry in record["searches"]:
-        wall = record["wall_s"]
         out[entry["seed"]] = {
             **shared, "seed": entry["seed"], "best_objective": entry["best_objective"],
             "best_solution": entry["best_solution"], "final_objective": entry["final_objective"],
@@ -73,8 +71,6 @@ def batches(seeds, size):
         else:
             out.append([s])
     return out
-
-
 
 
 def select_gpu(local_rank):
