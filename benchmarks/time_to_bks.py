@@ -18,6 +18,7 @@ from pathlib import Path
 
 from common import gpu_info, write_result
 
+from lsbench.params import split_pairs
 from lsbench.records import write_atomic
 
 from lsbench.runner import run_one
@@ -40,6 +41,8 @@ def main():
     ap.add_argument("--restart", type=int, help="rots: stagnation limit (default 0: no restarts)")
     ap.add_argument("--elite", type=int, help="rots (default 4)")
     ap.add_argument("--perturb", type=float, help="rots (default 0.25)")
+    ap.add_argument("--param", action="append", metavar="KEY=VALUE",
+                    help="an algorithm or backend parameter for every run (e.g. ants=132 for cas); repeatable")
     ap.add_argument("--data-dir")
     ap.add_argument("--out")
     args = ap.parse_args()
@@ -50,7 +53,8 @@ def main():
         ap.error("--searches, --restart, --elite and --perturb are rots' settings; cas runs one colony")
     k = 1 if cas else args.searches or gpu["multiprocessors"]
     defaults = {"restart": 0, "elite": 4, "perturb": 0.25}
-    params = None if cas else {key: defaults[key] if v is None else v for key, v in restart_args.items()}
+    params = {} if cas else {key: defaults[key] if v is None else v for key, v in restart_args.items()}
+    params.update(split_pairs(args.param or []))
     rows = []
     for name in args.instances.split(","):
         runs = []
@@ -75,7 +79,7 @@ def main():
     out = {"algorithm": args.algorithm, "searches": k, "cap_s": args.cap, "params": params, "gpu": gpu,
            "instances": rows}
     path = write_result("time_to_bks", out, args.out)
-    print(f"\n{'one cas colony' if cas else f'K = {k} Ro-TS searches, restart {params}'}, cap {args.cap} s -> {path}")
+    print(f"\n{'one cas colony' if cas else f'K = {k} Ro-TS searches'}, params {params}, cap {args.cap} s -> {path}")
     print(f"{'instance':10} {'reached':>8} {'median s':>9} {'median gap %':>13}")
     for row in rows:
         med = row["median_seconds_to_bks"]
