@@ -20,7 +20,6 @@ from common import gpu_info, write_result
 
 from lsbench.params import split_pairs
 from lsbench.records import write_atomic
-
 from lsbench.runner import run_one
 
 

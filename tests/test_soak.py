@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, SHARED
 
 SEEDS = 500
