@@ -26,7 +26,7 @@ from lsbench.search.cas import NO_AGE_ASPIRATION, HostColony, pheromone_constant
 
 from .chunks import IMPROVEMENT_CAP
 from .device import GOLDEN, mix64
-from .rots_engine import ResidentRots
+from .rots_engine import UNEVEN, ResidentRots
 from .rots_kernel import REBASE_AT
 
 AHEAD = 3  # generations queued beyond the last one seen finished
@@ -218,9 +218,9 @@ class DeviceColony(HostColony):
             raise LsbenchError(f"--param ls={search.ls}: cas on gpu-resident runs its tabu local search on the GPU "
                                "(ls=tabu)")
         self.problem, self.search = problem, search
-        # a colony of K ants runs in one wave of up to four blocks per SM, as measured for cas
-        # (docs/performance.md); the queued shape of rots is not measured for colonies yet
-        self.rots = ResidentRots(problem, {}, threads=params.get("block"), persistent=0)
+        # a colony of K ants: one wave of up to four blocks per SM where K fills the SMs evenly
+        # (measured faster than the queue for cas), else the queue (rots_engine.uneven_grid)
+        self.rots = ResidentRots(problem, {}, threads=params.get("block"), persistent=UNEVEN)
 
     def local_search(self, ants, seeds, costs, prm):
         pr = self.problem

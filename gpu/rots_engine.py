@@ -61,6 +61,23 @@ class SearchBuffers:
         return [getattr(self, name) for name in names[names.index("P"):names.index("SEQ") + 1]]
 
 
+UNEVEN = "uneven"  # ResidentRots(persistent=UNEVEN): see uneven_grid
+
+
+def uneven_grid(searches, sms):
+    """Persistent blocks for K searches that all run the same number of iterations (a cas
+    generation), or 0 for one block each. Blocks of a large instance fill an SM's issue slots, so
+    an SM holding j of them takes about j times as long, and the launch ends with the busiest SM:
+    where K is not near a whole multiple of the SMs (200 ants on 132 SMs: 0.79x the it/s of 132
+    ants, benchmarks/results/cas_scaling-h200-6bacecc.json) one block per SM taking the searches'
+    sub-chunks from a queue keeps every SM busy to the end, at about 0.94x (the queue's state
+    round trips through global memory)."""
+    if searches <= sms:
+        return 0
+    busy = searches / (sms * -(-searches // sms))  # the share of the busiest SM's time the others are busy
+    return 0 if busy >= 0.95 else sms
+
+
 class ResidentRots:
     """Runs K Ro-TS searches on the GPU, one block each; `run` returns one result per search in the
     format of the CPU searches (best, best solution, trajectory, iterations, ...)."""
@@ -71,7 +88,8 @@ class ResidentRots:
         in shared memory (tests reach the global-memory paths on small instances with it);
         `cluster`: blocks per search (a thread block cluster, GPU only); `split`: see plan;
         `persistent`: blocks of a persistent grid that take the searches' sub-chunks from a queue
-        (0: one block per search; None: a queue once K exceeds what runs at once at the best shape);
+        (0: one block per search; None: a queue once K exceeds what runs at once at the best shape;
+        UNEVEN: a queue only where one block per search would leave SMs idle, see uneven_grid);
         `restart`: {stagnation, elite, strength} of lsbench.search.restarts (stagnation 0: none);
         `subchunk`: iterations per queue item (tests)."""
         require("gpu-resident")
@@ -121,6 +139,8 @@ class ResidentRots:
         if auto and persistent is None and not cluster:
             fill = dev.MULTIPROCESSOR_COUNT * (1 if large else 4)  # searches that run at once at their best shape
             persistent = fill if searches > fill else 0
+        if persistent == UNEVEN:
+            persistent = uneven_grid(searches, dev.MULTIPROCESSOR_COUNT) if auto and large and not cluster else 0
         queued = bool(persistent)
         if queued:
             searches = min(searches, persistent)  # the shape of the blocks that run at once

@@ -462,6 +462,30 @@ def test_cas_with_its_tabu_local_searches_on_the_gpu_equals_cas_on_the_cpu(tmp_p
                 algorithm_params={**params, "ls": "2opt"}, warmup=0)
 
 
+def test_cas_colony_on_a_queue_of_fewer_blocks_than_ants_equals_cas_on_the_cpu():
+    """Where the ants do not fill the SMs evenly the colony's searches queue for a persistent grid
+    (rots_engine.uneven_grid): 5 ants on 2 blocks, sub-chunks of 2 iterations -- every generation's
+    ants built and searched as on the CPU, the same best; the rule queues only uneven colonies."""
+    from lsbench import instances as registry
+    from lsbench.gpu.colony import DeviceColony
+    from lsbench.gpu.rots_engine import ResidentRots, uneven_grid
+    from lsbench.search.cas import CunningAntSystem, HostColony
+    from lsbench.search.common import Stop
+    assert [uneven_grid(k, 132) for k in (100, 132, 200, 264, 270, 1000, 1056)] == [0, 0, 132, 0, 132, 132, 0]
+    p = registry.load("tai12a")
+    nb = p.neighbourhood("swap")
+    search = CunningAntSystem(ants=5, ls_iterations=5)
+    stop = Stop(iterations=5 * 5 * 4)
+    cpu = search.run(p, HostColony(p, nb, search, {}), stop, 3)
+    colony = DeviceColony(p, nb, search, {})
+    colony.rots = ResidentRots(p, {}, persistent=2, subchunk=2)
+    gpu = search.run(p, colony, stop, 3)
+    assert colony.rots.shape["queued"] and colony.rots.describe()["persistent_blocks"] == 2
+    assert gpu.params["generations"] == cpu.params["generations"] == 3
+    assert [(i, o) for i, _t, o in gpu.trajectory] == [(i, o) for i, _t, o in cpu.trajectory]
+    assert list(gpu.best_solution) == list(cpu.best_solution) and gpu.final_objective == cpu.final_objective
+
+
 def test_cas_colony_on_the_gpu_stops_at_its_target_in_the_same_generation_as_the_cpu():
     """The device colony checks the target itself and switches the generations already queued
     off: same generations, same best and trajectory as the CPU colony stopping at that target."""
