@@ -308,9 +308,11 @@ def _make_kernel(shape):
         def class_delta(d, age, thr, it_asp, it):
             """As below, in one 32-bit word: class << 30 | d + 2^29 (|d| < 2^29: plan's bound), so
             that the O(1) pass compares and keeps one word a move."""
-            held = np.uint32(age >= it_asp and d >= thr)
-            cls = np.uint32(held + np.uint32(held & np.uint32(age >= it)))
-            return np.uint32(np.uint32(cls << np.uint32(30)) | np.uint32(d + np.int32(BIAS)))
+            # class 1 adds 2^30 once, class 2 twice (a tabu move is held: age >= it >= it_asp):
+            # two selects and one three-input add instead of building the class and shifting it
+            held = np.uint32(1 << 30) if (age >= it_asp) & (d >= thr) else np.uint32(0)
+            tabu = np.uint32(1 << 30) if (age >= it) & (d >= thr) else np.uint32(0)
+            return np.uint32(np.uint32(d + np.int32(BIAS)) + held + tabu)
     else:
         @cuda.jit(device=True, inline=True)
         def class_delta(d, age, thr, it_asp, it):
@@ -609,6 +611,7 @@ def _make_kernel(shape):
                     zi = z[U64(i)] if GENERAL else wi
                     # Branch-free: a move touching the last swap (recomputed above, by another thread) is read
                     # but neither stored nor keyed here; after no swap, zero update vectors keep every delta.
+                    row_hit = (i == r) | (i == s)  # row i touches the last swap: kept per row, not per move
                     cd_best = NO_CD
                     touched = np.int32(0)  # this thread's moves recomputed by the lane groups (a cluster counts them)
                     bi = np.int32(0)
@@ -621,8 +624,8 @@ def _make_kernel(shape):
                         else:
                             upd = (ui - u[ju]) * (wi - w[ju])
                         d = DELTA_NP(dl[sl] + DELTA_NP(upd))
-                        hit = (i == r) | (i == s) | (j == r) | (j == s)
-                        touch = hit | (q >= count)
+                        hit = row_hit | (j == r) | (j == s)
+                        touch = hit | (np.int32(q) >= count)  # 32-bit: one comparison, not two
                         if CLUSTER > 1:
                             touched += np.int32(hit & (q < count))
                         if not touch:
@@ -637,6 +640,7 @@ def _make_kernel(shape):
                         if j == N:
                             i = np.int32(i + 1)
                             j = np.int32(i + 1)
+                            row_hit = (i == r) | (i == s)
                             ui = u[U64(i)]
                             wi = w[U64(i)]
                             if GENERAL:
