@@ -13,7 +13,7 @@ import argparse
 import statistics
 import sys
 
-from common import gpu_info, write_result
+from common import gpu_info, run_main, write_result
 
 from lsbench.runner import run_one
 
@@ -30,7 +30,13 @@ def main():
     gpu = gpu_info()
     sms = (gpu or {}).get("multiprocessors", 1)  # the simulator reports none
     rows = []
-    for k in [int(x) for x in args.ants.split(",")]:
+    try:
+        sizes = [int(x) for x in args.ants.split(",")]
+    except ValueError:
+        ap.error(f"--ants {args.ants!r}: expected comma-separated whole numbers")
+    if min(sizes) < 1:
+        ap.error(f"--ants {args.ants!r}: a colony has at least one ant")
+    for k in sizes:
         probe = run_one("qap", args.instance, algorithm="cas", backend="gpu-resident", seed=1, seconds=1.0,
                         algorithm_params={"ants": k}, data=args.data_dir)
         per_generation = k * probe["params"]["ls_iterations"]
@@ -60,4 +66,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -24,6 +24,17 @@ def gpu_info():
         return {"unavailable": str(e).splitlines()[0]}
 
 
+def run_main(main):
+    """Runs a benchmark's main: bad input (lsbench's own errors: an unknown parameter, no GPU, a
+    missing instance) ends in one line and exit 2, as the CLI's do, not a traceback."""
+    from lsbench.errors import LsbenchError
+    try:
+        return main()
+    except LsbenchError as e:
+        print(f"{Path(sys.argv[0]).name}: error: {e}", file=sys.stderr)
+        return 2
+
+
 def median_of(fn, repeats):
     values = []
     for _ in range(repeats):

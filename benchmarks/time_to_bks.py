@@ -16,8 +16,9 @@ import statistics
 import sys
 from pathlib import Path
 
-from common import gpu_info, write_result
+from common import gpu_info, run_main, write_result
 
+from lsbench.errors import LsbenchError
 from lsbench.params import split_pairs
 from lsbench.records import write_atomic
 from lsbench.runner import run_one
@@ -50,10 +51,15 @@ def main():
     restart_args = {"restart": args.restart, "elite": args.elite, "perturb": args.perturb}
     if cas and (args.searches or any(v is not None for v in restart_args.values())):
         ap.error("--searches, --restart, --elite and --perturb are rots' settings; cas runs one colony")
-    k = 1 if cas else args.searches or gpu["multiprocessors"]
+    k = 1 if cas else args.searches or (gpu or {}).get("multiprocessors")
+    if not k:
+        ap.error(f"no GPU found ({(gpu or {}).get('unavailable', 'none visible')}): give --searches K")
     defaults = {"restart": 0, "elite": 4, "perturb": 0.25}
     params = {} if cas else {key: defaults[key] if v is None else v for key, v in restart_args.items()}
-    params.update(split_pairs(args.param or []))
+    try:
+        params.update(split_pairs(args.param or []))
+    except LsbenchError as e:
+        ap.error(str(e))
     rows = []
     for name in args.instances.split(","):
         runs = []
@@ -87,4 +93,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))
