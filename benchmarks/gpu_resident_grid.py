@@ -2,6 +2,14 @@
 CPU and the iteration-level GPU loop, one host, one run.
 
     python benchmarks/gpu_resident_grid.py [--cases tsp:pr2392:2opt:10:400,ppp:1001-1017:hamming2:3:60]
+    python benchmarks/gpu_resident_grid.py --scaling tsp:eil101:2opt,tsp:pr2392:2opt:528 \
+        --searches 1,66,132,200,264,528,1056,2112 --seconds 2 --repeats 3
+
+--scaling: K searches in one run (gpu-resident --searches K) for each K, aggregate iterations/s
+over the search loop's kernels (sum of the searches' iterations / seconds in kernels), rows
+interleaved repeat by repeat after a warm-up of every K; a case's fourth field caps K (device
+memory: a TSP search keeps an n x n tabu matrix). Search q of each run is checked against the CPU
+search with its seed over 30 iterations.
 
 Each case is problem:instance:neighbourhood:CPU iterations:GPU iterations. Sides, all the same
 tabu search (Janiak et al.'s tenure 7 for TSP, n/10 for PPP) from the same seed:
@@ -18,7 +26,7 @@ import statistics
 import sys
 import time
 
-from common import write_result
+from common import run_main, write_result
 
 from lsbench import instances as registry
 from lsbench.registry import get_evaluator
@@ -64,12 +72,12 @@ def bench_case(spec, seed, repeats, threads):
                        "same_trajectory_as_cpu": ok}
         print(f"  {side}: {sides[side]['iterations_per_s']:.2f} it/s", flush=True)
     engine = WholeGpuTabu(p, nb, TabuSearch().params(nb), threads=threads)
-    engine.run(seed, Stop(iterations=4))  # JIT, cooperative grid sizing
-    ok = same(ref, engine.run(seed, Stop(iterations=cpu_it)))
+    engine.run([seed], Stop(iterations=4))  # JIT, cooperative grid sizing
+    ok = same(ref, engine.run([seed], Stop(iterations=cpu_it))[0])
     rates = []
     for _ in range(repeats):
         t = time.perf_counter()
-        r = engine.run(seed, Stop(iterations=gpu_it))
+        r = engine.run([seed], Stop(iterations=gpu_it))[0]
         rates.append(r.iterations / (time.perf_counter() - t))
     sides["gpu-resident"] = {"iterations_per_s": statistics.median(rates), "repeats": rates, "iterations": gpu_it,
                              "same_trajectory_as_cpu": ok, **engine.shape}
@@ -82,14 +90,58 @@ def bench_case(spec, seed, repeats, threads):
             "seed": seed, "sides": sides}
 
 
+def scaling(cases, counts, seconds, repeats, seed, threads):
+    """Aggregate it/s of K searches for each K (see the module docstring)."""
+    from lsbench.gpu.whole_gpu_tabu import WholeGpuTabu
+    rows = []
+    for spec in cases.split(","):
+        kind, name, nb_name, *cap = spec.split(":")
+        p = registry.load(name, kind)
+        nb = p.neighbourhood(nb_name)
+        ks = [k for k in counts if not cap or k <= int(cap[0])]
+        engines = {k: WholeGpuTabu(p, nb, TabuSearch().params(nb), threads=threads) for k in ks}
+        checked = {}
+        for k in ks:  # JIT, grid sizing; one search of K against the CPU
+            res = engines[k].run(list(range(seed, seed + k)), Stop(iterations=30))
+            q = k // 2
+            cpu = TabuSearch().run(p, nb, get_evaluator("cpu").bind(p, nb), Stop(iterations=30), seed + q)
+            checked[k] = same(cpu, res[q])
+        rates = {k: [] for k in ks}
+        for _ in range(repeats):
+            for k in ks:
+                res = engines[k].run(list(range(seed, seed + k)), Stop(seconds=seconds))
+                rates[k].append(sum(r.iterations for r in res) / engines[k].kernel_s)
+        ref = statistics.median(rates[132]) if 132 in rates else None
+        for k in ks:
+            med = statistics.median(rates[k])
+            row = {"problem": kind, "instance": p.name, "neighbourhood": nb.name, "moves_per_iteration": nb.size,
+                   "searches": k, "iterations_per_s": med, "repeats": rates[k],
+                   "vs_132": med / ref if ref else None, "same_trajectory_as_cpu": checked[k], **engines[k].shape}
+            rows.append(row)
+            print(f"| {p.name} {nb.name} | {k} | {row['mode']} | {row['blocks']} | {row['reduction_blocks']} "
+                  f"| {med:,.0f} | {row['vs_132'] or 0:.2f} | {checked[k]} |", flush=True)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", default=DEFAULT)
+    ap.add_argument("--scaling", help="cases problem:instance:neighbourhood[:max K] for --searches")
+    ap.add_argument("--searches", default="1,66,132,200,264,528,1056,2112")
+    ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=256)
     ap.add_argument("--out")
     args = ap.parse_args()
+    if args.scaling:
+        print("| case | searches | shape | blocks | blocks per search | it/s | vs K = 132 | same |")
+        print("|---|---|---|---|---|---|---|---|")
+        rows = scaling(args.scaling, [int(k) for k in args.searches.split(",")], args.seconds, args.repeats, args.seed,
+                       args.threads)
+        ok = all(r["same_trajectory_as_cpu"] for r in rows)
+        print(f"-> {write_result('grid_scaling', {'rows': rows, 'same_trajectory_as_cpu': ok}, args.out)}")
+        return 0 if ok else 1
     rows = []
     for spec in args.cases.split(","):
         print(spec, flush=True)
@@ -112,4 +164,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

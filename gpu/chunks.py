@@ -8,7 +8,7 @@ from numba import config, cuda
 
 from lsbench.errors import LsbenchError
 from lsbench.interfaces import Engine, SearchResult
-from lsbench.search.common import ChunkLength, Stop, Trajectory
+from lsbench.search.common import ChunkLength, ImprovementLog, Stop, Trajectory
 
 SIM = config.ENABLE_CUDASIM
 IMPROVEMENT_CAP = 1 << 12  # improvements recorded per chunk (chunks are no longer than this)
@@ -72,6 +72,50 @@ def run_chunks(launch, STATE, IMP_IT, IMP_OBJ, BEST_SOL, stop, moves, start_obje
     result = SearchResult(int(st[2]), BEST_SOL.copy_to_host().astype(np.int64), it, it * moves, traj.points,
                           dict(prm), int(st[1]))
     return result, kernel_s
+
+
+def run_searches(launch, dev, stop, moves, starts, prm, progress=None, chunk=None, what="gpu-resident"):
+    """The host side of K device-resident searches in one kernel: launch chunks of iterations
+    (`launch(n_iter, target)`), each as long as the budget allows and doubling while a chunk takes
+    under 20 ms; read back only the searches' states (`dev["STATE"]`: iterations done, current,
+    best, improvements this chunk) and their improvements (`IMP_IT`, `IMP_OBJ`: [m, search]). A
+    search ends at its target; the run when all have. Returns ([SearchResult] as the CPU search
+    returns them, seconds in kernels)."""
+    target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
+    log = ImprovementLog(starts)
+    chunks = ChunkLength(chunk or (2 if SIM else 16), IMPROVEMENT_CAP, grow=not SIM)
+    it = 0
+    st = np.stack([np.zeros_like(starts), starts, starts, np.zeros_like(starts)], axis=1)
+    t_start = time.perf_counter()
+    kernel_s = 0.0
+    while not stop.reached(it, it * moves, time.perf_counter() - t_start, int(st[:, 2].max())):
+        n_iter = chunks.next(stop, it, moves)
+        t0 = time.perf_counter()
+        launch(n_iter, target)
+        st = dev["STATE"].copy_to_host()
+        err = dev["ERR"].copy_to_host()
+        t1 = time.perf_counter()
+        kernel_s += t1 - t0
+        if err[1] < 0:
+            raise LsbenchError(f"{what}: a queue item waited too long for its search's previous item (internal error)")
+        if err[1]:
+            raise LsbenchError(f"{what}: search {int(err[1]) - 1}'s incremental state disagrees with its tracked "
+                               f"objective at iteration {int(err[0])} (internal error)")
+        if st[:, 3].any():
+            rows = int(st[:, 3].max())
+            log.add_chunk(dev["IMP_IT"][:rows].copy_to_host(), dev["IMP_OBJ"][:rows].copy_to_host(), st[:, 3], 0,
+                          t1 - t_start)
+        it += n_iter
+        if (st[:, 2] <= target).all():
+            break
+        chunks.took(t1 - t0)
+        if progress:
+            progress.tick(it, int(st[:, 2].min()))
+    best_sol = dev["BEST_SOL"].copy_to_host().astype(np.int64)
+    trajectories = log.trajectories()
+    results = [SearchResult(int(st[q, 2]), best_sol[q], int(st[q, 0]), int(st[q, 0]) * moves, trajectories[q],
+                            dict(prm), int(st[q, 1])) for q in range(len(starts))]
+    return results, kernel_s
 
 
 class WholeGpuEngine(Engine):

@@ -1,22 +1,28 @@
-"""A tabu search spread over the whole GPU for large neighbourhoods (`--backend gpu-resident
---algorithm tabu` on TSP swap / 2-opt and PPP Hamming-1/2/3): one cooperative grid, not the Dask
-`grid` backend.
+"""Tabu searches over large neighbourhoods resident on the GPU (`--backend gpu-resident
+--algorithm tabu` on TSP swap / 2-opt and PPP Hamming-1/2/3): one cooperative kernel a chunk of
+iterations, nothing copied between iterations; not the Dask `grid` backend.
 
-One search over the whole GPU, one cooperative kernel per chunk of iterations, nothing copied
-between iterations. Each iteration has two grid-wide phases:
-- evaluate: every thread takes a grid-stride share of the moves, evaluates each on the spot
-  (the device functions of the `gpu` backend) with the search's tabu test, aspiration and tie
-  rank, keeps its best (class, delta, rank, move); each block reduces its threads' bests in
-  shared memory and writes one winner (stage one); grid barrier;
-- apply: every block reduces all the winners itself (stage two: no block waits for another to
-  publish the move), the grid writes the moved solution and its incremental structures into
-  the other half of double buffers (TSP: tour, path prefixes forward and backward and tour edges,
-  each O(1) per position from the old ones; PPP: the bit vector, while Y = AV and its histogram
-  are updated in place, one row per thread), one thread writes the tabu record; grid barrier.
+K searches (one, by default, spread over the whole GPU) share the grid in one of two shapes
+(WholeGpuTabu.shape_for):
+- lockstep: each search has V blocks (virtual blocks under the simulator, whose one block plays
+  them in turn); each iteration has two grid-wide phases:
+  - evaluate: every thread takes a strided share of its search's moves, evaluates each on the
+    spot (the device functions of the `gpu` backend) with the search's tabu test, aspiration and
+    tie rank, keeps its best (class, delta, rank, move); each block reduces its threads' bests in
+    shared memory and writes one winner (stage one); grid barrier;
+  - apply: every block of a search reduces the search's V winners itself (stage two: no block
+    waits for another to publish the move) and writes its share of the moved solution and its
+    incremental structures into the other half of double buffers (TSP: tour, path prefixes
+    forward and backward and tour edges, each O(1) per position from the old ones; PPP: the bit
+    vector, while Y = AV and its histogram are updated in place, one row per thread); one thread
+    writes the tabu record and the search's state (iteration, current, best, stream) into the
+    other half of WORK; grid barrier;
+- queue: past the resident blocks, a persistent grid whose blocks each take a search's next
+  sub-chunk of iterations from a queue and run it alone (block barriers only), the search's state
+  in global memory between items.
 The fitness array never exists, let alone travels to the host. Tie ranks and tenures come from
-the search's SplitMix64 stream: one search gives exactly the trajectory of `lsbench run
---algorithm tabu --backend cpu` with the same seed. Under the simulator (one block per grid) the
-block plays several `virtual` blocks in turn, so the two-stage reduction is still exercised.
+each search's SplitMix64 stream: search q gives exactly the trajectory of `lsbench run
+--algorithm tabu --backend cpu` with seed q.
 """
 
 import numpy as np
@@ -25,16 +31,17 @@ from numba import config, cuda, int64, uint64
 from lsbench import rng
 from lsbench.errors import LsbenchError
 from lsbench.params import Param
-from lsbench.search.common import start_solution
+from lsbench.search.common import Stop, start_solution
 
 from . import device as dv
 from . import device_name, require
-from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, STATE_FIELDS, WholeGpuEngine, load_state,
-                     run_chunks, save_state)
+from .chunks import IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, run_searches
 from .kernels import block_min, key_less
 
 SIM = config.ENABLE_CUDASIM
 TSP_SWAP, TSP_TWO_OPT = 0, 1
+QUEUE_ITEM = 64  # queue shape: iterations of a search per item
+WAIT_SPINS = 1 << 28  # queue shape: a bound on a block's wait for a search's previous item (minutes)
 
 
 @cuda.jit(device=True, inline=True)
@@ -98,196 +105,415 @@ def reversed_source(k, i, j, two_opt):
     return j if k == i else (i if k == j else k)
 
 
-@cuda.jit
-def tsp_tabu_kernel(D, TOUR, FWD, BWD, EDGE, EXP, WC, WD, WR, WI, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ,
-                    two_opt, V, tenure_min, tenure_max, use_aspiration, target, it0, n_iter):
-    red_c = cuda.shared.array(MAX_THREADS, int64)
-    red_d = cuda.shared.array(MAX_THREADS, int64)
-    red_r = cuda.shared.array(MAX_THREADS, uint64)
-    red_i = cuda.shared.array(MAX_THREADS, int64)
-    grid = cuda.cg.this_grid()
-    tid = cuda.threadIdx.x
-    T = cuda.blockDim.x
-    b = cuda.blockIdx.x
-    G = cuda.gridDim.x
-    n = TOUR.shape[1]
-    size = n * (n - 1) // 2
-    state, current, best = load_state(STATE, RNG)
-    n_imp = 0
-    it = it0
-    for step in range(n_iter):
-        it += 1
-        old = (it - 1) % 2  # iteration it reads half (it - 1) % 2 and writes half it % 2
-        t = TOUR[old]
-        fwd = FWD[old]
-        bwd = BWD[old]
-        edge = EDGE[old]
-        if two_opt and fwd[n - 1] + edge[n - 1] != current:  # all blocks read the same: all stop
-            if b == 0 and tid == 0:
-                STATE[4] = it
-            break
-        state += dv.GOLDEN
-        tie_key = dv.mix64(state)
-        asp = best if use_aspiration else NO_ASPIRATION
-        # -- evaluate: a grid-stride share of the moves per thread, stage one per block
-        for v in range(b, V, G):
-            bc = int64(3)
-            bd = int64(0)
-            br = uint64(0)
-            bi = int64(-1)
-            for idx in range(v * T + tid, size, V * T):
-                i, j = dv.index_to_pair(idx, n)
-                if two_opt:
-                    d = int64(dv.tsp_two_opt_delta(D, t, fwd, bwd, edge, i, j))
-                    tabu = EXP[t[(i - 1 + n) % n], t[j]] >= it or EXP[t[i], t[(j + 1) % n]] >= it
-                else:
-                    d = int64(dv.tsp_swap_delta(D, t, i, j))
-                    tabu = EXP[t[j], t[i]] >= it
-                c = tabu_class(tabu, current, d, asp)
-                r = dv.tie_rank(idx, tie_key)
-                if bi < 0 or key_less(c, d, r, idx, bc, bd, br, bi):
-                    bc, bd, br, bi = c, d, r, int64(idx)
-            publish(red_c, red_d, red_r, red_i, WC, WD, WR, WI, v, tid, T, bc, bd, br, bi)
-        grid.sync()
-        # -- apply: every block takes the grid's winner and writes its share of the new buffers
-        move, delta = grid_winner(red_c, red_d, red_r, red_i, WC, WD, WR, WI, V, tid, T)
-        i, j = dv.index_to_pair(move, n)
-        state, tenure = next_tenure(state, tenure_min, tenure_max)
-        new = it % 2
-        current += delta
-        improved = current < best
+@cuda.jit(device=True, inline=True)
+def read_search(STATE, RNG, WORK, WRNG, s, step):
+    """(iterations done, current, best, improvements this chunk, stream state) of search s before
+    lockstep step `step` (queue items pass 0): STATE at a chunk's start, then the double
+    buffer WORK that step - 1 wrote (every block of a search reads it while one block writes the
+    other half)."""
+    if step == 0:  # a chunk's (a queue item's) improvements count from 0 (see take_item's caller)
+        return STATE[s, 0], STATE[s, 1], STATE[s, 2], int64(0), RNG[s]
+    p = step % 2
+    return WORK[s, p, 0], WORK[s, p, 1], WORK[s, p, 2], WORK[s, p, 3], WRNG[s, p]
+
+
+@cuda.jit(device=True, inline=True)
+def write_search(WORK, WRNG, s, step, its, current, best, n_imp, state):
+    p = (step + 1) % 2
+    WORK[s, p, 0] = its
+    WORK[s, p, 1] = current
+    WORK[s, p, 2] = best
+    WORK[s, p, 3] = n_imp
+    WRNG[s, p] = state
+
+
+@cuda.jit(device=True, inline=True)
+def save_search(STATE, RNG, s, its, current, best, n_imp, state):
+    STATE[s, 0] = its
+    STATE[s, 1] = current
+    STATE[s, 2] = best
+    STATE[s, 3] = n_imp
+    RNG[s] = state
+
+
+@cuda.jit(device=True, inline=True)
+def take_item(QS, job, searches, subchunks, tid):
+    """Queue mode: the block's next (search, sub-chunk), search -1 when the queue is empty. Item
+    c K + s is search s's c-th sub-chunk; it waits (bounded) until the search's (c - 1)-th has
+    ended, on any SM. QS = [items taken, sub-chunks done by search 0, 1, ...]; ERR[1] = -1 if a
+    wait ran out."""
+    if tid == 0:
+        job[0] = cuda.atomic.add(QS, 0, 1)
+    cuda.syncthreads()
+    item = job[0]
+    if item >= searches * subchunks:
+        return int64(-1), int64(0), True
+    s = item % searches
+    sub = item // searches
+    ok = True
+    if tid == 0:
+        spins = 0
+        while cuda.atomic.add(QS, 1 + s, 0) != sub:
+            cuda.nanosleep(256)
+            spins += 1
+            if spins > WAIT_SPINS:
+                ok = False
+                break
+        job[1] = 1 if ok else 0
+    cuda.threadfence()  # acquire: the state the search's last item wrote
+    cuda.syncthreads()
+    return s, sub, job[1] == 1
+
+
+@cuda.jit(device=True, inline=True)
+def end_item(QS, s, sub, tid):
+    cuda.threadfence()  # release: this item's state before the search's next item starts
+    cuda.syncthreads()
+    if tid == 0:
+        cuda.atomic.exch(QS, 1 + s, sub + 1)
+
+
+@cuda.jit(device=True, inline=True)
+def step_done(IMP_IT, IMP_OBJ, s, it, current, n_imp, best, writer):
+    """(iterations done, current, improvements, best) after iteration `it`; the writer records an
+    improvement of the best."""
+    if current < best:
+        if writer:
+            IMP_IT[n_imp, s] = it
+            IMP_OBJ[n_imp, s] = current
+        return it, current, n_imp + 1, current
+    return it, current, n_imp, best
+
+
+@cuda.jit(device=True, inline=True)
+def tsp_thread_best(D, t, fwd, bwd, edge, exp, two_opt, n, size, first, stride, it, current, asp, tie_key):
+    """This thread's best (class, delta, rank, move) of moves first, first + stride, ..."""
+    bc = int64(3)
+    bd = int64(0)
+    br = uint64(0)
+    bi = int64(-1)
+    for idx in range(first, size, stride):
+        i, j = dv.index_to_pair(idx, n)
         if two_opt:
-            pi = t[(i - 1 + n) % n]
-            f_i = int64(0) if i == 0 else fwd[i - 1] + D[pi, t[j]]  # the new prefixes at i and j
-            b_i = int64(0) if i == 0 else bwd[i - 1] + D[t[j], pi]
-            f_j = f_i + bwd[j] - bwd[i]
-            b_j = b_i + fwd[j] - fwd[i]
-        for k in range(b * T + tid, n, G * T):
-            src = reversed_source(k, i, j, two_opt)
-            TOUR[new, k] = t[src]
-            if improved:
-                BEST_SOL[k] = t[src]
-            if two_opt:
-                if k < i:
-                    FWD[new, k] = fwd[k]
-                    BWD[new, k] = bwd[k]
-                elif k <= j:
-                    FWD[new, k] = f_i + bwd[j] - bwd[src]
-                    BWD[new, k] = b_i + fwd[j] - fwd[src]
-                else:
-                    FWD[new, k] = f_j + D[t[i], t[j + 1]] + fwd[k] - fwd[j + 1]
-                    BWD[new, k] = b_j + D[t[j + 1], t[i]] + bwd[k] - bwd[j + 1]
-                EDGE[new, k] = D[t[src], t[reversed_source((k + 1) % n, i, j, two_opt)]]
-        if b == 0 and tid == 0:
-            until = it + tenure
-            if two_opt:  # lsbench.problems.tsp.two_opt_tabu_record
-                EXP[t[(i - 1 + n) % n], t[i]] = until
-                EXP[t[j], t[(j + 1) % n]] = until
-            else:  # lsbench.problems.permutation.position_swap_tabu_record
-                EXP[t[i], t[j]] = until
-            if improved:
-                IMP_IT[n_imp] = it
-                IMP_OBJ[n_imp] = current
+            d = int64(dv.tsp_two_opt_delta(D, t, fwd, bwd, edge, i, j))
+            tabu = exp[t[(i - 1 + n) % n], t[j]] >= it or exp[t[i], t[(j + 1) % n]] >= it
+        else:
+            d = int64(dv.tsp_swap_delta(D, t, i, j))
+            tabu = exp[t[j], t[i]] >= it
+        c = tabu_class(tabu, current, d, asp)
+        r = dv.tie_rank(idx, tie_key)
+        if bi < 0 or key_less(c, d, r, idx, bc, bd, br, bi):
+            bc, bd, br, bi = c, d, r, int64(idx)
+    return bc, bd, br, bi
+
+
+@cuda.jit(device=True, inline=True)
+def tsp_apply(D, TOUR, FWD, BWD, EDGE, BEST_SOL, s, it, i, j, two_opt, improved, first, stride):
+    """Positions first, first + stride, ... of the tour after move (i, j), and its path prefixes
+    and edges (2-opt), O(1) each from the old ones, into the other half of the double buffers."""
+    n = TOUR.shape[2]
+    old = (it - 1) % 2
+    new = it % 2
+    t = TOUR[s, old]
+    fwd = FWD[s, old]
+    bwd = BWD[s, old]
+    edge = EDGE[s, old]
+    f_i = b_i = f_j = b_j = int64(0)
+    if two_opt:
+        pi = t[(i - 1 + n) % n]
+        f_i = int64(0) if i == 0 else fwd[i - 1] + D[pi, t[j]]  # the new prefixes at i and j
+        b_i = int64(0) if i == 0 else bwd[i - 1] + D[t[j], pi]
+        f_j = f_i + bwd[j] - bwd[i]
+        b_j = b_i + fwd[j] - fwd[i]
+    for k in range(first, n, stride):
+        src = reversed_source(k, i, j, two_opt)
+        TOUR[s, new, k] = t[src]
         if improved:
-            best = current
-            n_imp += 1
-        grid.sync()
-        if best <= target:
-            break
-    if b == 0 and tid == 0:
-        save_state(STATE, RNG, it, current, best, n_imp, state)
+            BEST_SOL[s, k] = t[src]
+        if two_opt:
+            if k < i:
+                FWD[s, new, k] = fwd[k]
+                BWD[s, new, k] = bwd[k]
+            elif k <= j:
+                FWD[s, new, k] = f_i + bwd[j] - bwd[src]
+                BWD[s, new, k] = b_i + fwd[j] - fwd[src]
+            else:
+                FWD[s, new, k] = f_j + D[t[i], t[j + 1]] + fwd[k] - fwd[j + 1]
+                BWD[s, new, k] = b_j + D[t[j + 1], t[i]] + bwd[k] - bwd[j + 1]
+            EDGE[s, new, k] = D[t[src], t[reversed_source((k + 1) % n, i, j, two_opt)]]
+
+
+@cuda.jit(device=True, inline=True)
+def tsp_record(EXP, TOUR, s, it, i, j, two_opt, until):
+    n = TOUR.shape[2]
+    t = TOUR[s, (it - 1) % 2]
+    if two_opt:  # lsbench.problems.tsp.two_opt_tabu_record
+        EXP[s, t[(i - 1 + n) % n], t[i]] = until
+        EXP[s, t[j], t[(j + 1) % n]] = until
+    else:  # lsbench.problems.permutation.position_swap_tabu_record
+        EXP[s, t[i], t[j]] = until
+
+
+@cuda.jit(device=True, inline=True)
+def tsp_consistent(FWD, EDGE, s, it, current, two_opt):
+    """The tracked objective against the tour's own prefixes (2-opt keeps them incrementally)."""
+    n = FWD.shape[2]
+    old = (it - 1) % 2
+    return not two_opt or FWD[s, old, n - 1] + EDGE[s, old, n - 1] == current
 
 
 @cuda.jit
-def ppp_tabu_kernel(A, TH, X, Y, HIST, SCRATCH, EXP, WC, WD, WR, WI, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ,
-                    k, V, tenure_min, tenure_max, use_aspiration, target, it0, n_iter):
+def tsp_tabu_kernel(D, TOUR, FWD, BWD, EDGE, EXP, WC, WD, WR, WI, STATE, RNG, WORK, WRNG, BEST_SOL, IMP_IT, IMP_OBJ,
+                    ERR, QS, two_opt, V, subchunk, tenure_min, tenure_max, use_aspiration, target, n_iter):
     red_c = cuda.shared.array(MAX_THREADS, int64)
     red_d = cuda.shared.array(MAX_THREADS, int64)
     red_r = cuda.shared.array(MAX_THREADS, uint64)
     red_i = cuda.shared.array(MAX_THREADS, int64)
+    job = cuda.shared.array(2, int64)
     grid = cuda.cg.this_grid()
     tid = cuda.threadIdx.x
     T = cuda.blockDim.x
     b = cuda.blockIdx.x
     G = cuda.gridDim.x
-    m = Y.shape[0]
-    n = X.shape[1]
+    K = TOUR.shape[0]
+    n = TOUR.shape[2]
+    size = n * (n - 1) // 2
+    if subchunk == 0:  # lockstep: item u = (search u // V, its virtual block u % V), a grid barrier per phase
+        for step in range(n_iter):
+            for u in range(b, K * V, G):
+                s = u // V
+                v = u % V
+                its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, s, step)
+                if best <= target:
+                    continue
+                it = its + 1
+                if v == 0 and tid == 0 and not tsp_consistent(FWD, EDGE, s, it, current, two_opt):
+                    ERR[0] = it
+                    ERR[1] = s + 1
+                asp = best if use_aspiration else NO_ASPIRATION
+                old = (it - 1) % 2
+                bc, bd, br, bi = tsp_thread_best(D, TOUR[s, old], FWD[s, old], BWD[s, old], EDGE[s, old], EXP[s],
+                                                 two_opt, n, size, v * T + tid, V * T, it, current, asp,
+                                                 dv.mix64(state + dv.GOLDEN))
+                publish(red_c, red_d, red_r, red_i, WC, WD, WR, WI, u, tid, T, bc, bd, br, bi)
+            grid.sync()
+            for u in range(b, K * V, G):
+                s = u // V
+                v = u % V
+                its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, s, step)
+                if best > target:
+                    it = its + 1
+                    move, delta = grid_winner(red_c, red_d, red_r, red_i, WC[s * V:s * V + V], WD[s * V:s * V + V],
+                                              WR[s * V:s * V + V], WI[s * V:s * V + V], V, tid, T)
+                    i, j = dv.index_to_pair(move, n)
+                    state, tenure = next_tenure(state + dv.GOLDEN, tenure_min, tenure_max)
+                    improved = current + delta < best
+                    tsp_apply(D, TOUR, FWD, BWD, EDGE, BEST_SOL, s, it, i, j, two_opt, improved, v * T + tid, V * T)
+                    if v == 0 and tid == 0:
+                        tsp_record(EXP, TOUR, s, it, i, j, two_opt, it + tenure)
+                    its, current, n_imp, best = step_done(IMP_IT, IMP_OBJ, s, it, current + delta, n_imp, best,
+                                                          v == 0 and tid == 0)
+                if v == 0 and tid == 0:
+                    write_search(WORK, WRNG, s, step, its, current, best, n_imp, state)
+                cuda.syncthreads()  # the winner is read from shared memory before the next item's reduction
+            grid.sync()
+        for u in range(b, K * V, G):
+            if u % V == 0 and tid == 0 and n_iter > 0:
+                its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, u // V, n_iter)
+                save_search(STATE, RNG, u // V, its, current, best, n_imp, state)
+        return
+    subchunks = (n_iter + subchunk - 1) // subchunk
+    while True:  # queue: one block runs a search's sub-chunk, the state in global memory between items
+        s, sub, ok = take_item(QS, job, K, subchunks, tid)
+        if s < 0 or not ok:
+            if not ok and tid == 0:
+                ERR[1] = -1
+            return
+        its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, s, 0)
+        if sub > 0:  # a launch's sub-chunks count together
+            n_imp = STATE[s, 3]
+        for step in range(min(subchunk, n_iter - sub * subchunk)):
+            if best <= target:
+                break
+            it = its + 1
+            if tid == 0 and not tsp_consistent(FWD, EDGE, s, it, current, two_opt):
+                ERR[0] = it
+                ERR[1] = s + 1
+            state += dv.GOLDEN
+            old = (it - 1) % 2
+            bc, bd, br, bi = tsp_thread_best(D, TOUR[s, old], FWD[s, old], BWD[s, old], EDGE[s, old], EXP[s], two_opt,
+                                             n, size, tid, T, it, current,
+                                             best if use_aspiration else NO_ASPIRATION, dv.mix64(state))
+            block_min(red_c, red_d, red_r, red_i, tid, T, bc, bd, br, bi)
+            i, j = dv.index_to_pair(red_i[0], n)
+            delta = red_d[0]
+            state, tenure = next_tenure(state, tenure_min, tenure_max)
+            improved = current + delta < best
+            tsp_apply(D, TOUR, FWD, BWD, EDGE, BEST_SOL, s, it, i, j, two_opt, improved, tid, T)
+            if tid == 0:
+                tsp_record(EXP, TOUR, s, it, i, j, two_opt, it + tenure)
+            its, current, n_imp, best = step_done(IMP_IT, IMP_OBJ, s, it, current + delta, n_imp, best, tid == 0)
+            cuda.syncthreads()
+        if tid == 0:
+            save_search(STATE, RNG, s, its, current, best, n_imp, state)
+        end_item(QS, s, sub, tid)
+
+
+@cuda.jit(device=True, inline=True)
+def ppp_thread_best(A, TH, x, y, hist, exp, scratch, k, n, size, first, stride, it, current, asp, tie_key):
+    bc = int64(3)
+    bd = int64(0)
+    br = uint64(0)
+    bi = int64(-1)
+    for idx in range(first, size, stride):
+        k1, k2, k3 = flip_indices(idx, n, k)
+        d = int64(dv.ppp_flip_delta(A, x, y, hist, TH, k1, k2, k3, scratch))
+        tabu = exp[k1] >= it or (k2 >= 0 and exp[k2] >= it) or (k3 >= 0 and exp[k3] >= it)
+        c = tabu_class(tabu, current, d, asp)
+        r = dv.tie_rank(idx, tie_key)
+        if bi < 0 or key_less(c, d, r, idx, bc, bd, br, bi):
+            bc, bd, br, bi = c, d, r, int64(idx)
+    return bc, bd, br, bi
+
+
+@cuda.jit(device=True, inline=True)
+def ppp_apply(A, TH, X, Y, HIST, BEST_SOL, s, it, k1, k2, k3, improved, first, stride):
+    """Rows first, first + stride, ... of Y and its histogram in place; the bits into the other half."""
+    m = Y.shape[1]
+    n = X.shape[2]
     n1 = TH.shape[0]
+    x = X[s, (it - 1) % 2]
+    y = Y[s]
+    c1, c2, c3 = dv.flip_signs(x, k1, k2, k3)
+    for j in range(first, m, stride):
+        was = y[j]
+        now = dv.row_after_flip(A, y, j, k1, k2, k3, c1, c2, c3)
+        if now != was:
+            if 0 <= was < n1:
+                cuda.atomic.add(HIST, (s, was), -1)
+            if 0 <= now < n1:
+                cuda.atomic.add(HIST, (s, now), 1)
+            y[j] = now
+    for q in range(first, n, stride):
+        bit = 1 - x[q] if q == k1 or q == k2 or q == k3 else x[q]
+        X[s, it % 2, q] = bit
+        if improved:
+            BEST_SOL[s, q] = bit
+
+
+@cuda.jit(device=True, inline=True)
+def ppp_record(EXP, s, k1, k2, k3, until):
+    EXP[s, k1] = until  # lsbench.problems.ppp.PppHamming.tabu_record
+    if k2 >= 0:
+        EXP[s, k2] = until
+    if k3 >= 0:
+        EXP[s, k3] = until
+
+
+@cuda.jit
+def ppp_tabu_kernel(A, TH, X, Y, HIST, SCRATCH, EXP, WC, WD, WR, WI, STATE, RNG, WORK, WRNG, BEST_SOL, IMP_IT, IMP_OBJ,
+                    ERR, QS, k, V, subchunk, tenure_min, tenure_max, use_aspiration, target, n_iter):
+    red_c = cuda.shared.array(MAX_THREADS, int64)
+    red_d = cuda.shared.array(MAX_THREADS, int64)
+    red_r = cuda.shared.array(MAX_THREADS, uint64)
+    red_i = cuda.shared.array(MAX_THREADS, int64)
+    job = cuda.shared.array(2, int64)
+    grid = cuda.cg.this_grid()
+    tid = cuda.threadIdx.x
+    T = cuda.blockDim.x
+    b = cuda.blockIdx.x
+    G = cuda.gridDim.x
+    K = X.shape[0]
+    n = X.shape[2]
     size = n if k == 1 else (n * (n - 1) // 2 if k == 2 else n * (n - 1) * (n - 2) // 6)
     scratch = SCRATCH[b * T + tid]  # this thread's zeroed histogram of changes
-    state, current, best = load_state(STATE, RNG)
-    n_imp = 0
-    it = it0
-    for step in range(n_iter):
-        it += 1
-        old = (it - 1) % 2
-        x = X[old]
-        state += dv.GOLDEN
-        tie_key = dv.mix64(state)
-        asp = best if use_aspiration else NO_ASPIRATION
-        for v in range(b, V, G):
-            bc = int64(3)
-            bd = int64(0)
-            br = uint64(0)
-            bi = int64(-1)
-            for idx in range(v * T + tid, size, V * T):
-                k1, k2, k3 = flip_indices(idx, n, k)
-                d = int64(dv.ppp_flip_delta(A, x, Y, HIST, TH, k1, k2, k3, scratch))
-                tabu = EXP[k1] >= it or (k2 >= 0 and EXP[k2] >= it) or (k3 >= 0 and EXP[k3] >= it)
-                c = tabu_class(tabu, current, d, asp)
-                r = dv.tie_rank(idx, tie_key)
-                if bi < 0 or key_less(c, d, r, idx, bc, bd, br, bi):
-                    bc, bd, br, bi = c, d, r, int64(idx)
-            publish(red_c, red_d, red_r, red_i, WC, WD, WR, WI, v, tid, T, bc, bd, br, bi)
-        grid.sync()
-        move, delta = grid_winner(red_c, red_d, red_r, red_i, WC, WD, WR, WI, V, tid, T)
-        k1, k2, k3 = flip_indices(move, n, k)
-        state, tenure = next_tenure(state, tenure_min, tenure_max)
-        new = it % 2
-        current += delta
-        improved = current < best
-        c1, c2, c3 = dv.flip_signs(x, k1, k2, k3)
-        for j in range(b * T + tid, m, G * T):  # Y and its histogram in place: row j is this thread's
-            was = Y[j]
-            now = dv.row_after_flip(A, Y, j, k1, k2, k3, c1, c2, c3)
-            if now != was:
-                if 0 <= was < n1:
-                    cuda.atomic.add(HIST, was, -1)
-                if 0 <= now < n1:
-                    cuda.atomic.add(HIST, now, 1)
-                Y[j] = now
-        for q in range(b * T + tid, n, G * T):
-            bit = 1 - x[q] if q == k1 or q == k2 or q == k3 else x[q]
-            X[new, q] = bit
-            if improved:
-                BEST_SOL[q] = bit
-        if b == 0 and tid == 0:
-            until = it + tenure  # lsbench.problems.ppp.PppHamming.tabu_record
-            EXP[k1] = until
-            if k2 >= 0:
-                EXP[k2] = until
-            if k3 >= 0:
-                EXP[k3] = until
-            if improved:
-                IMP_IT[n_imp] = it
-                IMP_OBJ[n_imp] = current
-        if improved:
-            best = current
-            n_imp += 1
-        grid.sync()
-        if best <= target:
-            break
-    if b == 0 and tid == 0:
-        save_state(STATE, RNG, it, current, best, n_imp, state)
+    if subchunk == 0:
+        for step in range(n_iter):
+            for u in range(b, K * V, G):
+                s = u // V
+                v = u % V
+                its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, s, step)
+                if best <= target:
+                    continue
+                it = its + 1
+                bc, bd, br, bi = ppp_thread_best(A, TH, X[s, (it - 1) % 2], Y[s], HIST[s], EXP[s], scratch, k, n, size,
+                                                 v * T + tid, V * T, it, current,
+                                                 best if use_aspiration else NO_ASPIRATION, dv.mix64(state + dv.GOLDEN))
+                publish(red_c, red_d, red_r, red_i, WC, WD, WR, WI, u, tid, T, bc, bd, br, bi)
+            grid.sync()
+            for u in range(b, K * V, G):
+                s = u // V
+                v = u % V
+                its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, s, step)
+                if best > target:
+                    it = its + 1
+                    move, delta = grid_winner(red_c, red_d, red_r, red_i, WC[s * V:s * V + V], WD[s * V:s * V + V],
+                                              WR[s * V:s * V + V], WI[s * V:s * V + V], V, tid, T)
+                    k1, k2, k3 = flip_indices(move, n, k)
+                    state, tenure = next_tenure(state + dv.GOLDEN, tenure_min, tenure_max)
+                    improved = current + delta < best
+                    ppp_apply(A, TH, X, Y, HIST, BEST_SOL, s, it, k1, k2, k3, improved, v * T + tid, V * T)
+                    if v == 0 and tid == 0:
+                        ppp_record(EXP, s, k1, k2, k3, it + tenure)
+                    its, current, n_imp, best = step_done(IMP_IT, IMP_OBJ, s, it, current + delta, n_imp, best,
+                                                          v == 0 and tid == 0)
+                if v == 0 and tid == 0:
+                    write_search(WORK, WRNG, s, step, its, current, best, n_imp, state)
+                cuda.syncthreads()  # the winner is read from shared memory before the next item's reduction
+            grid.sync()
+        for u in range(b, K * V, G):
+            if u % V == 0 and tid == 0 and n_iter > 0:
+                its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, u // V, n_iter)
+                save_search(STATE, RNG, u // V, its, current, best, n_imp, state)
+        return
+    subchunks = (n_iter + subchunk - 1) // subchunk
+    while True:
+        s, sub, ok = take_item(QS, job, K, subchunks, tid)
+        if s < 0 or not ok:
+            if not ok and tid == 0:
+                ERR[1] = -1
+            return
+        its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, s, 0)
+        if sub > 0:  # a launch's sub-chunks count together
+            n_imp = STATE[s, 3]
+        for step in range(min(subchunk, n_iter - sub * subchunk)):
+            if best <= target:
+                break
+            it = its + 1
+            state += dv.GOLDEN
+            bc, bd, br, bi = ppp_thread_best(A, TH, X[s, (it - 1) % 2], Y[s], HIST[s], EXP[s], scratch, k, n, size,
+                                             tid, T, it, current, best if use_aspiration else NO_ASPIRATION,
+                                             dv.mix64(state))
+            block_min(red_c, red_d, red_r, red_i, tid, T, bc, bd, br, bi)
+            k1, k2, k3 = flip_indices(red_i[0], n, k)
+            delta = red_d[0]
+            state, tenure = next_tenure(state, tenure_min, tenure_max)
+            improved = current + delta < best
+            cuda.syncthreads()  # every thread has read Y before any row of it changes
+            ppp_apply(A, TH, X, Y, HIST, BEST_SOL, s, it, k1, k2, k3, improved, tid, T)
+            if tid == 0:
+                ppp_record(EXP, s, k1, k2, k3, it + tenure)
+            its, current, n_imp, best = step_done(IMP_IT, IMP_OBJ, s, it, current + delta, n_imp, best, tid == 0)
+            cuda.syncthreads()
+        if tid == 0:
+            save_search(STATE, RNG, s, its, current, best, n_imp, state)
+        end_item(QS, s, sub, tid)
+
+
+@cuda.jit
+def fill_kernel(a, value):
+    for q in range(cuda.grid(1), a.size, cuda.gridsize(1)):
+        a[q] = value
 
 
 class WholeGpuTabu:
-    """Tabu search over a large neighbourhood (TSP swap / 2-opt, PPP Hamming-k) as one cooperative
-    kernel over the whole GPU; `run` returns what `lsbench.search.tabu.TabuSearch.run` returns on
-    the CPU with the same seed. `blocks`: blocks of the reduction (default: as many as are resident
-    at once, no more than the moves need); the simulator runs them in turn in its one block."""
+    """K tabu searches over a large neighbourhood (TSP swap / 2-opt, PPP Hamming-k) as one
+    cooperative kernel; `run` returns, per seed, what `lsbench.search.tabu.TabuSearch.run` returns
+    on the CPU with that seed. The shape comes from `shape_for` (see its docstring); `blocks`:
+    blocks of each search's reduction (virtual blocks: the simulator plays them in turn in its
+    one block); `persistent`: blocks of a queue grid (forces the queue; tests)."""
 
-    def __init__(self, problem, nb, prm, threads=None, blocks=None):
+    def __init__(self, problem, nb, prm, threads=None, blocks=None, persistent=None):
         require("gpu-resident")
         key = f"{nb.name}@{problem.kind}"
         if key not in ("swap@tsp", "2opt@tsp", "hamming1@ppp", "hamming2@ppp", "hamming3@ppp"):
@@ -298,109 +524,198 @@ class WholeGpuTabu:
         if self.threads < 32 or self.threads > MAX_THREADS or self.threads & (self.threads - 1):
             raise LsbenchError(f"--param block: threads per block must be a power of two in [32, {MAX_THREADS}], "
                                f"got {self.threads}")
-        if blocks is not None and int(blocks) < 1:
-            raise LsbenchError(f"--param blocks: must be at least 1, got {blocks}")
+        for name, value in (("blocks", blocks), ("persistent", persistent)):
+            if value is not None and int(value) < 1:
+                raise LsbenchError(f"--param {name}: must be at least 1, got {value}")
         self.want_blocks = None if blocks is None else int(blocks)
+        self.want_persistent = None if persistent is None else int(persistent)
         from .evaluator import narrow
         if problem.kind == "tsp":
             self.data = (cuda.to_device(narrow(problem.d, 4)),)
         else:
             self.data = (cuda.to_device(narrow(problem.a, 3)), cuda.to_device(problem.target_hist))
         self.shape = None
+        self._fit = None
+        self._state = None  # (K, device buffers of K searches)
         self.kernel_s = 0.0
 
     def _kernel(self):
         return tsp_tabu_kernel if self.problem.kind == "tsp" else ppp_tabu_kernel
 
-    def _grid(self, args):
-        """(real blocks, virtual blocks): a cooperative launch needs every block resident at once."""
+    def fit(self):
+        """Blocks of this kernel resident at once (a cooperative launch needs them all)."""
+        if self._fit is None:
+            if SIM:
+                self._fit = 1
+            else:
+                args, _dev = self._args(self._buffers([self._dummy()], 1), 1, 1, 0)
+                compiled = self._kernel()._compile_for_args(*args)
+                self._fit = compiled.max_cooperative_grid_blocks(self.threads, 0)
+                if self._fit < 1:
+                    raise LsbenchError(f"--param block: {self.threads} threads per block of the {self.problem.kind} "
+                                       "kernel do not fit an SM; try 256")
+        return self._fit
+
+    def shape_for(self, K):
+        """The grid for K searches. While K searches fit the resident blocks, lockstep: each search
+        gets V = fit // K blocks (no more than its moves need), every block one search's share,
+        a grid barrier per phase. Past that, a queue: a persistent grid of every resident block,
+        each block taking a search's next sub-chunk of iterations, the search's state in global
+        memory between items, so that K one past a multiple of the grid does not cost a wave."""
         T = self.threads
         need = max(1, -(-self.nb.size // T))
+        fit = self.fit()
+        queued = self.want_persistent is not None or (not SIM and K > fit)
+        if queued:
+            blocks = min(self.want_persistent or fit, fit if not SIM else self.want_persistent or 2)
+            return {"searches": K, "mode": "queue", "blocks": blocks, "threads": T, "reduction_blocks": 1,
+                    "persistent_blocks": blocks, "iterations_per_queue_item": 2 if SIM else QUEUE_ITEM}
         if SIM:
-            return 1, self.want_blocks or 2
-        compiled = self._kernel()._compile_for_args(*args(1, 1))
-        fit = compiled.max_cooperative_grid_blocks(T, 0)
-        if fit < 1:
-            raise LsbenchError(f"--param block: {T} threads per block of the {self.problem.kind} kernel do not fit "
-                               "an SM; try 256")
-        v = self.want_blocks or min(fit, need)
-        return min(v, fit), v
+            V = self.want_blocks or 2
+            blocks = 1
+        else:
+            V = self.want_blocks or max(1, min(need, fit // K))
+            blocks = K * V
+            if blocks > fit:
+                raise LsbenchError(f"--param blocks={V}: {K} searches x {V} blocks exceed the {fit} blocks this GPU "
+                                   "runs at once")
+        return {"searches": K, "mode": "lockstep", "blocks": blocks, "threads": T, "reduction_blocks": V,
+                "persistent_blocks": 0, "iterations_per_queue_item": None}
 
-    def _buffers(self, sol, blocks, virtual):
-        """Device state of one search from start solution `sol`: (arrays, kernel argument builder)."""
-        pr, n = self.problem, self.problem.size
-        winners = (cuda.device_array(virtual, np.int64), cuda.device_array(virtual, np.int64),
-                   cuda.device_array(virtual, np.uint64), cuda.device_array(virtual, np.int64))
+    def _dummy(self):
+        return (np.arange(self.problem.size) if self.problem.kind == "tsp" else np.zeros(self.problem.size, np.int64))
+
+    def _check_memory(self, K):
+        """Refuses K searches whose device state does not fit (TSP: an n x n tabu matrix each)."""
+        n = self.problem.size
+        per = (n * n * 8 + 8 * 8 * n) if self.problem.kind == "tsp" else (8 * 8 * n + 8 * self.problem.m)
+        if SIM:
+            return
+        free, _total = cuda.current_context().get_memory_info()
+        if K * per > 0.9 * free:
+            raise LsbenchError(f"--searches {K}: {K} {self.nb.name} searches of {self.problem.name} need "
+                               f"{K * per / 2**30:.1f} GiB of GPU memory, {free / 2**30:.1f} GiB are free")
+
+    def _buffers(self, sols, blocks):
+        """Device state of K searches from start solutions `sols`."""
+        pr, n, K = self.problem, self.problem.size, len(sols)
         if pr.kind == "tsp":
             from lsbench.problems.tsp import path_prefix, tour_edges
-            tour = np.zeros((2, n), np.int32)
-            tour[0] = sol
-            fwd, bwd, edge = (np.zeros((2, n), np.int64) for _ in range(3))
-            fwd[0], bwd[0] = path_prefix(pr.d, sol)
-            edge[0] = tour_edges(pr.d, sol)
-            arrays = tuple(cuda.to_device(x) for x in (tour, fwd, bwd, edge)) + \
-                (cuda.to_device(self.nb.tabu_memory()),) + winners
+            tour = np.zeros((K, 2, n), np.int32)
+            fwd, bwd, edge = (np.zeros((K, 2, n), np.int64) for _ in range(3))
+            for q, sol in enumerate(sols):
+                tour[q, 0] = sol
+                fwd[q, 0], bwd[q, 0] = path_prefix(pr.d, sol)
+                edge[q, 0] = tour_edges(pr.d, sol)
+            arrays = tuple(cuda.to_device(x) for x in (tour, fwd, bwd, edge)) + (self._tabu_memory(K),)
             mode = TSP_TWO_OPT if self.nb.name == "2opt" else TSP_SWAP
         else:
-            x = np.zeros((2, n), np.int64)
-            x[0] = sol
-            y, hist = self.nb.state(sol)
-            scratch = cuda.to_device(np.zeros((blocks * self.threads, pr.target_hist.shape[0]), np.int32))
-            arrays = (cuda.to_device(x), cuda.to_device(y), cuda.to_device(hist), scratch,
-                      cuda.to_device(self.nb.tabu_memory())) + winners
+            x = np.zeros((K, 2, n), np.int64)
+            y = np.zeros((K, pr.m), np.int64)
+            hist = np.zeros((K, pr.target_hist.shape[0]), np.int64)
+            for q, sol in enumerate(sols):
+                x[q, 0] = sol
+                yq, hq = self.nb.state(sol)
+                y[q], hist[q] = yq, hq
+            scratch = np.zeros((blocks * self.threads, pr.target_hist.shape[0]), np.int32)
+            arrays = tuple(cuda.to_device(a) for a in (x, y, hist, scratch)) + (self._tabu_memory(K),)
             mode = self.nb.k
         return arrays, mode
 
-    def _template(self, blocks, virtual):
-        sol = (np.arange(self.problem.size) if self.problem.kind == "tsp" else
-               np.zeros(self.problem.size, np.int64))
-        arrays, mode = self._buffers(sol, blocks, virtual)
-        small = (cuda.device_array(STATE_FIELDS, np.int64), cuda.device_array(1, np.uint64),
-                 cuda.device_array(self.problem.size, np.int64), cuda.device_array(IMPROVEMENT_CAP, np.int64),
-                 cuda.device_array(IMPROVEMENT_CAP, np.int64))
-        return (*self.data, *arrays, *small, np.int64(mode), np.int64(virtual), np.int64(0), np.int64(0),
-                np.int64(0), np.int64(0), np.int64(0), np.int64(1))
+    def _tabu_memory(self, K):
+        """K copies of the neighbourhood's empty tabu memory (every expiry -1), filled on the device:
+        K n x n TSP matrices need not exist on the host."""
+        empty = self.nb.tabu_memory()
+        if (empty != -1).any():
+            raise LsbenchError(f"{self.nb.name}: an empty tabu memory is all -1 (internal error)")
+        exp = cuda.device_array((K, *empty.shape), np.int64)
+        flat = exp.reshape(exp.size)
+        fill_kernel[min(1024, -(-flat.size // 256)), 256](flat, np.int64(-1))
+        return exp
 
-    def run(self, seed, stop, progress=None, chunk=None):
+    def _args(self, state, K, V, subchunk):
+        """(kernel arguments, {name: the per-search arrays the host reads and writes})."""
+        arrays, mode = state
+        n = self.problem.size
+        winners = (cuda.device_array(K * V, np.int64), cuda.device_array(K * V, np.int64),
+                   cuda.device_array(K * V, np.uint64), cuda.device_array(K * V, np.int64))
+        named = {"STATE": cuda.device_array((K, 4), np.int64), "RNG": cuda.device_array(K, np.uint64),
+                 "WORK": cuda.device_array((K, 2, 4), np.int64), "WRNG": cuda.device_array((K, 2), np.uint64),
+                 "BEST_SOL": cuda.device_array((K, n), np.int64),
+                 "IMP_IT": cuda.device_array((IMPROVEMENT_CAP, K), np.int64),
+                 "IMP_OBJ": cuda.device_array((IMPROVEMENT_CAP, K), np.int64),
+                 "ERR": cuda.to_device(np.zeros(2, np.int64)), "QS": cuda.to_device(np.zeros(K + 1, np.int64))}
+        prm = self.prm
+        scalars = (mode, V, subchunk, prm["tenure_min"], prm["tenure_max"], 1 if prm["aspiration"] else 0, 0, 1)
+        return [*self.data, *arrays, *winners, *named.values(), *(np.int64(x) for x in scalars)], named
+
+    def run(self, seeds, stop, progress=None, chunk=None):
+        """K = len(seeds) searches, each the CPU search with its seed."""
         from lsbench.search.tabu import TabuSearch
         pr, nb, prm = self.problem, self.nb, self.prm
-        state = rng.new_state(seed)
-        sol = start_solution(pr, state, TabuSearch())
-        current = pr.objective(sol)
-        if self.shape is None:
-            blocks, virtual = self._grid(self._template)
-            self.shape = {"blocks": blocks, "threads": self.threads, "reduction_blocks": virtual}
-        blocks, virtual = self.shape["blocks"], self.shape["reduction_blocks"]
-        arrays, mode = self._buffers(sol, blocks, virtual)
-        STATE = cuda.to_device(np.array([0, current, current, 0, 0], dtype=np.int64))
-        RNG = cuda.to_device(state)
-        BEST_SOL = cuda.to_device(np.asarray(sol, np.int64))
-        IMP_IT = cuda.device_array(IMPROVEMENT_CAP, np.int64)
-        IMP_OBJ = cuda.device_array(IMPROVEMENT_CAP, np.int64)
+        K = len(seeds)
+        states, sols = [], []
+        for seed in seeds:
+            st = rng.new_state(seed)
+            sols.append(start_solution(pr, st, TabuSearch()))
+            states.append(st[0])
+        starts = np.array([pr.objective(s) for s in sols], dtype=np.int64)
+        if self.shape is None or self.shape["searches"] != K:
+            self._check_memory(K)
+            self.shape = self.shape_for(K)
+        V, blocks = self.shape["reduction_blocks"], self.shape["blocks"]
+        subchunk = self.shape["iterations_per_queue_item"] or 0
+        args, dev = self._args(self._buffers(sols, blocks), K, V, subchunk)
+        dev["STATE"].copy_to_device(np.stack([np.zeros(K, np.int64), starts, starts, np.zeros(K, np.int64)], axis=1))
+        dev["RNG"].copy_to_device(np.array(states, dtype=np.uint64))
+        dev["BEST_SOL"].copy_to_device(np.array(sols, dtype=np.int64))
+        zeros = np.zeros(K + 1, np.int64)
         kernel = self._kernel()[blocks, self.threads]
 
-        def launch(it, n_iter, target):
-            kernel(*self.data, *arrays, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ, np.int64(mode), np.int64(virtual),
-                   np.int64(prm["tenure_min"]), np.int64(prm["tenure_max"]), np.int64(1 if prm["aspiration"] else 0),
-                   target, np.int64(it), np.int64(n_iter))
+        def launch(n_iter, target):
+            if subchunk:
+                dev["QS"].copy_to_device(zeros)
+            args[-2], args[-1] = target, np.int64(n_iter)
+            kernel(*args)
 
-        result, self.kernel_s = run_chunks(launch, STATE, IMP_IT, IMP_OBJ, BEST_SOL, stop, nb.size, current, prm,
-                                           progress, chunk, f"gpu-resident {nb.name}@{pr.kind}")
-        return result
+        results, self.kernel_s = run_searches(launch, dev, stop, nb.size, starts, prm, progress, chunk,
+                                              f"gpu-resident {nb.name}@{pr.kind}")
+        for result, seed in zip(results, seeds):
+            result.seed = seed
+        return results
 
     def describe(self):
-        return {"backend": "gpu-resident", "device": device_name(),
-                "model": f"one {self.nb.name} tabu search over the whole GPU (cooperative kernel, grid-wide "
-                         "two-stage reduction)", **(self.shape or {})}
+        shape = self.shape or {}
+        K = shape.get("searches", 1)
+        if shape.get("mode") == "queue":
+            how = (f"{K} {self.nb.name} tabu searches on a persistent grid of {shape['blocks']} blocks taking "
+                   f"sub-chunks of {shape['iterations_per_queue_item']} iterations from a queue")
+        elif K > 1:
+            how = (f"{K} {self.nb.name} tabu searches in lockstep over the GPU, {shape['reduction_blocks']} blocks "
+                   "each (cooperative kernel, two-stage reduction per search)")
+        else:
+            how = f"one {self.nb.name} tabu search over the whole GPU (cooperative kernel, grid-wide two-stage reduction)"
+        return {"backend": "gpu-resident", "device": device_name(), "model": how, **shape}
 
 
 class WholeGpuTabuEngine(WholeGpuEngine):
     problems = ("tsp", "ppp")
+    several_searches = True
     parameters = (
-        Param("block", int, "threads per block (default 1024, fewer where the kernel needs it)", low=32, high=1024),
-        Param("blocks", int, "blocks of the cooperative grid (default: as many as fit at once)", low=1),
+        Param("block", int, "threads per block (default 256)", low=32, high=1024),
+        Param("blocks", int, "blocks per search (default: the resident blocks shared among the searches, no more "
+              "than the moves need)", low=1),
+        Param("persistent", int, "a persistent grid of this many blocks taking the searches' sub-chunks from a queue "
+              "(default: a queue once the searches outnumber the resident blocks)", low=1),
     )
 
     def build(self, problem, neighbourhood, prm, params):
-        return WholeGpuTabu(problem, neighbourhood, prm, threads=params.get("block"), blocks=params.get("blocks"))
+        return WholeGpuTabu(problem, neighbourhood, prm, threads=params.get("block"), blocks=params.get("blocks"),
+                            persistent=params.get("persistent"))
 
+    def warm_up(self, seeds, iterations):
+        """Compiles the kernel and sizes the grid for K = len(seeds) searches: two untimed iterations."""
+        self.search.run(list(seeds), Stop(iterations=2))
+
+    def run(self, seeds, stop, progress=None):
+        return self.search.run(list(seeds), stop, progress)

@@ -375,21 +375,24 @@ def test_resident_pfsp_tabu_refuses_what_it_cannot_run(args, message):
         run_one("pfsp", "ta001", algorithm="tabu", backend="gpu-resident", seed=1, iterations=2, **args)
 
 
-GRID_CASES = [  # instance, neighbourhood, tabu parameters, reduction blocks, iterations
-    ("rnd-atsp-9-4", "2opt", {"tenure_min": 2, "tenure_max": 6}, 3, 40),
-    ("burma14", "swap", {"tenure_min": 1, "tenure_max": 5}, 2, 30),
-    ("rnd-atsp-9-1", "2opt", {"aspiration": False}, 1, 40),
-    ("19-17", "hamming2", {"tenure_min": 1, "tenure_max": 3}, 4, 15),
-    ("9-8", "hamming3", {}, 2, 12),
+GRID_CASES = [  # instance, neighbourhood, tabu parameters, reduction blocks, iterations, searches, queue blocks
+    ("rnd-atsp-9-4", "2opt", {"tenure_min": 2, "tenure_max": 6}, 3, 40, 1, None),
+    ("burma14", "swap", {"tenure_min": 1, "tenure_max": 5}, 2, 20, 2, None),
+    ("rnd-atsp-9-1", "2opt", {"aspiration": False}, 1, 30, 3, None),
+    ("bays29", "2opt", {}, 1, 16, 3, 2),
+    ("19-17", "hamming2", {"tenure_min": 1, "tenure_max": 3}, 4, 15, 1, None),
+    ("9-8", "hamming3", {}, 2, 10, 3, 2),
 ]
 
 
-@pytest.mark.parametrize("instance,nb,params,blocks,iterations", GRID_CASES)
-def test_resident_grid_tabu_follows_the_cpu_trajectory(instance, nb, params, blocks, iterations):
+@pytest.mark.parametrize("instance,nb,params,blocks,iterations,searches,queue", GRID_CASES)
+def test_resident_grid_tabu_follows_the_cpu_trajectory(instance, nb, params, blocks, iterations, searches, queue):
     """The whole-GPU tabu search over a large neighbourhood: the two-stage reduction over several
     blocks' winners (played in turn by the simulator's one block), double-buffered tours with their
     path prefixes rebuilt O(1) per position (asymmetric 2-opt), Y and its histogram updated in place
-    (PPP), random tenures from the stream, chunks of three launches: exactly the CPU search."""
+    (PPP), random tenures from the stream, chunks of three launches; K searches in lockstep (each
+    with its own state double-buffered in WORK) or taking sub-chunks from a queue (state carried
+    between items and launches): each search is exactly the CPU search with its seed."""
     from lsbench.gpu.whole_gpu_tabu import WholeGpuTabu
     from lsbench import instances as registry
     from lsbench.search.common import Stop
@@ -397,27 +400,47 @@ def test_resident_grid_tabu_follows_the_cpu_trajectory(instance, nb, params, blo
     p = registry.load(instance)
     neighbourhood = p.neighbourhood(nb)
     prm = TabuSearch(**params).params(neighbourhood)
-    dev = WholeGpuTabu(p, neighbourhood, prm, blocks=blocks).run(6, Stop(iterations=iterations), chunk=3)
-    cpu = TabuSearch(**params).run(p, neighbourhood, get_evaluator("cpu").bind(p, neighbourhood),
-                                   Stop(iterations=iterations), 6)
-    _same_search(cpu, dev)
+    engine = WholeGpuTabu(p, neighbourhood, prm, blocks=blocks, persistent=queue)
+    seeds = list(range(6, 6 + searches))
+    devs = engine.run(seeds, Stop(iterations=iterations), chunk=3)
+    assert engine.shape["mode"] == ("queue" if queue else "lockstep") and engine.shape["searches"] == searches
+    for seed, dev in zip(seeds, devs):
+        cpu = TabuSearch(**params).run(p, neighbourhood, get_evaluator("cpu").bind(p, neighbourhood),
+                                       Stop(iterations=iterations), seed)
+        _same_search(cpu, dev)
 
 
-def test_resident_grid_tabu_cli_stops_at_the_target_and_verifies(tmp_path):
+def test_resident_grid_tabu_cli_stops_each_search_at_the_target_and_verifies(tmp_path):
+    """`--searches 3` on gpu-resident TSP: one record holding the three searches, each stopped at
+    the target where its CPU search stops (the others run on), the shape in backend_info, and
+    `lsbench verify` re-checks every best solution."""
+    from lsbench import instances as registry
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import TabuSearch
     out = tmp_path / "tsp.json"
     ref = run_one("tsp", "bays29", algorithm="tabu", backend="cpu", neighbourhood="2opt", seed=2, iterations=12)
     target = ref["trajectory"][-2][2]  # reached before the end: the device must stop there too
     rec = run_one("tsp", "bays29", algorithm="tabu", backend="gpu-resident", neighbourhood="2opt", seed=2,
-                  iterations=12, target=target, out=str(out))
-    assert rec["best_objective"] == target and rec["iterations"] == ref["trajectory"][-2][0] < 12
-    assert rec["backend_info"]["model"].startswith("one 2opt tabu search over the whole GPU")
+                  iterations=12, target=target, searches=3, out=str(out))
+    p = registry.load("bays29")
+    nb = p.neighbourhood("2opt")
+    stops = []
+    for entry in rec["searches"]:
+        cpu = TabuSearch().run(p, nb, get_evaluator("cpu").bind(p, nb), Stop(iterations=12, target=target),
+                               entry["seed"])
+        assert (entry["iterations"], entry["best_objective"]) == (cpu.iterations, cpu.best_objective)
+        assert [(i, o) for i, _t, o in entry["trajectory"]] == [(i, o) for i, _t, o in cpu.trajectory]
+        stops.append(cpu.iterations)
+    assert [e["seed"] for e in rec["searches"]] == [2, 3, 4] and stops[0] == ref["trajectory"][-2][0] < 12
+    info = rec["backend_info"]
+    assert info["model"].startswith("3 2opt tabu searches in lockstep") and info["searches"] == 3
+    assert info["mode"] == "lockstep" and info["reduction_blocks"] >= 1
     r = subprocess.run([sys.executable, "-m", "lsbench", "verify", str(out)], capture_output=True, text=True,
                        cwd=ROOT)
     assert r.returncode == 0, r.stderr
 
 
 @pytest.mark.parametrize("instance, args, message", [
-    ("burma14", dict(searches=2), "runs one search a run"),
     ("burma14", dict(backend_params={"block": 48}), "power of two"),
     ("burma14", dict(backend_params={"blocks": 0}), "--param blocks=0: must be >= 1"),
     ("burma14", dict(backend_params={"chunk": 4}), "--param chunk: not a parameter of .* gpu-resident"),
