@@ -9,7 +9,7 @@ CPU and the iteration-level GPU loop, one host, one run.
 over the search loop's kernels (sum of the searches' iterations / seconds in kernels), rows
 interleaved repeat by repeat after a warm-up of every K; a case's fourth field caps K (device
 memory: a TSP search keeps an n x n tabu matrix). Search q of each run is checked against the CPU
-search with its seed over 30 iterations.
+search with its seed over --check iterations.
 
 Each case is problem:instance:neighbourhood:CPU iterations:GPU iterations. Sides, all the same
 tabu search (Janiak et al.'s tenure 7 for TSP, n/10 for PPP) from the same seed:
@@ -90,7 +90,7 @@ def bench_case(spec, seed, repeats, threads):
             "seed": seed, "sides": sides}
 
 
-def scaling(cases, counts, seconds, repeats, seed, threads):
+def scaling(cases, counts, seconds, repeats, seed, threads, check):
     """Aggregate it/s of K searches for each K (see the module docstring)."""
     from lsbench.gpu.whole_gpu_tabu import WholeGpuTabu
     rows = []
@@ -102,9 +102,9 @@ def scaling(cases, counts, seconds, repeats, seed, threads):
         engines = {k: WholeGpuTabu(p, nb, TabuSearch().params(nb), threads=threads) for k in ks}
         checked = {}
         for k in ks:  # JIT, grid sizing; one search of K against the CPU
-            res = engines[k].run(list(range(seed, seed + k)), Stop(iterations=30))
+            res = engines[k].run(list(range(seed, seed + k)), Stop(iterations=check))
             q = k // 2
-            cpu = TabuSearch().run(p, nb, get_evaluator("cpu").bind(p, nb), Stop(iterations=30), seed + q)
+            cpu = TabuSearch().run(p, nb, get_evaluator("cpu").bind(p, nb), Stop(iterations=check), seed + q)
             checked[k] = same(cpu, res[q])
         rates = {k: [] for k in ks}
         for _ in range(repeats):
@@ -129,6 +129,7 @@ def main():
     ap.add_argument("--scaling", help="cases problem:instance:neighbourhood[:max K] for --searches")
     ap.add_argument("--searches", default="1,66,132,200,264,528,1056,2112")
     ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--check", type=int, default=30, help="--scaling: iterations of the trajectory check")
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=256)
@@ -138,7 +139,7 @@ def main():
         print("| case | searches | shape | blocks | blocks per search | it/s | vs K = 132 | same |")
         print("|---|---|---|---|---|---|---|---|")
         rows = scaling(args.scaling, [int(k) for k in args.searches.split(",")], args.seconds, args.repeats, args.seed,
-                       args.threads)
+                       args.threads, args.check)
         ok = all(r["same_trajectory_as_cpu"] for r in rows)
         print(f"-> {write_result('grid_scaling', {'rows': rows, 'same_trajectory_as_cpu': ok}, args.out)}")
         return 0 if ok else 1
