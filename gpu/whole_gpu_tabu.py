@@ -40,7 +40,7 @@ from .kernels import block_min, key_less
 
 SIM = config.ENABLE_CUDASIM
 TSP_SWAP, TSP_TWO_OPT = 0, 1
-QUEUE_ITEM = 64  # queue shape: iterations of a search per item
+QUEUE_ITEM = 64  # queue shape: iterations of a search per item, at most
 WAIT_SPINS = 1 << 28  # queue shape: a bound on a block's wait for a search's previous item (minutes)
 
 
@@ -557,28 +557,27 @@ class WholeGpuTabu:
         return self._fit
 
     def shape_for(self, K):
-        """The grid for K searches. While K searches fit the resident blocks, lockstep: each search
-        gets V = fit // K blocks (no more than its moves need), every block one search's share,
-        a grid barrier per phase. Past that, a queue: a persistent grid of every resident block,
-        each block taking a search's next sub-chunk of iterations, the search's state in global
-        memory between items, so that K one past a multiple of the grid does not cost a wave."""
+        """The grid for K searches. While each search can have two or more of the resident blocks
+        (no more than its moves need), lockstep: V blocks each, a grid barrier per phase. Else a
+        queue: a persistent grid of up to every resident block, each block taking a search's next
+        sub-chunk of iterations and running it alone, the search's state in global memory between
+        items: no barrier across the grid (on eil101 2-opt 1.3x the lockstep's it/s with one block
+        a search, benchmarks/results/grid_scaling-h200-*.json), and K one past a multiple of the
+        grid does not cost a wave."""
         T = self.threads
         need = max(1, -(-self.nb.size // T))
         fit = self.fit()
-        queued = self.want_persistent is not None or (not SIM and K > fit)
-        if queued:
-            blocks = min(self.want_persistent or fit, fit if not SIM else self.want_persistent or 2)
+        V = self.want_blocks or (2 if SIM else max(1, min(need, fit // K)))
+        if self.want_persistent is not None or (not SIM and self.want_blocks is None and V == 1):
+            blocks = self.want_persistent or min(K, fit)
+            if not SIM and blocks > fit:
+                raise LsbenchError(f"--param persistent={blocks}: more blocks than the {fit} this GPU runs at once")
             return {"searches": K, "mode": "queue", "blocks": blocks, "threads": T, "reduction_blocks": 1,
                     "persistent_blocks": blocks, "iterations_per_queue_item": 2 if SIM else QUEUE_ITEM}
-        if SIM:
-            V = self.want_blocks or 2
-            blocks = 1
-        else:
-            V = self.want_blocks or max(1, min(need, fit // K))
-            blocks = K * V
-            if blocks > fit:
-                raise LsbenchError(f"--param blocks={V}: {K} searches x {V} blocks exceed the {fit} blocks this GPU "
-                                   "runs at once")
+        blocks = 1 if SIM else K * V
+        if blocks > fit:
+            raise LsbenchError(f"--param blocks={V}: {K} searches x {V} blocks exceed the {fit} blocks this GPU "
+                               "runs at once")
         return {"searches": K, "mode": "lockstep", "blocks": blocks, "threads": T, "reduction_blocks": V,
                 "persistent_blocks": 0, "iterations_per_queue_item": None}
 
@@ -673,8 +672,9 @@ class WholeGpuTabu:
         kernel = self._kernel()[blocks, self.threads]
 
         def launch(n_iter, target):
-            if subchunk:
+            if subchunk:  # at least 8 items a search a chunk, so that the queue's last round is short
                 dev["QS"].copy_to_device(zeros)
+                args[-6] = np.int64(max(1, min(subchunk, n_iter // 8)))
             args[-2], args[-1] = target, np.int64(n_iter)
             kernel(*args)
 
@@ -689,7 +689,7 @@ class WholeGpuTabu:
         K = shape.get("searches", 1)
         if shape.get("mode") == "queue":
             how = (f"{K} {self.nb.name} tabu searches on a persistent grid of {shape['blocks']} blocks taking "
-                   f"sub-chunks of {shape['iterations_per_queue_item']} iterations from a queue")
+                   f"sub-chunks of up to {shape['iterations_per_queue_item']} iterations from a queue")
         elif K > 1:
             how = (f"{K} {self.nb.name} tabu searches in lockstep over the GPU, {shape['reduction_blocks']} blocks "
                    "each (cooperative kernel, two-stage reduction per search)")
