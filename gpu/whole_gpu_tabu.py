@@ -672,9 +672,9 @@ class WholeGpuTabu:
         kernel = self._kernel()[blocks, self.threads]
 
         def launch(n_iter, target):
-            if subchunk:  # at least 8 items a search a chunk, so that the queue's last round is short
+            if subchunk:  # at least 8 items a block a chunk, so that the queue's last round is short
                 dev["QS"].copy_to_device(zeros)
-                args[-6] = np.int64(max(1, min(subchunk, n_iter // 8)))
+                args[-6] = np.int64(max(1, min(subchunk, n_iter // -(-8 * blocks // K))))
             args[-2], args[-1] = target, np.int64(n_iter)
             kernel(*args)
 
