@@ -64,8 +64,8 @@ def main():
     same = None
     for threads in [int(t) for t in args.threads.split(",")]:
         engine = ResidentPfspTabu(p, prm, threads=threads)
-        engine.run(args.seed, Stop(iterations=20))  # JIT, cooperative grid sizing
-        check = engine.run(args.seed, Stop(iterations=args.cpu_iterations))
+        engine.run([args.seed], Stop(iterations=20))  # JIT, cooperative grid sizing
+        check = engine.run([args.seed], Stop(iterations=args.cpu_iterations))[0]
         ok = ([(i, o) for i, _t, o in check.trajectory] == [(i, o) for i, _t, o in cpu_traj.trajectory]
               and list(check.best_solution) == list(cpu_traj.best_solution)
               and check.final_objective == cpu_traj.final_objective)
@@ -73,7 +73,7 @@ def main():
         rates = []
         for _ in range(args.repeats):
             t = time.perf_counter()
-            r = engine.run(args.seed, Stop(iterations=args.gpu_iterations))
+            r = engine.run([args.seed], Stop(iterations=args.gpu_iterations))[0]
             dt = time.perf_counter() - t
             rates.append(r.iterations / dt)
         row = {"threads": threads, **engine.shape, "iterations_per_s": statistics.median(rates), "repeats": rates,

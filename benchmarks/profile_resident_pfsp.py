@@ -12,6 +12,6 @@ from lsbench.search.tabu import TabuSearch  # noqa: E402
 p = registry.load(sys.argv[1] if len(sys.argv) > 1 else "ta111")
 threads = int(sys.argv[2]) if len(sys.argv) > 2 else 256
 engine = ResidentPfspTabu(p, TabuSearch().params(p.neighbourhood("insertion")), threads=threads)
-engine.run(7, Stop(iterations=20), chunk=10)
-engine.run(7, Stop(iterations=64), chunk=64)
+engine.run([7], Stop(iterations=20), chunk=10)
+engine.run([7], Stop(iterations=64), chunk=64)
 print(engine.shape, engine.kernel_s)

@@ -1,77 +1,92 @@
-"""The host side every device-resident search shares: chunks of iterations and the improvements
-they found, read back between chunks (the search itself never leaves the device)."""
+"""What the device-resident tabu searches (gpu/whole_gpu_tabu.py, gpu/resident_pfsp.py) share:
+each search's state on the device (STATE at a chunk's start and end: iterations done, current,
+best, improvements this chunk; the stream state in RNG; WORK/WRNG between lockstep steps), the
+queue of (search, sub-chunk) items, and the host side: chunks of iterations and the improvements
+they found, read back between chunks (the searches never leave the device)."""
 import time
 from abc import abstractmethod
 
 import numpy as np
-from numba import config, cuda
+from numba import config, cuda, int64
 
 from lsbench.errors import LsbenchError
 from lsbench.interfaces import Engine, SearchResult
-from lsbench.search.common import ChunkLength, ImprovementLog, Stop, Trajectory
+from lsbench.search.common import ChunkLength, ImprovementLog, Stop
 
 SIM = config.ENABLE_CUDASIM
 IMPROVEMENT_CAP = 1 << 12  # improvements recorded per chunk (chunks are no longer than this)
 MAX_THREADS = 1024
 NO_ASPIRATION = -(np.int64(1) << np.int64(62))
-STATE_FIELDS = 5  # a whole-GPU search's STATE: iteration, current, best, improvements recorded, error
+WAIT_SPINS = 1 << 28  # queue shape: a bound on a block's wait for a search's previous item (minutes)
 
 
 @cuda.jit(device=True, inline=True)
-def save_state(STATE, RNG, it, current, best, n_imp, state):
-    """The search's state at the end of a chunk, for the host and the next chunk (one thread)."""
-    STATE[0] = it
-    STATE[1] = current
-    STATE[2] = best
-    STATE[3] = n_imp
-    RNG[0] = state
+def read_search(STATE, RNG, WORK, WRNG, s, step):
+    """(iterations done, current, best, improvements this chunk, stream state) of search s before
+    lockstep step `step` (queue items pass 0): STATE at a chunk's start, then the double
+    buffer WORK that step - 1 wrote (every block of a search reads it while one block writes the
+    other half)."""
+    if step == 0:  # a chunk's (a queue item's) improvements count from 0 (see take_item's caller)
+        return STATE[s, 0], STATE[s, 1], STATE[s, 2], int64(0), RNG[s]
+    p = step % 2
+    return WORK[s, p, 0], WORK[s, p, 1], WORK[s, p, 2], WORK[s, p, 3], WRNG[s, p]
 
 
 @cuda.jit(device=True, inline=True)
-def load_state(STATE, RNG):
-    """(stream state, current, best) where the last chunk's save_state left them."""
-    return RNG[0], STATE[1], STATE[2]
+def write_search(WORK, WRNG, s, step, its, current, best, n_imp, state):
+    p = (step + 1) % 2
+    WORK[s, p, 0] = its
+    WORK[s, p, 1] = current
+    WORK[s, p, 2] = best
+    WORK[s, p, 3] = n_imp
+    WRNG[s, p] = state
 
 
+@cuda.jit(device=True, inline=True)
+def save_search(STATE, RNG, s, its, current, best, n_imp, state):
+    STATE[s, 0] = its
+    STATE[s, 1] = current
+    STATE[s, 2] = best
+    STATE[s, 3] = n_imp
+    RNG[s] = state
 
-def run_chunks(launch, STATE, IMP_IT, IMP_OBJ, BEST_SOL, stop, moves, start_objective, prm, progress=None, chunk=None,
-               what="gpu-resident"):
-    """The host side of a whole-GPU search: launch chunks of iterations (`launch(it, n_iter, target)`),
-    each as long as the budget allows and doubling while a chunk takes under 20 ms; read back only
-    the state and the improvements. Returns (the search's result as the CPU search returns it,
-    seconds in kernels)."""
-    target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
-    traj = Trajectory()
-    traj.improved(0, int(start_objective))
-    chunks = ChunkLength(chunk or (2 if SIM else 16), IMPROVEMENT_CAP, grow=not SIM)
-    it = 0
-    best = start_objective
-    t_start = traj.start
-    kernel_s = 0.0
-    while not stop.reached(it, it * moves, time.perf_counter() - t_start, best):
-        n_iter = chunks.next(stop, it, moves)
-        t0 = time.perf_counter()
-        launch(it, n_iter, target)
-        st = STATE.copy_to_host()
-        t1 = time.perf_counter()
-        kernel_s += t1 - t0
-        if st[4]:
-            raise LsbenchError(f"{what}: the device's incremental state disagrees with the tracked objective at "
-                               f"iteration {int(st[4])} (internal error)")
-        if st[3]:
-            imp_it, imp_obj = IMP_IT[:st[3]].copy_to_host(), IMP_OBJ[:st[3]].copy_to_host()
-            for q in range(int(st[3])):
-                traj.improved(int(imp_it[q]), int(imp_obj[q]), seconds=t1 - t_start)
-        it, best = int(st[0]), int(st[2])
-        if best <= target:
-            break
-        chunks.took(t1 - t0)
-        if progress:
-            progress.tick(it, best, int(st[1]))
-    st = STATE.copy_to_host()
-    result = SearchResult(int(st[2]), BEST_SOL.copy_to_host().astype(np.int64), it, it * moves, traj.points,
-                          dict(prm), int(st[1]))
-    return result, kernel_s
+
+@cuda.jit(device=True, inline=True)
+def take_item(QS, job, searches, subchunks, tid):
+    """Queue mode: the block's next (search, sub-chunk), search -1 when the queue is empty. Item
+    c K + s is search s's c-th sub-chunk; it waits (bounded) until the search's (c - 1)-th has
+    ended, on any SM. QS = [items taken, sub-chunks done by search 0, 1, ...]; ERR[1] = -1 if a
+    wait ran out."""
+    if tid == 0:
+        job[0] = cuda.atomic.add(QS, 0, 1)
+    cuda.syncthreads()
+    item = job[0]
+    if item >= searches * subchunks:
+        return int64(-1), int64(0), True
+    s = item % searches
+    sub = item // searches
+    ok = True
+    if tid == 0:
+        spins = 0
+        while cuda.atomic.add(QS, 1 + s, 0) != sub:
+            cuda.nanosleep(256)
+            spins += 1
+            if spins > WAIT_SPINS:
+                ok = False
+                break
+        job[1] = 1 if ok else 0
+    cuda.threadfence()  # acquire: the state the search's last item wrote
+    cuda.syncthreads()
+    return s, sub, job[1] == 1
+
+
+@cuda.jit(device=True, inline=True)
+def end_item(QS, s, sub, tid):
+    cuda.threadfence()  # release: this item's state before the search's next item starts
+    cuda.syncthreads()
+    if tid == 0:
+        cuda.atomic.exch(QS, 1 + s, sub + 1)
+
 
 
 def run_searches(launch, dev, stop, moves, starts, prm, progress=None, chunk=None, what="gpu-resident"):
@@ -119,11 +134,12 @@ def run_searches(launch, dev, stop, moves, starts, prm, progress=None, chunk=Non
 
 
 class WholeGpuEngine(Engine):
-    """The registry's engine for one tabu search over the whole GPU; subclasses `build` the search
-    object (gpu/resident_pfsp.py, gpu/whole_gpu_tabu.py), whose run(seed, stop, progress) returns a
-    SearchResult and sets kernel_s."""
+    """The registry's engine for K device-resident tabu searches in one run; subclasses `build` the
+    search object (gpu/resident_pfsp.py, gpu/whole_gpu_tabu.py), whose run(seeds, stop, progress)
+    returns a SearchResult per seed, sets kernel_s and describes its shape."""
 
     name = "gpu-resident"
+    several_searches = True
 
     def __init__(self, problem, neighbourhood, search, params, threads=None):
         self.search = self.build(problem, neighbourhood, search.params(neighbourhood), params)
@@ -133,16 +149,12 @@ class WholeGpuEngine(Engine):
         """The search object, from the tabu parameters and the engine's own."""
 
     def warm_up(self, seeds, iterations):
-        """Compiles the kernel (two untimed iterations, whatever `iterations` says)."""
-        self.search.run(seeds[0], Stop(iterations=2))
+        """Compiles the kernel and sizes the grid for K = len(seeds) searches: two untimed
+        iterations, whatever `iterations` says."""
+        self.search.run(list(seeds), Stop(iterations=2))
 
     def run(self, seeds, stop, progress=None):
-        results = []
-        for seed in seeds:
-            result = self.search.run(seed, stop, progress)
-            result.seed = seed
-            results.append(result)
-        return results
+        return self.search.run(list(seeds), stop, progress)
 
     def describe(self):
         return {**self.search.describe(), "kernel_s": round(self.search.kernel_s, 6)}

@@ -30,8 +30,8 @@ from lsbench.search.common import start_solution
 
 from . import device as dv
 from . import device_name, require
-from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, STATE_FIELDS, WholeGpuEngine, load_state,
-                     run_chunks, save_state)
+from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, end_item, run_searches,
+                     save_search, take_item)
 from .kernels import block_min, key_less
 from .launch import allow_dynamic_shared
 from .rots_plan import shared_bytes_per_block
@@ -40,6 +40,7 @@ SIM = config.ENABLE_CUDASIM  # the simulator has no warp shuffles: lanes talk th
 FULL = 0xFFFFFFFF
 WARP = 32
 XBUF = MAX_THREADS if SIM else 1  # lane exchange buffer (simulator only)
+QUEUE_ITEM = 64  # K > 1: iterations of a search per queue item, at most
 
 
 @cuda.jit(device=True, inline=True)
@@ -99,8 +100,8 @@ def position_of(slot, pairs, grid, block):
 
 
 @cuda.jit
-def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ,
-                     n, m, rounds, tenure_min, tenure_max, use_aspiration, target, it0, n_iter):
+def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ, ERR, QS,
+                     n, m, rounds, subchunk, tenure_min, tenure_max, use_aspiration, target, n_iter):
     sh = cuda.shared.array(0, int32)
     red_c = cuda.shared.array(MAX_THREADS, int64)  # block reduction of (class, makespan, rank, move)
     red_d = cuda.shared.array(MAX_THREADS, int64)
@@ -127,179 +128,205 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
     moved = sh[3 * nm + 2 * m + n + 2 * slots:3 * nm + 2 * m + 2 * n + 2 * slots]  # the sequence being shifted
     cm = sh[3 * nm + 2 * m + 2 * n + 2 * slots:3 * nm + 2 * m + (2 + W) * n + 2 * slots]  # per warp: makespans
     jj = min(lane, m - 1)                    # lanes beyond the last machine compute along, harmlessly
-
-    for t in range(tid, n, T):
-        seq[t] = SEQ[t]
-    cuda.syncthreads()
-    for t in range(tid, nm, T):
-        ps[t] = PT[seq[t // m] * m + t % m]
-    state, current, best = load_state(STATE, RNG)
-    n_imp = 0
-    it = it0
-    for step in range(n_iter):
-        it += 1
-        state += dv.GOLDEN
-        tie_key = dv.mix64(state)
-        asp = best if use_aspiration else NO_ASPIRATION
-        for s in range(tid, slots, T):
-            kmin[s] = n
-            kmax[s] = -1
+    job = cuda.shared.array(2, int64)
+    K = SEQ.shape[0]
+    queued = subchunk > 0  # K > 1: blocks take (search, sub-chunk) items from a queue, one block a search
+    subchunks = (n_iter + subchunk - 1) // subchunk if queued else 1
+    GS = 1 if queued else G  # the blocks of one search ...
+    bs = 0 if queued else b  # ... this block's rank among them ...
+    w0 = b if queued else 0  # ... and their winners, WKEY[par, w0:w0 + GS]
+    while True:
+        sq = int64(0)
+        sub = int64(0)
+        if queued:
+            sq, sub, ok = take_item(QS, job, K, subchunks, tid)
+            if sq < 0 or not ok:
+                if not ok and tid == 0:
+                    ERR[1] = -1
+                return
+        steps = min(subchunk, n_iter - sub * subchunk) if queued else n_iter
+        # -- `steps` iterations of search sq: its sequence into shared memory, its state back to STATE
+        for t in range(tid, n, T):
+            seq[t] = SEQ[sq, t]
         cuda.syncthreads()
-        # -- phase 1: heads and tails of the sequence (warps 0, 1); nearest tabu jumps (the rest)
-        scouts = W - 2 if W > 2 else W
-        if W == 2 or warp >= 2:
-            sw = warp - 2 if W > 2 else warp
-            for s in range(slots):
-                i = position_of(s, pairs, G, b)
-                if i < n:
-                    x = seq[i]
-                    for q in range(sw * WARP + lane, n, scouts * WARP):
-                        if q < i and EXP[x * n + seq[q]] >= it:
-                            cuda.atomic.max(kmax, s, q)
-                        if q > i and EXP[seq[q] * n + x] >= it:
-                            cuda.atomic.min(kmin, s, q)
-        if SIM or warp < 2:
-            heads = warp == 0
-            mj = jj if heads else m - 1 - jj  # tails run from the last machine
-            own = int32(0)
-            if lane < m:
-                if heads:
-                    E[mj] = 0
-                else:
-                    Q[nm + mj] = 0
-            # lane's row at step s: position s - lane (heads) or n - 1 - (s - lane) (tails), read at
-            # sh[pr], written at sh[wb + pr]: E[row + 1, j] or Q[row, j]
-            dr = int32(m if heads else -m)
-            pr = int32((-lane if heads else n - 1 + lane) * m + mj)
-            wb = int32(nm + m if heads else 2 * nm + m)
-            rows = int32(n if warp < 2 and lane < m else 0)
-            for s in range(int32(n + m - 1)):
-                left = from_left(own, xbuf, tid, lane)
-                if in_window(s - lane, rows):
-                    own = int32(max(own, left) + sh[pr])
-                    sh[wb + pr] = own
-                pr = int32(pr + dr)
-        cuda.syncthreads()
-        if E[nm + m - 1] != current:  # every block sees the same tables: all stop together
-            if b == 0 and tid == 0:
-                STATE[4] = it
-            break
-        # -- phase 2: pair p of warps serves removed positions i; warp 2p the moves right of i,
-        # warp 2p+1 those left of it, each sweep rebuilding the heads (tails) it needs
-        bc = int64(3)
-        bd = int64(0)
-        br = uint64(0)
-        bi = int64(-1)
-        right = warp % 2 == 0
-        mj = jj if right else m - 1 - jj
-        cmw = cm[warp * n:(warp + 1) * n]
-        for rd in range(rounds):
-            s = rd * pairs + warp // 2
-            i = position_of(s, pairs, G, b)
-            live = i < n
-            R = (n - 1 - i if right else i) if live else 0
-            steps = n + m - 2 if SIM else R + m - 1
-            for r in range(lane, R, WARP):
-                cmw[r] = 0
-            warp_sync()
-            # row k = k0 + dk r of lane's sweep: ps[k, mj] at sh[pk], the fixed other side at sh[ob + pk]
-            k0 = i + 1 if right else i - 1
-            dk = 1 if right else -1
-            ob = int32(2 * nm + 2 * m if right else nm)  # Q[k + 1, j] or E[k, j]
-            pk = int32((k0 - dk * lane) * m + mj)
-            dpk = int32(dk * m)
-            rows = int32(R if lane < m else 0)
-            if live:
-                px = ps[i * m + mj]
-                hq = E[i * m + mj] if right else Q[(i + 1) * m + mj]
-            else:
-                px = int32(0)
-                hq = int32(0)
-            f = int32(0)
-            for st in range(int32(steps)):
-                hq_in, f_in = from_left2(hq, f, xbuf, tid, lane)
-                if in_window(st - lane, rows):
-                    hq = int32(max(hq_in, hq) + sh[pk])
-                    f = int32(max(f_in, hq) + px)
-                    cuda.atomic.max(cmw, int32(st - lane), int32(f + sh[ob + pk]))  # makespan: max over machines
-                pk = int32(pk + dpk)
-            warp_sync()
-            if live:
-                lim = kmin[s] if right else kmax[s]
-                for r in range(lane, R, WARP):
-                    k = k0 + dk * r
-                    run = cmw[r]
-                    idx = i * (n - 1) + (k - 1 if right else k)
-                    tabu = k >= lim if right else k <= lim
-                    cls = int64(1 if tabu and not run < asp else 0)
-                    rank = dv.tie_rank(idx, tie_key)
-                    if bi < 0 or key_less(cls, run, rank, idx, bc, bd, br, bi):
-                        bc, bd, br, bi = cls, int64(run), rank, int64(idx)
-        # -- selection: the block's best, the grid barrier, then every block takes the grid's best
-        block_min(red_c, red_d, red_r, red_i, tid, T, bc, bd, br, bi)
-        par = it % 2
-        if tid == 0:
-            WKEY[par, b] = (red_c[0] << 32) + red_d[0]
-            WRANK[par, b] = red_r[0]
-            WIDX[par, b] = red_i[0]
-            cuda.threadfence()
-        grid.sync()
-        bc = int64(3)
-        bi = int64(-1)
-        for g in range(tid, G, T):
-            c = WKEY[par, g] >> 32
-            d = WKEY[par, g] & 0xFFFFFFFF
-            if WIDX[par, g] >= 0 and (bi < 0 or key_less(c, d, WRANK[par, g], WIDX[par, g], bc, bd, br, bi)):
-                bc, bd, br, bi = c, d, WRANK[par, g], WIDX[par, g]
-        block_min(red_c, red_d, red_r, red_i, tid, T, bc, bd, br, bi)
-        move = red_i[0]
-        cmax = red_d[0]
-        i, k = dv.index_to_insertion(move, n)
-        tenure = int64(tenure_min)
-        if tenure_max != tenure_min:
+        for t in range(tid, nm, T):
+            ps[t] = PT[seq[t // m] * m + t % m]
+        it = STATE[sq, 0]
+        current = STATE[sq, 1]
+        best = STATE[sq, 2]
+        n_imp = STATE[sq, 3] if sub > 0 else int64(0)  # a launch's sub-chunks count together
+        state = RNG[sq]
+        for step in range(steps):
+            if best <= target:  # every block of the search sees the same: all stop together
+                break
+            it += 1
             state += dv.GOLDEN
-            tenure = tenure_min + int64((dv.mix64(state) >> uint64(11)) % uint64(tenure_max - tenure_min + 1))
-        until = it + tenure
-        x = seq[i]
-        if k > i:  # x may not go back before the jobs it jumped (lsbench.problems.pfsp.insertion_tabu_record)
-            for t in range(i + 1 + tid, k + 1, T):
-                EXP[x * n + seq[t]] = until
-        else:
-            for t in range(k + tid, i, T):
-                EXP[seq[t] * n + x] = until
-        lo = min(i, k)
-        hi = max(i, k)
-        for t in range(lo + tid, hi + 1, T):
-            moved[t] = x if t == k else (seq[t + 1] if i < k else seq[t - 1])
-        cuda.syncthreads()
-        for t in range(lo + tid, hi + 1, T):
-            seq[t] = moved[t]
-        cuda.syncthreads()
-        for row in range(lo + tid, hi + 1, T):  # ps rows move with their jobs; E is free scratch
-            src = i if row == k else (row + 1 if i < k else row - 1)
-            for j in range(m):
-                E[row * m + j] = ps[src * m + j]
-        cuda.syncthreads()
-        for row in range(lo + tid, hi + 1, T):
-            for j in range(m):
-                ps[row * m + j] = E[row * m + j]
-        current = cmax
-        if current < best:
-            best = current
-            if b == 0:
-                for q in range(tid, n, T):
-                    BEST_SOL[q] = seq[q]
-                if tid == 0:
-                    IMP_IT[n_imp] = it
-                    IMP_OBJ[n_imp] = best
-            n_imp += 1
-        if best <= target:
-            break
-    if b == 0:
-        for q in range(tid, n, T):
-            SEQ[q] = seq[q]
-        if tid == 0:
-            save_state(STATE, RNG, it, current, best, n_imp, state)
+            tie_key = dv.mix64(state)
+            asp = best if use_aspiration else NO_ASPIRATION
+            for s in range(tid, slots, T):
+                kmin[s] = n
+                kmax[s] = -1
+            cuda.syncthreads()
+            # -- phase 1: heads and tails of the sequence (warps 0, 1); nearest tabu jumps (the rest)
+            scouts = W - 2 if W > 2 else W
+            if W == 2 or warp >= 2:
+                sw = warp - 2 if W > 2 else warp
+                for s in range(slots):
+                    i = position_of(s, pairs, GS, bs)
+                    if i < n:
+                        x = seq[i]
+                        for q in range(sw * WARP + lane, n, scouts * WARP):
+                            if q < i and EXP[sq, x * n + seq[q]] >= it:
+                                cuda.atomic.max(kmax, s, q)
+                            if q > i and EXP[sq, seq[q] * n + x] >= it:
+                                cuda.atomic.min(kmin, s, q)
+            if SIM or warp < 2:
+                heads = warp == 0
+                mj = jj if heads else m - 1 - jj  # tails run from the last machine
+                own = int32(0)
+                if lane < m:
+                    if heads:
+                        E[mj] = 0
+                    else:
+                        Q[nm + mj] = 0
+                # lane's row at step s: position s - lane (heads) or n - 1 - (s - lane) (tails), read at
+                # sh[pr], written at sh[wb + pr]: E[row + 1, j] or Q[row, j]
+                dr = int32(m if heads else -m)
+                pr = int32((-lane if heads else n - 1 + lane) * m + mj)
+                wb = int32(nm + m if heads else 2 * nm + m)
+                rows = int32(n if warp < 2 and lane < m else 0)
+                for s in range(int32(n + m - 1)):
+                    left = from_left(own, xbuf, tid, lane)
+                    if in_window(s - lane, rows):
+                        own = int32(max(own, left) + sh[pr])
+                        sh[wb + pr] = own
+                    pr = int32(pr + dr)
+            cuda.syncthreads()
+            if E[nm + m - 1] != current:  # every block sees the same tables: all stop together
+                if bs == 0 and tid == 0:
+                    ERR[0] = it
+                    ERR[1] = sq + 1
+                break
+            # -- phase 2: pair p of warps serves removed positions i; warp 2p the moves right of i,
+            # warp 2p+1 those left of it, each sweep rebuilding the heads (tails) it needs
+            bc = int64(3)
+            bd = int64(0)
+            br = uint64(0)
+            bi = int64(-1)
+            right = warp % 2 == 0
+            mj = jj if right else m - 1 - jj
+            cmw = cm[warp * n:(warp + 1) * n]
+            for rd in range(rounds):
+                s = rd * pairs + warp // 2
+                i = position_of(s, pairs, GS, bs)
+                live = i < n
+                R = (n - 1 - i if right else i) if live else 0
+                steps = n + m - 2 if SIM else R + m - 1
+                for r in range(lane, R, WARP):
+                    cmw[r] = 0
+                warp_sync()
+                # row k = k0 + dk r of lane's sweep: ps[k, mj] at sh[pk], the fixed other side at sh[ob + pk]
+                k0 = i + 1 if right else i - 1
+                dk = 1 if right else -1
+                ob = int32(2 * nm + 2 * m if right else nm)  # Q[k + 1, j] or E[k, j]
+                pk = int32((k0 - dk * lane) * m + mj)
+                dpk = int32(dk * m)
+                rows = int32(R if lane < m else 0)
+                if live:
+                    px = ps[i * m + mj]
+                    hq = E[i * m + mj] if right else Q[(i + 1) * m + mj]
+                else:
+                    px = int32(0)
+                    hq = int32(0)
+                f = int32(0)
+                for st in range(int32(steps)):
+                    hq_in, f_in = from_left2(hq, f, xbuf, tid, lane)
+                    if in_window(st - lane, rows):
+                        hq = int32(max(hq_in, hq) + sh[pk])
+                        f = int32(max(f_in, hq) + px)
+                        cuda.atomic.max(cmw, int32(st - lane), int32(f + sh[ob + pk]))  # makespan: max over machines
+                    pk = int32(pk + dpk)
+                warp_sync()
+                if live:
+                    lim = kmin[s] if right else kmax[s]
+                    for r in range(lane, R, WARP):
+                        k = k0 + dk * r
+                        run = cmw[r]
+                        idx = i * (n - 1) + (k - 1 if right else k)
+                        tabu = k >= lim if right else k <= lim
+                        cls = int64(1 if tabu and not run < asp else 0)
+                        rank = dv.tie_rank(idx, tie_key)
+                        if bi < 0 or key_less(cls, run, rank, idx, bc, bd, br, bi):
+                            bc, bd, br, bi = cls, int64(run), rank, int64(idx)
+            # -- selection: the block's best, the grid barrier, then every block takes the grid's best
+            block_min(red_c, red_d, red_r, red_i, tid, T, bc, bd, br, bi)
+            par = it % 2
+            if tid == 0:
+                WKEY[par, b] = (red_c[0] << 32) + red_d[0]
+                WRANK[par, b] = red_r[0]
+                WIDX[par, b] = red_i[0]
+                cuda.threadfence()
+            if queued:
+                cuda.syncthreads()
+            else:
+                grid.sync()
+            bc = int64(3)
+            bi = int64(-1)
+            for g in range(w0 + tid, w0 + GS, T):
+                c = WKEY[par, g] >> 32
+                d = WKEY[par, g] & 0xFFFFFFFF
+                if WIDX[par, g] >= 0 and (bi < 0 or key_less(c, d, WRANK[par, g], WIDX[par, g], bc, bd, br, bi)):
+                    bc, bd, br, bi = c, d, WRANK[par, g], WIDX[par, g]
+            block_min(red_c, red_d, red_r, red_i, tid, T, bc, bd, br, bi)
+            move = red_i[0]
+            cmax = red_d[0]
+            i, k = dv.index_to_insertion(move, n)
+            tenure = int64(tenure_min)
+            if tenure_max != tenure_min:
+                state += dv.GOLDEN
+                tenure = tenure_min + int64((dv.mix64(state) >> uint64(11)) % uint64(tenure_max - tenure_min + 1))
+            until = it + tenure
+            x = seq[i]
+            if k > i:  # x may not go back before the jobs it jumped (lsbench.problems.pfsp.insertion_tabu_record)
+                for t in range(i + 1 + tid, k + 1, T):
+                    EXP[sq, x * n + seq[t]] = until
+            else:
+                for t in range(k + tid, i, T):
+                    EXP[sq, seq[t] * n + x] = until
+            lo = min(i, k)
+            hi = max(i, k)
+            for t in range(lo + tid, hi + 1, T):
+                moved[t] = x if t == k else (seq[t + 1] if i < k else seq[t - 1])
+            cuda.syncthreads()
+            for t in range(lo + tid, hi + 1, T):
+                seq[t] = moved[t]
+            cuda.syncthreads()
+            for row in range(lo + tid, hi + 1, T):  # ps rows move with their jobs; E is free scratch
+                src = i if row == k else (row + 1 if i < k else row - 1)
+                for j in range(m):
+                    E[row * m + j] = ps[src * m + j]
+            cuda.syncthreads()
+            for row in range(lo + tid, hi + 1, T):
+                for j in range(m):
+                    ps[row * m + j] = E[row * m + j]
+            current = cmax
+            if current < best:
+                best = current
+                if bs == 0:
+                    for q in range(tid, n, T):
+                        BEST_SOL[sq, q] = seq[q]
+                    if tid == 0:
+                        IMP_IT[n_imp, sq] = it
+                        IMP_OBJ[n_imp, sq] = best
+                n_imp += 1
+        if bs == 0:
+            for q in range(tid, n, T):
+                SEQ[sq, q] = seq[q]
+            if tid == 0:
+                save_search(STATE, RNG, sq, it, current, best, n_imp, state)
+        if not queued:
+            return
+        end_item(QS, sq, sub, tid)
 
 
 def shared_words(n, m, rounds, pairs):
@@ -309,10 +336,13 @@ def shared_words(n, m, rounds, pairs):
 
 
 class ResidentPfspTabu:
-    """PFSP insertion tabu search (makespan) as one cooperative kernel over the whole GPU; `run`
-    returns the result of `lsbench.search.tabu.TabuSearch.run` on the CPU with the same seed."""
+    """PFSP insertion tabu searches (makespan): one search as one cooperative kernel over the whole
+    GPU, K > 1 searches on a persistent grid whose blocks take (search, sub-chunk) items from a
+    queue, one block a search (the sequence reloaded into shared memory per item); `run` returns,
+    per seed, the result of `lsbench.search.tabu.TabuSearch.run` on the CPU with that seed.
+    `persistent`: blocks of the queue grid (default: as many as run at once, no more than K)."""
 
-    def __init__(self, problem, prm, threads=None):
+    def __init__(self, problem, prm, threads=None, persistent=None):
         require("gpu-resident")
         if problem.objective_code != MAKESPAN:
             raise LsbenchError(f"--backend gpu-resident: the PFSP fast path minimises the makespan (Taillard's "
@@ -323,97 +353,136 @@ class ResidentPfspTabu:
         if int(problem.pt.sum()) >= 1 << 31:
             raise LsbenchError(f"--backend gpu-resident: {problem.name}'s total processing time exceeds 2^31 "
                                "(32-bit heads and tails)")
+        if persistent is not None and int(persistent) < 1:
+            raise LsbenchError(f"--param persistent: must be at least 1, got {persistent}")
         self.problem, self.prm = problem, prm
         self.threads = int(threads) if threads else (64 if SIM else 256)
         if self.threads < 2 * WARP or self.threads > MAX_THREADS or self.threads & (self.threads - 1):
             raise LsbenchError(f"--param block: threads per block must be a power of two in [64, {MAX_THREADS}], "
                                f"got {self.threads}")
         self.pairs = self.threads // WARP // 2
+        self.want_persistent = None if persistent is None else int(persistent)
         self.pt = cuda.to_device(np.ascontiguousarray(problem.pt, dtype=np.int32).ravel())
-        self.shape = None  # blocks, rounds, shared memory: sized on the first run
+        self.shape = None  # blocks, rounds, shared memory: sized for K on the first run with K searches
         self.kernel_s = 0.0
 
-    def _grid(self):
-        """Blocks: enough pairs of warps for every removed position in one round, capped by how
-        many blocks can be resident at once (a cooperative launch needs them all)."""
+    def _fits(self, blocks, rounds, K):
+        """(blocks of `rounds` rounds resident at once, shared bytes per block)."""
         n, m = self.problem.n, self.problem.m
-        want = -(-n // self.pairs)
+        need = shared_words(n, m, rounds, self.pairs) * 4
+        if need > shared_bytes_per_block():
+            raise LsbenchError(f"--backend gpu-resident: {self.problem.name} ({n} jobs x {m} machines) needs "
+                               f"{need} bytes of shared memory per block, more than this GPU's "
+                               f"{shared_bytes_per_block()}")
+        compiled = pfsp_tabu_kernel._compile_for_args(*self._args(self._arrays(K, blocks), rounds, 0))
+        allow_dynamic_shared(compiled, need)
+        fit = compiled.max_cooperative_grid_blocks(self.threads, need)
+        if fit < 1:
+            raise LsbenchError(f"--param block: {self.threads} threads per block of the PFSP kernel do not fit an SM "
+                               "(registers or shared memory); try 256")
+        return fit, need
+
+    def shape_for(self, K):
+        """One search: enough pairs of warps for every removed position in one round, capped by how
+        many blocks can be resident at once (a cooperative launch needs them all). K > 1: one block
+        a search covers every position in rounds; a persistent grid of up to every resident block
+        takes the searches' sub-chunks from a queue."""
+        n, m = self.problem.n, self.problem.m
+        rounds_one = -(-n // self.pairs)
+        if K > 1 or self.want_persistent is not None:
+            if SIM:
+                blocks, need = self.want_persistent or 2, shared_words(n, m, rounds_one, self.pairs) * 4
+            else:
+                fit, need = self._fits(1, rounds_one, K)
+                blocks = min(self.want_persistent or fit, K, fit)
+            return {"searches": K, "mode": "queue", "blocks": blocks, "threads": self.threads, "rounds": rounds_one,
+                    "dynamic_shared_bytes": need, "persistent_blocks": blocks,
+                    "iterations_per_queue_item": 2 if SIM else QUEUE_ITEM}
         if SIM:
-            return 1, n, shared_words(n, m, n, self.pairs) * 4
-        blocks = want
-        while True:
-            rounds = -(-n // (blocks * self.pairs))
-            need = shared_words(n, m, rounds, self.pairs) * 4
-            if need > shared_bytes_per_block():
-                raise LsbenchError(f"--backend gpu-resident: {self.problem.name} ({n} jobs x {m} machines) needs "
-                                   f"{need} bytes of shared memory per block, more than this GPU's "
-                                   f"{shared_bytes_per_block()}")
-            compiled = pfsp_tabu_kernel._compile_for_args(*self._args_template(blocks, rounds))
-            allow_dynamic_shared(compiled, need)
-            fit = compiled.max_cooperative_grid_blocks(self.threads, need)
-            if fit >= blocks:
-                return blocks, rounds, need
-            if fit < 1:
-                raise LsbenchError(f"--param block: {self.threads} threads per block of the PFSP kernel do not fit an SM "
-                                   "(registers or shared memory); try 256")
-            blocks = fit
+            blocks, rounds, need = 1, n, shared_words(n, m, n, self.pairs) * 4
+        else:
+            blocks = -(-n // self.pairs)
+            while True:
+                rounds = -(-n // (blocks * self.pairs))
+                fit, need = self._fits(blocks, rounds, K)
+                if fit >= blocks:
+                    break
+                blocks = fit
+        return {"searches": 1, "mode": "lockstep", "blocks": blocks, "threads": self.threads, "rounds": rounds,
+                "dynamic_shared_bytes": need, "persistent_blocks": 0, "iterations_per_queue_item": None}
 
-    def _args_template(self, blocks, rounds):
+    def _arrays(self, K, blocks):
         n = self.problem.n
-        return (self.pt, cuda.device_array(n, np.int32), cuda.device_array(n * n, np.int64),
-                cuda.device_array((2, blocks), np.int64), cuda.device_array((2, blocks), np.uint64),
-                cuda.device_array((2, blocks), np.int64), cuda.device_array(STATE_FIELDS, np.int64),
-                cuda.device_array(1, np.uint64), cuda.device_array(n, np.int32),
-                cuda.device_array(IMPROVEMENT_CAP, np.int64), cuda.device_array(IMPROVEMENT_CAP, np.int64),
-                np.int64(n), np.int64(self.problem.m), np.int64(rounds), np.int64(0), np.int64(0), np.int64(1),
-                np.int64(0), np.int64(0), np.int64(0))
+        return {"SEQ": cuda.device_array((K, n), np.int32), "EXP": cuda.device_array((K, n * n), np.int64),
+                "WKEY": cuda.device_array((2, blocks), np.int64), "WRANK": cuda.device_array((2, blocks), np.uint64),
+                "WIDX": cuda.device_array((2, blocks), np.int64), "STATE": cuda.device_array((K, 4), np.int64),
+                "RNG": cuda.device_array(K, np.uint64), "BEST_SOL": cuda.device_array((K, n), np.int32),
+                "IMP_IT": cuda.device_array((IMPROVEMENT_CAP, K), np.int64),
+                "IMP_OBJ": cuda.device_array((IMPROVEMENT_CAP, K), np.int64),
+                "ERR": cuda.to_device(np.zeros(2, np.int64)), "QS": cuda.to_device(np.zeros(K + 1, np.int64))}
 
-    def run(self, seed, stop, progress=None, chunk=None):
-        """One tabu search with `seed`: the CPU search's start solution and random stream."""
+    def _args(self, dev, rounds, subchunk):
+        prm = self.prm
+        scalars = (self.problem.n, self.problem.m, rounds, subchunk, prm["tenure_min"], prm["tenure_max"],
+                   1 if prm["aspiration"] else 0, 0, 1)
+        return [self.pt, *dev.values(), *(np.int64(x) for x in scalars)]
+
+    def run(self, seeds, stop, progress=None, chunk=None):
+        """K = len(seeds) tabu searches, each with the CPU search's start solution and stream."""
         from lsbench.search.tabu import TabuSearch
         pr, n, prm = self.problem, self.problem.n, self.prm
-        nb = pr.neighbourhood("insertion")
-        state = rng.new_state(seed)
-        sol = start_solution(pr, state, TabuSearch())
-        current = pr.objective(sol)
-        if self.shape is None:
-            blocks, rounds, need = self._grid()
-            self.shape = {"blocks": blocks, "threads": self.threads, "rounds": rounds, "dynamic_shared_bytes": need}
+        K = len(seeds)
+        states, sols = [], []
+        for seed in seeds:
+            st = rng.new_state(seed)
+            sols.append(start_solution(pr, st, TabuSearch()))
+            states.append(st[0])
+        starts = np.array([pr.objective(s) for s in sols], dtype=np.int64)
+        if self.shape is None or self.shape["searches"] != K:
+            self.shape = self.shape_for(K)
         blocks, rounds, need = self.shape["blocks"], self.shape["rounds"], self.shape["dynamic_shared_bytes"]
-        SEQ = cuda.to_device(sol.astype(np.int32))
-        EXP = cuda.to_device(np.full(n * n, -1, dtype=np.int64))  # nb.tabu_memory(): nothing forbidden
-        WKEY = cuda.device_array((2, blocks), np.int64)
-        WRANK = cuda.device_array((2, blocks), np.uint64)
-        WIDX = cuda.device_array((2, blocks), np.int64)
-        STATE = cuda.to_device(np.array([0, current, current, 0, 0], dtype=np.int64))
-        RNG = cuda.to_device(state)
-        BEST_SOL = cuda.to_device(sol.astype(np.int32))
-        IMP_IT = cuda.device_array(IMPROVEMENT_CAP, np.int64)
-        IMP_OBJ = cuda.device_array(IMPROVEMENT_CAP, np.int64)
+        subchunk = self.shape["iterations_per_queue_item"] or 0
+        dev = self._arrays(K, blocks)
+        dev["SEQ"].copy_to_device(np.array(sols, dtype=np.int32))
+        dev["EXP"].copy_to_device(np.full((K, n * n), -1, dtype=np.int64))  # nb.tabu_memory(): nothing forbidden
+        dev["STATE"].copy_to_device(np.stack([np.zeros(K, np.int64), starts, starts, np.zeros(K, np.int64)], axis=1))
+        dev["RNG"].copy_to_device(np.array(states, dtype=np.uint64))
+        dev["BEST_SOL"].copy_to_device(np.array(sols, dtype=np.int32))
+        args = self._args(dev, rounds, subchunk)
+        zeros = np.zeros(K + 1, np.int64)
+        kernel = pfsp_tabu_kernel[blocks, self.threads, 0, need]
 
-        def launch(it, n_iter, target):
-            pfsp_tabu_kernel[blocks, self.threads, 0, need](
-                self.pt, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ, np.int64(n),
-                np.int64(pr.m), np.int64(rounds), np.int64(prm["tenure_min"]), np.int64(prm["tenure_max"]),
-                np.int64(1 if prm["aspiration"] else 0), target, np.int64(it), np.int64(n_iter))
+        def launch(n_iter, target):
+            if subchunk:  # at least 8 items a block a chunk, so that the queue's last round is short
+                dev["QS"].copy_to_device(zeros)
+                args[-6] = np.int64(max(1, min(subchunk, n_iter // -(-8 * blocks // K))))
+            args[-2], args[-1] = target, np.int64(n_iter)
+            kernel(*args)
 
-        result, self.kernel_s = run_chunks(launch, STATE, IMP_IT, IMP_OBJ, BEST_SOL, stop, nb.size, current, prm,
-                                           progress, chunk, "gpu-resident PFSP")
-        return result
+        results, self.kernel_s = run_searches(launch, dev, stop, pr.neighbourhood("insertion").size, starts, prm,
+                                              progress, chunk, "gpu-resident PFSP")
+        for result, seed in zip(results, seeds):
+            result.seed = seed
+        return results
 
     def describe(self):
-        return {"backend": "gpu-resident", "device": device_name(),
-                "model": "one PFSP insertion tabu search over the whole GPU (cooperative kernel)",
-                **(self.shape or {})}
+        shape = self.shape or {}
+        if shape.get("mode") == "queue":
+            how = (f"{shape['searches']} PFSP insertion tabu searches on a persistent grid of {shape['blocks']} "
+                   f"blocks taking sub-chunks of up to {shape['iterations_per_queue_item']} iterations from a queue")
+        else:
+            how = "one PFSP insertion tabu search over the whole GPU (cooperative kernel)"
+        return {"backend": "gpu-resident", "device": device_name(), "model": how, **shape}
 
 
 class ResidentPfspEngine(WholeGpuEngine):
     problems = ("pfsp",)
-    parameters = (Param("block", int, "threads per block (default: the largest that fits)", low=32, high=1024),)
+    parameters = (Param("block", int, "threads per block (default: the largest that fits)", low=32, high=1024),
+                  Param("persistent", int, "blocks of the persistent grid that runs K > 1 searches (default: as "
+                        "many as run at once)", low=1))
 
     def build(self, problem, neighbourhood, prm, params):
         if neighbourhood.name != "insertion":
             raise LsbenchError(f"--neighbourhood: the PFSP fast path searches the insertion neighbourhood, "
                                f"not {neighbourhood.name}")
-        return ResidentPfspTabu(problem, prm, threads=params.get("block"))
-
+        return ResidentPfspTabu(problem, prm, threads=params.get("block"), persistent=params.get("persistent"))

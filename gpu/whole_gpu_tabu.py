@@ -31,17 +31,17 @@ from numba import config, cuda, int64, uint64
 from lsbench import rng
 from lsbench.errors import LsbenchError
 from lsbench.params import Param
-from lsbench.search.common import Stop, start_solution
+from lsbench.search.common import start_solution
 
 from . import device as dv
 from . import device_name, require
-from .chunks import IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, run_searches
+from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, end_item, read_search,
+                     run_searches, save_search, take_item, write_search)
 from .kernels import block_min, key_less
 
 SIM = config.ENABLE_CUDASIM
 TSP_SWAP, TSP_TWO_OPT = 0, 1
 QUEUE_ITEM = 64  # queue shape: iterations of a search per item, at most
-WAIT_SPINS = 1 << 28  # queue shape: a bound on a block's wait for a search's previous item (minutes)
 
 
 @cuda.jit(device=True, inline=True)
@@ -106,74 +106,6 @@ def reversed_source(k, i, j, two_opt):
 
 
 @cuda.jit(device=True, inline=True)
-def read_search(STATE, RNG, WORK, WRNG, s, step):
-    """(iterations done, current, best, improvements this chunk, stream state) of search s before
-    lockstep step `step` (queue items pass 0): STATE at a chunk's start, then the double
-    buffer WORK that step - 1 wrote (every block of a search reads it while one block writes the
-    other half)."""
-    if step == 0:  # a chunk's (a queue item's) improvements count from 0 (see take_item's caller)
-        return STATE[s, 0], STATE[s, 1], STATE[s, 2], int64(0), RNG[s]
-    p = step % 2
-    return WORK[s, p, 0], WORK[s, p, 1], WORK[s, p, 2], WORK[s, p, 3], WRNG[s, p]
-
-
-@cuda.jit(device=True, inline=True)
-def write_search(WORK, WRNG, s, step, its, current, best, n_imp, state):
-    p = (step + 1) % 2
-    WORK[s, p, 0] = its
-    WORK[s, p, 1] = current
-    WORK[s, p, 2] = best
-    WORK[s, p, 3] = n_imp
-    WRNG[s, p] = state
-
-
-@cuda.jit(device=True, inline=True)
-def save_search(STATE, RNG, s, its, current, best, n_imp, state):
-    STATE[s, 0] = its
-    STATE[s, 1] = current
-    STATE[s, 2] = best
-    STATE[s, 3] = n_imp
-    RNG[s] = state
-
-
-@cuda.jit(device=True, inline=True)
-def take_item(QS, job, searches, subchunks, tid):
-    """Queue mode: the block's next (search, sub-chunk), search -1 when the queue is empty. Item
-    c K + s is search s's c-th sub-chunk; it waits (bounded) until the search's (c - 1)-th has
-    ended, on any SM. QS = [items taken, sub-chunks done by search 0, 1, ...]; ERR[1] = -1 if a
-    wait ran out."""
-    if tid == 0:
-        job[0] = cuda.atomic.add(QS, 0, 1)
-    cuda.syncthreads()
-    item = job[0]
-    if item >= searches * subchunks:
-        return int64(-1), int64(0), True
-    s = item % searches
-    sub = item // searches
-    ok = True
-    if tid == 0:
-        spins = 0
-        while cuda.atomic.add(QS, 1 + s, 0) != sub:
-            cuda.nanosleep(256)
-            spins += 1
-            if spins > WAIT_SPINS:
-                ok = False
-                break
-        job[1] = 1 if ok else 0
-    cuda.threadfence()  # acquire: the state the search's last item wrote
-    cuda.syncthreads()
-    return s, sub, job[1] == 1
-
-
-@cuda.jit(device=True, inline=True)
-def end_item(QS, s, sub, tid):
-    cuda.threadfence()  # release: this item's state before the search's next item starts
-    cuda.syncthreads()
-    if tid == 0:
-        cuda.atomic.exch(QS, 1 + s, sub + 1)
-
-
-@cuda.jit(device=True, inline=True)
 def step_done(IMP_IT, IMP_OBJ, s, it, current, n_imp, best, writer):
     """(iterations done, current, improvements, best) after iteration `it`; the writer records an
     improvement of the best."""
@@ -217,7 +149,6 @@ def tsp_apply(D, TOUR, FWD, BWD, EDGE, BEST_SOL, s, it, i, j, two_opt, improved,
     t = TOUR[s, old]
     fwd = FWD[s, old]
     bwd = BWD[s, old]
-    edge = EDGE[s, old]
     f_i = b_i = f_j = b_j = int64(0)
     if two_opt:
         pi = t[(i - 1 + n) % n]
@@ -700,7 +631,6 @@ class WholeGpuTabu:
 
 class WholeGpuTabuEngine(WholeGpuEngine):
     problems = ("tsp", "ppp")
-    several_searches = True
     parameters = (
         Param("block", int, "threads per block (default 256)", low=32, high=1024),
         Param("blocks", int, "blocks per search (default: the resident blocks shared among the searches, no more "
@@ -713,9 +643,3 @@ class WholeGpuTabuEngine(WholeGpuEngine):
         return WholeGpuTabu(problem, neighbourhood, prm, threads=params.get("block"), blocks=params.get("blocks"),
                             persistent=params.get("persistent"))
 
-    def warm_up(self, seeds, iterations):
-        """Compiles the kernel and sizes the grid for K = len(seeds) searches: two untimed iterations."""
-        self.search.run(list(seeds), Stop(iterations=2))
-
-    def run(self, seeds, stop, progress=None):
-        return self.search.run(list(seeds), stop, progress)

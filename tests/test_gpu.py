@@ -329,11 +329,12 @@ def _cpu_tabu(problem, seed, stop, **params):
     return TabuSearch(**params).run(problem, nb, get_evaluator("cpu").bind(problem, nb), stop, seed)
 
 
-@pytest.mark.parametrize("threads", [64, 128])
-def test_resident_pfsp_tabu_follows_the_cpu_trajectory(threads):
+@pytest.mark.parametrize("threads, searches", [(64, 1), (128, 1), (64, 3)])
+def test_resident_pfsp_tabu_follows_the_cpu_trajectory(threads, searches):
     """The whole-GPU PFSP insertion tabu search: one pair of warps per block (they also find the
     tabu bounds), or two pairs and two scout warps; random tenures (stream draws), chunks of three
-    iterations (state carried between launches): exactly the CPU search."""
+    iterations (state carried between launches); K = 3 searches on a queue of two blocks (each
+    item reloads its search's sequence): each exactly the CPU search with its seed."""
     from lsbench.gpu.resident_pfsp import ResidentPfspTabu
     from lsbench.problems.pfsp import PFSP
     from lsbench.search.common import Stop
@@ -341,8 +342,12 @@ def test_resident_pfsp_tabu_follows_the_cpu_trajectory(threads):
     p = PFSP.taillard("t7x3", 7, 3, 873654221)
     params = {"tenure_min": 2, "tenure_max": 5}
     prm = TabuSearch(**params).params(p.neighbourhood("insertion"))
-    dev = ResidentPfspTabu(p, prm, threads=threads).run(4, Stop(iterations=14), chunk=3)
-    _same_search(_cpu_tabu(p, 4, Stop(iterations=14), **params), dev)
+    engine = ResidentPfspTabu(p, prm, threads=threads)
+    seeds = list(range(4, 4 + searches))
+    devs = engine.run(seeds, Stop(iterations=14), chunk=3)
+    assert engine.shape["mode"] == ("queue" if searches > 1 else "lockstep")
+    for seed, dev in zip(seeds, devs):
+        _same_search(_cpu_tabu(p, seed, Stop(iterations=14), **params), dev)
 
 
 def test_resident_pfsp_tabu_cli_on_ta001_stops_at_the_target_and_verifies(tmp_path):
@@ -366,8 +371,8 @@ def test_resident_pfsp_tabu_cli_on_ta001_stops_at_the_target_and_verifies(tmp_pa
 @pytest.mark.parametrize("args, message", [
     (dict(problem_params={"objective": "flowtime"}), "minimises the makespan"),
     (dict(neighbourhood="swap"), "insertion neighbourhood"),
-    (dict(searches=2), "runs one search a run"),
     (dict(backend_params={"block": 96}), "power of two"),
+    (dict(backend_params={"persistent": 0}), "--param persistent=0: must be >= 1"),
 ])
 def test_resident_pfsp_tabu_refuses_what_it_cannot_run(args, message):
     from lsbench.errors import LsbenchError
