@@ -5,7 +5,7 @@ CPU and the iteration-level GPU loop, one host, one run.
     python benchmarks/gpu_resident_grid.py --scaling tsp:eil101:2opt,tsp:pr2392:2opt:528 \
         --searches 1,66,132,200,264,528,1056,2112 --seconds 2 --repeats 3
 
---scaling: K searches in one run (gpu-resident --searches K) for each K, aggregate iterations/s
+--scaling: K searches in one run (gpu-resident --searches K; TSP, PPP or PFSP) for each K, aggregate iterations/s
 over the search loop's kernels (sum of the searches' iterations / seconds in kernels), rows
 interleaved repeat by repeat after a warm-up of every K; a case's fourth field caps K (device
 memory: a TSP search keeps an n x n tabu matrix). Search q of each run is checked against the CPU
@@ -99,7 +99,11 @@ def scaling(cases, counts, seconds, repeats, seed, threads, check):
         p = registry.load(name, kind)
         nb = p.neighbourhood(nb_name)
         ks = [k for k in counts if not cap or k <= int(cap[0])]
-        engines = {k: WholeGpuTabu(p, nb, TabuSearch().params(nb), threads=threads) for k in ks}
+        if kind == "pfsp":
+            from lsbench.gpu.resident_pfsp import ResidentPfspTabu
+            engines = {k: ResidentPfspTabu(p, TabuSearch().params(nb), threads=threads) for k in ks}
+        else:
+            engines = {k: WholeGpuTabu(p, nb, TabuSearch().params(nb), threads=threads) for k in ks}
         checked = {}
         for k in ks:  # JIT, grid sizing; one search of K against the CPU
             res = engines[k].run(list(range(seed, seed + k)), Stop(iterations=check))
@@ -118,7 +122,7 @@ def scaling(cases, counts, seconds, repeats, seed, threads, check):
                    "searches": k, "iterations_per_s": med, "repeats": rates[k],
                    "vs_132": med / ref if ref else None, "same_trajectory_as_cpu": checked[k], **engines[k].shape}
             rows.append(row)
-            print(f"| {p.name} {nb.name} | {k} | {row['mode']} | {row['blocks']} | {row['reduction_blocks']} "
+            print(f"| {p.name} {nb.name} | {k} | {row['mode']} | {row['blocks']} | {row.get('reduction_blocks', '-')} "
                   f"| {med:,.0f} | {row['vs_132'] or 0:.2f} | {checked[k]} |", flush=True)
     return rows
 
@@ -141,7 +145,7 @@ def main():
         rows = scaling(args.scaling, [int(k) for k in args.searches.split(",")], args.seconds, args.repeats, args.seed,
                        args.threads, args.check)
         ok = all(r["same_trajectory_as_cpu"] for r in rows)
-        print(f"-> {write_result('grid_scaling', {'rows': rows, 'same_trajectory_as_cpu': ok}, args.out)}")
+        print(f"-> {write_result('tabu_scaling', {'rows': rows, 'same_trajectory_as_cpu': ok}, args.out)}")
         return 0 if ok else 1
     rows = []
     for spec in args.cases.split(","):

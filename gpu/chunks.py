@@ -89,6 +89,27 @@ def end_item(QS, s, sub, tid):
 
 
 
+@cuda.jit
+def fill_kernel(a, value):
+    for q in range(cuda.grid(1), a.size, cuda.gridsize(1)):
+        a[q] = value
+
+
+def never_tabu(shape):
+    """Tabu expiries of K searches, every one -1 (nothing forbidden), filled on the device: K
+    n x n matrices need not exist on the host. Refuses, in one line, K matrices the GPU cannot hold."""
+    need = 8 * int(np.prod(shape))
+    if not SIM:
+        free, _total = cuda.current_context().get_memory_info()
+        if need > 0.9 * free:
+            raise LsbenchError(f"--searches {shape[0]}: the searches' tabu memories need {need / 2**30:.1f} GiB of GPU "
+                               f"memory, {free / 2**30:.1f} GiB are free")
+    exp = cuda.device_array(shape, np.int64)
+    flat = exp.reshape(exp.size)
+    fill_kernel[min(1024, -(-flat.size // 256)), 256](flat, np.int64(-1))
+    return exp
+
+
 def run_searches(launch, dev, stop, moves, starts, prm, progress=None, chunk=None, what="gpu-resident"):
     """The host side of K device-resident searches in one kernel: launch chunks of iterations
     (`launch(n_iter, target)`), each as long as the budget allows and doubling while a chunk takes

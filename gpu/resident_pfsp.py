@@ -30,8 +30,8 @@ from lsbench.search.common import start_solution
 
 from . import device as dv
 from . import device_name, require
-from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, end_item, run_searches,
-                     save_search, take_item)
+from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, end_item, never_tabu,
+                     run_searches, save_search, take_item)
 from .kernels import block_min, key_less
 from .launch import allow_dynamic_shared
 from .rots_plan import shared_bytes_per_block
@@ -413,7 +413,7 @@ class ResidentPfspTabu:
 
     def _arrays(self, K, blocks):
         n = self.problem.n
-        return {"SEQ": cuda.device_array((K, n), np.int32), "EXP": cuda.device_array((K, n * n), np.int64),
+        return {"SEQ": cuda.device_array((K, n), np.int32), "EXP": never_tabu((K, n * n)),
                 "WKEY": cuda.device_array((2, blocks), np.int64), "WRANK": cuda.device_array((2, blocks), np.uint64),
                 "WIDX": cuda.device_array((2, blocks), np.int64), "STATE": cuda.device_array((K, 4), np.int64),
                 "RNG": cuda.device_array(K, np.uint64), "BEST_SOL": cuda.device_array((K, n), np.int32),
@@ -430,7 +430,7 @@ class ResidentPfspTabu:
     def run(self, seeds, stop, progress=None, chunk=None):
         """K = len(seeds) tabu searches, each with the CPU search's start solution and stream."""
         from lsbench.search.tabu import TabuSearch
-        pr, n, prm = self.problem, self.problem.n, self.prm
+        pr, prm = self.problem, self.prm
         K = len(seeds)
         states, sols = [], []
         for seed in seeds:
@@ -444,7 +444,6 @@ class ResidentPfspTabu:
         subchunk = self.shape["iterations_per_queue_item"] or 0
         dev = self._arrays(K, blocks)
         dev["SEQ"].copy_to_device(np.array(sols, dtype=np.int32))
-        dev["EXP"].copy_to_device(np.full((K, n * n), -1, dtype=np.int64))  # nb.tabu_memory(): nothing forbidden
         dev["STATE"].copy_to_device(np.stack([np.zeros(K, np.int64), starts, starts, np.zeros(K, np.int64)], axis=1))
         dev["RNG"].copy_to_device(np.array(states, dtype=np.uint64))
         dev["BEST_SOL"].copy_to_device(np.array(sols, dtype=np.int32))

@@ -35,8 +35,8 @@ from lsbench.search.common import start_solution
 
 from . import device as dv
 from . import device_name, require
-from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, end_item, read_search,
-                     run_searches, save_search, take_item, write_search)
+from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, end_item, never_tabu,
+                     read_search, run_searches, save_search, take_item, write_search)
 from .kernels import block_min, key_less
 
 SIM = config.ENABLE_CUDASIM
@@ -431,12 +431,6 @@ def ppp_tabu_kernel(A, TH, X, Y, HIST, SCRATCH, EXP, WC, WD, WR, WI, STATE, RNG,
         end_item(QS, s, sub, tid)
 
 
-@cuda.jit
-def fill_kernel(a, value):
-    for q in range(cuda.grid(1), a.size, cuda.gridsize(1)):
-        a[q] = value
-
-
 class WholeGpuTabu:
     """K tabu searches over a large neighbourhood (TSP swap / 2-opt, PPP Hamming-k) as one
     cooperative kernel; `run` returns, per seed, what `lsbench.search.tabu.TabuSearch.run` returns
@@ -493,7 +487,7 @@ class WholeGpuTabu:
         queue: a persistent grid of up to every resident block, each block taking a search's next
         sub-chunk of iterations and running it alone, the search's state in global memory between
         items: no barrier across the grid (on eil101 2-opt 1.3x the lockstep's it/s with one block
-        a search, benchmarks/results/grid_scaling-h200-*.json), and K one past a multiple of the
+        a search, benchmarks/results/tabu_scaling-h200-*.json), and K one past a multiple of the
         grid does not cost a wave."""
         T = self.threads
         need = max(1, -(-self.nb.size // T))
@@ -514,17 +508,6 @@ class WholeGpuTabu:
 
     def _dummy(self):
         return (np.arange(self.problem.size) if self.problem.kind == "tsp" else np.zeros(self.problem.size, np.int64))
-
-    def _check_memory(self, K):
-        """Refuses K searches whose device state does not fit (TSP: an n x n tabu matrix each)."""
-        n = self.problem.size
-        per = (n * n * 8 + 8 * 8 * n) if self.problem.kind == "tsp" else (8 * 8 * n + 8 * self.problem.m)
-        if SIM:
-            return
-        free, _total = cuda.current_context().get_memory_info()
-        if K * per > 0.9 * free:
-            raise LsbenchError(f"--searches {K}: {K} {self.nb.name} searches of {self.problem.name} need "
-                               f"{K * per / 2**30:.1f} GiB of GPU memory, {free / 2**30:.1f} GiB are free")
 
     def _buffers(self, sols, blocks):
         """Device state of K searches from start solutions `sols`."""
@@ -558,10 +541,7 @@ class WholeGpuTabu:
         empty = self.nb.tabu_memory()
         if (empty != -1).any():
             raise LsbenchError(f"{self.nb.name}: an empty tabu memory is all -1 (internal error)")
-        exp = cuda.device_array((K, *empty.shape), np.int64)
-        flat = exp.reshape(exp.size)
-        fill_kernel[min(1024, -(-flat.size // 256)), 256](flat, np.int64(-1))
-        return exp
+        return never_tabu((K, *empty.shape))
 
     def _args(self, state, K, V, subchunk):
         """(kernel arguments, {name: the per-search arrays the host reads and writes})."""
@@ -591,7 +571,6 @@ class WholeGpuTabu:
             states.append(st[0])
         starts = np.array([pr.objective(s) for s in sols], dtype=np.int64)
         if self.shape is None or self.shape["searches"] != K:
-            self._check_memory(K)
             self.shape = self.shape_for(K)
         V, blocks = self.shape["reduction_blocks"], self.shape["blocks"]
         subchunk = self.shape["iterations_per_queue_item"] or 0
