@@ -52,32 +52,50 @@ def save_search(STATE, RNG, s, its, current, best, n_imp, state):
 
 
 @cuda.jit(device=True, inline=True)
-def take_item(QS, job, searches, subchunks, tid):
-    """Queue mode: the block's next (search, sub-chunk), search -1 when the queue is empty. Item
-    c K + s is search s's c-th sub-chunk; it waits (bounded) until the search's (c - 1)-th has
-    ended, on any SM. QS = [items taken, sub-chunks done by search 0, 1, ...]; ERR[1] = -1 if a
-    wait ran out."""
+def take_item(QS, ERR, job, searches, subchunks, tid):
+    """Queue mode: the block's next (search, sub-chunk), search -1 when the queue is empty or a
+    wait ran out (then ERR[1] = -1). Item c K + s is search s's c-th sub-chunk; it waits (bounded)
+    until the search's (c - 1)-th has ended, on any SM. QS = [items taken, sub-chunks done by
+    search 0, 1, ...]."""
     if tid == 0:
         job[0] = cuda.atomic.add(QS, 0, 1)
     cuda.syncthreads()
     item = job[0]
     if item >= searches * subchunks:
-        return int64(-1), int64(0), True
+        return int64(-1), int64(0)
     s = item % searches
     sub = item // searches
-    ok = True
     if tid == 0:
+        job[1] = 1
         spins = 0
         while cuda.atomic.add(QS, 1 + s, 0) != sub:
             cuda.nanosleep(256)
             spins += 1
             if spins > WAIT_SPINS:
-                ok = False
+                job[1] = 0
+                ERR[1] = -1
                 break
-        job[1] = 1 if ok else 0
     cuda.threadfence()  # acquire: the state the search's last item wrote
     cuda.syncthreads()
-    return s, sub, job[1] == 1
+    if job[1] == 0:
+        return int64(-1), int64(0)
+    return s, sub
+
+
+@cuda.jit(device=True, inline=True)
+def start_item(STATE, RNG, s, sub):
+    """(iterations done, current, best, improvements this launch, stream state) of search s at
+    the start of its sub-chunk `sub` (a launch's sub-chunks count improvements together)."""
+    return STATE[s, 0], STATE[s, 1], STATE[s, 2], STATE[s, 3] if sub > 0 else int64(0), RNG[s]
+
+
+@cuda.jit(device=True, inline=True)
+def end_lockstep(STATE, RNG, WORK, WRNG, b, G, K, V, tid, n_iter):
+    """Lockstep: each search's state after the chunk's last step, from WORK back to STATE."""
+    for u in range(b, K * V, G):
+        if u % V == 0 and tid == 0 and n_iter > 0:
+            its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, u // V, n_iter)
+            save_search(STATE, RNG, u // V, its, current, best, n_imp, state)
 
 
 @cuda.jit(device=True, inline=True)
@@ -110,13 +128,48 @@ def never_tabu(shape):
     return exp
 
 
-def run_searches(launch, dev, stop, moves, starts, prm, progress=None, chunk=None, what="gpu-resident"):
+def tabu_starts(problem, seeds):
+    """(start solutions, stream states, start objectives) of K tabu searches, each exactly the CPU
+    search's with its seed."""
+    from lsbench import rng
+    from lsbench.search.common import start_solution
+    from lsbench.search.tabu import TabuSearch
+    states, sols = [], []
+    for seed in seeds:
+        st = rng.new_state(seed)
+        sols.append(start_solution(problem, st, TabuSearch()))
+        states.append(st[0])
+    return sols, np.array(states, dtype=np.uint64), np.array([problem.objective(s) for s in sols], dtype=np.int64)
+
+
+def chunk_launcher(kernel, args, dev, sols, states, starts, blocks, queued):
+    """Uploads K searches' starts into their state (`dev`: STATE, RNG, BEST_SOL, QS) and returns
+    launch(n_iter, target) for run_searches. `args` end in (sub-chunk, tenure_min, tenure_max,
+    aspiration, target, iterations). A queue's sub-chunks are sized for at least 8 items a block a
+    chunk, so that its last round is short."""
+    K = len(sols)
+    dev["STATE"].copy_to_device(np.stack([np.zeros(K, np.int64), starts, starts, np.zeros(K, np.int64)], axis=1))
+    dev["RNG"].copy_to_device(states)
+    dev["BEST_SOL"].copy_to_device(np.array(sols).astype(dev["BEST_SOL"].dtype))
+    zeros = np.zeros(K + 1, np.int64)
+    item = int(args[-6])
+
+    def launch(n_iter, target):
+        if queued:
+            dev["QS"].copy_to_device(zeros)
+            args[-6] = np.int64(max(1, min(item, n_iter // -(-8 * blocks // K))))
+        args[-2], args[-1] = target, np.int64(n_iter)
+        kernel(*args)
+    return launch
+
+
+def run_searches(launch, dev, stop, moves, starts, seeds, prm, progress=None, chunk=None, what="gpu-resident"):
     """The host side of K device-resident searches in one kernel: launch chunks of iterations
     (`launch(n_iter, target)`), each as long as the budget allows and doubling while a chunk takes
     under 20 ms; read back only the searches' states (`dev["STATE"]`: iterations done, current,
     best, improvements this chunk) and their improvements (`IMP_IT`, `IMP_OBJ`: [m, search]). A
     search ends at its target; the run when all have. Returns ([SearchResult] as the CPU search
-    returns them, seconds in kernels)."""
+    returns them, one per seed, seconds in kernels)."""
     target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
     log = ImprovementLog(starts)
     chunks = ChunkLength(chunk or (2 if SIM else 16), IMPROVEMENT_CAP, grow=not SIM)
@@ -150,7 +203,7 @@ def run_searches(launch, dev, stop, moves, starts, prm, progress=None, chunk=Non
     best_sol = dev["BEST_SOL"].copy_to_host().astype(np.int64)
     trajectories = log.trajectories()
     results = [SearchResult(int(st[q, 2]), best_sol[q], int(st[q, 0]), int(st[q, 0]) * moves, trajectories[q],
-                            dict(prm), int(st[q, 1])) for q in range(len(starts))]
+                            dict(prm), int(st[q, 1]), seed=seed) for q, seed in enumerate(seeds)]
     return results, kernel_s
 
 

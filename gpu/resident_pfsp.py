@@ -22,16 +22,14 @@ trajectory of `lsbench run --algorithm tabu --backend cpu` with the same seed.
 import numpy as np
 from numba import config, cuda, int32, int64, uint32, uint64
 
-from lsbench import rng
 from lsbench.errors import LsbenchError
 from lsbench.params import Param
 from lsbench.problems.pfsp import MAKESPAN
-from lsbench.search.common import start_solution
 
 from . import device as dv
 from . import device_name, require
-from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, end_item, never_tabu,
-                     run_searches, save_search, take_item)
+from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, chunk_launcher, end_item,
+                     never_tabu, run_searches, save_search, start_item, tabu_starts, take_item)
 from .kernels import block_min, key_less
 from .launch import allow_dynamic_shared
 from .rots_plan import shared_bytes_per_block
@@ -139,10 +137,8 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
         sq = int64(0)
         sub = int64(0)
         if queued:
-            sq, sub, ok = take_item(QS, job, K, subchunks, tid)
-            if sq < 0 or not ok:
-                if not ok and tid == 0:
-                    ERR[1] = -1
+            sq, sub = take_item(QS, ERR, job, K, subchunks, tid)
+            if sq < 0:
                 return
         steps = min(subchunk, n_iter - sub * subchunk) if queued else n_iter
         # -- `steps` iterations of search sq: its sequence into shared memory, its state back to STATE
@@ -151,11 +147,7 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
         cuda.syncthreads()
         for t in range(tid, nm, T):
             ps[t] = PT[seq[t // m] * m + t % m]
-        it = STATE[sq, 0]
-        current = STATE[sq, 1]
-        best = STATE[sq, 2]
-        n_imp = STATE[sq, 3] if sub > 0 else int64(0)  # a launch's sub-chunks count together
-        state = RNG[sq]
+        it, current, best, n_imp, state = start_item(STATE, RNG, sq, sub)
         for step in range(steps):
             if best <= target:  # every block of the search sees the same: all stop together
                 break
@@ -429,39 +421,18 @@ class ResidentPfspTabu:
 
     def run(self, seeds, stop, progress=None, chunk=None):
         """K = len(seeds) tabu searches, each with the CPU search's start solution and stream."""
-        from lsbench.search.tabu import TabuSearch
         pr, prm = self.problem, self.prm
-        K = len(seeds)
-        states, sols = [], []
-        for seed in seeds:
-            st = rng.new_state(seed)
-            sols.append(start_solution(pr, st, TabuSearch()))
-            states.append(st[0])
-        starts = np.array([pr.objective(s) for s in sols], dtype=np.int64)
-        if self.shape is None or self.shape["searches"] != K:
-            self.shape = self.shape_for(K)
+        sols, states, starts = tabu_starts(pr, seeds)
+        if self.shape is None or self.shape["searches"] != len(seeds):
+            self.shape = self.shape_for(len(seeds))
         blocks, rounds, need = self.shape["blocks"], self.shape["rounds"], self.shape["dynamic_shared_bytes"]
         subchunk = self.shape["iterations_per_queue_item"] or 0
-        dev = self._arrays(K, blocks)
+        dev = self._arrays(len(seeds), blocks)
         dev["SEQ"].copy_to_device(np.array(sols, dtype=np.int32))
-        dev["STATE"].copy_to_device(np.stack([np.zeros(K, np.int64), starts, starts, np.zeros(K, np.int64)], axis=1))
-        dev["RNG"].copy_to_device(np.array(states, dtype=np.uint64))
-        dev["BEST_SOL"].copy_to_device(np.array(sols, dtype=np.int32))
-        args = self._args(dev, rounds, subchunk)
-        zeros = np.zeros(K + 1, np.int64)
-        kernel = pfsp_tabu_kernel[blocks, self.threads, 0, need]
-
-        def launch(n_iter, target):
-            if subchunk:  # at least 8 items a block a chunk, so that the queue's last round is short
-                dev["QS"].copy_to_device(zeros)
-                args[-6] = np.int64(max(1, min(subchunk, n_iter // -(-8 * blocks // K))))
-            args[-2], args[-1] = target, np.int64(n_iter)
-            kernel(*args)
-
-        results, self.kernel_s = run_searches(launch, dev, stop, pr.neighbourhood("insertion").size, starts, prm,
-                                              progress, chunk, "gpu-resident PFSP")
-        for result, seed in zip(results, seeds):
-            result.seed = seed
+        launch = chunk_launcher(pfsp_tabu_kernel[blocks, self.threads, 0, need], self._args(dev, rounds, subchunk), dev,
+                                sols, states, starts, blocks, subchunk > 0)
+        results, self.kernel_s = run_searches(launch, dev, stop, pr.neighbourhood("insertion").size, starts, seeds,
+                                              prm, progress, chunk, "gpu-resident PFSP")
         return results
 
     def describe(self):

@@ -28,15 +28,14 @@ each search's SplitMix64 stream: search q gives exactly the trajectory of `lsben
 import numpy as np
 from numba import config, cuda, int64, uint64
 
-from lsbench import rng
 from lsbench.errors import LsbenchError
 from lsbench.params import Param
-from lsbench.search.common import start_solution
 
 from . import device as dv
 from . import device_name, require
-from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, end_item, never_tabu,
-                     read_search, run_searches, save_search, take_item, write_search)
+from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, chunk_launcher, end_item,
+                     end_lockstep, never_tabu, read_search, run_searches, save_search, start_item, tabu_starts,
+                     take_item, write_search)
 from .kernels import block_min, key_less
 
 SIM = config.ENABLE_CUDASIM
@@ -248,21 +247,14 @@ def tsp_tabu_kernel(D, TOUR, FWD, BWD, EDGE, EXP, WC, WD, WR, WI, STATE, RNG, WO
                     write_search(WORK, WRNG, s, step, its, current, best, n_imp, state)
                 cuda.syncthreads()  # the winner is read from shared memory before the next item's reduction
             grid.sync()
-        for u in range(b, K * V, G):
-            if u % V == 0 and tid == 0 and n_iter > 0:
-                its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, u // V, n_iter)
-                save_search(STATE, RNG, u // V, its, current, best, n_imp, state)
+        end_lockstep(STATE, RNG, WORK, WRNG, b, G, K, V, tid, n_iter)
         return
     subchunks = (n_iter + subchunk - 1) // subchunk
     while True:  # queue: one block runs a search's sub-chunk, the state in global memory between items
-        s, sub, ok = take_item(QS, job, K, subchunks, tid)
-        if s < 0 or not ok:
-            if not ok and tid == 0:
-                ERR[1] = -1
+        s, sub = take_item(QS, ERR, job, K, subchunks, tid)
+        if s < 0:
             return
-        its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, s, 0)
-        if sub > 0:  # a launch's sub-chunks count together
-            n_imp = STATE[s, 3]
+        its, current, best, n_imp, state = start_item(STATE, RNG, s, sub)
         for step in range(min(subchunk, n_iter - sub * subchunk)):
             if best <= target:
                 break
@@ -392,21 +384,14 @@ def ppp_tabu_kernel(A, TH, X, Y, HIST, SCRATCH, EXP, WC, WD, WR, WI, STATE, RNG,
                     write_search(WORK, WRNG, s, step, its, current, best, n_imp, state)
                 cuda.syncthreads()  # the winner is read from shared memory before the next item's reduction
             grid.sync()
-        for u in range(b, K * V, G):
-            if u % V == 0 and tid == 0 and n_iter > 0:
-                its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, u // V, n_iter)
-                save_search(STATE, RNG, u // V, its, current, best, n_imp, state)
+        end_lockstep(STATE, RNG, WORK, WRNG, b, G, K, V, tid, n_iter)
         return
     subchunks = (n_iter + subchunk - 1) // subchunk
-    while True:
-        s, sub, ok = take_item(QS, job, K, subchunks, tid)
-        if s < 0 or not ok:
-            if not ok and tid == 0:
-                ERR[1] = -1
+    while True:  # queue: one block runs a search's sub-chunk, the state in global memory between items
+        s, sub = take_item(QS, ERR, job, K, subchunks, tid)
+        if s < 0:
             return
-        its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, s, 0)
-        if sub > 0:  # a launch's sub-chunks count together
-            n_imp = STATE[s, 3]
+        its, current, best, n_imp, state = start_item(STATE, RNG, s, sub)
         for step in range(min(subchunk, n_iter - sub * subchunk)):
             if best <= target:
                 break
@@ -561,37 +546,17 @@ class WholeGpuTabu:
 
     def run(self, seeds, stop, progress=None, chunk=None):
         """K = len(seeds) searches, each the CPU search with its seed."""
-        from lsbench.search.tabu import TabuSearch
         pr, nb, prm = self.problem, self.nb, self.prm
-        K = len(seeds)
-        states, sols = [], []
-        for seed in seeds:
-            st = rng.new_state(seed)
-            sols.append(start_solution(pr, st, TabuSearch()))
-            states.append(st[0])
-        starts = np.array([pr.objective(s) for s in sols], dtype=np.int64)
-        if self.shape is None or self.shape["searches"] != K:
-            self.shape = self.shape_for(K)
+        sols, states, starts = tabu_starts(pr, seeds)
+        if self.shape is None or self.shape["searches"] != len(seeds):
+            self.shape = self.shape_for(len(seeds))
         V, blocks = self.shape["reduction_blocks"], self.shape["blocks"]
         subchunk = self.shape["iterations_per_queue_item"] or 0
-        args, dev = self._args(self._buffers(sols, blocks), K, V, subchunk)
-        dev["STATE"].copy_to_device(np.stack([np.zeros(K, np.int64), starts, starts, np.zeros(K, np.int64)], axis=1))
-        dev["RNG"].copy_to_device(np.array(states, dtype=np.uint64))
-        dev["BEST_SOL"].copy_to_device(np.array(sols, dtype=np.int64))
-        zeros = np.zeros(K + 1, np.int64)
-        kernel = self._kernel()[blocks, self.threads]
-
-        def launch(n_iter, target):
-            if subchunk:  # at least 8 items a block a chunk, so that the queue's last round is short
-                dev["QS"].copy_to_device(zeros)
-                args[-6] = np.int64(max(1, min(subchunk, n_iter // -(-8 * blocks // K))))
-            args[-2], args[-1] = target, np.int64(n_iter)
-            kernel(*args)
-
-        results, self.kernel_s = run_searches(launch, dev, stop, nb.size, starts, prm, progress, chunk,
+        args, dev = self._args(self._buffers(sols, blocks), len(seeds), V, subchunk)
+        launch = chunk_launcher(self._kernel()[blocks, self.threads], args, dev, sols, states, starts, blocks,
+                                subchunk > 0)
+        results, self.kernel_s = run_searches(launch, dev, stop, nb.size, starts, seeds, prm, progress, chunk,
                                               f"gpu-resident {nb.name}@{pr.kind}")
-        for result, seed in zip(results, seeds):
-            result.seed = seed
         return results
 
     def describe(self):
