@@ -23,10 +23,9 @@ WAIT_SPINS = 1 << 28  # queue shape: a bound on a block's wait for a search's pr
 @cuda.jit(device=True, inline=True)
 def read_search(STATE, RNG, WORK, WRNG, s, step):
     """(iterations done, current, best, improvements this chunk, stream state) of search s before
-    lockstep step `step` (queue items pass 0): STATE at a chunk's start, then the double
-    buffer WORK that step - 1 wrote (every block of a search reads it while one block writes the
-    other half)."""
-    if step == 0:  # a chunk's (a queue item's) improvements count from 0 (see take_item's caller)
+    lockstep step `step`: STATE at a chunk's start, then the double buffer WORK that step - 1
+    wrote (every block of a search reads it while one block writes the other half)."""
+    if step == 0:  # a chunk's improvements count from 0
         return STATE[s, 0], STATE[s, 1], STATE[s, 2], int64(0), RNG[s]
     p = step % 2
     return WORK[s, p, 0], WORK[s, p, 1], WORK[s, p, 2], WORK[s, p, 3], WRNG[s, p]
