@@ -130,11 +130,12 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
     K = SEQ.shape[0]
     queued = subchunk > 0  # K > 1: blocks take (search, sub-chunk) items from a queue, one block a search
     subchunks = (n_iter + subchunk - 1) // subchunk if queued else 1
-    GS = 1 if queued else G  # the blocks of one search ...
-    bs = 0 if queued else b  # ... this block's rank among them ...
-    w0 = b if queued else 0  # ... and their winners, WKEY[par, w0:w0 + GS]
+    GS = 1 if queued else G // K  # the blocks of one search (lockstep: the grid is K GS blocks) ...
+    bs = 0 if queued else b % GS  # ... this block's rank among them ...
+    w0 = b - bs  # ... and their winners, WKEY[par, w0:w0 + GS]
+    apart = queued or K == 1  # a search may leave the step loop early; else it must keep the grid barrier
     while True:
-        sq = int64(0)
+        sq = int64(b // GS)  # lockstep: this block's search
         sub = int64(0)
         if queued:
             sq, sub = take_item(QS, ERR, job, K, subchunks, tid)
@@ -150,7 +151,10 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
         it, current, best, n_imp, state = start_item(STATE, RNG, sq, sub)
         for step in range(steps):
             if best <= target:  # every block of the search sees the same: all stop together
-                break
+                if apart:
+                    break
+                grid.sync()  # lockstep: a finished search's blocks still meet every barrier
+                continue
             it += 1
             state += dv.GOLDEN
             tie_key = dv.mix64(state)
@@ -198,7 +202,10 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
                 if bs == 0 and tid == 0:
                     ERR[0] = it
                     ERR[1] = sq + 1
-                break
+                if apart:
+                    break
+                grid.sync()
+                continue
             # -- phase 2: pair p of warps serves removed positions i; warp 2p the moves right of i,
             # warp 2p+1 those left of it, each sweep rebuilding the heads (tails) it needs
             bc = int64(3)
@@ -376,32 +383,41 @@ class ResidentPfspTabu:
 
     def shape_for(self, K):
         """One search: enough pairs of warps for every removed position in one round, capped by how
-        many blocks can be resident at once (a cooperative launch needs them all). K > 1: one block
-        a search covers every position in rounds; a persistent grid of up to every resident block
-        takes the searches' sub-chunks from a queue."""
+        many blocks can be resident at once (a cooperative launch needs them all). K > 1 searches:
+        lockstep, while each can have two or more of the resident blocks (its removed positions in
+        fewer rounds); else a persistent grid of up to every resident block takes the searches'
+        sub-chunks from a queue, one block a search covering every position in rounds."""
         n, m = self.problem.n, self.problem.m
         rounds_one = -(-n // self.pairs)
-        if K > 1 or self.want_persistent is not None:
+        if K == 1 and self.want_persistent is None:
             if SIM:
-                blocks, need = self.want_persistent or 2, shared_words(n, m, rounds_one, self.pairs) * 4
+                blocks, rounds, need = 1, n, shared_words(n, m, n, self.pairs) * 4
             else:
-                fit, need = self._fits(1, rounds_one, K)
-                blocks = min(self.want_persistent or fit, K, fit)
-            return {"searches": K, "mode": "queue", "blocks": blocks, "threads": self.threads, "rounds": rounds_one,
-                    "dynamic_shared_bytes": need, "persistent_blocks": blocks,
-                    "iterations_per_queue_item": 2 if SIM else QUEUE_ITEM}
+                blocks = rounds_one
+                while True:
+                    rounds = -(-n // (blocks * self.pairs))
+                    fit, need = self._fits(blocks, rounds, K)
+                    if fit >= blocks:
+                        break
+                    blocks = fit
+            return {"searches": 1, "mode": "lockstep", "blocks": blocks, "blocks_per_search": blocks,
+                    "threads": self.threads, "rounds": rounds, "dynamic_shared_bytes": need, "persistent_blocks": 0,
+                    "iterations_per_queue_item": None}
         if SIM:
-            blocks, rounds, need = 1, n, shared_words(n, m, n, self.pairs) * 4
+            fit, need = self.want_persistent or 2, shared_words(n, m, rounds_one, self.pairs) * 4
         else:
-            blocks = -(-n // self.pairs)
-            while True:
-                rounds = -(-n // (blocks * self.pairs))
-                fit, need = self._fits(blocks, rounds, K)
-                if fit >= blocks:
-                    break
-                blocks = fit
-        return {"searches": 1, "mode": "lockstep", "blocks": blocks, "threads": self.threads, "rounds": rounds,
-                "dynamic_shared_bytes": need, "persistent_blocks": 0, "iterations_per_queue_item": None}
+            fit, need = self._fits(1, rounds_one, K)
+        per = min(rounds_one, fit // K)
+        if not SIM and self.want_persistent is None and per >= 2:
+            rounds = -(-n // (per * self.pairs))
+            _fit, need = self._fits(K * per, rounds, K)
+            return {"searches": K, "mode": "lockstep", "blocks": K * per, "blocks_per_search": per,
+                    "threads": self.threads, "rounds": rounds, "dynamic_shared_bytes": need, "persistent_blocks": 0,
+                    "iterations_per_queue_item": None}
+        blocks = min(self.want_persistent or fit, K, fit) if not SIM else fit
+        return {"searches": K, "mode": "queue", "blocks": blocks, "blocks_per_search": 1, "threads": self.threads,
+                "rounds": rounds_one, "dynamic_shared_bytes": need, "persistent_blocks": blocks,
+                "iterations_per_queue_item": 2 if SIM else QUEUE_ITEM}
 
     def _arrays(self, K, blocks):
         n = self.problem.n
@@ -440,6 +456,9 @@ class ResidentPfspTabu:
         if shape.get("mode") == "queue":
             how = (f"{shape['searches']} PFSP insertion tabu searches on a persistent grid of {shape['blocks']} "
                    f"blocks taking sub-chunks of up to {shape['iterations_per_queue_item']} iterations from a queue")
+        elif shape.get("searches", 1) > 1:
+            how = (f"{shape['searches']} PFSP insertion tabu searches in lockstep, {shape['blocks_per_search']} blocks "
+                   "each (cooperative kernel)")
         else:
             how = "one PFSP insertion tabu search over the whole GPU (cooperative kernel)"
         return {"backend": "gpu-resident", "device": device_name(), "model": how, **shape}

@@ -329,25 +329,39 @@ def _cpu_tabu(problem, seed, stop, **params):
     return TabuSearch(**params).run(problem, nb, get_evaluator("cpu").bind(problem, nb), stop, seed)
 
 
-@pytest.mark.parametrize("threads, searches", [(64, 1), (128, 1), (64, 3)])
-def test_resident_pfsp_tabu_follows_the_cpu_trajectory(threads, searches):
+@pytest.mark.parametrize("threads, searches, persistent", [(64, 1, None), (128, 1, None), (64, 3, 2), (64, 3, None)])
+def test_resident_pfsp_tabu_follows_the_cpu_trajectory(threads, searches, persistent):
     """The whole-GPU PFSP insertion tabu search: one pair of warps per block (they also find the
     tabu bounds), or two pairs and two scout warps; random tenures (stream draws), chunks of three
     iterations (state carried between launches); K = 3 searches on a queue of two blocks (each
-    item reloads its search's sequence): each exactly the CPU search with its seed."""
+    item reloads its search's sequence), or (on a device) in lockstep, several blocks each, the
+    searches reaching a target at different iterations (a finished search's blocks keep meeting
+    the grid barrier): each exactly the CPU search with its seed."""
     from lsbench.gpu.resident_pfsp import ResidentPfspTabu
     from lsbench.problems.pfsp import PFSP
     from lsbench.search.common import Stop
     from lsbench.search.tabu import TabuSearch
+    lockstep = persistent is None
+    if lockstep and searches > 1 and os.environ.get("LSBENCH_TEST_REAL_GPU") != "1":
+        pytest.skip("K searches in lockstep need a block each at least: the simulator's cooperative grid has one")
     p = PFSP.taillard("t7x3", 7, 3, 873654221)
     params = {"tenure_min": 2, "tenure_max": 5}
     prm = TabuSearch(**params).params(p.neighbourhood("insertion"))
-    engine = ResidentPfspTabu(p, prm, threads=threads)
+    engine = ResidentPfspTabu(p, prm, threads=threads, persistent=persistent)
     seeds = list(range(4, 4 + searches))
-    devs = engine.run(seeds, Stop(iterations=14), chunk=3)
-    assert engine.shape["mode"] == ("queue" if searches > 1 else "lockstep")
+    stop = Stop(iterations=14)
+    if searches > 1:  # the first search stops early at a target; the others stop at other iterations
+        stop = Stop(iterations=14, target=_cpu_tabu(p, 4, stop, **params).trajectory[-2][2])
+    devs = engine.run(seeds, stop, chunk=3)
+    assert engine.shape["mode"] == ("lockstep" if lockstep else "queue")
+    if lockstep and searches > 1:
+        assert engine.shape["blocks_per_search"] >= 2
     for seed, dev in zip(seeds, devs):
-        _same_search(_cpu_tabu(p, seed, Stop(iterations=14), **params), dev)
+        cpu = _cpu_tabu(p, seed, stop, **params)
+        assert [(i, o) for i, _t, o in cpu.trajectory] == [(i, o) for i, _t, o in dev.trajectory]
+        assert (list(cpu.best_solution), cpu.iterations) == (list(dev.best_solution), dev.iterations)
+    if searches > 1:
+        assert devs[0].iterations < 14 and len({d.iterations for d in devs}) > 1  # some ran on after another ended
 
 
 def test_resident_pfsp_tabu_cli_on_ta001_stops_at_the_target_and_verifies(tmp_path):
