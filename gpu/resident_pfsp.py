@@ -341,7 +341,7 @@ class ResidentPfspTabu:
     per seed, the result of `lsbench.search.tabu.TabuSearch.run` on the CPU with that seed.
     `persistent`: blocks of the queue grid (default: as many as run at once, no more than K)."""
 
-    def __init__(self, problem, prm, threads=None, persistent=None):
+    def __init__(self, problem, prm, threads=None, persistent=None, blocks=None):
         require("gpu-resident")
         if problem.objective_code != MAKESPAN:
             raise LsbenchError(f"--backend gpu-resident: the PFSP fast path minimises the makespan (Taillard's "
@@ -352,8 +352,12 @@ class ResidentPfspTabu:
         if int(problem.pt.sum()) >= 1 << 31:
             raise LsbenchError(f"--backend gpu-resident: {problem.name}'s total processing time exceeds 2^31 "
                                "(32-bit heads and tails)")
-        if persistent is not None and int(persistent) < 1:
-            raise LsbenchError(f"--param persistent: must be at least 1, got {persistent}")
+        for name, value in (("persistent", persistent), ("blocks", blocks)):
+            if value is not None and int(value) < 1:
+                raise LsbenchError(f"--param {name}: must be at least 1, got {value}")
+        if SIM and blocks is not None and int(blocks) > 1:
+            raise LsbenchError("--param blocks: the simulator runs one block a search in lockstep (its blocks "
+                               "run one after another)")
         self.problem, self.prm = problem, prm
         self.threads = int(threads) if threads else (64 if SIM else 256)
         if self.threads < 2 * WARP or self.threads > MAX_THREADS or self.threads & (self.threads - 1):
@@ -361,6 +365,7 @@ class ResidentPfspTabu:
                                f"got {self.threads}")
         self.pairs = self.threads // WARP // 2
         self.want_persistent = None if persistent is None else int(persistent)
+        self.want_blocks = None if blocks is None else int(blocks)
         self.pt = cuda.to_device(np.ascontiguousarray(problem.pt, dtype=np.int32).ravel())
         self.shape = None  # blocks, rounds, shared memory: sized for K on the first run with K searches
         self.kernel_s = 0.0
@@ -389,7 +394,7 @@ class ResidentPfspTabu:
         sub-chunks from a queue, one block a search covering every position in rounds."""
         n, m = self.problem.n, self.problem.m
         rounds_one = -(-n // self.pairs)
-        if K == 1 and self.want_persistent is None:
+        if K == 1 and self.want_persistent is None and self.want_blocks is None:
             if SIM:
                 blocks, rounds, need = 1, n, shared_words(n, m, n, self.pairs) * 4
             else:
@@ -407,10 +412,16 @@ class ResidentPfspTabu:
             fit, need = self.want_persistent or 2, shared_words(n, m, rounds_one, self.pairs) * 4
         else:
             fit, need = self._fits(1, rounds_one, K)
-        per = min(rounds_one, fit // K)
-        if not SIM and self.want_persistent is None and per >= 2:
+        per = self.want_blocks or (0 if SIM else min(rounds_one, fit // K))
+        if self.want_persistent is None and (self.want_blocks or per >= 2):
             rounds = -(-n // (per * self.pairs))
-            _fit, need = self._fits(K * per, rounds, K)
+            if SIM:  # one block a search, the blocks one after another: every search alone
+                need = shared_words(n, m, rounds, self.pairs) * 4
+            else:
+                fit, need = self._fits(K * per, rounds, K)
+                if K * per > fit:
+                    raise LsbenchError(f"--param blocks={per}: {K} searches x {per} blocks exceed the {fit} blocks "
+                                       "this GPU runs at once")
             return {"searches": K, "mode": "lockstep", "blocks": K * per, "blocks_per_search": per,
                     "threads": self.threads, "rounds": rounds, "dynamic_shared_bytes": need, "persistent_blocks": 0,
                     "iterations_per_queue_item": None}
@@ -467,6 +478,8 @@ class ResidentPfspTabu:
 class ResidentPfspEngine(WholeGpuEngine):
     problems = ("pfsp",)
     parameters = (Param("block", int, "threads per block (default: the largest that fits)", low=32, high=1024),
+                  Param("blocks", int, "blocks per search in lockstep (default: the resident blocks shared among "
+                        "the searches while each gets two or more)", low=1),
                   Param("persistent", int, "blocks of the persistent grid that runs K > 1 searches (default: as "
                         "many as run at once)", low=1))
 
@@ -474,4 +487,5 @@ class ResidentPfspEngine(WholeGpuEngine):
         if neighbourhood.name != "insertion":
             raise LsbenchError(f"--neighbourhood: the PFSP fast path searches the insertion neighbourhood, "
                                f"not {neighbourhood.name}")
-        return ResidentPfspTabu(problem, prm, threads=params.get("block"), persistent=params.get("persistent"))
+        return ResidentPfspTabu(problem, prm, threads=params.get("block"), persistent=params.get("persistent"),
+                                blocks=params.get("blocks"))

@@ -116,16 +116,41 @@ def step_done(IMP_IT, IMP_OBJ, s, it, current, n_imp, best, writer):
     return it, current, n_imp, best
 
 
+# The problems' parts of the kernel, each over the problem's tuple of device arrays (`data`) and
+# `mode` (TSP: 2-opt or swap; PPP: k); make_tabu_kernel puts them into one search loop.
+
 @cuda.jit(device=True, inline=True)
-def tsp_thread_best(D, t, fwd, bwd, edge, exp, two_opt, n, size, first, stride, it, current, asp, tie_key):
+def tsp_searches(data):
+    return data[1].shape[0]
+
+
+@cuda.jit(device=True, inline=True)
+def tsp_consistent(data, s, it, current, mode):
+    """The tracked objective against the tour's own prefixes (2-opt keeps them incrementally)."""
+    D, TOUR, FWD, BWD, EDGE, EXP = data
+    n = FWD.shape[2]
+    old = (it - 1) % 2
+    return mode != TSP_TWO_OPT or FWD[s, old, n - 1] + EDGE[s, old, n - 1] == current
+
+
+@cuda.jit(device=True, inline=True)
+def tsp_thread_best(data, s, it, current, asp, tie_key, first, stride, mode):
     """This thread's best (class, delta, rank, move) of moves first, first + stride, ..."""
+    D, TOUR, FWD, BWD, EDGE, EXP = data
+    n = TOUR.shape[2]
+    old = (it - 1) % 2
+    t = TOUR[s, old]
+    fwd = FWD[s, old]
+    bwd = BWD[s, old]
+    edge = EDGE[s, old]
+    exp = EXP[s]
     bc = int64(3)
     bd = int64(0)
     br = uint64(0)
     bi = int64(-1)
-    for idx in range(first, size, stride):
+    for idx in range(first, n * (n - 1) // 2, stride):
         i, j = dv.index_to_pair(idx, n)
-        if two_opt:
+        if mode == TSP_TWO_OPT:
             d = int64(dv.tsp_two_opt_delta(D, t, fwd, bwd, edge, i, j))
             tabu = exp[t[(i - 1 + n) % n], t[j]] >= it or exp[t[i], t[(j + 1) % n]] >= it
         else:
@@ -139,10 +164,13 @@ def tsp_thread_best(D, t, fwd, bwd, edge, exp, two_opt, n, size, first, stride, 
 
 
 @cuda.jit(device=True, inline=True)
-def tsp_apply(D, TOUR, FWD, BWD, EDGE, BEST_SOL, s, it, i, j, two_opt, improved, first, stride):
-    """Positions first, first + stride, ... of the tour after move (i, j), and its path prefixes
-    and edges (2-opt), O(1) each from the old ones, into the other half of the double buffers."""
+def tsp_apply(data, BEST_SOL, s, it, move, improved, first, stride, mode):
+    """Positions first, first + stride, ... of the tour after `move`, and its path prefixes and
+    edges (2-opt), O(1) each from the old ones, into the other half of the double buffers."""
+    D, TOUR, FWD, BWD, EDGE, EXP = data
+    two_opt = mode == TSP_TWO_OPT
     n = TOUR.shape[2]
+    i, j = dv.index_to_pair(move, n)
     old = (it - 1) % 2
     new = it % 2
     t = TOUR[s, old]
@@ -174,10 +202,12 @@ def tsp_apply(D, TOUR, FWD, BWD, EDGE, BEST_SOL, s, it, i, j, two_opt, improved,
 
 
 @cuda.jit(device=True, inline=True)
-def tsp_record(EXP, TOUR, s, it, i, j, two_opt, until):
+def tsp_record(data, s, it, move, mode, until):
+    D, TOUR, FWD, BWD, EDGE, EXP = data
     n = TOUR.shape[2]
+    i, j = dv.index_to_pair(move, n)
     t = TOUR[s, (it - 1) % 2]
-    if two_opt:  # lsbench.problems.tsp.two_opt_tabu_record
+    if mode == TSP_TWO_OPT:  # lsbench.problems.tsp.two_opt_tabu_record
         EXP[s, t[(i - 1 + n) % n], t[i]] = until
         EXP[s, t[j], t[(j + 1) % n]] = until
     else:  # lsbench.problems.permutation.position_swap_tabu_record
@@ -185,110 +215,35 @@ def tsp_record(EXP, TOUR, s, it, i, j, two_opt, until):
 
 
 @cuda.jit(device=True, inline=True)
-def tsp_consistent(FWD, EDGE, s, it, current, two_opt):
-    """The tracked objective against the tour's own prefixes (2-opt keeps them incrementally)."""
-    n = FWD.shape[2]
-    old = (it - 1) % 2
-    return not two_opt or FWD[s, old, n - 1] + EDGE[s, old, n - 1] == current
-
-
-@cuda.jit
-def tsp_tabu_kernel(D, TOUR, FWD, BWD, EDGE, EXP, WC, WD, WR, WI, STATE, RNG, WORK, WRNG, BEST_SOL, IMP_IT, IMP_OBJ,
-                    ERR, QS, two_opt, V, subchunk, tenure_min, tenure_max, use_aspiration, target, n_iter):
-    red_c = cuda.shared.array(MAX_THREADS, int64)
-    red_d = cuda.shared.array(MAX_THREADS, int64)
-    red_r = cuda.shared.array(MAX_THREADS, uint64)
-    red_i = cuda.shared.array(MAX_THREADS, int64)
-    job = cuda.shared.array(2, int64)
-    grid = cuda.cg.this_grid()
-    tid = cuda.threadIdx.x
-    T = cuda.blockDim.x
-    b = cuda.blockIdx.x
-    G = cuda.gridDim.x
-    K = TOUR.shape[0]
-    n = TOUR.shape[2]
-    size = n * (n - 1) // 2
-    if subchunk == 0:  # lockstep: item u = (search u // V, its virtual block u % V), a grid barrier per phase
-        for step in range(n_iter):
-            for u in range(b, K * V, G):
-                s = u // V
-                v = u % V
-                its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, s, step)
-                if best <= target:
-                    continue
-                it = its + 1
-                if v == 0 and tid == 0 and not tsp_consistent(FWD, EDGE, s, it, current, two_opt):
-                    ERR[0] = it
-                    ERR[1] = s + 1
-                asp = best if use_aspiration else NO_ASPIRATION
-                old = (it - 1) % 2
-                bc, bd, br, bi = tsp_thread_best(D, TOUR[s, old], FWD[s, old], BWD[s, old], EDGE[s, old], EXP[s],
-                                                 two_opt, n, size, v * T + tid, V * T, it, current, asp,
-                                                 dv.mix64(state + dv.GOLDEN))
-                publish(red_c, red_d, red_r, red_i, WC, WD, WR, WI, u, tid, T, bc, bd, br, bi)
-            grid.sync()
-            for u in range(b, K * V, G):
-                s = u // V
-                v = u % V
-                its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, s, step)
-                if best > target:
-                    it = its + 1
-                    move, delta = grid_winner(red_c, red_d, red_r, red_i, WC[s * V:s * V + V], WD[s * V:s * V + V],
-                                              WR[s * V:s * V + V], WI[s * V:s * V + V], V, tid, T)
-                    i, j = dv.index_to_pair(move, n)
-                    state, tenure = next_tenure(state + dv.GOLDEN, tenure_min, tenure_max)
-                    improved = current + delta < best
-                    tsp_apply(D, TOUR, FWD, BWD, EDGE, BEST_SOL, s, it, i, j, two_opt, improved, v * T + tid, V * T)
-                    if v == 0 and tid == 0:
-                        tsp_record(EXP, TOUR, s, it, i, j, two_opt, it + tenure)
-                    its, current, n_imp, best = step_done(IMP_IT, IMP_OBJ, s, it, current + delta, n_imp, best,
-                                                          v == 0 and tid == 0)
-                if v == 0 and tid == 0:
-                    write_search(WORK, WRNG, s, step, its, current, best, n_imp, state)
-                cuda.syncthreads()  # the winner is read from shared memory before the next item's reduction
-            grid.sync()
-        end_lockstep(STATE, RNG, WORK, WRNG, b, G, K, V, tid, n_iter)
-        return
-    subchunks = (n_iter + subchunk - 1) // subchunk
-    while True:  # queue: one block runs a search's sub-chunk, the state in global memory between items
-        s, sub = take_item(QS, ERR, job, K, subchunks, tid)
-        if s < 0:
-            return
-        its, current, best, n_imp, state = start_item(STATE, RNG, s, sub)
-        for step in range(min(subchunk, n_iter - sub * subchunk)):
-            if best <= target:
-                break
-            it = its + 1
-            if tid == 0 and not tsp_consistent(FWD, EDGE, s, it, current, two_opt):
-                ERR[0] = it
-                ERR[1] = s + 1
-            state += dv.GOLDEN
-            old = (it - 1) % 2
-            bc, bd, br, bi = tsp_thread_best(D, TOUR[s, old], FWD[s, old], BWD[s, old], EDGE[s, old], EXP[s], two_opt,
-                                             n, size, tid, T, it, current,
-                                             best if use_aspiration else NO_ASPIRATION, dv.mix64(state))
-            block_min(red_c, red_d, red_r, red_i, tid, T, bc, bd, br, bi)
-            i, j = dv.index_to_pair(red_i[0], n)
-            delta = red_d[0]
-            state, tenure = next_tenure(state, tenure_min, tenure_max)
-            improved = current + delta < best
-            tsp_apply(D, TOUR, FWD, BWD, EDGE, BEST_SOL, s, it, i, j, two_opt, improved, tid, T)
-            if tid == 0:
-                tsp_record(EXP, TOUR, s, it, i, j, two_opt, it + tenure)
-            its, current, n_imp, best = step_done(IMP_IT, IMP_OBJ, s, it, current + delta, n_imp, best, tid == 0)
-            cuda.syncthreads()
-        if tid == 0:
-            save_search(STATE, RNG, s, its, current, best, n_imp, state)
-        end_item(QS, s, sub, tid)
+def ppp_searches(data):
+    return data[2].shape[0]
 
 
 @cuda.jit(device=True, inline=True)
-def ppp_thread_best(A, TH, x, y, hist, exp, scratch, k, n, size, first, stride, it, current, asp, tie_key):
+def ppp_size(data, k):
+    n = data[2].shape[2]
+    return n if k == 1 else (n * (n - 1) // 2 if k == 2 else n * (n - 1) * (n - 2) // 6)
+
+
+@cuda.jit(device=True, inline=True)
+def ppp_consistent(data, s, it, current, k):
+    return True
+
+
+@cuda.jit(device=True, inline=True)
+def ppp_thread_best(data, s, it, current, asp, tie_key, first, stride, k):
+    A, TH, X, Y, HIST, SCRATCH, EXP = data
+    n = X.shape[2]
+    x = X[s, (it - 1) % 2]
+    y = Y[s]
+    hist = HIST[s]
+    exp = EXP[s]
+    scratch = SCRATCH[cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x]  # this thread's zeroed histogram
     bc = int64(3)
     bd = int64(0)
     br = uint64(0)
     bi = int64(-1)
-    for idx in range(first, size, stride):
+    for idx in range(first, ppp_size(data, k), stride):
         k1, k2, k3 = flip_indices(idx, n, k)
         d = int64(dv.ppp_flip_delta(A, x, y, hist, TH, k1, k2, k3, scratch))
         tabu = exp[k1] >= it or (k2 >= 0 and exp[k2] >= it) or (k3 >= 0 and exp[k3] >= it)
@@ -300,11 +255,13 @@ def ppp_thread_best(A, TH, x, y, hist, exp, scratch, k, n, size, first, stride, 
 
 
 @cuda.jit(device=True, inline=True)
-def ppp_apply(A, TH, X, Y, HIST, BEST_SOL, s, it, k1, k2, k3, improved, first, stride):
+def ppp_apply(data, BEST_SOL, s, it, move, improved, first, stride, k):
     """Rows first, first + stride, ... of Y and its histogram in place; the bits into the other half."""
+    A, TH, X, Y, HIST, SCRATCH, EXP = data
     m = Y.shape[1]
     n = X.shape[2]
     n1 = TH.shape[0]
+    k1, k2, k3 = flip_indices(move, n, k)
     x = X[s, (it - 1) % 2]
     y = Y[s]
     c1, c2, c3 = dv.flip_signs(x, k1, k2, k3)
@@ -325,7 +282,9 @@ def ppp_apply(A, TH, X, Y, HIST, BEST_SOL, s, it, k1, k2, k3, improved, first, s
 
 
 @cuda.jit(device=True, inline=True)
-def ppp_record(EXP, s, k1, k2, k3, until):
+def ppp_record(data, s, it, move, k, until):
+    EXP = data[6]
+    k1, k2, k3 = flip_indices(move, data[2].shape[2], k)
     EXP[s, k1] = until  # lsbench.problems.ppp.PppHamming.tabu_record
     if k2 >= 0:
         EXP[s, k2] = until
@@ -333,87 +292,93 @@ def ppp_record(EXP, s, k1, k2, k3, until):
         EXP[s, k3] = until
 
 
-@cuda.jit
-def ppp_tabu_kernel(A, TH, X, Y, HIST, SCRATCH, EXP, WC, WD, WR, WI, STATE, RNG, WORK, WRNG, BEST_SOL, IMP_IT, IMP_OBJ,
-                    ERR, QS, k, V, subchunk, tenure_min, tenure_max, use_aspiration, target, n_iter):
-    red_c = cuda.shared.array(MAX_THREADS, int64)
-    red_d = cuda.shared.array(MAX_THREADS, int64)
-    red_r = cuda.shared.array(MAX_THREADS, uint64)
-    red_i = cuda.shared.array(MAX_THREADS, int64)
-    job = cuda.shared.array(2, int64)
-    grid = cuda.cg.this_grid()
-    tid = cuda.threadIdx.x
-    T = cuda.blockDim.x
-    b = cuda.blockIdx.x
-    G = cuda.gridDim.x
-    K = X.shape[0]
-    n = X.shape[2]
-    size = n if k == 1 else (n * (n - 1) // 2 if k == 2 else n * (n - 1) * (n - 2) // 6)
-    scratch = SCRATCH[b * T + tid]  # this thread's zeroed histogram of changes
-    if subchunk == 0:
-        for step in range(n_iter):
-            for u in range(b, K * V, G):
-                s = u // V
-                v = u % V
-                its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, s, step)
-                if best <= target:
-                    continue
-                it = its + 1
-                bc, bd, br, bi = ppp_thread_best(A, TH, X[s, (it - 1) % 2], Y[s], HIST[s], EXP[s], scratch, k, n, size,
-                                                 v * T + tid, V * T, it, current,
-                                                 best if use_aspiration else NO_ASPIRATION, dv.mix64(state + dv.GOLDEN))
-                publish(red_c, red_d, red_r, red_i, WC, WD, WR, WI, u, tid, T, bc, bd, br, bi)
-            grid.sync()
-            for u in range(b, K * V, G):
-                s = u // V
-                v = u % V
-                its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, s, step)
-                if best > target:
+def make_tabu_kernel(searches_of, consistent, thread_best, apply_move, record):
+    """The search loop of K tabu searches (see the module docstring) over one problem's parts."""
+
+    @cuda.jit
+    def tabu_kernel(data, WC, WD, WR, WI, STATE, RNG, WORK, WRNG, BEST_SOL, IMP_IT, IMP_OBJ, ERR, QS, mode, V,
+                    subchunk, tenure_min, tenure_max, use_aspiration, target, n_iter):
+        red_c = cuda.shared.array(MAX_THREADS, int64)
+        red_d = cuda.shared.array(MAX_THREADS, int64)
+        red_r = cuda.shared.array(MAX_THREADS, uint64)
+        red_i = cuda.shared.array(MAX_THREADS, int64)
+        job = cuda.shared.array(2, int64)
+        grid = cuda.cg.this_grid()
+        tid = cuda.threadIdx.x
+        T = cuda.blockDim.x
+        b = cuda.blockIdx.x
+        G = cuda.gridDim.x
+        K = searches_of(data)
+        if subchunk == 0:  # lockstep: item u = (search u // V, its virtual block u % V), a grid barrier per phase
+            for step in range(n_iter):
+                for u in range(b, K * V, G):
+                    s = u // V
+                    v = u % V
+                    its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, s, step)
+                    if best <= target:
+                        continue
                     it = its + 1
-                    move, delta = grid_winner(red_c, red_d, red_r, red_i, WC[s * V:s * V + V], WD[s * V:s * V + V],
-                                              WR[s * V:s * V + V], WI[s * V:s * V + V], V, tid, T)
-                    k1, k2, k3 = flip_indices(move, n, k)
-                    state, tenure = next_tenure(state + dv.GOLDEN, tenure_min, tenure_max)
-                    improved = current + delta < best
-                    ppp_apply(A, TH, X, Y, HIST, BEST_SOL, s, it, k1, k2, k3, improved, v * T + tid, V * T)
+                    if v == 0 and tid == 0 and not consistent(data, s, it, current, mode):
+                        ERR[0] = it
+                        ERR[1] = s + 1
+                    bc, bd, br, bi = thread_best(data, s, it, current, best if use_aspiration else NO_ASPIRATION,
+                                                 dv.mix64(state + dv.GOLDEN), v * T + tid, V * T, mode)
+                    publish(red_c, red_d, red_r, red_i, WC, WD, WR, WI, u, tid, T, bc, bd, br, bi)
+                grid.sync()
+                for u in range(b, K * V, G):
+                    s = u // V
+                    v = u % V
+                    its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, s, step)
+                    if best > target:
+                        it = its + 1
+                        move, delta = grid_winner(red_c, red_d, red_r, red_i, WC[s * V:s * V + V],
+                                                  WD[s * V:s * V + V], WR[s * V:s * V + V], WI[s * V:s * V + V], V,
+                                                  tid, T)
+                        state, tenure = next_tenure(state + dv.GOLDEN, tenure_min, tenure_max)
+                        apply_move(data, BEST_SOL, s, it, move, current + delta < best, v * T + tid, V * T, mode)
+                        if v == 0 and tid == 0:
+                            record(data, s, it, move, mode, it + tenure)
+                        its, current, n_imp, best = step_done(IMP_IT, IMP_OBJ, s, it, current + delta, n_imp, best,
+                                                              v == 0 and tid == 0)
                     if v == 0 and tid == 0:
-                        ppp_record(EXP, s, k1, k2, k3, it + tenure)
-                    its, current, n_imp, best = step_done(IMP_IT, IMP_OBJ, s, it, current + delta, n_imp, best,
-                                                          v == 0 and tid == 0)
-                if v == 0 and tid == 0:
-                    write_search(WORK, WRNG, s, step, its, current, best, n_imp, state)
-                cuda.syncthreads()  # the winner is read from shared memory before the next item's reduction
-            grid.sync()
-        end_lockstep(STATE, RNG, WORK, WRNG, b, G, K, V, tid, n_iter)
-        return
-    subchunks = (n_iter + subchunk - 1) // subchunk
-    while True:  # queue: one block runs a search's sub-chunk, the state in global memory between items
-        s, sub = take_item(QS, ERR, job, K, subchunks, tid)
-        if s < 0:
+                        write_search(WORK, WRNG, s, step, its, current, best, n_imp, state)
+                    cuda.syncthreads()  # the winner is read from shared memory before the next item's reduction
+                grid.sync()
+            end_lockstep(STATE, RNG, WORK, WRNG, b, G, K, V, tid, n_iter)
             return
-        its, current, best, n_imp, state = start_item(STATE, RNG, s, sub)
-        for step in range(min(subchunk, n_iter - sub * subchunk)):
-            if best <= target:
-                break
-            it = its + 1
-            state += dv.GOLDEN
-            bc, bd, br, bi = ppp_thread_best(A, TH, X[s, (it - 1) % 2], Y[s], HIST[s], EXP[s], scratch, k, n, size,
-                                             tid, T, it, current, best if use_aspiration else NO_ASPIRATION,
-                                             dv.mix64(state))
-            block_min(red_c, red_d, red_r, red_i, tid, T, bc, bd, br, bi)
-            k1, k2, k3 = flip_indices(red_i[0], n, k)
-            delta = red_d[0]
-            state, tenure = next_tenure(state, tenure_min, tenure_max)
-            improved = current + delta < best
-            cuda.syncthreads()  # every thread has read Y before any row of it changes
-            ppp_apply(A, TH, X, Y, HIST, BEST_SOL, s, it, k1, k2, k3, improved, tid, T)
+        subchunks = (n_iter + subchunk - 1) // subchunk
+        while True:  # queue: one block runs a search's sub-chunk, the state in global memory between items
+            s, sub = take_item(QS, ERR, job, K, subchunks, tid)
+            if s < 0:
+                return
+            its, current, best, n_imp, state = start_item(STATE, RNG, s, sub)
+            for step in range(min(subchunk, n_iter - sub * subchunk)):
+                if best <= target:
+                    break
+                it = its + 1
+                if tid == 0 and not consistent(data, s, it, current, mode):
+                    ERR[0] = it
+                    ERR[1] = s + 1
+                state += dv.GOLDEN
+                bc, bd, br, bi = thread_best(data, s, it, current, best if use_aspiration else NO_ASPIRATION,
+                                             dv.mix64(state), tid, T, mode)
+                block_min(red_c, red_d, red_r, red_i, tid, T, bc, bd, br, bi)  # ends with a block barrier
+                move = red_i[0]
+                delta = red_d[0]
+                state, tenure = next_tenure(state, tenure_min, tenure_max)
+                apply_move(data, BEST_SOL, s, it, move, current + delta < best, tid, T, mode)
+                if tid == 0:
+                    record(data, s, it, move, mode, it + tenure)
+                its, current, n_imp, best = step_done(IMP_IT, IMP_OBJ, s, it, current + delta, n_imp, best, tid == 0)
+                cuda.syncthreads()
             if tid == 0:
-                ppp_record(EXP, s, k1, k2, k3, it + tenure)
-            its, current, n_imp, best = step_done(IMP_IT, IMP_OBJ, s, it, current + delta, n_imp, best, tid == 0)
-            cuda.syncthreads()
-        if tid == 0:
-            save_search(STATE, RNG, s, its, current, best, n_imp, state)
-        end_item(QS, s, sub, tid)
+                save_search(STATE, RNG, s, its, current, best, n_imp, state)
+            end_item(QS, s, sub, tid)
+    return tabu_kernel
+
+
+tsp_tabu_kernel = make_tabu_kernel(tsp_searches, tsp_consistent, tsp_thread_best, tsp_apply, tsp_record)
+ppp_tabu_kernel = make_tabu_kernel(ppp_searches, ppp_consistent, ppp_thread_best, ppp_apply, ppp_record)
 
 
 class WholeGpuTabu:
@@ -542,7 +507,7 @@ class WholeGpuTabu:
                  "ERR": cuda.to_device(np.zeros(2, np.int64)), "QS": cuda.to_device(np.zeros(K + 1, np.int64))}
         prm = self.prm
         scalars = (mode, V, subchunk, prm["tenure_min"], prm["tenure_max"], 1 if prm["aspiration"] else 0, 0, 1)
-        return [*self.data, *arrays, *winners, *named.values(), *(np.int64(x) for x in scalars)], named
+        return [(*self.data, *arrays), *winners, *named.values(), *(np.int64(x) for x in scalars)], named
 
     def run(self, seeds, stop, progress=None, chunk=None):
         """K = len(seeds) searches, each the CPU search with its seed."""

@@ -334,20 +334,21 @@ def test_resident_pfsp_tabu_follows_the_cpu_trajectory(threads, searches, persis
     """The whole-GPU PFSP insertion tabu search: one pair of warps per block (they also find the
     tabu bounds), or two pairs and two scout warps; random tenures (stream draws), chunks of three
     iterations (state carried between launches); K = 3 searches on a queue of two blocks (each
-    item reloads its search's sequence), or (on a device) in lockstep, several blocks each, the
-    searches reaching a target at different iterations (a finished search's blocks keep meeting
-    the grid barrier): each exactly the CPU search with its seed."""
+    item reloads its search's sequence), or in lockstep (several blocks each on a device, one
+    block each under the simulator, whose blocks run one after another), the searches reaching a
+    target at different iterations (a finished search's blocks keep meeting the grid barrier):
+    each exactly the CPU search with its seed."""
     from lsbench.gpu.resident_pfsp import ResidentPfspTabu
     from lsbench.problems.pfsp import PFSP
     from lsbench.search.common import Stop
     from lsbench.search.tabu import TabuSearch
     lockstep = persistent is None
-    if lockstep and searches > 1 and os.environ.get("LSBENCH_TEST_REAL_GPU") != "1":
-        pytest.skip("K searches in lockstep need a block each at least: the simulator's cooperative grid has one")
+    sim = os.environ.get("LSBENCH_TEST_REAL_GPU") != "1"
     p = PFSP.taillard("t7x3", 7, 3, 873654221)
     params = {"tenure_min": 2, "tenure_max": 5}
     prm = TabuSearch(**params).params(p.neighbourhood("insertion"))
-    engine = ResidentPfspTabu(p, prm, threads=threads, persistent=persistent)
+    engine = ResidentPfspTabu(p, prm, threads=threads, persistent=persistent,
+                              blocks=1 if sim and lockstep and searches > 1 else None)
     seeds = list(range(4, 4 + searches))
     stop = Stop(iterations=14)
     if searches > 1:  # the first search stops early at a target; the others stop at other iterations
@@ -355,7 +356,7 @@ def test_resident_pfsp_tabu_follows_the_cpu_trajectory(threads, searches, persis
     devs = engine.run(seeds, stop, chunk=3)
     assert engine.shape["mode"] == ("lockstep" if lockstep else "queue")
     if lockstep and searches > 1:
-        assert engine.shape["blocks_per_search"] >= 2
+        assert engine.shape["blocks_per_search"] == 1 if sim else engine.shape["blocks_per_search"] >= 2
     for seed, dev in zip(seeds, devs):
         cpu = _cpu_tabu(p, seed, stop, **params)
         assert [(i, o) for i, _t, o in cpu.trajectory] == [(i, o) for i, _t, o in dev.trajectory]
@@ -387,6 +388,7 @@ def test_resident_pfsp_tabu_cli_on_ta001_stops_at_the_target_and_verifies(tmp_pa
     (dict(neighbourhood="swap"), "insertion neighbourhood"),
     (dict(backend_params={"block": 96}), "power of two"),
     (dict(backend_params={"persistent": 0}), "--param persistent=0: must be >= 1"),
+    (dict(backend_params={"blocks": 0}), "--param blocks=0: must be >= 1"),
 ])
 def test_resident_pfsp_tabu_refuses_what_it_cannot_run(args, message):
     from lsbench.errors import LsbenchError
