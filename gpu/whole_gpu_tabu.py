@@ -116,6 +116,16 @@ def step_done(IMP_IT, IMP_OBJ, s, it, current, n_imp, best, writer):
     return it, current, n_imp, best
 
 
+@cuda.jit(device=True, inline=True)
+def kept(bc, bd, br, bi, tabu, current, d, asp, idx, tie_key):
+    """A thread's best (class, delta, rank, move) once move idx (delta d) is seen."""
+    c = tabu_class(tabu, current, d, asp)
+    r = dv.tie_rank(idx, tie_key)
+    if bi < 0 or key_less(c, d, r, idx, bc, bd, br, bi):
+        return c, d, r, int64(idx)
+    return bc, bd, br, bi
+
+
 # The problems' parts of the kernel, each over the problem's tuple of device arrays (`data`) and
 # `mode` (TSP: 2-opt or swap; PPP: k); make_tabu_kernel puts them into one search loop.
 
@@ -156,10 +166,7 @@ def tsp_thread_best(data, s, it, current, asp, tie_key, first, stride, mode):
         else:
             d = int64(dv.tsp_swap_delta(D, t, i, j))
             tabu = exp[t[j], t[i]] >= it
-        c = tabu_class(tabu, current, d, asp)
-        r = dv.tie_rank(idx, tie_key)
-        if bi < 0 or key_less(c, d, r, idx, bc, bd, br, bi):
-            bc, bd, br, bi = c, d, r, int64(idx)
+        bc, bd, br, bi = kept(bc, bd, br, bi, tabu, current, d, asp, idx, tie_key)
     return bc, bd, br, bi
 
 
@@ -247,10 +254,7 @@ def ppp_thread_best(data, s, it, current, asp, tie_key, first, stride, k):
         k1, k2, k3 = flip_indices(idx, n, k)
         d = int64(dv.ppp_flip_delta(A, x, y, hist, TH, k1, k2, k3, scratch))
         tabu = exp[k1] >= it or (k2 >= 0 and exp[k2] >= it) or (k3 >= 0 and exp[k3] >= it)
-        c = tabu_class(tabu, current, d, asp)
-        r = dv.tie_rank(idx, tie_key)
-        if bi < 0 or key_less(c, d, r, idx, bc, bd, br, bi):
-            bc, bd, br, bi = c, d, r, int64(idx)
+        bc, bd, br, bi = kept(bc, bd, br, bi, tabu, current, d, asp, idx, tie_key)
     return bc, bd, br, bi
 
 
