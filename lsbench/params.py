@@ -8,6 +8,7 @@ from these declarations (lsbench/spec.py resolves a run's parameters against the
 import math
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 
 from .errors import LsbenchError
 
@@ -106,6 +107,26 @@ def _integer(value):
 
 def _num(x):
     return int(x) if float(x).is_integer() else x
+
+
+SIZE_PATTERN = r"\d+|(\d+\.?\d*|\.\d+)n(\^2)?"
+SIZE_HELP = "an integer, or a multiple of the instance size n or of n^2 (20, 0.1n, 8n^2)"
+
+
+def size_param(name, help, default):
+    """A count that may be given relative to the instance size: `--param tenure_min=0.1n` means
+    the same search on every instance of a group, where a fixed 10 would not."""
+    return Param(name, str, f"{help}; default {default} ({SIZE_HELP})", pattern=SIZE_PATTERN, pattern_help=SIZE_HELP)
+
+
+def in_size_units(value, n):
+    """The integer a size_param value stands for on an instance of size n, rounded down (exact
+    decimals: 0.9n on n = 12 is 10, as 9 * 12 // 10)."""
+    text = str(value)
+    if re.fullmatch(r"\d+", text):
+        return int(text)
+    scale = Fraction(text.split("n")[0])
+    return math.floor(scale * (n * n if text.endswith("^2") else n))
 
 
 def split_pairs(pairs):

@@ -70,6 +70,21 @@ def test_compiled_rots_loop_equals_rots_over_the_evaluator_interface():
     assert out[0].iterations == out[1].iterations == 2000
 
 
+def test_rots_parameters_relative_to_the_instance_size():
+    """0.9n, 1.1n and 2n^2 are the defaults themselves; 0.1n is floor(0.1 n) on every instance."""
+    def rots(instance, **params):
+        rec = run(instance=instance, algorithm="rots", iterations=400, seed=5, algorithm_params=params)
+        return {k: rec["params"][k] for k in ("tenure_min", "tenure_max", "aspiration")}, \
+            [(it, obj) for it, _t, obj in rec["trajectory"]]
+    default, walk = rots("tai25a")
+    assert default == {"tenure_min": 22, "tenure_max": 27, "aspiration": 1250}
+    assert rots("tai25a", tenure_min="0.9n", tenure_max="1.1n", aspiration="2n^2") == (default, walk)
+    assert rots("tai25a", tenure_min="22", tenure_max=27, aspiration="1250") == (default, walk)
+    short, short_walk = rots("tai25a", tenure_min="0.1n", tenure_max=".3n", aspiration="8n^2")
+    assert short == {"tenure_min": 2, "tenure_max": 7, "aspiration": 5000} and short_walk != walk
+    assert rots("tai12a", tenure_min="0.1n", tenure_max="0.3n")[0]["tenure_max"] == 3
+
+
 def test_stop_criteria():
     rec = run(instance="tai12a", algorithm="rots", evaluations=660 * 10)
     assert rec["iterations"] == 100 and rec["evaluations"] == 6600

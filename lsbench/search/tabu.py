@@ -13,7 +13,7 @@ from .. import rng
 from ..errors import LsbenchError
 from ..interfaces import COMPILED_LOOP, DEVICE_SELECT, SearchResult, plain
 from ..neighborhoods import index_to_pair
-from ..params import Param
+from ..params import Param, in_size_units, size_param
 from ..problems.qap import swap_and_update
 from .common import ChunkLength, Trajectory, start_solution
 
@@ -243,10 +243,10 @@ class RobustTabuSearch:
     name = "rots"
     problems = ("qap",)
     parameters = (
-        Param("tenure_min", int, "tenure drawn per move in [tenure_min, tenure_max] (default 0.9n)", low=0),
-        Param("tenure_max", int, "default 1.1n", low=0),
-        Param("aspiration", int, "a move is aspired when one of its assignments was last forbidden this many "
-              "iterations ago (default 2n^2)", low=0),
+        size_param("tenure_min", "tenure drawn per move in [tenure_min, tenure_max]", "0.9n"),
+        size_param("tenure_max", "see tenure_min", "1.1n"),
+        size_param("aspiration", "a move is aspired when one of its assignments was last forbidden this many "
+                   "iterations ago", "2n^2"),
     )
 
     def __init__(self, tenure_min=None, tenure_max=None, aspiration=None):
@@ -256,11 +256,14 @@ class RobustTabuSearch:
 
     def params(self, problem):
         n = problem.n
-        prm = {"tenure_min": int(self.tenure_min if self.tenure_min is not None else 9 * n // 10),
-               "tenure_max": int(self.tenure_max if self.tenure_max is not None else 11 * n // 10),
-               "aspiration": int(self.aspiration if self.aspiration is not None else 2 * n * n)}
-        if prm["tenure_min"] < 0 or prm["tenure_max"] < prm["tenure_min"]:
-            raise LsbenchError("--param tenure_min/tenure_max: need 0 <= tenure_min <= tenure_max")
+
+        def given(value, default):
+            return in_size_units(default if value is None else value, n)
+        prm = {"tenure_min": given(self.tenure_min, "0.9n"), "tenure_max": given(self.tenure_max, "1.1n"),
+               "aspiration": given(self.aspiration, "2n^2")}
+        if prm["tenure_max"] < prm["tenure_min"]:
+            raise LsbenchError(f"--param tenure_min/tenure_max: need tenure_min <= tenure_max on {problem.name} "
+                               f"(n = {n}: {prm['tenure_min']} > {prm['tenure_max']})")
         return prm
 
     def run(self, problem, neighbourhood, evaluator, stop, seed, progress=None):
