@@ -112,15 +112,22 @@ def fill_kernel(a, value):
         a[q] = value
 
 
+def free_device_bytes():
+    """Bytes free on the current GPU; None in the simulator, whose arrays are host memory."""
+    if SIM:
+        return None
+    free, _total = cuda.current_context().get_memory_info()
+    return free
+
+
 def never_tabu(shape):
     """Tabu expiries of K searches, every one -1 (nothing forbidden), filled on the device: K
     n x n matrices need not exist on the host. Refuses, in one line, K matrices the GPU cannot hold."""
     need = 8 * int(np.prod(shape))
-    if not SIM:
-        free, _total = cuda.current_context().get_memory_info()
-        if need > 0.9 * free:
-            raise LsbenchError(f"--searches {shape[0]}: the searches' tabu memories need {need / 2**30:.1f} GiB of GPU "
-                               f"memory, {free / 2**30:.1f} GiB are free")
+    free = free_device_bytes()
+    if free is not None and need > 0.9 * free:
+        raise LsbenchError(f"--searches {shape[0]}: the searches' tabu memories need {need / 2**30:.1f} GiB of GPU "
+                           f"memory, {free / 2**30:.1f} GiB are free")
     exp = cuda.device_array(shape, np.int64)
     flat = exp.reshape(exp.size)
     fill_kernel[min(1024, -(-flat.size // 256)), 256](flat, np.int64(-1))

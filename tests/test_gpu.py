@@ -473,6 +473,27 @@ def test_resident_grid_tabu_refuses_what_it_cannot_run(instance, args, message):
         run_one(None, instance, **{"algorithm": "tabu", **args}, backend="gpu-resident", seed=1, iterations=2)
 
 
+@pytest.mark.parametrize("problem, instance, neighbourhood", [("tsp", "burma14", "2opt"),
+                                                         ("pfsp", "rnd-pfsp-7x3-1", "insertion")])
+def test_resident_tabu_refuses_searches_whose_tabu_memories_do_not_fit(tmp_path, monkeypatch, problem, instance,
+                                                                       neighbourhood):
+    """K n x n tabu memories beyond the GPU's free memory: one line naming --searches and the
+    sizes, and no record (the simulator has no memory limit, so the free figure is set low)."""
+    from lsbench.gpu import chunks
+    from lsbench.errors import LsbenchError
+    n = 14 if problem == "tsp" else 7
+    free = 8 * n * n * 10  # room for 10 memories, less the 10 % kept spare: 9 fit, 10 do not
+    monkeypatch.setattr(chunks, "free_device_bytes", lambda: free)
+    out = tmp_path / "never.json"
+    with pytest.raises(LsbenchError, match=r"^--searches 10: the searches' tabu memories need 0\.0 GiB of GPU memory"):
+        run_one(problem, instance, algorithm="tabu", backend="gpu-resident", neighbourhood=neighbourhood, seed=1,
+                iterations=2, searches=10, out=str(out))
+    assert not out.exists() and not list(tmp_path.iterdir())
+    rec = run_one(problem, instance, algorithm="tabu", backend="gpu-resident", neighbourhood=neighbourhood, seed=1,
+                  iterations=2, searches=9, out=str(out))
+    assert len(rec["searches"]) == 9 and out.exists()
+
+
 def test_resident_grid_tabu_reduction_blocks_from_the_command_line(tmp_path):
     """`--param blocks=N` reaches the engine from the CLI; a bad value is one error line, exit 2, no record."""
     out = tmp_path / "tsp.json"
