@@ -90,7 +90,7 @@ class ResidentRots:
         `persistent`: blocks of a persistent grid that take the searches' sub-chunks from a queue
         (0: one block per search; None: a queue once K exceeds what runs at once at the best shape;
         UNEVEN: a queue only where one block per search would leave SMs idle, see uneven_grid);
-        `restart`: {stagnation, elite, strength} of lsbench.search.restarts (stagnation 0: none);
+        `restart`: {stagnation, elite, strength[, crossover]} of lsbench.search.restarts (stagnation 0: none);
         `subchunk`: iterations per queue item (tests)."""
         require("gpu-resident")
         self.problem, self.prm = problem, prm
@@ -444,6 +444,8 @@ class ResidentRotsEngine(Engine):
         Param("elite", int, "restart: the number of best distinct solutions of all searches it draws from", default=4,
               low=1),
         Param("perturb", float, "restart: random swaps, as a fraction of n", default=0.25, low=0.0, high=4.0),
+        Param("crossover", bool, "restart: from a uniform crossover of two elite solutions, then the swaps",
+              default=False),
         Param("persistent", int, "blocks of a persistent grid that take the searches' chunks from a queue (0: one "
               "block per search; default: a queue once the searches outnumber what runs at once)", low=0),
     )
@@ -454,7 +456,7 @@ class ResidentRotsEngine(Engine):
                                      cluster=params.get("cluster"), split=params.get("split"),
                                      persistent=params.get("persistent"),
                                      restart={"stagnation": params.get("restart") or 0, "elite": params["elite"],
-                                              "strength": params["perturb"]})
+                                              "strength": params["perturb"], "crossover": params["crossover"]})
         self.count = 0
         self.migration = None
 

@@ -225,7 +225,7 @@ def test_resident_rots_with_more_searches_than_blocks_queues_them_and_each_follo
 
 def test_resident_rots_restarts_stagnant_searches_from_the_elite_reproducibly_and_ends_at_the_first_hit():
     """Iterated parallel tabu (restart=S): searches that stagnate restart from a perturbed elite
-    solution at a chunk boundary, the kernel rebuilds them (FRESH = 2) and keeps each search's best.
+    solution (or a child of two) at a chunk boundary, the kernel rebuilds them (FRESH = 2) and keeps each search's best.
     The same seeds give the same run; every best is its solution's cost; trajectories only improve;
     with a target the run ends as soon as any search reaches it."""
     from lsbench.gpu.rots_engine import ResidentRots
@@ -254,9 +254,13 @@ def test_resident_rots_restarts_stagnant_searches_from_the_elite_reproducibly_an
     plain = ResidentRots(p, RobustTabuSearch().params(p)).run([1, 2, 3], Stop(iterations=120))
     assert [r.final_objective for r in plain] != [r.final_objective for r in first]
     target = min(r.best_objective for r in first)
-    hit = ResidentRots(p, RobustTabuSearch().params(p), restart=restart).run([1, 2, 3], Stop(iterations=120, target=target))
+    # the same run with crossover restarts (children of two elite solutions) ends at the first hit
+    engine = ResidentRots(p, RobustTabuSearch().params(p), restart={**restart, "crossover": True})
+    hit = engine.run([1, 2, 3], Stop(iterations=120, target=target))
     ends = [r.iterations for r in hit]
-    assert min(r.best_objective for r in hit) == target and max(ends) < 120
+    assert min(r.best_objective for r in hit) == target and max(ends) < 120 and engine.restarts > 0
+    for r in hit:
+        assert qap_costs(p.a, p.b, np.array([r.best_solution]))[0] == r.best_objective
 
 
 class _Inject:

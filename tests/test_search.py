@@ -199,3 +199,29 @@ def test_iterated_greedy_restarts_from_the_elite_and_repeats_itself():
         for r in results:
             assert p.exact_objective(r.best_solution) == r.best_objective == r.trajectory[-1][2]
     assert runs[0] == runs[1] == runs[2]
+
+
+def test_uniform_crossover_keeps_what_the_parents_share_and_takes_the_rest_from_them_or_at_random():
+    from lsbench.search.restarts import EliteRestarts, uniform_crossover
+    g = np.random.default_rng(3)
+    for n in (2, 5, 30, 100):
+        a = g.permutation(n)
+        b = a.copy()
+        moved = g.choice(n, size=n // 2, replace=False)
+        b[moved] = b[np.roll(moved, 1)]  # b agrees with a outside `moved`
+        child = uniform_crossover(a, b, np.random.default_rng(n))
+        assert sorted(child) == list(range(n))
+        assert (child[a == b] == a[a == b]).all()
+        assert np.array_equal(child, uniform_crossover(a, b, np.random.default_rng(n)))
+    a, b = g.permutation(200), g.permutation(200)
+    child = uniform_crossover(a, b, g)
+    from_parents = (child == a) | (child == b)
+    assert 0.5 < from_parents.mean() < 1.0  # mostly inherited, the clashes filled at random
+    # a restart with crossover starts from a child of two different elite solutions
+    sols = np.array([g.permutation(40) for _ in range(3)])
+    policy = EliteRestarts(40, 3, stagnation=5, elite=2, strength=0.0, seed=1, crossover=True)
+    [(search, start)] = policy.restarts(10, np.array([7, 5, 9]), sols, np.array([False, False, True]))[:1]
+    parents = sols[[1, 0]]
+    assert sorted(start) == list(range(40))
+    assert ((start == parents[0]) | (start == parents[1])).mean() > 0.5
+    assert not any(np.array_equal(start, s) for s in sols)

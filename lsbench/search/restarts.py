@@ -4,7 +4,10 @@ K searches run side by side (gpu-resident Ro-TS). A search whose best has not im
 `stagnation` iterations since its last improvement or restart restarts from one of the `elite`
 best distinct solutions of all K searches, perturbed by `strength` random swaps (Misevičius'
 iterated tabu search perturbs its best by random swaps; sharing an elite across searches makes it
-a parallel one). The restart keeps the search's own best; the tabu list starts afresh. The draws
+a parallel one). With `crossover`, the restart starts instead from a child of two elite solutions
+(Benlic & Hao's uniform crossover for QAP: what both parents assign stays, each other position
+takes one parent's item at random while it is free, the rest is filled at random), then the
+swaps. The restart keeps the search's own best; the tabu list starts afresh. The draws
 come from one NumPy generator seeded by the run's first seed, and decisions are taken every
 `check_every` iterations, so the same seeds give the same run.
 """
@@ -14,8 +17,8 @@ import numpy as np
 class EliteRestarts:
     """Decides, at chunk boundaries, which searches restart and from where."""
 
-    def __init__(self, n, searches, stagnation, elite, strength, seed):
-        self.n, self.stagnation, self.elite = n, int(stagnation), int(elite)
+    def __init__(self, n, searches, stagnation, elite, strength, seed, crossover=False):
+        self.n, self.stagnation, self.elite, self.crossover = n, int(stagnation), int(elite), bool(crossover)
         self.swaps = max(2, int(round(strength * n))) if strength > 0 else 0  # 0: the elite itself
         self.rng = np.random.default_rng([int(seed), 0x1E1173])
         self.since = np.zeros(searches, dtype=np.int64)  # the iteration of each search's last gain or restart
@@ -42,10 +45,35 @@ class EliteRestarts:
         pool = first[:self.elite]
         starts = []
         for q in stagnant:
-            start = np.array(best_sols[pool[self.rng.integers(pool.size)]], dtype=np.int64)
+            if self.crossover and pool.size > 1:
+                first, second = self.rng.choice(pool, size=2, replace=False)
+                start = uniform_crossover(np.asarray(best_sols[first], dtype=np.int64),
+                                          np.asarray(best_sols[second], dtype=np.int64), self.rng)
+            else:
+                start = np.array(best_sols[pool[self.rng.integers(pool.size)]], dtype=np.int64)
             for _ in range(self.swaps):
                 i, j = self.rng.integers(self.n, size=2)
                 start[i], start[j] = start[j], start[i]
             starts.append((int(q), start))
             self.since[q] = iteration
         return starts
+
+
+def uniform_crossover(a, b, rng):
+    """A child permutation of a and b: the positions where they agree keep their item; the others,
+    in random order, take a's or b's item (a fair coin for which is tried first) while it is unused;
+    the positions left get the unused items in random order."""
+    child = np.full(a.size, -1, dtype=np.int64)
+    same = a == b
+    child[same] = a[same]
+    used = np.zeros(a.size, dtype=bool)
+    used[a[same]] = True
+    for i in rng.permutation(np.flatnonzero(~same)):
+        for item in ((a[i], b[i]) if rng.random() < 0.5 else (b[i], a[i])):
+            if not used[item]:
+                child[i] = item
+                used[item] = True
+                break
+    left = np.flatnonzero(child < 0)
+    child[left] = rng.permutation(np.flatnonzero(~used))
+    return child
