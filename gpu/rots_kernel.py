@@ -560,7 +560,6 @@ def _make_kernel(shape):
                 i0 = np.int32(PAIRS[k0] >> 16) if k0 < kend else np.int32(0)  # (a run's first place is a move)
                 j0 = np.int32(PAIRS[k0] & 0xFFFF) if k0 < kend else np.int32(N)
                 count = np.int32(min(MOVES_PER_THREAD, N - j0))  # this thread's moves (i0, j0) .. (i0, j0 + count - 1)
-                busy = rank * MOVES_PER_BLOCK + (warp * 32 - SPLIT) * MOVES_PER_THREAD < kend if warp * 32 >= SPLIT else False
                 j0u = U64(j0)
                 state = STATE[sid, 0]
                 pend = NO_MOVE if fresh else PEND[sid]
@@ -616,39 +615,38 @@ def _make_kernel(shape):
                     # its lowest (class, delta), the first on ties (its moves come in index order), and builds
                     # one key from it. Its moves are one run along row i0, (i0, j0 + q): row i0's update values
                     # stay in registers, and the q-th move's loads sit at fixed offsets from the run's start
+                    ui = u[U64(i0)]
+                    wi = w[U64(i0)]
+                    vi = v[U64(i0)] if GENERAL else ui
+                    zi = z[U64(i0)] if GENERAL else wi
+                    # Branch-free: a move touching the last swap (recomputed above, by another thread) is read
+                    # but neither stored nor keyed here; after no swap, zero update vectors keep every delta.
+                    row_hit = (i0 == r) | (i0 == s)  # the row touches the last swap: kept per run, not per move
+                    qr = r - j0  # the run's move (i0, r) is its qr-th, (i0, s) its qs-th (where 0 <= q < count)
+                    qs = s - j0
+                    cd_best = NO_CD
                     touched = np.int32(0)  # this thread's moves recomputed by the lane groups (a cluster counts them)
-                    if busy:  # (warps whose threads have no run skip the pass)
-                        ui = u[U64(i0)]
-                        wi = w[U64(i0)]
-                        vi = v[U64(i0)] if GENERAL else ui
-                        zi = z[U64(i0)] if GENERAL else wi
-                        # Branch-free: a move touching the last swap (recomputed above, by another thread) is read
-                        # but neither stored nor keyed here; after no swap, zero update vectors keep every delta.
-                        row_hit = (i0 == r) | (i0 == s)  # the row touches the last swap: kept per run, not per move
-                        qr = r - j0  # the run's move (i0, r) is its qr-th, (i0, s) its qs-th (where 0 <= q < count)
-                        qs = s - j0
-                        cd_best = NO_CD
-                        bq = np.int32(0)
-                        sl = np.uint32(max(tid - SPLIT, 0))  # (recomputing-only threads have no moves)
-                        for q in range(MOVES_PER_THREAD):  # a constant trip count: unrolled (moves past `count` are read, never used)
-                            ju = j0u + U64(q)
-                            if GENERAL:
-                                upd = (ui - u[ju]) * (wi - w[ju]) + (vi - v[ju]) * (zi - z[ju])
-                            else:
-                                upd = (ui - u[ju]) * (wi - w[ju])
-                            d = DELTA_NP(dl[sl] + DELTA_NP(upd))
-                            hit = row_hit | (qr == np.int32(q)) | (qs == np.int32(q))
-                            touch = hit | (np.int32(q) >= count)  # 32-bit: one comparison, not two
-                            if CLUSTER > 1:
-                                touched += np.int32(hit & (np.int32(q) < count))
-                            if not touch:
-                                dl[sl] = d
-                            cd = class_delta(d, old[sl], thr, it_asp, it32)
-                            if cd < cd_best and not touch:
-                                cd_best = cd
-                                bq = np.int32(q)
-                            sl = np.uint32(sl + np.uint32(OWNER_THREADS))  # (uint32 + uint32 would widen)
-                        kb = min(kb, key_of(cd_best, i0, j0 + bq))
+                    bq = np.int32(0)
+                    sl = np.uint32(max(tid - SPLIT, 0))  # (recomputing-only threads have no moves)
+                    for q in range(MOVES_PER_THREAD):  # a constant trip count: unrolled (moves past `count` are read, never used)
+                        ju = j0u + U64(q)
+                        if GENERAL:
+                            upd = (ui - u[ju]) * (wi - w[ju]) + (vi - v[ju]) * (zi - z[ju])
+                        else:
+                            upd = (ui - u[ju]) * (wi - w[ju])
+                        d = DELTA_NP(dl[sl] + DELTA_NP(upd))
+                        hit = row_hit | (qr == q) | (qs == q)
+                        touch = hit | (np.int32(q) >= count)  # 32-bit: one comparison, not two
+                        if CLUSTER > 1:
+                            touched += np.int32(hit & (q < count))
+                        if not touch:
+                            dl[sl] = d
+                        cd = class_delta(d, old[sl], thr, it_asp, it32)
+                        if cd < cd_best and not touch:
+                            cd_best = cd
+                            bq = np.int32(q)
+                        sl = np.uint32(sl + np.uint32(OWNER_THREADS))  # (uint32 + uint32 would widen)
+                    kb = min(kb, key_of(cd_best, i0, j0 + bq))
                     # -- block argmin: every warp ends with the winner
                     if CLUSTER > 1:
                         kb = cluster_min(xkey, bars, kb, touched, step, rank, warp, lane)
