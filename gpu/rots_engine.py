@@ -21,7 +21,7 @@ from . import device_name, require
 from .chunks import IMPROVEMENT_CAP
 from .launch import PreparedLauncher
 from .rots_kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
-from .rots_plan import ON_CHIP, plan, run_pairs, symmetric_form
+from .rots_plan import ON_CHIP, plan, symmetric_form
 
 
 @dataclass
@@ -99,7 +99,6 @@ class ResidentRots:
         self.options = (threads, group, shared_limit, tuple(global_only), max_registers, cluster, split, persistent)
         self.subchunk = subchunk
         self._buffers = None  # (K, device state of K searches)
-        self._pairs = (None, None)  # (moves per thread, rots_plan.run_pairs on the device)
         # copies up, the kernel and the copy down queue on one stream from pinned memory: the host
         # waits once a chunk (other copies, on the default stream, wait for it as they always do)
         self.stream = cuda.stream()
@@ -119,6 +118,8 @@ class ResidentRots:
         self.B = cuda.to_device(B.ravel().astype(data))
         self.adiag = cuda.to_device(np.diagonal(problem.a).astype(np.int64))
         self.bdiag = cuda.to_device(np.diagonal(problem.b).astype(np.int64))
+        i, j = np.triu_indices(n, 1)  # row-major upper triangle: the pair numbering of neighborhoods.py
+        self.pairs = cuda.to_device(((i << 16) | j).astype(np.int32))
         self.delta_dtype = np.int64 if self.shape["wide"] else np.int32
 
     def _configure(self, searches):
@@ -161,9 +162,6 @@ class ResidentRots:
             regs = min(255, 65536 // self.shape["threads"] // 8 * 8)
         self.shape["max_registers"] = regs
         self.kernel = kernel_for(self.shape)
-        if self._pairs[0] != self.shape["per_thread"]:  # the move places of this shape's runs
-            self._pairs = (self.shape["per_thread"], cuda.to_device(run_pairs(self.problem.n, self.shape["per_thread"])))
-        self.pairs = self._pairs[1]
         if self.shape["cluster"] > 1:
             from .cluster import supported
             if not supported():

@@ -32,7 +32,7 @@ from numba import cuda, int16, int32, int64, uint8, uint32
 from lsbench import rng
 
 from .device import mix64
-from .rots_plan import ON_CHIP, SHUFFLE, runs_up_to
+from .rots_plan import ON_CHIP, SHUFFLE
 
 FULL = 0xFFFFFFFF
 NO_MOVE = -1  # PEND: no swap waiting to be folded into the delta table
@@ -60,6 +60,7 @@ def _make_kernel(shape):
     OFFSETS = {name: shape["layout"].get(name, 0) for name in ON_CHIP}
     DELTA_OFFSET, MATRIX_OFFSET, AGE_OFFSET, FLOWS_OFFSET = OFFSETS["delta"], OFFSETS["matrix"], OFFSETS["tabu_age"], OFFSETS["flows"]
     TABU_SHARED, TABU_OFFSET = IN_SHARED["tabu"], OFFSETS["tabu"]
+    MOVES = N * (N - 1) // 2
     QUEUED = shape["queued"]  # a persistent grid: blocks take (search, sub-chunk) items from a queue
     SUBCHUNK = shape["subchunk"]  # QUEUED: iterations per item
     N_SQUARED = N * N
@@ -67,7 +68,7 @@ def _make_kernel(shape):
     PADDED_SIZE = N * ROW_STRIDE
     ROW_WORDS = ROW_STRIDE // 4  # 32-bit words a row
     DP4A = shape["dp4a"]  # 8-bit matrices on chip: four terms of a sum per dp4a
-    CLUSTER = shape["cluster"]  # block b of a search owns places b MOVES_PER_BLOCK .. + MOVES_PER_BLOCK - 1
+    CLUSTER = shape["cluster"]  # block b of a search owns moves b MOVES_PER_BLOCK .. + MOVES_PER_BLOCK - 1
     MOVES_PER_BLOCK = shape["per_block"]
     WARPS = THREADS // 32  # warps per block
     ITEMS = 2 * N - 3  # moves touching the last swap: recomputed in O(n)
@@ -78,11 +79,8 @@ def _make_kernel(shape):
     RROUNDS = (ITEMS + LANE_GROUPS * CLUSTER - 1) // (LANE_GROUPS * CLUSTER)
     FRESH_LANE_GROUPS = THREADS // LANES  # a fresh start: every move's O(n) cost, all lane groups
     FROUNDS = (MOVES_PER_BLOCK + FRESH_LANE_GROUPS - 1) // FRESH_LANE_GROUPS
-    # owner o owns places b MOVES_PER_BLOCK + o MOVES_PER_THREAD .. + MOVES_PER_THREAD - 1: one run, the
-    # moves (i, j0), (i, j0 + 1), .. of one row (rots_plan.run_pairs)
-    MOVES_PER_THREAD = shape["per_thread"]
-    ROW_RUNS = runs_up_to(N - 1, MOVES_PER_THREAD)
-    PLACES = shape["runs"] * MOVES_PER_THREAD  # every run's places (rots_plan.run_pairs)
+    # owner o owns moves b MOVES_PER_BLOCK + o MOVES_PER_THREAD .. + MOVES_PER_THREAD - 1 (one row mostly)
+    MOVES_PER_THREAD = shape["slots"] // OWNER_THREADS
     SLOTS = shape["slots"]
     UPDATE_LENGTH = N + MOVES_PER_THREAD  # the update vectors' length (shared array sizes must be single constants)
     REDUCTION_SLOTS = WARPS if SHUFFLE else THREADS
@@ -135,18 +133,10 @@ def _make_kernel(shape):
         return U64(np.uint32(np.uint32(np.uint32(local % np.uint32(MOVES_PER_THREAD)) * np.uint32(OWNER_THREADS)) + np.uint32(local // np.uint32(MOVES_PER_THREAD))))
 
     @cuda.jit(device=True, inline=True)
-    def runs_in_rows(length):
-        """rots_plan.runs_up_to(length, MOVES_PER_THREAD), 32-bit unsigned."""
-        a = np.uint32(np.uint32(length) // np.uint32(MOVES_PER_THREAD))
-        b = np.uint32(np.uint32(length) % np.uint32(MOVES_PER_THREAD))
-        return np.uint32(np.uint32(np.uint32(MOVES_PER_THREAD) * np.uint32(np.uint32(a * np.uint32(a + np.uint32(1))) // np.uint32(2)))
-                         + np.uint32(b * np.uint32(a + np.uint32(1))))
-
-    @cuda.jit(device=True, inline=True)
     def move_index(i, j):
-        """Move (i, j)'s place (i < j): row i starts at Q (R(n - 1) - R(n - 1 - i)) (rots_plan.run_pairs), 32-bit unsigned."""
+        """Move (i, j)'s index (i < j) in the row-major upper triangle, 32-bit unsigned."""
         ui = np.uint32(i)
-        row = np.uint32(np.uint32(ROW_RUNS - runs_in_rows(np.uint32(np.uint32(N - 1) - ui))) * np.uint32(MOVES_PER_THREAD))
+        row = np.uint32(np.uint32(ui * np.uint32(2 * N - 1) - np.uint32(ui * ui)) // np.uint32(2))
         return np.uint32(row + np.uint32(np.uint32(j) - ui - np.uint32(1)))
 
     if CLUSTER == 1:
@@ -356,17 +346,16 @@ def _make_kernel(shape):
             ex[q] = it0 - q
         cuda.syncthreads()
         first = rank * MOVES_PER_BLOCK  # this block's moves
-        end = min(first + MOVES_PER_BLOCK, PLACES)
+        end = min(first + MOVES_PER_BLOCK, MOVES)
         for rnd in range(FROUNDS):
             item = first + rnd * FRESH_LANE_GROUPS + tid // LANES
-            pair = PAIRS[item] if item < end else np.int32(-1)  # -1: a place past its row's end
             x = np.int32(0)
             y = np.int32(1)
-            if pair >= 0:
-                x = np.int32(pair >> 16)
-                y = np.int32(pair & 0xFFFF)
-            d = swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, pair >= 0, U64(tid % LANES))
-            if pair >= 0 and tid % LANES == 0:  # the block's own move
+            if item < end:
+                x = np.int32(PAIRS[item] >> 16)
+                y = np.int32(PAIRS[item] & 0xFFFF)
+            d = swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, item < end, U64(tid % LANES))
+            if item < end and tid % LANES == 0:  # the block's own move
                 sl = slot(item)
                 dl[sl] = d
                 old[sl] = tabu_age(ex, p, x, y)
@@ -555,12 +544,11 @@ def _make_kernel(shape):
                 else:
                     current = CUR[sid]
                     best = BEST[sid]
-                kend = min(rank * MOVES_PER_BLOCK + MOVES_PER_BLOCK, PLACES)  # the block's last place + 1
-                k0 = rank * MOVES_PER_BLOCK + (tid - SPLIT) * MOVES_PER_THREAD if tid >= SPLIT else kend  # this thread's run
-                i0 = np.int32(PAIRS[k0] >> 16) if k0 < kend else np.int32(0)  # (a run's first place is a move)
-                j0 = np.int32(PAIRS[k0] & 0xFFFF) if k0 < kend else np.int32(N)
-                count = np.int32(min(MOVES_PER_THREAD, N - j0))  # this thread's moves (i0, j0) .. (i0, j0 + count - 1)
-                j0u = U64(j0)
+                kend = min(rank * MOVES_PER_BLOCK + MOVES_PER_BLOCK, MOVES)  # the block's last move + 1
+                k0 = rank * MOVES_PER_BLOCK + (tid - SPLIT) * MOVES_PER_THREAD if tid >= SPLIT else kend  # this thread's first move (i0, j0)
+                i0 = np.int32(PAIRS[k0] >> 16) if k0 < kend else np.int32(0)
+                j0 = np.int32(PAIRS[k0] & 0xFFFF) if k0 < kend else np.int32(1)
+                count = np.int32(max(0, min(MOVES_PER_THREAD, kend - k0)))  # this thread's moves k0 .. k0 + count - 1
                 state = STATE[sid, 0]
                 pend = NO_MOVE if fresh else PEND[sid]
                 moved = pend != NO_MOVE  # a swap whose delta-table update is still to come
@@ -613,29 +601,30 @@ def _make_kernel(shape):
                             kb = min(kb, key_of(class_delta(d, age, thr, it_asp, it32), i, j))
                     # -- every other move: O(1) update (Taillard), then its class and delta; the thread keeps
                     # its lowest (class, delta), the first on ties (its moves come in index order), and builds
-                    # one key from it. Its moves are one run along row i0, (i0, j0 + q): row i0's update values
-                    # stay in registers, and the q-th move's loads sit at fixed offsets from the run's start
-                    ui = u[U64(i0)]
-                    wi = w[U64(i0)]
-                    vi = v[U64(i0)] if GENERAL else ui
-                    zi = z[U64(i0)] if GENERAL else wi
+                    # one key from it. Its moves run along a row (i, j), (i, j + 1), ...: row i's update
+                    # values stay in registers
+                    i = i0
+                    j = j0
+                    ui = u[U64(i)]
+                    wi = w[U64(i)]
+                    vi = v[U64(i)] if GENERAL else ui
+                    zi = z[U64(i)] if GENERAL else wi
                     # Branch-free: a move touching the last swap (recomputed above, by another thread) is read
                     # but neither stored nor keyed here; after no swap, zero update vectors keep every delta.
-                    row_hit = (i0 == r) | (i0 == s)  # the row touches the last swap: kept per run, not per move
-                    qr = r - j0  # the run's move (i0, r) is its qr-th, (i0, s) its qs-th (where 0 <= q < count)
-                    qs = s - j0
+                    row_hit = (i == r) | (i == s)  # row i touches the last swap: kept per row, not per move
                     cd_best = NO_CD
                     touched = np.int32(0)  # this thread's moves recomputed by the lane groups (a cluster counts them)
-                    bq = np.int32(0)
+                    bi = np.int32(0)
+                    bj = np.int32(0)
                     sl = np.uint32(max(tid - SPLIT, 0))  # (recomputing-only threads have no moves)
                     for q in range(MOVES_PER_THREAD):  # a constant trip count: unrolled (moves past `count` are read, never used)
-                        ju = j0u + U64(q)
+                        ju = U64(j)
                         if GENERAL:
                             upd = (ui - u[ju]) * (wi - w[ju]) + (vi - v[ju]) * (zi - z[ju])
                         else:
                             upd = (ui - u[ju]) * (wi - w[ju])
                         d = DELTA_NP(dl[sl] + DELTA_NP(upd))
-                        hit = row_hit | (qr == q) | (qs == q)
+                        hit = row_hit | (j == r) | (j == s)
                         touch = hit | (np.int32(q) >= count)  # 32-bit: one comparison, not two
                         if CLUSTER > 1:
                             touched += np.int32(hit & (q < count))
@@ -644,9 +633,20 @@ def _make_kernel(shape):
                         cd = class_delta(d, old[sl], thr, it_asp, it32)
                         if cd < cd_best and not touch:
                             cd_best = cd
-                            bq = np.int32(q)
+                            bi = i
+                            bj = j
                         sl = np.uint32(sl + np.uint32(OWNER_THREADS))  # (uint32 + uint32 would widen)
-                    kb = min(kb, key_of(cd_best, i0, j0 + bq))
+                        j = np.int32(j + 1)
+                        if j == N:
+                            i = np.int32(i + 1)
+                            j = np.int32(i + 1)
+                            row_hit = (i == r) | (i == s)
+                            ui = u[U64(i)]
+                            wi = w[U64(i)]
+                            if GENERAL:
+                                vi = v[U64(i)]
+                                zi = z[U64(i)]
+                    kb = min(kb, key_of(cd_best, bi, bj))
                     # -- block argmin: every warp ends with the winner
                     if CLUSTER > 1:
                         kb = cluster_min(xkey, bars, kb, touched, step, rank, warp, lane)

@@ -39,26 +39,6 @@ def shared_bytes_per_block():
         return STATIC_SHARED_CAP
 
 
-def runs_up_to(length, per_thread):
-    """Runs of up to `per_thread` moves in rows of 1, 2, .., `length` moves: sum of ceil(L / Q)
-    (row i of an instance of size n has n - 1 - i moves)."""
-    a, b = divmod(length, per_thread)
-    return per_thread * a * (a + 1) // 2 + b * (a + 1)
-
-
-def run_pairs(n, per_thread):
-    """The kernel's move places: row i's moves (i, i + 1), .., (i, n - 1) in runs of up to Q (one
-    thread's moves, so that a thread never leaves its row), row after row; place g Q + q is the q-th
-    move of run g, or -1 past a row's end. Entries (i << 16) | j. Row i starts at place
-    row_base(i) = Q (R(n - 1) - R(n - 1 - i)), R = runs_up_to, as the kernel computes it."""
-    pairs = np.full(runs_up_to(n - 1, per_thread) * per_thread, -1, dtype=np.int32)
-    for i in range(n - 1):
-        base = per_thread * (runs_up_to(n - 1, per_thread) - runs_up_to(n - 1 - i, per_thread))
-        j = np.arange(i + 1, n)
-        pairs[base:base + j.size] = (i << 16) | j
-    return pairs
-
-
 def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), cluster=1, split=None, queued=False,
          subchunk=None):
     """Kernel shape for an instance: integer widths (checked bounds), which per-search tables live
@@ -120,13 +100,10 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     static = n * (12 + (4 if general else 2) * delta_bytes) + (threads if config.ENABLE_CUDASIM else 32) * 8
     static += 2 * 8 * cluster * (threads // 32)  # a cluster's keys
     budget = (shared_limit or shared_bytes_per_block()) - static - 1024  # the system keeps 1 KB a block
-    per_thread = -(-moves // (cluster * owners))  # a thread's run: up to Q moves of one row (run_pairs)
-    while -(-runs_up_to(n - 1, per_thread) // cluster) > owners:
-        per_thread += 1
+    per_block = -(-moves // cluster)  # block b of a search's cluster owns moves b B .. b B + B - 1
+    per_thread = -(-per_block // owners)
     if per_thread > 2:  # odd: a warp's threads, Q moves apart, meet no bank conflicts (2: two-way, kept)
         per_thread |= 1
-    runs = runs_up_to(n - 1, per_thread)
-    per_block = -(-runs // cluster) * per_thread  # block b of a search's cluster owns places b B .. b B + B - 1
     slots = per_thread * owners  # per-move tables (see slot in the kernel)
     budget -= (4 if general else 2) * per_thread * delta_bytes  # the update vectors' tails (kernel)
     sizes = {"delta": (slots, delta_bytes), "matrix": (n * stride, data_bits // 8), "tabu_age": (slots, 4),
@@ -145,6 +122,6 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     diagonal = bool(np.diagonal(problem.a).any() and np.diagonal(problem.b).any())
     # dp4a reads four bytes of a row from shared memory at once: both matrices on chip, on a device
     dp4a = data_bits == 8 and shared["matrix"] and shared["flows"]
-    return {"n": n, "queued": bool(queued), "subchunk": subchunk, "stride": stride, "dp4a": dp4a, "moves": moves, "runs": runs, "per_thread": per_thread, "per_block": per_block, "cluster": cluster, "split": split, "slots": slots, "index_bits": index_bits, "wide": wide, "narrow": narrow, "threads": threads,
+    return {"n": n, "queued": bool(queued), "subchunk": subchunk, "stride": stride, "dp4a": dp4a, "moves": moves, "per_block": per_block, "cluster": cluster, "split": split, "slots": slots, "index_bits": index_bits, "wide": wide, "narrow": narrow, "threads": threads,
             "group": group, "general": general, "diagonal": diagonal, "data_bits": data_bits, "shared": shared, "layout": layout,
             "dynamic_shared_bytes": used}

@@ -718,30 +718,6 @@ def test_resident_rots_plan_keeps_bytes_only_where_every_entry_fits_and_dp4a_onl
     assert wide["data_bits"] == 32 and not wide["narrow"] and not wide["dp4a"]
 
 
-def test_resident_rots_move_places_are_runs_of_one_row_holding_every_move_once():
-    """rots_plan.run_pairs: each thread's run of Q places holds moves (i, j0), (i, j0 + 1), .. of one
-    row, the rest -1; every move appears once, in the row-major index order; row i starts where
-    the kernel's closed form puts it; plan picks the fewest moves a thread whose runs fit its owners."""
-    from lsbench.gpu.rots_plan import plan, run_pairs, runs_up_to
-    from lsbench import instances as registry
-    for n in (2, 3, 12, 31, 100):
-        for q in (1, 2, 3, 5, 7, 13):
-            pairs = run_pairs(n, q)
-            assert pairs.size == runs_up_to(n - 1, q) * q
-            moves = pairs[pairs >= 0]
-            i, j = moves >> 16, moves & 0xFFFF
-            assert list(zip(i, j)) == [(a, b) for a in range(n) for b in range(a + 1, n)]
-            for run in pairs.reshape(-1, q):
-                valid = run[run >= 0]
-                assert valid.size and (run[:valid.size] == valid).all()  # a run starts with its moves
-                assert len(set(valid >> 16)) == 1 and (np.diff(valid & 0xFFFF) == 1).all()
-            for row in range(n - 1):
-                base = q * (runs_up_to(n - 1, q) - runs_up_to(n - 1 - row, q))
-                assert pairs[base] == (row << 16) | (row + 1)
-    shape = plan(registry.load("tai12a"), threads=64, split=32)
-    assert shape["per_thread"] == 3 and shape["runs"] == runs_up_to(11, 3) <= 32  # Q = 2 would need 36 runs
-
-
 def test_resident_rots_cluster_outside_a_device_is_one_clear_error():
     from lsbench.gpu.rots_plan import plan
     from lsbench import instances as registry
