@@ -39,6 +39,19 @@ def shared_bytes_per_block():
         return STATIC_SHARED_CAP
 
 
+def lanes_per_sum(steps, dp4a):
+    """Lanes per O(n) recomputation outside a cluster: the fewest whose share of the sum's steps
+    stays under a limit. With 132 searches on an H200 (a block of 1024 threads each), tai100a (25
+    dp4a words) runs faster on one lane than on two (docs/performance.md), tai256c (64 words) and
+    tai150b (150 terms, no dp4a) fastest on four: shuffling partial sums costs more than a longer
+    sum up to about 25 words or 64 terms."""
+    limit = 25 if dp4a else 64
+    group = 1
+    while group < 32 and group * limit < steps:
+        group *= 2
+    return group
+
+
 def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), cluster=1, split=None, queued=False,
          subchunk=None):
     """Kernel shape for an instance: integer widths (checked bounds), which per-search tables live
@@ -82,13 +95,7 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
         group = 1
         while group < 32 and 2 * group * items <= workers:
             group *= 2
-    if group is None:  # lanes per O(n) sum: about 50 terms each (measured best for tai100a)
-        group = 1
-        while group < 32 and group * 64 < n:
-            group *= 2
-    if not SHUFFLE:
-        group = 1
-    if group not in (1, 2, 4, 8, 16, 32):
+    if group is not None and group not in (1, 2, 4, 8, 16, 32):
         raise LsbenchError(f"--param group: lanes per recomputation must be a power of two up to 32, got {group}")
     # bytes (0..255) where the symmetric form allows: a move's O(n) sum then takes four terms an
     # instruction (dp4a, below); the simulator's NumPy scalars do not widen before arithmetic: it
@@ -122,6 +129,10 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     diagonal = bool(np.diagonal(problem.a).any() and np.diagonal(problem.b).any())
     # dp4a reads four bytes of a row from shared memory at once: both matrices on chip, on a device
     dp4a = data_bits == 8 and shared["matrix"] and shared["flows"]
+    if group is None:  # lanes per O(n) sum, by its instructions: words of four bytes (dp4a), else terms
+        group = lanes_per_sum(-(-n // 4) if dp4a else n, dp4a)
+    if not SHUFFLE:
+        group = 1
     return {"n": n, "queued": bool(queued), "subchunk": subchunk, "stride": stride, "dp4a": dp4a, "moves": moves, "per_block": per_block, "cluster": cluster, "split": split, "slots": slots, "index_bits": index_bits, "wide": wide, "narrow": narrow, "threads": threads,
             "group": group, "general": general, "diagonal": diagonal, "data_bits": data_bits, "shared": shared, "layout": layout,
             "dynamic_shared_bytes": used}
