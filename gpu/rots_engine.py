@@ -62,6 +62,10 @@ class SearchBuffers:
 
 
 UNEVEN = "uneven"  # ResidentRots(persistent=UNEVEN): see uneven_grid
+# K searches run in waves of one block each (the shape of one search per SM, or four small ones) where
+# the waves are this full on average; otherwise they queue for a persistent grid. On an H200 (tai100a)
+# 264 searches in two full waves ran at the rate of 132 (docs/performance.md); the queue, about 0.87x.
+FULL_WAVES = 0.9
 
 
 def uneven_grid(searches, sms):
@@ -136,23 +140,26 @@ class ResidentRots:
         auto = threads is None and shared_limit is None and regs is None and not config.ENABLE_CUDASIM
         large = self.problem.n * (self.problem.n - 1) // 2 > 2048
         dev = cuda.get_current_device() if auto else None
+        waves = False  # more searches than run at once, each block its search's whole chunk, in waves
         if auto and persistent is None and not cluster:
             fill = dev.MULTIPROCESSOR_COUNT * (1 if large else 4)  # searches that run at once at their best shape
-            persistent = fill if searches > fill else 0
+            waves = searches > fill and searches / (-(-searches // fill) * fill) >= FULL_WAVES
+            persistent = fill if searches > fill and not waves else 0
         if persistent == UNEVEN:
             persistent = uneven_grid(searches, dev.MULTIPROCESSOR_COUNT) if auto and large and not cluster else 0
         queued = bool(persistent)
         if queued:
             searches = min(searches, persistent)  # the shape of the blocks that run at once
         self.grid = persistent if queued else None
+        self.waves = waves
         if auto:
             from .cluster import supported
             if cluster is None and large and searches * 16 <= dev.MULTIPROCESSOR_COUNT and supported():
                 threads, cluster = 256, 16
-            elif searches <= dev.MULTIPROCESSOR_COUNT:
+            elif searches <= dev.MULTIPROCESSOR_COUNT or (waves and large):
                 threads = 1024 if large else 256
             else:  # as many blocks per SM as one wave of all the searches needs: 2, else 4
-                per_sm = 2 if searches <= 2 * dev.MULTIPROCESSOR_COUNT else 4
+                per_sm = 2 if searches <= 2 * dev.MULTIPROCESSOR_COUNT and not waves else 4
                 threads = 1024 // per_sm if large else 256
                 regs = 65536 // (per_sm * threads) // 8 * 8
                 shared_limit = int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // per_sm - 2048
@@ -407,7 +414,7 @@ class ResidentRots:
                 "in_shared_memory": [k for k in ON_CHIP if self.shape["shared"][k]],
                 "dynamic_shared_bytes": self.shape["dynamic_shared_bytes"],
                 "restart": self.restart if self.restart["stagnation"] else None, "restarts": self.restarts,
-                "persistent_blocks": self.grid if self.shape["queued"] else 0,
+                "persistent_blocks": self.grid if self.shape["queued"] else 0, "waves": self.waves,
                 "iterations_per_queue_item": self.shape["subchunk"] if self.shape["queued"] else None}
 
 

@@ -818,6 +818,27 @@ def test_iterated_greedy_on_the_device_is_the_cpu_search():
         assert p.exact_objective(sol) == best
 
 
+@pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="a real GPU's SM count and its default shapes")
+def test_resident_rots_in_full_waves_each_search_follows_the_cpu():
+    """Twice as many searches as SMs on a large instance: two full waves of one 1024-thread block a
+    search (no queue), and searches of both waves are exactly the CPU's."""
+    from numba import cuda
+    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.problems import QAP
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    g = np.random.default_rng(11)
+    p = QAP(g.integers(0, 100, (70, 70)), g.integers(0, 100, (70, 70)))
+    engine = ResidentRots(p, RobustTabuSearch().params(p))
+    stop = Stop(iterations=300)
+    devs = engine.run(list(range(1, 2 * sms + 1)), stop)
+    info = engine.describe()
+    assert info["waves"] and info["persistent_blocks"] == 0 and info["threads_per_block"] == 1024
+    for q in (0, sms, 2 * sms - 1):
+        _same_search(_cpu_rots(p, q + 1, stop), devs[q])
+
+
 @pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="sizes the simulator cannot run in time")
 def test_iterated_greedy_on_the_device_is_the_cpu_search_on_ta051():
     (cpu, gpu), p = _ig_both("ta051", list(range(1, 65)), 25)
