@@ -48,16 +48,17 @@ def timed(fn):
     return time.perf_counter() - t
 
 
-def write_result(name, payload, out_dir=None):
+def write_result(name, payload, out_dir=None, gpu_tag=None):
     """`<benchmark>-<gpu>-<commit>.json` (docs/performance.md's rule): the commit recorded is
-    $LSBENCH_COMMIT where the tree is a copy whose git metadata may lag, else git's HEAD."""
+    $LSBENCH_COMMIT where the tree is a copy whose git metadata may lag, else git's HEAD.
+    `gpu_tag`: the GPU that was measured, where the file is written on another host."""
     out_dir = Path(out_dir or os.environ.get("OUT") or Path(__file__).parent / "results")
     gpu = gpu_info()
     record = {"benchmark": name, "command": " ".join([sys.executable] + sys.argv),
               "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host": host_info(), "versions": versions(),
               "gpu": gpu, "python_implementation": platform.python_implementation(), **payload}
-    gpu_tag = (gpu or {}).get("name", "cpu").lower().replace("nvidia", "").strip().split()[0] if gpu and "name" in gpu \
-        else "cpu"
+    gpu_tag = gpu_tag or ((gpu or {}).get("name", "cpu").lower().replace("nvidia", "").strip().split()[0]
+                          if gpu and "name" in gpu else "cpu")
     commit = record["versions"].get("lsbench_commit", "unknown")
     path = out_dir / f"{name}-{gpu_tag}-{commit}.json"
     for k in range(2, 100):  # a second run of the same commit keeps the first
