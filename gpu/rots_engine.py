@@ -62,9 +62,10 @@ class SearchBuffers:
 
 
 UNEVEN = "uneven"  # ResidentRots(persistent=UNEVEN): see uneven_grid
-# K searches run in waves of one block each (the shape of one search per SM, or four small ones) where
-# the waves are this full on average; otherwise they queue for a persistent grid. On an H200 (tai100a)
-# 264 searches in two full waves ran at the rate of 132 (docs/performance.md); the queue, about 0.87x.
+# On a large instance, K searches past one per SM run in waves of that shape (one 1024-thread block
+# each) where the waves are this full on average, else they queue for a persistent grid: on an H200
+# (tai100a) 264-1,056 searches in full waves ran at 1.00-1.01x the rate of 132, the queue at about
+# 0.85x (docs/performance.md). Small instances (four blocks per SM) keep the queue, as measured.
 FULL_WAVES = 0.9
 
 
@@ -130,9 +131,10 @@ class ResidentRots:
         """The kernel shape for K searches. Unless the caller fixed it: on a large instance, up to one
         search per 16 SMs of a Hopper GPU, a cluster of 16 blocks of 256 threads each (latency: on
         tai100a 448k it/s against 429k with 8 blocks, one H100 run); up to one search per SM, one large block
-        each with every table on chip; more searches, a persistent grid of one such block per SM that
-        takes the searches' sub-chunks from a queue (two or four smaller blocks per SM gave 0.2-0.5x
-        the throughput on an H200, benchmarks/results/gpu_resident-*.json). A small instance: up to
+        each with every table on chip; more searches, waves of such blocks where they are full
+        (FULL_WAVES), else a persistent grid of one such block per SM that takes the searches'
+        sub-chunks from a queue (two or four smaller blocks per SM gave 0.2-0.5x the throughput on
+        an H200, benchmarks/results/gpu_resident-*.json). A small instance: up to
         four blocks per SM, one wave, then a queue for four blocks per SM."""
         threads, group, shared_limit, global_only, regs, cluster, split, persistent = self.options
         if cluster and threads is None:
@@ -143,7 +145,7 @@ class ResidentRots:
         waves = False  # more searches than run at once, each block its search's whole chunk, in waves
         if auto and persistent is None and not cluster:
             fill = dev.MULTIPROCESSOR_COUNT * (1 if large else 4)  # searches that run at once at their best shape
-            waves = searches > fill and searches / (-(-searches // fill) * fill) >= FULL_WAVES
+            waves = large and searches > fill and searches / (-(-searches // fill) * fill) >= FULL_WAVES
             persistent = fill if searches > fill and not waves else 0
         if persistent == UNEVEN:
             persistent = uneven_grid(searches, dev.MULTIPROCESSOR_COUNT) if auto and large and not cluster else 0
@@ -156,10 +158,10 @@ class ResidentRots:
             from .cluster import supported
             if cluster is None and large and searches * 16 <= dev.MULTIPROCESSOR_COUNT and supported():
                 threads, cluster = 256, 16
-            elif searches <= dev.MULTIPROCESSOR_COUNT or (waves and large):
+            elif searches <= dev.MULTIPROCESSOR_COUNT or waves:
                 threads = 1024 if large else 256
             else:  # as many blocks per SM as one wave of all the searches needs: 2, else 4
-                per_sm = 2 if searches <= 2 * dev.MULTIPROCESSOR_COUNT and not waves else 4
+                per_sm = 2 if searches <= 2 * dev.MULTIPROCESSOR_COUNT else 4
                 threads = 1024 // per_sm if large else 256
                 regs = 65536 // (per_sm * threads) // 8 * 8
                 shared_limit = int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // per_sm - 2048
