@@ -77,7 +77,8 @@ def test_grid_workers_start_as_slurm_jobs_and_give_the_cpu_trajectory(slurm, tmp
     common = ["run", "--instance", "tai12a", "--algorithm", "tabu", "--iterations", "60", "--quiet"]
     r = subprocess.run([*LSBENCH, *common, "--backend", "grid", "--scheduler", "slurm", "--workers", "2",
                         "--threads", "1", "--param", "slurm_host=127.0.0.1", "--param", "slurm_partition=compute",
-                        "--out", str(tmp_path / "grid.json")], capture_output=True, text=True, env=ENV, timeout=600)
+                        "--out", str(tmp_path / "grid.json")], capture_output=True, text=True, env=ENV, timeout=600,
+                       cwd=tmp_path)  # sbatch writes the workers' slurm-JOBID.out logs where it is called
     assert r.returncode == 0, r.stderr[-2000:]
     c = subprocess.run([*LSBENCH, *common, "--out", str(tmp_path / "cpu.json")], capture_output=True, text=True,
                        env=ENV, timeout=300)
