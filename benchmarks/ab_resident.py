@@ -1,9 +1,10 @@
 """Side-by-side A/B of gpu-resident Ro-TS kernels from several source trees, in one process.
 
-    python benchmarks/ab_resident.py TREE [TREE ...] [--instance tai100a] [--searches 1,132]
-        [--iterations 20000] [--rounds 5] [--out DIR]
+    python benchmarks/ab_resident.py TREE[:OPTION=INT,...] [TREE ...] [--instance tai100a]
+        [--searches 1,132] [--iterations 20000] [--rounds 5] [--out DIR]
 
-Each TREE is a checkout (for instance `git archive COMMIT | tar -x -C DIR`); its `gpu` package is
+Each TREE is a checkout (for instance `git archive COMMIT | tar -x -C DIR`), with ResidentRots
+options after a colon where wanted (`.:split=224,threads=1024`: one tree, two shapes); its `gpu` package is
 imported under its own name, so that every tree's kernels are compiled once and then timed in
 turn, round after round: host and clock drift fall on every tree alike. One figure per tree and K:
 the median over rounds of K x iterations / the search loop's seconds (chunks, copies and launches
@@ -50,9 +51,11 @@ def main():
     ks = [int(k) for k in args.searches.split(",")]
     engines = {}
     for t, tree in enumerate(args.trees):
-        resident = load_tree(tree, t)
+        path, _, opts = tree.partition(":")
+        options = {key: int(value) for key, value in (o.split("=") for o in opts.split(",") if o)}
+        resident = load_tree(path, t)
         for k in ks:
-            eng = resident.ResidentRots(p, prm)
+            eng = resident.ResidentRots(p, prm, **options)
             eng.run(list(range(1, k + 1)), Stop(iterations=2))  # the shape for K searches, compiled
             engines[tree, k] = eng
     rates = {key: [] for key in engines}
