@@ -19,6 +19,17 @@ MAX_THREADS = 1024
 NO_ASPIRATION = -(np.int64(1) << np.int64(62))
 WAIT_SPINS = 1 << 28  # queue shape: a bound on a block's wait for a search's previous item (minutes)
 
+if SIM:
+    @cuda.jit(device=True, inline=True)
+    def backoff():
+        """A spinning wait's pause: none in the simulator, which has no nanosleep."""
+        pass
+else:
+    @cuda.jit(device=True, inline=True)
+    def backoff():
+        """A spinning wait's pause, so that the waiting block leaves its SM's issue slots to others."""
+        cuda.nanosleep(256)
+
 
 @cuda.jit(device=True, inline=True)
 def read_search(STATE, RNG, WORK, WRNG, s, step):
@@ -68,7 +79,7 @@ def take_item(QS, ERR, job, searches, subchunks, tid):
         job[1] = 1
         spins = 0
         while cuda.atomic.add(QS, 1 + s, 0) != sub:
-            cuda.nanosleep(256)
+            backoff()
             spins += 1
             if spins > WAIT_SPINS:
                 job[1] = 0

@@ -273,8 +273,13 @@ class ResidentRots:
                 down.copy_to_host(host_down["all"], stream=self.stream)
                 self.stream.synchronize()
                 best = host_down["BEST"].copy()
+                waited = host_down["QUEUE"][1]
             else:
                 best = BEST.copy_to_host()
+                waited = b.QUEUE[1:].copy_to_host()[0] if self.shape["queued"] else 0
+            if waited:
+                raise LsbenchError("gpu-resident rots: a queued search's item waited too long for its previous "
+                                   "item (internal error)")
             if bests_only:  # a cas generation: only the bests come back
                 nimp = done = np.zeros(K, dtype=np.int64)
             else:
@@ -388,7 +393,9 @@ class ResidentRots:
         # restart, which keeps its best); the kernel clears FRESH[q] once it has started
         up, host_up = _packed({"STATE": ((K, 2), np.uint64), "P": ((K, n), np.int32), "TAU": ((n * n,), np.float64),
                                "ACTIVE": ((K,), np.int32), "START": ((K, n), np.int32), "FRESH": ((K,), np.int32)})
-        down, host_down = _packed({"BEST": ((K,), np.int64), "BEST_SOL": ((K, n), np.int32)})
+        # QUEUE: [items taken, 1 where a queue item's wait ran out]; it comes down with a cas generation's bests
+        down, host_down = _packed({"BEST": ((K,), np.int64), "BEST_SOL": ((K, n), np.int32), "QUEUE": ((2,), np.int64)})
+        down["QUEUE"].copy_to_device(np.zeros(2, np.int64))
         per_block = n * self.shape["stride"]
         self._buffers = SearchBuffers(
             searches=K, upload=up["all"], host_upload=host_up, download=down["all"], host_download=host_down,
@@ -402,7 +409,7 @@ class ResidentRots:
             IMP_OBJ=cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64),
             NIMP=cuda.device_array(K, dtype=np.int64), DONE=cuda.device_array(K, dtype=np.int64),
             ACTIVE=up["ACTIVE"], START=up["START"], FRESH=up["FRESH"],
-            QUEUE=cuda.to_device(np.zeros(1, np.int64)), SEQ=cuda.to_device(np.zeros(K, np.int64)), TAU=up["TAU"])
+            QUEUE=down["QUEUE"], SEQ=cuda.to_device(np.zeros(K, np.int64)), TAU=up["TAU"])
         self.items_taken = self.subchunks_done = 0  # the queue's and the searches' counts (QUEUE, SEQ)
         return self._buffers
 

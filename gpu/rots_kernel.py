@@ -31,6 +31,7 @@ from numba import cuda, int16, int32, int64, uint8, uint32
 
 from lsbench import rng
 
+from .chunks import WAIT_SPINS, backoff
 from .device import mix64
 from .rots_plan import ON_CHIP, SHUFFLE
 
@@ -468,7 +469,7 @@ def _make_kernel(shape):
             dyn_w = cuda.shared.array(0, uint32)
             Aw = dyn_w[FLOWS_OFFSET // 4:FLOWS_OFFSET // 4 + N * ROW_WORDS]
             bpw = dyn_w[MATRIX_OFFSET // 4:MATRIX_OFFSET // 4 + N * ROW_WORDS]
-        job = cuda.shared.array(1, int64)  # QUEUED: the block's work item
+        job = cuda.shared.array(2, int64)  # QUEUED: the block's work item, and 0 where its wait ran out
         searches = ACTIVE.shape[0]
         subchunks = (chunk_iters + SUBCHUNK - 1) // SUBCHUNK if QUEUED else 1
         while True:  # work items: one per block (a search's chunk), or (QUEUED) taken from the queue
@@ -482,10 +483,19 @@ def _make_kernel(shape):
                 sid = item % searches
                 sub = item // searches
                 if tid == 0:
+                    job[1] = 1
+                    spins = 0
                     while cuda.atomic.add(SEQ, sid, 0) != seq0 + sub:
-                        cuda.nanosleep(256)
+                        backoff()
+                        spins += 1
+                        if spins > WAIT_SPINS:  # a bound on every wait: the host reports QUEUE[1]
+                            job[1] = 0
+                            QUEUE[1] = 1
+                            break
                 cuda.threadfence()  # acquire: the state that the search's last item wrote, on any SM
                 cuda.syncthreads()
+                if job[1] == 0:
+                    break
                 blk = sid
                 rank = np.int32(0)
             else:

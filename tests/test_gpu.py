@@ -223,6 +223,27 @@ def test_resident_rots_with_more_searches_than_blocks_queues_them_and_each_follo
     assert [d.iterations for d in devs][2:] == [18, 40, 25]
 
 
+def test_resident_rots_queue_wait_is_bounded_and_ends_the_run_with_one_error(monkeypatch):
+    """A queue item whose search's previous item never ends (here: the host's count of the
+    searches' sub-chunks set wrong) stops waiting after WAIT_SPINS, and the run fails with one
+    error instead of hanging."""
+    from lsbench import instances as registry
+    from lsbench.errors import LsbenchError
+    from lsbench.gpu import rots_kernel
+    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    monkeypatch.setattr(rots_kernel, "WAIT_SPINS", 20)
+    monkeypatch.setattr(rots_kernel, "_kernels", {})  # compiled afresh, with the short bound
+    p = registry.load("tai12a")
+    engine = ResidentRots(p, RobustTabuSearch().params(p), persistent=1, subchunk=2)
+    engine.buffers(2)
+    engine.subchunks_done += 3  # every item now waits for a sub-chunk that never ran
+    with pytest.raises(LsbenchError, match="waited too long"):
+        engine.run([1, 2], Stop(iterations=10), chunk=5)
+    assert engine.buffers(2).QUEUE.copy_to_host()[1] == 1
+
+
 def test_resident_rots_restarts_stagnant_searches_from_the_elite_reproducibly_and_ends_at_the_first_hit():
     """Iterated parallel tabu (restart=S): searches that stagnate restart from a perturbed elite
     solution (or a child of two) at a chunk boundary, the kernel rebuilds them (FRESH = 2) and keeps each search's best.
