@@ -228,8 +228,8 @@ class ResidentRots:
         curs = np.full(K, np.iinfo(np.int64).max) if bests_only else qap_costs(pr.a, pr.b, sols)
         b = self.buffers(K)
         up, host_up, down, host_down = b.upload, b.host_upload, b.download, b.host_download
-        BEST, BEST_SOL, CUR, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE = \
-            b.BEST, b.BEST_SOL, b.CUR, b.IMP_IT, b.IMP_OBJ, b.NIMP, b.DONE, b.ACTIVE
+        BEST_SOL, CUR, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE = \
+            b.BEST_SOL, b.CUR, b.IMP_IT, b.IMP_OBJ, b.NIMP, b.DONE, b.ACTIVE
         host_up["START"][:] = sols
         host_up["FRESH"][:] = 0
         host_up["STATE"][:, 0] = states
@@ -269,15 +269,12 @@ class ResidentRots:
             t0 = time.perf_counter()
             self.launch_chunk(K, (tenure_min, tenure_max, aspiration, target, it - base, n_iter, tenure_cube,
                                   1 if it == 0 else 0), gamma)
-            if bests_only:  # the bests and the best solutions in one copy, the only wait of a generation
-                down.copy_to_host(host_down["all"], stream=self.stream)
-                self.stream.synchronize()
-                best = host_down["BEST"].copy()
-                waited = host_down["QUEUE"][1]
-            else:
-                best = BEST.copy_to_host()
-                waited = b.QUEUE[1:].copy_to_host()[0] if self.shape["queued"] else 0
-            if waited:
+            # one copy: the bests and the queue's flag, and for a cas generation (its only wait) the best solutions
+            part = slice(None) if bests_only else slice(0, host_down["BEST"].nbytes + host_down["QUEUE"].nbytes)
+            down[part].copy_to_host(host_down["all"][part], stream=self.stream)
+            self.stream.synchronize()
+            best = host_down["BEST"].copy()
+            if host_down["QUEUE"][1]:
                 raise LsbenchError("gpu-resident rots: a queued search's item waited too long for its previous "
                                    "item (internal error)")
             if bests_only:  # a cas generation: only the bests come back
@@ -393,8 +390,9 @@ class ResidentRots:
         # restart, which keeps its best); the kernel clears FRESH[q] once it has started
         up, host_up = _packed({"STATE": ((K, 2), np.uint64), "P": ((K, n), np.int32), "TAU": ((n * n,), np.float64),
                                "ACTIVE": ((K,), np.int32), "START": ((K, n), np.int32), "FRESH": ((K,), np.int32)})
-        # QUEUE: [items taken, 1 where a queue item's wait ran out]; it comes down with a cas generation's bests
-        down, host_down = _packed({"BEST": ((K,), np.int64), "BEST_SOL": ((K, n), np.int32), "QUEUE": ((2,), np.int64)})
+        # QUEUE: [items taken, 1 where a queue item's wait ran out], right after BEST: the two come down in
+        # one copy after every chunk, BEST_SOL with them after a cas generation
+        down, host_down = _packed({"BEST": ((K,), np.int64), "QUEUE": ((2,), np.int64), "BEST_SOL": ((K, n), np.int32)})
         down["QUEUE"].copy_to_device(np.zeros(2, np.int64))
         per_block = n * self.shape["stride"]
         self._buffers = SearchBuffers(
