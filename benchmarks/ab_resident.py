@@ -43,6 +43,7 @@ def main():
     ap.add_argument("--searches", default="1,132")
     ap.add_argument("--iterations", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--chunk", type=int, help="first chunk's iterations (default: the engine's, which grows)")
     ap.add_argument("--data-dir")
     ap.add_argument("--out")
     args = ap.parse_args()
@@ -63,12 +64,12 @@ def main():
         for k in ks:
             for tree in args.trees:
                 eng = engines[tree, k]
-                res = eng.run(list(range(1, k + 1)), Stop(iterations=args.iterations))
+                res = eng.run(list(range(1, k + 1)), Stop(iterations=args.iterations), chunk=args.chunk)
                 rates[tree, k].append(sum(getattr(r, "iterations", None) or r["iterations"] for r in res)
                                       / eng.loop_s)
     rows = [{"tree": tree, "searches": k, "median_it_per_s": statistics.median(rates[tree, k]),
              "it_per_s": rates[tree, k], "shape": engines[tree, k].describe()} for tree, k in engines]
-    path = write_result("ab_resident", {"instance": args.instance, "iterations": args.iterations, "rows": rows},
+    path = write_result("ab_resident", {"instance": args.instance, "iterations": args.iterations, "chunk": args.chunk, "rows": rows},
                         args.out)
     print(f"{args.instance}, median of {args.rounds} rounds (it/s, all searches) -> {path}")
     for k in ks:

@@ -88,7 +88,8 @@ class ResidentRots:
     format of the CPU searches (best, best solution, trajectory, iterations, ...)."""
 
     def __init__(self, problem, prm, threads=None, group=None, global_only=(), max_registers=None,
-                 shared_limit=None, cluster=None, split=None, persistent=None, restart=None, subchunk=None):
+                 shared_limit=None, cluster=None, split=None, persistent=None, restart=None, subchunk=None,
+                 chunk_cap=None):
         """`global_only`: names of per-search tables kept in global memory even where they would fit
         in shared memory (tests reach the global-memory paths on small instances with it);
         `cluster`: blocks per search (a thread block cluster, GPU only); `split`: see plan;
@@ -96,13 +97,15 @@ class ResidentRots:
         (0: one block per search; None: a queue once K exceeds what runs at once at the best shape;
         UNEVEN: a queue only where one block per search would leave SMs idle, see uneven_grid);
         `restart`: {stagnation, elite, strength[, crossover]} of lsbench.search.restarts (stagnation 0: none);
-        `subchunk`: iterations per queue item (tests)."""
+        `subchunk`: iterations per queue item (tests); `chunk_cap`: iterations per chunk at most
+        (the improvement records' rows)."""
         require("gpu-resident")
         self.problem, self.prm = problem, prm
         self.restart = restart or {"stagnation": 0, "elite": 1, "strength": 0.0}
         self.restarts = 0  # restarts in the last run
         self.options = (threads, group, shared_limit, tuple(global_only), max_registers, cluster, split, persistent)
         self.subchunk = subchunk
+        self.chunk_cap = chunk_cap or IMPROVEMENT_CAP
         self._buffers = None  # (K, device state of K searches)
         # copies up, the kernel and the copy down queue on one stream from pinned memory: the host
         # waits once a chunk (other copies, on the default stream, wait for it as they always do)
@@ -246,10 +249,11 @@ class ResidentRots:
         self.restarts = 0
         policy = None if bests_only or not self.restart["stagnation"] else \
             EliteRestarts(pr.n, K, seed=int(states[0]), **self.restart)
-        chunks = ChunkLength(chunk or (4 if config.ENABLE_CUDASIM else (IMPROVEMENT_CAP if bests_only else 256)),
-                             IMPROVEMENT_CAP, grow=not config.ENABLE_CUDASIM)
+        cap = self.chunk_cap
+        chunks = ChunkLength(chunk or (4 if config.ENABLE_CUDASIM else (cap if bests_only else 256)), cap,
+                             grow=not config.ENABLE_CUDASIM)
         if policy:  # fixed chunks: the restarts fall on the same iterations in every run
-            chunks = ChunkLength(chunk or policy.check_every(IMPROVEMENT_CAP), IMPROVEMENT_CAP, grow=False)
+            chunks = ChunkLength(chunk or policy.check_every(cap), cap, grow=False)
         if migration:
             chunks.cap = migration.chunk_cap(chunks.cap)
         t_start = time.perf_counter()
@@ -403,8 +407,8 @@ class ResidentRots:
             OLDG=cuda.device_array((blocks, slots), dtype=np.int32), EX=cuda.device_array((blocks, n * n), np.int32),
             PEND=cuda.device_array(K, dtype=np.int64), STATE=up["STATE"], CUR=cuda.device_array(K, dtype=np.int64),
             BEST=down["BEST"], BEST_SOL=down["BEST_SOL"],
-            IMP_IT=cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64),  # [m, search]: read back by rows
-            IMP_OBJ=cuda.device_array((IMPROVEMENT_CAP, K), dtype=np.int64),
+            IMP_IT=cuda.device_array((self.chunk_cap, K), dtype=np.int64),  # [m, search]: read back by rows
+            IMP_OBJ=cuda.device_array((self.chunk_cap, K), dtype=np.int64),
             NIMP=cuda.device_array(K, dtype=np.int64), DONE=cuda.device_array(K, dtype=np.int64),
             ACTIVE=up["ACTIVE"], START=up["START"], FRESH=up["FRESH"],
             QUEUE=down["QUEUE"], SEQ=cuda.to_device(np.zeros(K, np.int64)), TAU=up["TAU"])
