@@ -62,11 +62,29 @@ class SearchBuffers:
 
 
 UNEVEN = "uneven"  # ResidentRots(persistent=UNEVEN): see uneven_grid
-# On a large instance, K searches past one per SM run in waves of that shape (one 1024-thread block
-# each) where the waves are this full on average, else they queue for a persistent grid: on an H200
-# (tai100a) 264-1,056 searches in full waves ran at 1.00-1.01x the rate of 132, the queue at about
-# 0.85x (docs/performance.md). Small instances (four blocks per SM) keep the queue, as measured.
+# Past one search per SM, K searches run in waves of the blocks that run at once where the waves
+# are this full on average, else they queue for a persistent grid of those blocks (spread).
 FULL_WAVES = 0.9
+# A queue item of the two-per-SM shape: iterations (16 items a search in a chunk of 4,096)
+TWO_PER_SM_SUBCHUNK = 256
+
+
+def spread(searches, sms, per_sm, large):
+    """(waves, persistent blocks) for K searches on `sms` SMs holding `per_sm` blocks each. Up to
+    what runs at once (a large instance: one search per SM, whatever per_sm), one block each.
+    Beyond, a large instance runs waves where they are at least FULL_WAVES full (one wave where K
+    nearly fills per_sm blocks an SM), else K searches queue for a persistent grid of
+    per_sm blocks an SM: the queue balances the SMs (200 searches on 132 SMs of two blocks each
+    ran at 1.08x the rate of one block a search; in waves of 1024-thread blocks, 2 SMs in 3 would
+    hold two searches and the rest one). A small instance queues beyond four blocks an SM."""
+    slots = sms * per_sm
+    if searches <= (sms if large else slots):
+        return False, 0
+    if large:
+        rounds = -(-searches // slots)
+        if searches / (rounds * slots) >= FULL_WAVES:
+            return rounds > 1, 0
+    return False, slots
 
 
 def uneven_grid(searches, sms):
@@ -133,12 +151,12 @@ class ResidentRots:
     def _configure(self, searches):
         """The kernel shape for K searches. Unless the caller fixed it: on a large instance, up to one
         search per 16 SMs of a Hopper GPU, a cluster of 16 blocks of 256 threads each (latency: on
-        tai100a 448k it/s against 429k with 8 blocks, one H100 run); up to one search per SM, one large block
-        each with every table on chip; more searches, waves of such blocks where they are full
-        (FULL_WAVES), else a persistent grid of one such block per SM that takes the searches'
-        sub-chunks from a queue (two or four smaller blocks per SM gave 0.2-0.5x the throughput on
-        an H200, benchmarks/results/gpu_resident-*.json). A small instance: up to
-        four blocks per SM, one wave, then a queue for four blocks per SM."""
+        tai100a 448k it/s against 429k with 8 blocks, one H100 run); up to one search per SM, one
+        1024-thread block each with every table on chip; more searches, two 512-thread blocks an SM
+        where both hold every table on chip (on an H100, tai100a: 1.07x the it/s of one 1024-thread
+        block an SM at 264 searches, 1.12x at 528, 1.19x at 1,056), else one 1024-thread block an SM,
+        in waves or on a queue (spread). A small instance: up to four blocks per SM, one wave, then a
+        queue for four blocks per SM."""
         threads, group, shared_limit, global_only, regs, cluster, split, persistent = self.options
         if cluster and threads is None:
             threads = 256
@@ -146,10 +164,14 @@ class ResidentRots:
         large = self.problem.n * (self.problem.n - 1) // 2 > 2048
         dev = cuda.get_current_device() if auto else None
         waves = False  # more searches than run at once, each block its search's whole chunk, in waves
+        per_sm = 0  # blocks per SM of the automatic shape (0: the caller's or an older rule's)
+        subchunk = self.subchunk
         if auto and persistent is None and not cluster:
-            fill = dev.MULTIPROCESSOR_COUNT * (1 if large else 4)  # searches that run at once at their best shape
-            waves = large and searches > fill and searches / (-(-searches // fill) * fill) >= FULL_WAVES
-            persistent = fill if searches > fill and not waves else 0
+            sms = dev.MULTIPROCESSOR_COUNT
+            per_sm = (2 if searches > sms and self._fits_twice(dev, group, global_only, split) else 1) if large else 4
+            waves, persistent = spread(searches, sms, per_sm, large)
+            if large and per_sm == 2:
+                subchunk = subchunk or TWO_PER_SM_SUBCHUNK
         if persistent == UNEVEN:
             persistent = uneven_grid(searches, dev.MULTIPROCESSOR_COUNT) if auto and large and not cluster else 0
         queued = bool(persistent)
@@ -157,19 +179,23 @@ class ResidentRots:
             searches = min(searches, persistent)  # the shape of the blocks that run at once
         self.grid = persistent if queued else None
         self.waves = waves
+        self.per_sm = per_sm
         if auto:
             from .cluster import supported
-            if cluster is None and large and searches * 16 <= dev.MULTIPROCESSOR_COUNT and supported():
+            if cluster is None and large and not queued and searches * 16 <= dev.MULTIPROCESSOR_COUNT and supported():
                 threads, cluster = 256, 16
+            elif large and per_sm == 2:
+                threads, regs, shared_limit = 512, 64, _half_sm_shared(dev)
             elif searches <= dev.MULTIPROCESSOR_COUNT or waves:
                 threads = 1024 if large else 256
             else:  # as many blocks per SM as one wave of all the searches needs: 2, else 4
                 per_sm = 2 if searches <= 2 * dev.MULTIPROCESSOR_COUNT else 4
                 threads = 1024 // per_sm if large else 256
                 regs = 65536 // (per_sm * threads) // 8 * 8
-                shared_limit = int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // per_sm - 2048
+                shared_limit = _half_sm_shared(dev) if per_sm == 2 else \
+                    int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // per_sm - 2048
         self.shape = plan(self.problem, threads, group, shared_limit, global_only, cluster or 1, split, queued,
-                          self.subchunk)
+                          subchunk)
         if regs is None and not config.ENABLE_CUDASIM:  # a block of T threads must fit one SM
             regs = min(255, 65536 // self.shape["threads"] // 8 * 8)
         self.shape["max_registers"] = regs
@@ -179,6 +205,11 @@ class ResidentRots:
             if not supported():
                 raise LsbenchError("--param cluster: thread block clusters need a GPU of compute capability 9.0 or later")
         self.launch = PreparedLauncher(self.kernel, self.shape["cluster"])
+
+    def _fits_twice(self, dev, group, global_only, split):
+        """Whether two 512-thread blocks of this instance fit one SM with every table on chip."""
+        shape = plan(self.problem, 512, group, _half_sm_shared(dev), global_only, 1, split)
+        return all(shape["shared"].values())
 
     def run(self, seeds, stop, progress=None, chunk=None, migration=None):
         """K = len(seeds) Ro-TS searches, each exactly the CPU search with its seed (unless
@@ -426,7 +457,13 @@ class ResidentRots:
                 "dynamic_shared_bytes": self.shape["dynamic_shared_bytes"],
                 "restart": self.restart if self.restart["stagnation"] else None, "restarts": self.restarts,
                 "persistent_blocks": self.grid if self.shape["queued"] else 0, "waves": self.waves,
+                "blocks_per_sm": self.per_sm or None,
                 "iterations_per_queue_item": self.shape["subchunk"] if self.shape["queued"] else None}
+
+
+def _half_sm_shared(dev):
+    """The shared memory one of two blocks on an SM may take (the system keeps 1 KB a block)."""
+    return int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // 2 - 2048
 
 
 def _packed(fields):

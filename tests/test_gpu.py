@@ -839,10 +839,24 @@ def test_iterated_greedy_on_the_device_is_the_cpu_search():
         assert p.exact_objective(sol) == best
 
 
+def test_resident_rots_past_one_search_per_sm_runs_full_waves_or_a_queue_that_balances_the_sms():
+    """spread: one block a search up to one search per SM (a large instance); beyond, full waves of
+    what runs at once, else a queue for every slot, so that no SM ends a chunk holding fewer searches
+    than the others (200 searches on 132 SMs of two blocks each)."""
+    from lsbench.gpu.rots_engine import spread
+    large = [spread(k, 132, 2, True) for k in (66, 132, 133, 200, 240, 264, 300, 528, 600, 1056, 4096)]
+    assert large == [(False, 0), (False, 0), (False, 264), (False, 264), (False, 0), (False, 0), (False, 264),
+                     (True, 0), (False, 264), (True, 0), (True, 0)]
+    assert [spread(k, 132, 1, True) for k in (132, 200, 264, 4096)] == [(False, 0), (False, 132), (True, 0), (True, 0)]
+    assert [spread(k, 132, 4, False) for k in (132, 528, 529)] == [(False, 0), (False, 0), (False, 528)]
+
+
 @pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="a real GPU's SM count and its default shapes")
-def test_resident_rots_in_full_waves_each_search_follows_the_cpu():
-    """Twice as many searches as SMs on a large instance: two full waves of one 1024-thread block a
-    search (no queue), and searches of both waves are exactly the CPU's."""
+@pytest.mark.parametrize("per_sm, waves, queued", [(4, True, False), (1.5, False, True)])
+def test_resident_rots_two_blocks_an_sm_in_waves_or_a_queue_each_search_follows_the_cpu(per_sm, waves, queued):
+    """Past one search per SM on a large instance whose tables fit twice on an SM: 512-thread blocks,
+    two an SM, in two full waves (4 searches an SM) or on a queue of two blocks an SM (1.5 searches
+    an SM); searches of both waves, and queued ones, are exactly the CPU's."""
     from numba import cuda
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench.problems import QAP
@@ -852,11 +866,13 @@ def test_resident_rots_in_full_waves_each_search_follows_the_cpu():
     g = np.random.default_rng(11)
     p = QAP(g.integers(0, 100, (70, 70)), g.integers(0, 100, (70, 70)))
     engine = ResidentRots(p, RobustTabuSearch().params(p))
-    stop = Stop(iterations=300)
-    devs = engine.run(list(range(1, 2 * sms + 1)), stop)
+    stop = Stop(iterations=600)
+    k = int(per_sm * sms)
+    devs = engine.run(list(range(1, k + 1)), stop)
     info = engine.describe()
-    assert info["waves"] and info["persistent_blocks"] == 0 and info["threads_per_block"] == 1024
-    for q in (0, sms, 2 * sms - 1):
+    assert info["threads_per_block"] == 512 and info["blocks_per_sm"] == 2 and info["waves"] == waves
+    assert info["persistent_blocks"] == (2 * sms if queued else 0)
+    for q in (0, sms, k - 1):
         _same_search(_cpu_rots(p, q + 1, stop), devs[q])
 
 
