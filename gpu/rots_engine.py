@@ -65,8 +65,11 @@ UNEVEN = "uneven"  # ResidentRots(persistent=UNEVEN): see uneven_grid
 # Past one search per SM, K searches run in waves of the blocks that run at once where the waves
 # are this full on average, else they queue for a persistent grid of those blocks (spread).
 FULL_WAVES = 0.9
-# A queue item of the two-per-SM shape: iterations (16 items a search in a chunk of 4,096)
-TWO_PER_SM_SUBCHUNK = 256
+# The queue of the two-per-SM shape: iterations an item, and a chunk's at most (16 items a search a
+# chunk). On an H100 (tai100a, 200 searches) 512 and 8,192 ran 1.04x faster than 256 and 4,096,
+# 1.03x faster than 1,024 and 16,384 (benchmarks/results/ab_resident-h100-17714af.json).
+TWO_PER_SM_SUBCHUNK = 512
+TWO_PER_SM_CHUNK_CAP = 2 * IMPROVEMENT_CAP
 
 
 def spread(searches, sms, per_sm, large):
@@ -123,7 +126,7 @@ class ResidentRots:
         self.restarts = 0  # restarts in the last run
         self.options = (threads, group, shared_limit, tuple(global_only), max_registers, cluster, split, persistent)
         self.subchunk = subchunk
-        self.chunk_cap = chunk_cap or IMPROVEMENT_CAP
+        self.chunk_cap_option = chunk_cap
         self._buffers = None  # (K, device state of K searches)
         # copies up, the kernel and the copy down queue on one stream from pinned memory: the host
         # waits once a chunk (other copies, on the default stream, wait for it as they always do)
@@ -170,7 +173,7 @@ class ResidentRots:
             sms = dev.MULTIPROCESSOR_COUNT
             per_sm = (2 if searches > sms and self._fits_twice(dev, group, global_only, split) else 1) if large else 4
             waves, persistent = spread(searches, sms, per_sm, large)
-            if large and per_sm == 2:
+            if large and per_sm == 2 and persistent:
                 subchunk = subchunk or TWO_PER_SM_SUBCHUNK
         if persistent == UNEVEN:
             persistent = uneven_grid(searches, dev.MULTIPROCESSOR_COUNT) if auto and large and not cluster else 0
@@ -180,6 +183,8 @@ class ResidentRots:
         self.grid = persistent if queued else None
         self.waves = waves
         self.per_sm = per_sm
+        two_per_sm_queue = auto and large and per_sm == 2 and queued
+        self.chunk_cap = self.chunk_cap_option or (TWO_PER_SM_CHUNK_CAP if two_per_sm_queue else IMPROVEMENT_CAP)
         if auto:
             from .cluster import supported
             if cluster is None and large and not queued and searches * 16 <= dev.MULTIPROCESSOR_COUNT and supported():
