@@ -74,12 +74,13 @@ TWO_PER_SM_CHUNK_CAP = 2 * IMPROVEMENT_CAP
 
 def spread(searches, sms, per_sm, large):
     """(waves, persistent blocks) for K searches on `sms` SMs holding `per_sm` blocks each. Up to
-    what runs at once (a large instance: one search per SM, whatever per_sm), one block each.
+    one search per SM (a large instance) or per_sm blocks an SM (a small one), one block each.
     Beyond, a large instance runs waves where they are at least FULL_WAVES full (one wave where K
-    nearly fills per_sm blocks an SM), else K searches queue for a persistent grid of
-    per_sm blocks an SM: the queue balances the SMs (200 searches on 132 SMs of two blocks each
-    ran at 1.08x the rate of one block a search; in waves of 1024-thread blocks, 2 SMs in 3 would
-    hold two searches and the rest one). A small instance queues beyond four blocks an SM."""
+    nearly fills per_sm blocks an SM), else the K searches queue for a persistent grid of per_sm
+    blocks an SM, which keeps every SM busy (one block a search would leave some SMs one search
+    short: on an H100, tai80a, 200 searches ran at 56.4 M it/s on the queue of 264 512-thread
+    blocks, 40.9 M on the older queue of 132 1024-thread blocks, ab_resident-h100-007d3ad.json).
+    A small instance queues beyond four blocks an SM."""
     slots = sms * per_sm
     if searches <= (sms if large else slots):
         return False, 0
@@ -156,10 +157,12 @@ class ResidentRots:
         search per 16 SMs of a Hopper GPU, a cluster of 16 blocks of 256 threads each (latency: on
         tai100a 448k it/s against 429k with 8 blocks, one H100 run); up to one search per SM, one
         1024-thread block each with every table on chip; more searches, two 512-thread blocks an SM
-        where both hold every table on chip (on an H100, tai100a: 1.07x the it/s of one 1024-thread
-        block an SM at 264 searches, 1.12x at 528, 1.19x at 1,056), else one 1024-thread block an SM,
-        in waves or on a queue (spread). A small instance: up to four blocks per SM, one wave, then a
-        queue for four blocks per SM."""
+        where both hold every table on chip, as they hide each other's barrier waits (on an H100:
+        tai100a 1.07x the it/s of one 1024-thread block an SM at 264 searches,
+        benchmarks/results/ab_resident-h100-a82cce7.json; tai80a 1.38-1.48x at 200-528 searches,
+        ab_resident-h100-007d3ad.json), else one 1024-thread block an SM; in waves or on a queue
+        (spread). A small instance: up to four blocks per SM, one wave, then a queue for four
+        blocks per SM."""
         threads, group, shared_limit, global_only, regs, cluster, split, persistent = self.options
         if cluster and threads is None:
             threads = 256
