@@ -186,12 +186,13 @@ class ResidentRots:
         self.grid = persistent if queued else None
         self.waves = waves
         self.per_sm = per_sm
-        two_per_sm_queue = auto and large and per_sm == 2 and queued
+        two_per_sm_queue = large and per_sm == 2 and queued
         self.chunk_cap = self.chunk_cap_option or (TWO_PER_SM_CHUNK_CAP if two_per_sm_queue else IMPROVEMENT_CAP)
         if auto:
             from .cluster import supported
             if cluster is None and large and not queued and searches * 16 <= dev.MULTIPROCESSOR_COUNT and supported():
                 threads, cluster = 256, 16
+                self.per_sm = 0  # one search over 16 SMs
             elif large and per_sm == 2:
                 threads, regs, shared_limit = 512, 64, _half_sm_shared(dev)
             elif searches <= dev.MULTIPROCESSOR_COUNT or waves:
