@@ -511,7 +511,7 @@ class ResidentRotsEngine(Engine):
         Param("crossover", bool, "restart: from a uniform crossover of two elite solutions, then the swaps",
               default=False),
         Param("persistent", int, "blocks of a persistent grid that take the searches' chunks from a queue (0: one "
-              "block per search; default: a queue once the searches outnumber what runs at once)", low=0),
+              "block per search; default: a queue past one search per SM where full waves do not fit)", low=0),
     )
 
     def __init__(self, problem, neighbourhood, search, params, threads=None):
