@@ -1,6 +1,7 @@
 """Benchmark plumbing: machine description, medians of repeats, JSON output."""
 import os
 import platform
+import re
 import statistics
 import sys
 import time
@@ -59,7 +60,8 @@ def write_result(name, payload, out_dir=None, gpu_tag=None):
               "gpu": gpu, "python_implementation": platform.python_implementation(), **payload}
     gpu_tag = gpu_tag or ((gpu or {}).get("name", "cpu").lower().replace("nvidia", "").strip().split()[0]
                           if gpu and "name" in gpu else "cpu")
-    commit = record["versions"].get("lsbench_commit", "unknown")
+    # the file name in letters, digits, '.', '_' and '-' alone (a '+' kept a device run's files from coming back)
+    commit = re.sub(r"[^A-Za-z0-9._-]", "-", str(record["versions"].get("lsbench_commit", "unknown")))
     path = out_dir / f"{name}-{gpu_tag}-{commit}.json"
     for k in range(2, 100):  # a second run of the same commit keeps the first
         if not path.exists():

@@ -6,6 +6,7 @@
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD LSBENCH_DATA=$PWD/.devdata PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
+[ -n "${LSBENCH_COMMIT:-}" ] || echo "LSBENCH_COMMIT unset: result files take this copy's git HEAD, which may lag the checkout's"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 python3 -c "import numba, numpy, numba.cuda as c; print('numba', numba.__version__, 'numpy', numpy.__version__, 'cuda', c.is_available())"
 for step in "$@"; do
