@@ -154,7 +154,7 @@ def main():
             worst = min((v / mine[sms], k) for k, v in mine.items() if k >= sms)
             out.setdefault("cliff", {})[spec] = {"searches_per_sm_figure": mine[sms], "worst_ratio": worst[0],
                                                  "at_searches": worst[1]}
-            print(f"{spec}: every K >= {sms} at >= {worst[0]:.2f}x the K = {sms} figure (lowest at K = {worst[1]})")
+            print(f"{spec}: every K >= {sms} at >= {worst[0]:.3f}x the K = {sms} figure (lowest at K = {worst[1]})")
     out["gpu"] = rows
     singles = [r for r in rows if r["searches"] == 1]  # --searches may leave the single search out
     single = max(singles, key=lambda r: r["aggregate_it_per_s"]) if singles else None
