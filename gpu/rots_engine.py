@@ -70,6 +70,21 @@ FULL_WAVES = 0.9
 # 1.03x faster than 1,024 and 16,384 (benchmarks/results/ab_resident-h100-17714af.json).
 TWO_PER_SM_SUBCHUNK = 512
 TWO_PER_SM_CHUNK_CAP = 2 * IMPROVEMENT_CAP
+# Two blocks an SM from this many searches an SM: below it their queue holds more blocks than
+# searches, and the searches' items land on its blocks at random, so that about sms (1 - K/(2 sms))^2
+# SMs hold no running search (a sixth of them at 1.2 searches an SM). At 200 searches on 132 SMs (1.52) the
+# two-per-SM queue ran 44.3 M it/s against 40.3-41.9 M for a queue of one 1024-thread block an SM
+# (gpu_resident-h100-007d3ad.json, ab_resident-h100-a82cce7.json); fewer searches keep that queue.
+TWO_PER_SM_FROM = 1.5
+
+
+def blocks_per_sm(searches, sms, large, fits_twice):
+    """Blocks an SM of the automatic shape for K searches: a small instance four; a large one two
+    (512 threads each) from TWO_PER_SM_FROM searches an SM where two fit with every table on chip,
+    else one (1024 threads)."""
+    if not large:
+        return 4
+    return 2 if fits_twice and searches >= TWO_PER_SM_FROM * sms else 1
 
 
 def spread(searches, sms, per_sm, large):
@@ -156,8 +171,8 @@ class ResidentRots:
         """The kernel shape for K searches. Unless the caller fixed it: on a large instance, up to one
         search per 16 SMs of a Hopper GPU, a cluster of 16 blocks of 256 threads each (latency: on
         tai100a 448k it/s against 429k with 8 blocks, one H100 run); up to one search per SM, one
-        1024-thread block each with every table on chip; more searches, two 512-thread blocks an SM
-        where both hold every table on chip, as they hide each other's barrier waits (on an H100:
+        1024-thread block each with every table on chip; from 1.5 searches an SM (blocks_per_sm), two
+        512-thread blocks an SM where both hold every table on chip, as they hide each other's barrier waits (on an H100:
         tai100a 1.07x the it/s of one 1024-thread block an SM at 264 searches,
         benchmarks/results/ab_resident-h100-a82cce7.json; tai80a 1.38-1.48x at 200-528 searches,
         ab_resident-h100-007d3ad.json), else one 1024-thread block an SM; in waves or on a queue
@@ -174,7 +189,8 @@ class ResidentRots:
         subchunk = self.subchunk
         if auto and persistent is None and not cluster:
             sms = dev.MULTIPROCESSOR_COUNT
-            per_sm = (2 if searches > sms and self._fits_twice(dev, group, global_only, split) else 1) if large else 4
+            per_sm = blocks_per_sm(searches, sms, large,
+                                   large and searches > sms and self._fits_twice(dev, group, global_only, split))
             waves, persistent = spread(searches, sms, per_sm, large)
             if large and per_sm == 2 and persistent:
                 subchunk = subchunk or TWO_PER_SM_SUBCHUNK

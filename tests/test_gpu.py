@@ -2,6 +2,7 @@
 fitness copied back or reduced on the device, neighbourhood generated on the GPU or the CPU;
 thread control survives failing launch configurations; a missing GPU is one clear error."""
 import json
+import math
 import os
 import subprocess
 import sys
@@ -851,6 +852,15 @@ def test_resident_rots_past_one_search_per_sm_runs_full_waves_or_a_queue_that_ba
     assert [spread(k, 132, 4, False) for k in (132, 528, 529)] == [(False, 0), (False, 0), (False, 528)]
 
 
+def test_resident_rots_takes_two_blocks_an_sm_from_one_and_a_half_searches_an_sm_where_two_fit():
+    """Below 1.5 searches an SM a two-per-SM queue would hold more blocks than searches and leave SMs
+    idle at random: one 1024-thread block an SM then, as where two blocks do not fit."""
+    from lsbench.gpu.rots_engine import blocks_per_sm
+    assert [blocks_per_sm(k, 132, True, True) for k in (1, 132, 150, 197, 198, 200, 264, 1056)] == [1, 1, 1, 1, 2, 2, 2, 2]
+    assert [blocks_per_sm(k, 132, True, False) for k in (200, 1056)] == [1, 1]
+    assert blocks_per_sm(200, 132, False, True) == 4
+
+
 @pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="a real GPU's SM count and its default shapes")
 @pytest.mark.parametrize("per_sm, waves, queued", [(4, True, False), (1.5, False, True)])
 def test_resident_rots_two_blocks_an_sm_in_waves_or_a_queue_each_search_follows_the_cpu(per_sm, waves, queued):
@@ -867,7 +877,7 @@ def test_resident_rots_two_blocks_an_sm_in_waves_or_a_queue_each_search_follows_
     p = QAP(g.integers(0, 100, (70, 70)), g.integers(0, 100, (70, 70)))
     engine = ResidentRots(p, RobustTabuSearch().params(p))
     stop = Stop(iterations=600)
-    k = int(per_sm * sms)
+    k = math.ceil(per_sm * sms)
     devs = engine.run(list(range(1, k + 1)), stop)
     info = engine.describe()
     assert info["threads_per_block"] == 512 and info["blocks_per_sm"] == 2 and info["waves"] == waves
