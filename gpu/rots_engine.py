@@ -72,9 +72,10 @@ TWO_PER_SM_SUBCHUNK = 512
 TWO_PER_SM_CHUNK_CAP = 2 * IMPROVEMENT_CAP
 # Two blocks an SM from this many searches an SM: below it their queue holds more blocks than
 # searches, and the searches' items land on its blocks at random, so that about sms (1 - K/(2 sms))^2
-# SMs hold no running search (a sixth of them at 1.2 searches an SM). At 200 searches on 132 SMs (1.52) the
-# two-per-SM queue ran 44.3 M it/s against 40.3-41.9 M for a queue of one 1024-thread block an SM
-# (gpu_resident-h100-007d3ad.json, ab_resident-h100-a82cce7.json); fewer searches keep that queue.
+# SMs hold no running search (a sixth of them at 1.2 searches an SM). At 200 searches on 132 SMs
+# (1.52 an SM) the two-per-SM queue ran tai80a at 1.38x the queue of one 1024-thread block an SM
+# (ab_resident-h100-007d3ad.json) and tai100a at 0.898x of 132 searches, where that queue ran 0.85x
+# (gpu_resident-h100-007d3ad.json, gpu_resident-h200-3250b0a.json); fewer searches keep that queue.
 TWO_PER_SM_FROM = 1.5
 
 
