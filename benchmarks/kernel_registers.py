@@ -26,9 +26,13 @@ import numba
 import numpy as np
 from numba import cuda
 
-from common import write_result
+from common import run_main, write_result
 
 from lsbench import instances as registry
+
+
+HOPPER_BLOCK_SHARED = 232448  # bytes of shared memory a block may opt in to, and an SM holds (sm_90)
+HOPPER_SM_SHARED = 233472
 
 
 def compute_capability_without_a_device(cc):
@@ -66,11 +70,16 @@ def kernel_signature(shape, n):
 
 
 def report(problem, threads, queued, registers, cc):
+    from lsbench.gpu.rots_engine import TWO_PER_SM_SUBCHUNK, _blocks_an_sm
     from lsbench.gpu.rots_kernel import kernel_for
     from lsbench.gpu.rots_plan import plan
     per_sm = 1024 // threads
-    shared = (232448 if per_sm == 1 else 233472 // per_sm - 2048)  # Hopper: 227 KB a block, 228 KB an SM
-    shape = plan(problem, threads, None, shared, (), 1, None, queued, 512 if queued else None)
+    if per_sm == 1:  # the engine's one block an SM: every byte a block may opt in to (Hopper: 227 KB)
+        shared = HOPPER_BLOCK_SHARED
+    else:
+        _t, _r, shared = _blocks_an_sm(types.SimpleNamespace(MAX_SHARED_MEMORY_PER_MULTIPROCESSOR=HOPPER_SM_SHARED),
+                                       per_sm, True)
+    shape = plan(problem, threads, None, shared, (), 1, None, queued, TWO_PER_SM_SUBCHUNK if queued else None)
     shape["max_registers"] = registers
     ptx, _ = cuda.compile(kernel_for(shape).py_func, kernel_signature(shape, problem.n), cc=cc, output="ptx",
                           device=False, abi="numba")
@@ -100,10 +109,15 @@ def main():
     ap.add_argument("--data-dir")
     ap.add_argument("--out")
     args = ap.parse_args()
+    shapes = args.shapes.split(",")
+    if not all(re.fullmatch(r"\d+q?", s) for s in shapes):
+        ap.error(f"--shapes: threads per block, each with q for the queue (1024,512q), got {args.shapes!r}")
+    if not re.fullmatch(r"\d+\.\d+", args.cc):
+        ap.error(f"--cc: a compute capability such as 9.0, got {args.cc!r}")
     cc = tuple(int(x) for x in args.cc.split("."))
     compute_capability_without_a_device(cc)
     problem = registry.load(args.instance, None, args.data_dir)
-    rows = [report(problem, int(s.rstrip("q")), s.endswith("q"), args.registers, cc) for s in args.shapes.split(",")]
+    rows = [report(problem, int(s.rstrip("q")), s.endswith("q"), args.registers, cc) for s in shapes]
     path = write_result("kernel_registers", {"instance": args.instance, "cc": args.cc, "rows": rows}, args.out,
                         gpu_tag=f"sm{cc[0]}{cc[1]}")
     print(f"{args.instance}, sm_{cc[0]}{cc[1]}, cap {args.registers} registers -> {path}")
@@ -114,4 +128,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -65,11 +65,12 @@ UNEVEN = "uneven"  # ResidentRots(persistent=UNEVEN): see uneven_grid
 # Past one search per SM, K searches run in waves of the blocks that run at once where the waves
 # are this full on average, else they queue for a persistent grid of those blocks (spread).
 FULL_WAVES = 0.9
-# The queue of the two-per-SM shape: iterations an item, and a chunk's at most (16 items a search a
-# chunk). On an H100 (tai100a, 200 searches) 512 and 8,192 ran 1.04x faster than 256 and 4,096,
-# 1.03x faster than 1,024 and 16,384 (benchmarks/results/ab_resident-h100-17714af.json).
+# The two-per-SM queue's items, in iterations; a queued chunk holds at least QUEUE_ITEMS_A_CHUNK
+# items a search (a launch ends with its slowest search). On an H100 (tai100a, 200 searches) items
+# of 512 in chunks of 8,192 ran 1.04x faster than 256 in 4,096 and 1.03x faster than 1,024 in
+# 16,384 (benchmarks/results/ab_resident-h100-17714af.json).
 TWO_PER_SM_SUBCHUNK = 512
-TWO_PER_SM_CHUNK_CAP = 2 * IMPROVEMENT_CAP
+QUEUE_ITEMS_A_CHUNK = 16
 # Two blocks an SM from this many searches an SM: below it their queue holds more blocks than
 # searches, and the searches' items land on its blocks at random, so that about sms (1 - K/(2 sms))^2
 # SMs hold no running search (a sixth of them at 1.2 searches an SM). At 200 searches on 132 SMs
@@ -186,15 +187,12 @@ class ResidentRots:
         large = self.problem.n * (self.problem.n - 1) // 2 > 2048
         dev = cuda.get_current_device() if auto else None
         waves = False  # more searches than run at once, each block its search's whole chunk, in waves
-        per_sm = 0  # blocks per SM of the automatic shape (0: the caller's or an older rule's)
-        subchunk = self.subchunk
+        per_sm = 0  # blocks an SM (0: not the shape's to say: the caller's threads, or a cluster)
         if auto and persistent is None and not cluster:
             sms = dev.MULTIPROCESSOR_COUNT
             per_sm = blocks_per_sm(searches, sms, large,
                                    large and searches > sms and self._fits_twice(dev, group, global_only, split))
             waves, persistent = spread(searches, sms, per_sm, large)
-            if large and per_sm == 2 and persistent:
-                subchunk = subchunk or TWO_PER_SM_SUBCHUNK
         if persistent == UNEVEN:
             persistent = uneven_grid(searches, dev.MULTIPROCESSOR_COUNT) if auto and large and not cluster else 0
         queued = bool(persistent)
@@ -202,26 +200,22 @@ class ResidentRots:
             searches = min(searches, persistent)  # the shape of the blocks that run at once
         self.grid = persistent if queued else None
         self.waves = waves
-        self.per_sm = per_sm
-        two_per_sm_queue = large and per_sm == 2 and queued
-        self.chunk_cap = self.chunk_cap_option or (TWO_PER_SM_CHUNK_CAP if two_per_sm_queue else IMPROVEMENT_CAP)
         if auto:
             from .cluster import supported
-            if cluster is None and large and not queued and searches * 16 <= dev.MULTIPROCESSOR_COUNT and supported():
-                threads, cluster = 256, 16
-                self.per_sm = 0  # one search over 16 SMs
-            elif large and per_sm == 2:
-                threads, regs, shared_limit = 512, 64, _half_sm_shared(dev)
-            elif searches <= dev.MULTIPROCESSOR_COUNT or waves:
+            sms = dev.MULTIPROCESSOR_COUNT
+            if cluster is None and large and not queued and searches * 16 <= sms and supported():
+                threads, cluster, per_sm = 256, 16, 0
+            elif per_sm != 2 and (searches <= sms or waves):
                 threads = 1024 if large else 256
-            else:  # as many blocks per SM as one wave of all the searches needs: 2, else 4
-                per_sm = 2 if searches <= 2 * dev.MULTIPROCESSOR_COUNT else 4
-                threads = 1024 // per_sm if large else 256
-                regs = 65536 // (per_sm * threads) // 8 * 8
-                shared_limit = _half_sm_shared(dev) if per_sm == 2 else \
-                    int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // per_sm - 2048
+            else:  # blocks an SM: the automatic shape's, else as many as one wave of the searches needs
+                per_sm = 2 if per_sm == 2 or searches <= 2 * sms else 4
+                threads, regs, shared_limit = _blocks_an_sm(dev, per_sm, large)
+        self.per_sm = per_sm
+        subchunk = self.subchunk or (TWO_PER_SM_SUBCHUNK if queued and large and per_sm == 2 else None)
         self.shape = plan(self.problem, threads, group, shared_limit, global_only, cluster or 1, split, queued,
                           subchunk)
+        self.chunk_cap = self.chunk_cap_option or (max(IMPROVEMENT_CAP, QUEUE_ITEMS_A_CHUNK * self.shape["subchunk"])
+                                                   if queued else IMPROVEMENT_CAP)
         if regs is None and not config.ENABLE_CUDASIM:  # a block of T threads must fit one SM
             regs = min(255, 65536 // self.shape["threads"] // 8 * 8)
         self.shape["max_registers"] = regs
@@ -234,7 +228,8 @@ class ResidentRots:
 
     def _fits_twice(self, dev, group, global_only, split):
         """Whether two 512-thread blocks of this instance fit one SM with every table on chip."""
-        shape = plan(self.problem, 512, group, _half_sm_shared(dev), global_only, 1, split)
+        threads, _regs, shared_limit = _blocks_an_sm(dev, 2, True)
+        shape = plan(self.problem, threads, group, shared_limit, global_only, 1, split)
         return all(shape["shared"].values())
 
     def run(self, seeds, stop, progress=None, chunk=None, migration=None):
@@ -487,9 +482,12 @@ class ResidentRots:
                 "iterations_per_queue_item": self.shape["subchunk"] if self.shape["queued"] else None}
 
 
-def _half_sm_shared(dev):
-    """The shared memory one of two blocks on an SM may take (the system keeps 1 KB a block)."""
-    return int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // 2 - 2048
+def _blocks_an_sm(dev, per_sm, large):
+    """(threads, registers a thread, shared memory a block) for `per_sm` blocks on one SM: the SM's
+    registers and shared memory split between them (the system keeps 1 KB a block)."""
+    threads = 1024 // per_sm if large else 256
+    return (threads, 65536 // (per_sm * threads) // 8 * 8,
+            int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // per_sm - 2048)
 
 
 def _packed(fields):
