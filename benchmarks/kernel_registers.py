@@ -69,7 +69,7 @@ def kernel_signature(shape, n):
     return tuple(arrays + scalars + [a(n * n, dtype=np.float64), numba.float64])
 
 
-def report(problem, threads, queued, registers, cc):
+def report(problem, threads, queued, registers, cc, sass_dir=None):
     from lsbench.gpu.rots_engine import TWO_PER_SM_SUBCHUNK, _blocks_an_sm
     from lsbench.gpu.rots_kernel import kernel_for
     from lsbench.gpu.rots_plan import plan
@@ -92,6 +92,9 @@ def report(problem, threads, queued, registers, cc):
         env = {"PATH": str(Path(nvidia_tool("nvdisasm")).parent)}
         sass = subprocess.run([nvidia_tool("cuobjdump"), "-sass", str(cubin)], capture_output=True, text=True,
                               check=True, env=env).stdout
+    if sass_dir:
+        Path(sass_dir).mkdir(parents=True, exist_ok=True)
+        (Path(sass_dir) / f"rots-{problem.name}-{threads}{'q' if queued else ''}-{registers}.sass").write_text(sass)
     number = lambda pattern: int(re.search(pattern, info).group(1)) if re.search(pattern, info) else 0  # noqa: E731
     return {"threads": threads, "queued": queued, "max_registers": registers,
             "registers": number(r"Used (\d+) registers"), "spill_store_bytes": number(r"(\d+) bytes spill stores"),
@@ -107,6 +110,7 @@ def main():
     ap.add_argument("--registers", type=int, default=64)
     ap.add_argument("--cc", default="9.0")
     ap.add_argument("--data-dir")
+    ap.add_argument("--sass", help="a folder to keep each shape's SASS in (to read where it spills)")
     ap.add_argument("--out")
     args = ap.parse_args()
     shapes = args.shapes.split(",")
@@ -117,7 +121,7 @@ def main():
     cc = tuple(int(x) for x in args.cc.split("."))
     compute_capability_without_a_device(cc)
     problem = registry.load(args.instance, None, args.data_dir)
-    rows = [report(problem, int(s.rstrip("q")), s.endswith("q"), args.registers, cc) for s in shapes]
+    rows = [report(problem, int(s.rstrip("q")), s.endswith("q"), args.registers, cc, args.sass) for s in shapes]
     path = write_result("kernel_registers", {"instance": args.instance, "cc": args.cc, "rows": rows}, args.out,
                         gpu_tag=f"sm{cc[0]}{cc[1]}")
     print(f"{args.instance}, sm_{cc[0]}{cc[1]}, cap {args.registers} registers -> {path}")
