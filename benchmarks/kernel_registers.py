@@ -65,7 +65,7 @@ def kernel_signature(shape, n):
               a(2, slots, dtype=i32), a(2, n * n, dtype=i32), a(2), a(2, 2, dtype=u64), a(2), a(2),
               a(2, n, dtype=i32), a(4, 2), a(4, 2), a(2), a(2), a(2, dtype=i32), a(2, n, dtype=i32), a(2, dtype=i32),
               a(2), a(2)]
-    scalars = [numba.int64] * 10  # tenures, aspiration, target, first iteration, iterations, cube, fresh, item0, seq0
+    scalars = [numba.int64] * 11  # tenures, aspiration, target, first iteration, iterations, cube, fresh, item0, seq0, push0
     return tuple(arrays + scalars + [a(n * n, dtype=np.float64), numba.float64])
 
 

@@ -53,12 +53,12 @@ class SearchBuffers:
     START: object
     FRESH: object
     QUEUE: object
-    SEQ: object
+    RING: object
     TAU: object
 
     def state_args(self):
         names = [f.name for f in fields(self)]
-        return [getattr(self, name) for name in names[names.index("P"):names.index("SEQ") + 1]]
+        return [getattr(self, name) for name in names[names.index("P"):names.index("RING") + 1]]
 
 
 UNEVEN = "uneven"  # ResidentRots(persistent=UNEVEN): see uneven_grid
@@ -422,13 +422,15 @@ class ResidentRots:
         cas ant to build. The launch is kept in last_launch (benchmarks/profile_cas.py reruns it)."""
         b = self.buffers(K)
         args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.pairs, *b.state_args(), *scalars,
-                np.int64(self.items_taken), np.int64(self.subchunks_done), b.TAU, gamma)
+                np.int64(self.items_taken), np.int64(self.subchunks_done), np.int64(self.items_pushed), b.TAU, gamma)
         blocks = self.grid if self.shape["queued"] else K * self.shape["cluster"]
         self.last_launch = (blocks, self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
         self.launch(*self.last_launch, stream=self.stream)
         if self.shape["queued"]:  # every block takes one item past the last: the queue's count after the launch
             subchunks = -(-int(scalars[5]) // self.shape["subchunk"])
+            assert K * (subchunks - 1) <= b.RING.size, "a queued chunk longer than its ring"
             self.items_taken += K * subchunks + blocks
+            self.items_pushed += K * (subchunks - 1)  # every item but a search's last hands on its next
             self.subchunks_done += subchunks
 
     def buffers(self, K):
@@ -446,10 +448,12 @@ class ResidentRots:
         # restart, which keeps its best); the kernel clears FRESH[q] once it has started
         up, host_up = _packed({"STATE": ((K, 2), np.uint64), "P": ((K, n), np.int32), "TAU": ((n * n,), np.float64),
                                "ACTIVE": ((K,), np.int32), "START": ((K, n), np.int32), "FRESH": ((K,), np.int32)})
-        # QUEUE: [items taken, 1 where a queue item's wait ran out], right after BEST: the two come down in
-        # one copy after every chunk, BEST_SOL with them after a cas generation
-        down, host_down = _packed({"BEST": ((K,), np.int64), "QUEUE": ((2,), np.int64), "BEST_SOL": ((K, n), np.int32)})
-        down["QUEUE"].copy_to_device(np.zeros(2, np.int64))
+        # QUEUE: [items taken, 1 where a queue item's wait ran out, items handed on], right after BEST: the two
+        # come down in one copy after every chunk, BEST_SOL with them after a cas generation
+        down, host_down = _packed({"BEST": ((K,), np.int64), "QUEUE": ((3,), np.int64), "BEST_SOL": ((K, n), np.int32)})
+        down["QUEUE"].copy_to_device(np.zeros(3, np.int64))
+        # RING: the queue's items in the order they became ready, (chunk's sub-chunk count + sub-chunk) << 32 | search
+        ring = K * max(1, -(-self.chunk_cap // self.shape["subchunk"]) - 1) if self.shape["queued"] else 1
         per_block = n * self.shape["stride"]
         self._buffers = SearchBuffers(
             searches=K, upload=up["all"], host_upload=host_up, download=down["all"], host_download=host_down,
@@ -463,8 +467,8 @@ class ResidentRots:
             IMP_OBJ=cuda.device_array((self.chunk_cap, K), dtype=np.int64),
             NIMP=cuda.device_array(K, dtype=np.int64), DONE=cuda.device_array(K, dtype=np.int64),
             ACTIVE=up["ACTIVE"], START=up["START"], FRESH=up["FRESH"],
-            QUEUE=down["QUEUE"], SEQ=cuda.to_device(np.zeros(K, np.int64)), TAU=up["TAU"])
-        self.items_taken = self.subchunks_done = 0  # the queue's and the searches' counts (QUEUE, SEQ)
+            QUEUE=down["QUEUE"], RING=cuda.to_device(np.zeros(ring, np.int64)), TAU=up["TAU"])
+        self.items_taken = self.items_pushed = self.subchunks_done = 0  # the queue's counts (QUEUE, RING tags)
         return self._buffers
 
     def describe(self):

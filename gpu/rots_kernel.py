@@ -19,8 +19,9 @@ One thread block per search, the whole Ro-TS loop on the GPU (Tsutsui & Fujimoto
   mbarrier for exactly the bytes it expects;
 - the tenures come from the search's SplitMix64 stream, as in the CPU search.
 K searches (seeds s..s+K-1) run as K blocks, or (QUEUED, more searches than fit at once) on a
-persistent grid whose blocks take (search, sub-chunk) items from a counter, each item waiting for
-its search's previous one and carrying the state through global memory; the host launches chunks
+persistent grid whose blocks take (search, sub-chunk) items from a queue: each search's first, then
+the searches whose last item has ended, in the order they ended (RING), so that a block never
+waits for one given search; the state goes through global memory between items; the host launches chunks
 of iterations and reads back only the best values, improvements and, at the end, the best
 solutions. A search starts (or, FRESH = 2, restarts keeping its best) from START. One search gives exactly
 the trajectory of `lsbench run --algorithm rots --backend cpu` with the same seed.
@@ -441,8 +442,8 @@ def _make_kernel(shape):
 
     @(cuda.jit(max_registers=MAX_REGISTERS) if MAX_REGISTERS else cuda.jit)
     def rots_kernel(A, AT, BG, ADIAG, BDIAG, PAIRS, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST,
-                    BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, START, FRESH, QUEUE, SEQ, tenure_min, tenure_max,
-                    aspiration, target, chunk_it0, chunk_iters, tenure_cube, fresh_all, item0, seq0, TAU, gamma):
+                    BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, START, FRESH, QUEUE, RING, tenure_min, tenure_max,
+                    aspiration, target, chunk_it0, chunk_iters, tenure_cube, fresh_all, item0, seq0, push0, TAU, gamma):
         tid = cuda.threadIdx.x
         lane = tid % 32
         warp = tid // 32
@@ -469,33 +470,31 @@ def _make_kernel(shape):
             dyn_w = cuda.shared.array(0, uint32)
             Aw = dyn_w[FLOWS_OFFSET // 4:FLOWS_OFFSET // 4 + N * ROW_WORDS]
             bpw = dyn_w[MATRIX_OFFSET // 4:MATRIX_OFFSET // 4 + N * ROW_WORDS]
-        job = cuda.shared.array(2, int64)  # QUEUED: the block's work item, and 0 where its wait ran out
+        job = cuda.shared.array(2, int64)  # QUEUED: the block's pop (past the last: none, or a wait ran out), its item
         searches = ACTIVE.shape[0]
         subchunks = (chunk_iters + SUBCHUNK - 1) // SUBCHUNK if QUEUED else 1
         while True:  # work items: one per block (a search's chunk), or (QUEUED) taken from the queue
-            if QUEUED:  # item c K + q is search q's c-th sub-chunk: it waits for the (c - 1)-th to end
-                if tid == 0:
-                    job[0] = cuda.atomic.add(QUEUE, 0, 1) - item0
-                cuda.syncthreads()
-                item = job[0]
-                if item >= searches * subchunks:
-                    break
-                sid = item % searches
-                sub = item // searches
-                if tid == 0:
-                    job[1] = 1
+            if QUEUED:  # pop j < K is search j's first sub-chunk; pop j >= K takes RING[j - K], the (j - K)-th
+                if tid == 0:  # search whose sub-chunk ended: a block never waits for one given search
+                    pop = cuda.atomic.add(QUEUE, 0, 1) - item0
+                    entry = seq0 << 32 | pop  # (an entry of this launch is tagged above seq0)
                     spins = 0
-                    while cuda.atomic.add(SEQ, sid, 0) != seq0 + sub:
-                        backoff()
-                        spins += 1
-                        if spins > WAIT_SPINS:  # a bound on every wait: the host reports QUEUE[1]
-                            job[1] = 0
-                            QUEUE[1] = 1
-                            break
+                    while pop >= searches and pop < searches * subchunks and entry >> 32 <= seq0:
+                        entry = cuda.atomic.add(RING, pop - searches, 0)
+                        if entry >> 32 <= seq0:
+                            backoff()
+                            spins += 1
+                            if spins > WAIT_SPINS:  # a bound on every wait: the host reports QUEUE[1]
+                                QUEUE[1] = 1
+                                pop = searches * subchunks
+                    job[0] = pop
+                    job[1] = entry
                 cuda.threadfence()  # acquire: the state that the search's last item wrote, on any SM
                 cuda.syncthreads()
-                if job[1] == 0:
+                if job[0] >= searches * subchunks:
                     break
+                sid = job[1] & 0xFFFFFFFF
+                sub = (job[1] >> 32) - seq0
                 blk = sid
                 rank = np.int32(0)
             else:
@@ -750,8 +749,8 @@ def _make_kernel(shape):
                 break
             cuda.threadfence()  # release: this item's state before the search's next item starts
             cuda.syncthreads()
-            if tid == 0:
-                cuda.atomic.exch(SEQ, sid, seq0 + sub + 1)
+            if tid == 0 and sub + 1 < subchunks:  # the search's next sub-chunk is ready: to the ring
+                cuda.atomic.exch(RING, cuda.atomic.add(QUEUE, 2, 1) - push0, (seq0 + sub + 1) << 32 | sid)
     return rots_kernel
 
 

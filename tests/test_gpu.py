@@ -203,7 +203,7 @@ def test_resident_rots_in_the_symmetric_form_with_diagonals_and_a_shifted_clock(
 @pytest.mark.parametrize("blocks", [1, 2])
 def test_resident_rots_with_more_searches_than_blocks_queues_them_and_each_follows_the_cpu(blocks):
     """A persistent grid smaller than K: blocks take (search, sub-chunk of 2 iterations) items from
-    the queue, each search's items in order, the state carried through global memory between them.
+    the queue, each search's next item once its last has ended, the state carried through global memory between them.
     Five searches, chunks of 5 (sub-chunks of 2, 2, 1) -- each is exactly its CPU trajectory, also
     the two that stop at the target in the middle of a chunk, whose later items return at once."""
     from lsbench.gpu.rots_engine import ResidentRots
@@ -217,17 +217,21 @@ def test_resident_rots_with_more_searches_than_blocks_queues_them_and_each_follo
     devs = engine.run(seeds, stop, chunk=5)
     assert engine.shape["queued"] and engine.describe()["persistent_blocks"] == blocks
     buffers = engine.buffers(5)  # every search went through every sub-chunk, the finished ones too
-    assert (buffers.SEQ.copy_to_host() == engine.subchunks_done).all() and engine.subchunks_done >= 20
-    assert buffers.QUEUE.copy_to_host()[0] == engine.items_taken  # every block took one item past the last
+    taken, _late, pushed = buffers.QUEUE.copy_to_host()
+    assert taken == engine.items_taken  # every block took one item past the last
+    assert pushed == engine.items_pushed and engine.subchunks_done >= 20
+    tags, searches = buffers.RING.copy_to_host() >> 32, buffers.RING.copy_to_host() & 0xFFFFFFFF
+    last = engine.subchunks_done - 3  # the last chunk's sub-chunks 1 and 2 of every search went through the ring
+    assert sorted(zip(tags[:10] - last, searches[:10])) == [(sub, q) for sub in (1, 2) for q in range(5)]
     for seed, dev in zip(seeds, devs):
         _same_search(_cpu_rots(p, seed, stop), dev)
     assert [d.iterations for d in devs][2:] == [18, 40, 25]
 
 
 def test_resident_rots_queue_wait_is_bounded_and_ends_the_run_with_one_error(monkeypatch):
-    """A queue item whose search's previous item never ends (here: the host's count of the
-    searches' sub-chunks set wrong) stops waiting after WAIT_SPINS, and the run fails with one
-    error instead of hanging."""
+    """A queue item that never becomes ready (here: the host's count of the items taken set wrong,
+    so that the first pop waits for an item no block hands on) stops waiting after WAIT_SPINS, and
+    the run fails with one error instead of hanging."""
     from lsbench import instances as registry
     from lsbench.errors import LsbenchError
     from lsbench.gpu import rots_kernel
@@ -239,7 +243,7 @@ def test_resident_rots_queue_wait_is_bounded_and_ends_the_run_with_one_error(mon
     p = registry.load("tai12a")
     engine = ResidentRots(p, RobustTabuSearch().params(p), persistent=1, subchunk=2)
     engine.buffers(2)
-    engine.subchunks_done += 3  # every item now waits for a sub-chunk that never ran
+    engine.items_taken -= 2  # the first pop is the third: it waits for the ring's first item, which no item hands on
     with pytest.raises(LsbenchError, match="waited too long"):
         engine.run([1, 2], Stop(iterations=10), chunk=5)
     assert engine.buffers(2).QUEUE.copy_to_host()[1] == 1
