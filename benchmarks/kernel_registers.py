@@ -70,7 +70,7 @@ def kernel_signature(shape, n):
 
 
 def report(problem, threads, queued, registers, cc, sass_dir=None):
-    from lsbench.gpu.rots_engine import TWO_PER_SM_SUBCHUNK, _blocks_an_sm
+    from lsbench.gpu.rots_engine import LARGE_QUEUE_SUBCHUNK, _blocks_an_sm
     from lsbench.gpu.rots_kernel import kernel_for
     from lsbench.gpu.rots_plan import plan
     per_sm = 1024 // threads
@@ -79,7 +79,7 @@ def report(problem, threads, queued, registers, cc, sass_dir=None):
     else:
         _t, _r, shared = _blocks_an_sm(types.SimpleNamespace(MAX_SHARED_MEMORY_PER_MULTIPROCESSOR=HOPPER_SM_SHARED),
                                        per_sm, True)
-    shape = plan(problem, threads, None, shared, (), 1, None, queued, TWO_PER_SM_SUBCHUNK if queued else None)
+    shape = plan(problem, threads, None, shared, (), 1, None, queued, LARGE_QUEUE_SUBCHUNK if queued else None)
     shape["max_registers"] = registers
     ptx, _ = cuda.compile(kernel_for(shape).py_func, kernel_signature(shape, problem.n), cc=cc, output="ptx",
                           device=False, abi="numba")

@@ -65,11 +65,14 @@ UNEVEN = "uneven"  # ResidentRots(persistent=UNEVEN): see uneven_grid
 # Past one search per SM, K searches run in waves of the blocks that run at once where the waves
 # are this full on average, else they queue for a persistent grid of those blocks (spread).
 FULL_WAVES = 0.9
-# The two-per-SM queue's items, in iterations; a queued chunk holds at least QUEUE_ITEMS_A_CHUNK
-# items a search (a launch ends with its slowest search). On an H100 (tai100a, 200 searches) items
-# of 512 in chunks of 8,192 ran 1.04x faster than 256 in 4,096 and 1.03x faster than 1,024 in
-# 16,384 (benchmarks/results/ab_resident-h100-17714af.json).
-TWO_PER_SM_SUBCHUNK = 512
+# A large instance's queue items, in iterations (an item moves its search's state, some 90 KB on
+# tai100a, through global memory); a queued chunk holds at least QUEUE_ITEMS_A_CHUNK items a search
+# (a launch ends with its slowest search). On an H100 (tai100a): on the two-per-SM queue (200
+# searches) items of 512 in chunks of 8,192 ran 1.04x faster than 256 in 4,096 and 1.03x faster than
+# 1,024 in 16,384 (benchmarks/results/ab_resident-h100-17714af.json); on the queue of one 1024-thread
+# block an SM, 1.00-1.07x faster than items of 128 at 132-166 searches and 1.06-1.07x faster than
+# 1,024 (ab_resident-h100-6b22baa-3.json, -6b22baa-4.json, -0354792.json, -0354792-2.json).
+LARGE_QUEUE_SUBCHUNK = 512
 QUEUE_ITEMS_A_CHUNK = 16
 # Two blocks an SM from this many searches an SM: below it their queue holds more blocks than
 # searches, and the searches' items land on its blocks at random, so that about sms (1 - K/(2 sms))^2
@@ -211,7 +214,7 @@ class ResidentRots:
                 per_sm = 2 if per_sm == 2 or searches <= 2 * sms else 4
                 threads, regs, shared_limit = _blocks_an_sm(dev, per_sm, large)
         self.per_sm = per_sm
-        subchunk = self.subchunk or (TWO_PER_SM_SUBCHUNK if queued and large and per_sm == 2 else None)
+        subchunk = self.subchunk or (LARGE_QUEUE_SUBCHUNK if queued and large else None)
         self.shape = plan(self.problem, threads, group, shared_limit, global_only, cluster or 1, split, queued,
                           subchunk)
         self.chunk_cap = self.chunk_cap_option or (max(IMPROVEMENT_CAP, QUEUE_ITEMS_A_CHUNK * self.shape["subchunk"])
