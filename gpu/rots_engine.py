@@ -79,7 +79,9 @@ QUEUE_ITEMS_A_CHUNK = 16
 # SMs hold no running search (a sixth of them at 1.2 searches an SM). At 200 searches on 132 SMs
 # (1.52 an SM) the two-per-SM queue ran tai80a at 1.38x the queue of one 1024-thread block an SM
 # (ab_resident-h100-007d3ad.json) and tai100a at 0.898x of 132 searches, where that queue ran 0.85x
-# (gpu_resident-h100-007d3ad.json, gpu_resident-h200-3250b0a.json); fewer searches keep that queue.
+# (gpu_resident-h100-007d3ad.json, gpu_resident-h200-3250b0a.json); fewer searches keep that queue,
+# which on an H100 ran tai100a at 1.24x the two-per-SM queue at 140 searches and 1.09x at 166
+# (ab_resident-h100-6b22baa-2.json).
 TWO_PER_SM_FROM = 1.5
 
 
