@@ -67,7 +67,7 @@ UNEVEN = "uneven"  # ResidentRots(persistent=UNEVEN): see uneven_grid
 FULL_WAVES = 0.9
 # A large instance's queue items, in iterations (an item moves its search's state, some 90 KB on
 # tai100a, through global memory); a queued chunk holds at least QUEUE_ITEMS_A_CHUNK items a search
-# (a launch ends with its slowest search). On an H100 (tai100a): on the two-per-SM queue (200
+# (a launch ends with its slowest search; queue_chunk). On an H100 (tai100a): on the two-per-SM queue (200
 # searches) items of 512 in chunks of 8,192 ran 1.04x faster than 256 in 4,096 and 1.03x faster than
 # 1,024 in 16,384 (benchmarks/results/ab_resident-h100-17714af.json); on the queue of one 1024-thread
 # block an SM, 1.00-1.07x faster than items of 128 at 132-166 searches and 1.06-1.07x faster than
@@ -111,6 +111,20 @@ def spread(searches, sms, per_sm, large):
         if searches / (rounds * slots) >= FULL_WAVES:
             return rounds > 1, 0
     return False, slots
+
+
+def queue_chunk(searches, blocks, subchunk):
+    """Iterations of a queued chunk: at least QUEUE_ITEMS_A_CHUNK items a search and IMPROVEMENT_CAP
+    iterations, and of up to a quarter more items a search, the number that leaves the fewest of the
+    last round's blocks idle where the searches outnumber the blocks (a launch ends with its last
+    item: 166 searches of 16 items on 132 blocks take 21 rounds with 116 of their 2,772 item slots
+    idle; of 19 items, 24 rounds with 14 idle)."""
+    least = max(QUEUE_ITEMS_A_CHUNK, -(-IMPROVEMENT_CAP // subchunk))
+
+    def idle(items):
+        work = searches * items
+        return -work % blocks / (work - work % blocks + blocks) if searches > blocks else 0.0
+    return min(range(least, least + least // 4 + 1), key=lambda items: (idle(items), items)) * subchunk
 
 
 def uneven_grid(searches, sms):
@@ -186,6 +200,7 @@ class ResidentRots:
         (spread). A small instance: up to four blocks per SM, one wave, then a queue for four
         blocks per SM."""
         threads, group, shared_limit, global_only, regs, cluster, split, persistent = self.options
+        all_searches = searches
         if cluster and threads is None:
             threads = 256
         auto = threads is None and shared_limit is None and regs is None and not config.ENABLE_CUDASIM
@@ -219,7 +234,7 @@ class ResidentRots:
         subchunk = self.subchunk or (LARGE_QUEUE_SUBCHUNK if queued and large else None)
         self.shape = plan(self.problem, threads, group, shared_limit, global_only, cluster or 1, split, queued,
                           subchunk)
-        self.chunk_cap = self.chunk_cap_option or (max(IMPROVEMENT_CAP, QUEUE_ITEMS_A_CHUNK * self.shape["subchunk"])
+        self.chunk_cap = self.chunk_cap_option or (queue_chunk(all_searches, self.grid, self.shape["subchunk"])
                                                    if queued else IMPROVEMENT_CAP)
         if regs is None and not config.ENABLE_CUDASIM:  # a block of T threads must fit one SM
             regs = min(255, 65536 // self.shape["threads"] // 8 * 8)

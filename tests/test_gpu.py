@@ -867,6 +867,25 @@ def test_resident_rots_takes_two_blocks_an_sm_from_one_and_a_half_searches_an_sm
     assert blocks_per_sm(200, 132, False, True) == 4
 
 
+def test_resident_rots_queued_chunk_ends_with_few_idle_blocks():
+    """A queued chunk is at least 16 items a search and IMPROVEMENT_CAP iterations; where the searches
+    outnumber the blocks, its items a search leave the last round as full as a quarter more items
+    allow: 166 searches on 132 blocks take 19 items (3,154 items, 14 idle slots in 24 rounds), not 16
+    (116 idle in 21). With no more searches than blocks every search runs without a break: 16."""
+    from lsbench.gpu.chunks import IMPROVEMENT_CAP
+    from lsbench.gpu.rots_engine import queue_chunk
+    assert queue_chunk(166, 132, 512) == 19 * 512
+    assert queue_chunk(140, 132, 512) == 16 * 512  # 2,240 items, 4 idle slots in 17 rounds
+    assert queue_chunk(200, 264, 512) == 16 * 512  # fewer searches than blocks
+    assert queue_chunk(300, 264, 512) == 20 * 512  # 72 idle slots in 23 rounds, 216 of 16 items
+    for k, b, sub in [(166, 132, 512), (300, 264, 512), (140, 132, 128), (5, 2, 2)]:
+        items = queue_chunk(k, b, sub) // sub
+        assert items >= 16 and items * sub >= IMPROVEMENT_CAP
+        idle = -(k * items) % b
+        assert all(-(k * m) % b / (k * m + -(k * m) % b) >= idle / (k * items + idle)
+                   for m in range(max(16, -(-IMPROVEMENT_CAP // sub)), items))
+
+
 @pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="a real GPU's SM count and its default shapes")
 @pytest.mark.parametrize("per_sm, waves, queued", [(4, True, False), (1.5, False, True)])
 def test_resident_rots_two_blocks_an_sm_in_waves_or_a_queue_each_search_follows_the_cpu(per_sm, waves, queued):
