@@ -74,6 +74,7 @@ FULL_WAVES = 0.9
 # 1,024 (ab_resident-h100-6b22baa-3.json, -6b22baa-4.json, -0354792.json, -0354792-2.json).
 LARGE_QUEUE_SUBCHUNK = 512
 QUEUE_ITEMS_A_CHUNK = 16
+RING_TAG_LIMIT = 1 << 31  # the queue ring's tags are 31 bits: at this count of sub-chunks they start afresh
 # Two blocks an SM from this many searches an SM: below it their queue holds more blocks than
 # searches, and the searches' items land on its blocks at random, so that about sms (1 - K/(2 sms))^2
 # SMs hold no running search (a sixth of them at 1.2 searches an SM). At 200 searches on 132 SMs
@@ -441,13 +442,16 @@ class ResidentRots:
         aspiration, target, first iteration - base, iterations, tenure_cube, fresh), `gamma` < 0: no
         cas ant to build. The launch is kept in last_launch (benchmarks/profile_cas.py reruns it)."""
         b = self.buffers(K)
+        subchunks = -(-int(scalars[5]) // self.shape["subchunk"])
+        if self.shape["queued"] and self.subchunks_done + subchunks >= RING_TAG_LIMIT:  # the tags start afresh
+            b.RING.copy_to_device(np.zeros(b.RING.size, np.int64), stream=self.stream)
+            self.subchunks_done = 0
         args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.pairs, *b.state_args(), *scalars,
                 np.int64(self.items_taken), np.int64(self.subchunks_done), np.int64(self.items_pushed), b.TAU, gamma)
         blocks = self.grid if self.shape["queued"] else K * self.shape["cluster"]
         self.last_launch = (blocks, self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
         self.launch(*self.last_launch, stream=self.stream)
         if self.shape["queued"]:  # every block takes one item past the last: the queue's count after the launch
-            subchunks = -(-int(scalars[5]) // self.shape["subchunk"])
             assert K * (subchunks - 1) <= b.RING.size, "a queued chunk longer than its ring"
             self.items_taken += K * subchunks + blocks
             self.items_pushed += K * (subchunks - 1)  # every item but a search's last hands on its next
@@ -472,7 +476,8 @@ class ResidentRots:
         # come down in one copy after every chunk, BEST_SOL with them after a cas generation
         down, host_down = _packed({"BEST": ((K,), np.int64), "QUEUE": ((3,), np.int64), "BEST_SOL": ((K, n), np.int32)})
         down["QUEUE"].copy_to_device(np.zeros(3, np.int64))
-        # RING: the queue's items in the order they became ready, (chunk's sub-chunk count + sub-chunk) << 32 | search
+        # RING: the queue's items in the order they became ready, tag << 32 | search, the tag the
+        # sub-chunks of the chunks before (subchunks_done) + the item's sub-chunk, which marks the launch
         ring = K * max(1, -(-self.chunk_cap // self.shape["subchunk"]) - 1) if self.shape["queued"] else 1
         per_block = n * self.shape["stride"]
         self._buffers = SearchBuffers(

@@ -230,6 +230,23 @@ def test_resident_rots_with_more_searches_than_blocks_queues_them_and_each_follo
     assert [d.iterations for d in devs][2:] == [18, 40, 25]
 
 
+def test_resident_rots_queue_ring_tags_start_afresh_and_each_search_still_follows_the_cpu(monkeypatch):
+    """The ring's tags count the sub-chunks launched (31 bits); at the limit the host clears the ring
+    and counts from 0 again between two chunks (here after every 7 sub-chunks): nothing else changes."""
+    from lsbench import instances as registry
+    from lsbench.gpu import rots_engine
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    monkeypatch.setattr(rots_engine, "RING_TAG_LIMIT", 7)
+    p = registry.load("tai12a")
+    engine = rots_engine.ResidentRots(p, RobustTabuSearch().params(p), persistent=2, subchunk=2, chunk_cap=5)
+    seeds = [2, 3, 4]
+    devs = engine.run(seeds, Stop(iterations=30), chunk=5)
+    assert 0 < engine.subchunks_done < 7  # started afresh: six chunks of 5 iterations are 18 sub-chunks
+    for seed, dev in zip(seeds, devs):
+        _same_search(_cpu_rots(p, seed, Stop(iterations=30)), dev)
+
+
 def test_resident_rots_queue_wait_is_bounded_and_ends_the_run_with_one_error(monkeypatch):
     """A queue item that never becomes ready (here: the host's count of the items taken set wrong,
     so that the first pop waits for an item no block hands on) stops waiting after WAIT_SPINS, and
