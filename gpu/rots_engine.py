@@ -508,7 +508,8 @@ class ResidentRots:
                 "restart": self.restart if self.restart["stagnation"] else None, "restarts": self.restarts,
                 "persistent_blocks": self.grid if self.shape["queued"] else 0, "waves": self.waves,
                 "blocks_per_sm": self.per_sm or None,
-                "iterations_per_queue_item": self.shape["subchunk"] if self.shape["queued"] else None}
+                "iterations_per_queue_item": self.shape["subchunk"] if self.shape["queued"] else None,
+                "iterations_per_chunk_at_most": self.chunk_cap}
 
 
 def _blocks_an_sm(dev, per_sm, large):

@@ -215,7 +215,9 @@ def test_resident_rots_with_more_searches_than_blocks_queues_them_and_each_follo
     stop = Stop(iterations=40, target=224416)
     seeds = [2, 3, 4, 5, 6]
     devs = engine.run(seeds, stop, chunk=5)
-    assert engine.shape["queued"] and engine.describe()["persistent_blocks"] == blocks
+    info = engine.describe()
+    assert engine.shape["queued"] and info["persistent_blocks"] == blocks and info["iterations_per_queue_item"] == 2
+    assert info["iterations_per_chunk_at_most"] % 2 == 0 and info["iterations_per_chunk_at_most"] >= 16 * 2
     buffers = engine.buffers(5)  # every search went through every sub-chunk, the finished ones too
     taken, _late, pushed = buffers.QUEUE.copy_to_host()
     assert taken == engine.items_taken  # every block took one item past the last
