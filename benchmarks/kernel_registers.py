@@ -1,7 +1,7 @@
 """Registers and spills of the resident Ro-TS kernel, offline: no GPU, no device time.
 
     python benchmarks/kernel_registers.py [--instance tai100a] [--shapes 1024,1024q,512,512q]
-        [--registers 64] [--cc 9.0] [--out DIR]
+        [--registers 64] [--cc 9.0] [--sass DIR] [--out DIR]
 
 Each shape is threads per block, `q` for the queue (persistent grid) variant; the kernel is built
 from gpu/rots_plan.py and gpu/rots_kernel.py as the engine builds it (every table on chip where it
