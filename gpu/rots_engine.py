@@ -214,7 +214,8 @@ class ResidentRots:
             per_sm = blocks_per_sm(searches, sms, large,
                                    large and searches > sms and self._fits_twice(dev, group, global_only, split))
             waves, persistent = spread(searches, sms, per_sm, large)
-        if persistent == UNEVEN:
+        colony = persistent == UNEVEN  # a cas colony: a generation's few hundred iterations an ant
+        if colony:
             persistent = uneven_grid(searches, dev.MULTIPROCESSOR_COUNT) if auto and large and not cluster else 0
         queued = bool(persistent)
         if queued:
@@ -232,7 +233,9 @@ class ResidentRots:
                 per_sm = 2 if per_sm == 2 or searches <= 2 * sms else 4
                 threads, regs, shared_limit = _blocks_an_sm(dev, per_sm, large)
         self.per_sm = per_sm
-        subchunk = self.subchunk or (LARGE_QUEUE_SUBCHUNK if queued and large else None)
+        # (a cas generation keeps the plan's short items: 512 of its 16n iterations an ant would leave a
+        # long last round; its queue was measured so, cas_scaling-h200-b4067d2.json)
+        subchunk = self.subchunk or (LARGE_QUEUE_SUBCHUNK if queued and large and not colony else None)
         self.shape = plan(self.problem, threads, group, shared_limit, global_only, cluster or 1, split, queued,
                           subchunk)
         self.chunk_cap = self.chunk_cap_option or (queue_chunk(all_searches, self.grid, self.shape["subchunk"])

@@ -926,8 +926,27 @@ def test_resident_rots_two_blocks_an_sm_in_waves_or_a_queue_each_search_follows_
     info = engine.describe()
     assert info["threads_per_block"] == 512 and info["blocks_per_sm"] == 2 and info["waves"] == waves
     assert info["persistent_blocks"] == (2 * sms if queued else 0)
+    assert info["iterations_per_queue_item"] == (512 if queued else None)
     for q in (0, sms, k - 1):
         _same_search(_cpu_rots(p, q + 1, stop), devs[q])
+
+
+@pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="a real GPU's SM count and its default shapes")
+def test_resident_rots_cas_colony_queue_keeps_short_items():
+    """A cas colony that does not fill the SMs evenly queues for one block an SM with the plan's short
+    items: a generation is only 16n iterations an ant, which 512-iteration items would split into a
+    few with a long last round. The searches' own queue (more searches than blocks) takes 512."""
+    from numba import cuda
+    from lsbench.gpu.rots_engine import LARGE_QUEUE_SUBCHUNK, UNEVEN, ResidentRots
+    from lsbench import instances as registry
+    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    p = registry.load("tai100a")
+    colony = ResidentRots(p, {}, persistent=UNEVEN)
+    colony.buffers(sms + sms // 2)
+    assert colony.shape["queued"] and colony.shape["subchunk"] < LARGE_QUEUE_SUBCHUNK
+    searches = ResidentRots(p, {})
+    searches.buffers(sms + sms // 4)
+    assert searches.shape["queued"] and searches.shape["subchunk"] == LARGE_QUEUE_SUBCHUNK
 
 
 @pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="sizes the simulator cannot run in time")
