@@ -36,3 +36,25 @@ def _redux(op):
 # tree takes five dependent rounds.
 warp_sum = _redux("add")  # the sum of 32-bit values (as uint32)
 warp_min_u32 = _redux("min")  # the smallest uint32
+
+
+@intrinsic
+def load_quad(typingctx, array, index):
+    """array[index], .., array[index + 3] of a uint32 array in one 128-bit load (LDS.128 from shared
+    memory): index a multiple of 4 and the array 16-byte aligned, which the caller guarantees."""
+    if not (isinstance(array, types.Array) and array.ndim == 1 and array.dtype == types.uint32
+            and isinstance(index, types.Integer)):
+        return None
+    quad = types.UniTuple(types.uint32, 4)
+
+    def codegen(context, builder, sig, args):
+        from numba.cuda import cgutils
+        aryty, idxty = sig.args
+        ary = context.make_array(aryty)(context, builder, args[0])
+        idx = context.cast(builder, args[1], idxty, types.intp)
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [idx], wraparound=False)
+        vector = builder.load(builder.bitcast(ptr, ir.VectorType(ir.IntType(32), 4).as_pointer()), align=16)
+        words = [builder.extract_element(vector, ir.Constant(ir.IntType(32), k)) for k in range(4)]
+        return context.make_tuple(builder, quad, words)
+
+    return quad(array, index), codegen

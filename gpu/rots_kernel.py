@@ -39,6 +39,7 @@ from .rots_plan import ON_CHIP, SHUFFLE
 FULL = 0xFFFFFFFF
 NO_MOVE = -1  # PEND: no swap waiting to be folded into the delta table
 NO_BEST = np.int64(np.iinfo(np.int64).max)
+COPY_BATCH = 16  # state entries a thread loads before it stores them (registers)
 
 _kernels = {}
 
@@ -109,6 +110,9 @@ def _make_kernel(shape):
     DMIN = np.int64(-(1 << 63)) if shape["wide"] else np.int64(-(1 << 31))
     BPT = {8: uint8, 16: int16, 32: int32, 64: int64}[shape["data_bits"]]
     U64 = np.uint64  # unsigned indices: no negative-index wraparound code
+    # 32-bit update vectors u, w packed in one 64-bit word a facility (w high): one shared-memory
+    # load a move in the O(1) pass instead of two
+    PACKED = not shape["wide"] and not GENERAL
     GOLDEN = rng.GOLDEN
 
     if SHUFFLE:
@@ -228,6 +232,8 @@ def _make_kernel(shape):
             t = DELTA_NP(t + (AT[xk] - AT[yk]) * (bpt[yk] - bpt[xk]))
         return t
 
+    copy_state = _unrolled_state_copy([(DELTA_SHARED, SLOTS), (MATRIX_SHARED, PADDED_SIZE), (AGE_SHARED, SLOTS),
+                                       (TABU_SHARED, N_SQUARED)], THREADS)
     lane_sum = _unrolled_packed_lane_sum(ROW_WORDS, LANES) if DP4A else _unrolled_lane_sum(N, LANES, GENERAL, DELTA_NP, term)
 
     @cuda.jit(device=True, inline=True)
@@ -263,8 +269,25 @@ def _make_kernel(shape):
         return e1 if e1 < e2 else e2
 
     @cuda.jit(device=True, inline=True)
+    def update_at(u, w, q):
+        """The last swap's update values (u_q, w_q)."""
+        if PACKED:
+            x = u[q]
+            return np.int32(x), np.int32(x >> np.int64(32))
+        return u[q], w[q]
+
+    @cuda.jit(device=True, inline=True)
+    def set_update(u, w, q, uq, wq):
+        if PACKED:
+            u[q] = (np.int64(wq) << np.int64(32)) | np.int64(np.uint32(uq))
+        else:
+            u[q] = uq
+            w[q] = wq
+
+    @cuda.jit(device=True, inline=True)
     def no_swap(u, v, tid):
-        """No swap to fold into the delta table: zero update vectors (every delta stays as it is),
+        """No swap to fold into the delta table: zero update vectors (every delta stays as it is; packed,
+        w_q is zeroed too),
         and (r, s) = (-1, -1), which no move touches; returns (r, s)."""
         for q in range(tid, N, THREADS):
             u[q] = 0
@@ -450,8 +473,8 @@ def _make_kernel(shape):
         p = cuda.shared.array(N, int32)
         # the last swap's update vectors (rows of A, rows of bp), and MOVES_PER_THREAD past the end: a thread's moves
         # past the last one (i, j) = (N - 2, N - 1) go on to j = N, N + 1, ... (read, never used)
-        u = cuda.shared.array(UPDATE_LENGTH, DELTA_TYPE)
-        w = cuda.shared.array(UPDATE_LENGTH, DELTA_TYPE)
+        u = cuda.shared.array(UPDATE_LENGTH, int64 if PACKED else DELTA_TYPE)  # PACKED: u and w, one word
+        w = cuda.shared.array(1 if PACKED else UPDATE_LENGTH, DELTA_TYPE)
         v = cuda.shared.array(UPDATE_LENGTH if GENERAL else 1, DELTA_TYPE)  # general instances: the column parts
         z = cuda.shared.array(UPDATE_LENGTH if GENERAL else 1, DELTA_TYPE)
         rkey = cuda.shared.array(REDUCTION_SLOTS, int64)
@@ -467,7 +490,7 @@ def _make_kernel(shape):
         for q in range(tid, PADDED_SIZE if FLOWS_SHARED else 0, THREADS):
             Af[q] = A[q]
         if DP4A:  # the flows and bp as 32-bit words (their byte offsets are multiples of 8)
-            dyn_w = cuda.shared.array(0, uint32)
+            dyn_w = cuda.shared.array(0, uint32, alignment=16)  # (quads: 128-bit loads)
             Aw = dyn_w[FLOWS_OFFSET // 4:FLOWS_OFFSET // 4 + N * ROW_WORDS]
             bpw = dyn_w[MATRIX_OFFSET // 4:MATRIX_OFFSET // 4 + N * ROW_WORDS]
         job = cuda.shared.array(2, int64)  # QUEUED: the block's pop (past the last: none, or a wait ran out), its item
@@ -523,15 +546,8 @@ def _make_kernel(shape):
                 src = START if fresh else P  # a start, or the state of the search's last chunk
                 for q in range(tid, N, THREADS):
                     p[q] = src[sid, q]
-                kept = 0 if fresh else 1  # a chunk after the first: the state comes back from global memory
-                for q in range(tid, SLOTS if DELTA_SHARED and kept else 0, THREADS):
-                    dl[q] = DELTA[blk, q]
-                for q in range(tid, PADDED_SIZE if MATRIX_SHARED and kept else 0, THREADS):
-                    bp[q] = BPG[blk, q]
-                for q in range(tid, SLOTS if AGE_SHARED and kept else 0, THREADS):
-                    old[q] = OLDG[blk, q]
-                for q in range(tid, N_SQUARED if TABU_SHARED and kept else 0, THREADS):
-                    ex[q] = EX[blk, q]
+                if not fresh:  # a chunk after the first: the state comes back from global memory
+                    copy_state(dl, bp, old, ex, DELTA[blk], BPG[blk], OLDG[blk], EX[blk], U64(tid))
                 current = np.int64(0)
                 init_exchange(bars, tid)
                 cluster_barrier()  # every block of the cluster has started: its shared memory may be written
@@ -571,8 +587,7 @@ def _make_kernel(shape):
                     for q in range(tid, N, THREADS):  # the pending swap's update vectors (bp is swapped)
                         rq = U64(r * ROW_STRIDE + q)
                         sq = U64(s * ROW_STRIDE + q)
-                        u[q] = Af[rq] - Af[sq]
-                        w[q] = bp[sq] - bp[rq]
+                        set_update(u, w, q, DELTA_NP(Af[rq] - Af[sq]), DELTA_NP(bp[sq] - bp[rq]))
                         if GENERAL:
                             v[q] = AT[rq] - AT[sq]
                             z[q] = bpt[sq] - bpt[rq]
@@ -614,8 +629,7 @@ def _make_kernel(shape):
                     # values stay in registers
                     i = i0
                     j = j0
-                    ui = u[U64(i)]
-                    wi = w[U64(i)]
+                    ui, wi = update_at(u, w, U64(i))
                     vi = v[U64(i)] if GENERAL else ui
                     zi = z[U64(i)] if GENERAL else wi
                     # Branch-free: a move touching the last swap (recomputed above, by another thread) is read
@@ -628,10 +642,11 @@ def _make_kernel(shape):
                     sl = np.uint32(max(tid - SPLIT, 0))  # (recomputing-only threads have no moves)
                     for q in range(MOVES_PER_THREAD):  # a constant trip count: unrolled (moves past `count` are read, never used)
                         ju = U64(j)
+                        uj, wj = update_at(u, w, ju)
                         if GENERAL:
-                            upd = (ui - u[ju]) * (wi - w[ju]) + (vi - v[ju]) * (zi - z[ju])
+                            upd = (ui - uj) * (wi - wj) + (vi - v[ju]) * (zi - z[ju])
                         else:
-                            upd = (ui - u[ju]) * (wi - w[ju])
+                            upd = (ui - uj) * (wi - wj)
                         d = DELTA_NP(dl[sl] + DELTA_NP(upd))
                         hit = row_hit | (j == r) | (j == s)
                         touch = hit | (np.int32(q) >= count)  # 32-bit: one comparison, not two
@@ -650,8 +665,7 @@ def _make_kernel(shape):
                             i = np.int32(i + 1)
                             j = np.int32(i + 1)
                             row_hit = (i == r) | (i == s)
-                            ui = u[U64(i)]
-                            wi = w[U64(i)]
+                            ui, wi = update_at(u, w, U64(i))
                             if GENERAL:
                                 vi = v[U64(i)]
                                 zi = z[U64(i)]
@@ -703,8 +717,7 @@ def _make_kernel(shape):
                                     BEST_SOL[sid, s] = pr
                             elif q != s:
                                 rq, sq, qr, qs = U64(r * ROW_STRIDE + q), U64(s * ROW_STRIDE + q), U64(q * ROW_STRIDE + r), U64(q * ROW_STRIDE + s)
-                                w[q] = swap_at(bp, rq, sq, qr, qs)
-                                u[q] = Af[rq] - Af[sq]
+                                set_update(u, w, q, DELTA_NP(Af[rq] - Af[sq]), DELTA_NP(swap_at(bp, rq, sq, qr, qs)))
                                 if GENERAL:
                                     z[q] = swap_at(bpt, rq, sq, qr, qs)
                                     v[q] = AT[rq] - AT[sq]
@@ -729,14 +742,7 @@ def _make_kernel(shape):
                 lead = rank == 0
                 for q in range(tid, N if lead else 0, THREADS):
                     P[sid, q] = p[q]
-                for q in range(tid, SLOTS if DELTA_SHARED else 0, THREADS):
-                    DELTA[blk, q] = dl[q]
-                for q in range(tid, PADDED_SIZE if MATRIX_SHARED else 0, THREADS):
-                    BPG[blk, q] = bp[q]
-                for q in range(tid, SLOTS if AGE_SHARED else 0, THREADS):
-                    OLDG[blk, q] = old[q]
-                for q in range(tid, N_SQUARED if TABU_SHARED else 0, THREADS):
-                    EX[blk, q] = ex[q]
+                copy_state(DELTA[blk], BPG[blk], OLDG[blk], EX[blk], dl, bp, old, ex, U64(tid))
                 if tid == 0 and lead:
                     PEND[sid] = (r << 16) | s if moved else NO_MOVE
                     CUR[sid] = current
@@ -754,6 +760,28 @@ def _make_kernel(shape):
     return rots_kernel
 
 
+def _unrolled_state_copy(tables, threads):
+    """copy(d0, d1, d2, d3, s0, s1, s2, s3, tid): d_t[q] = s_t[q] for the on-chip tables t (those
+    flagged in `tables`, (on_chip, entries) in order), entries q = tid, tid + threads, ..., written
+    out in batches of COPY_BATCH loads before their stores: a search's state (about 90 KB on
+    tai100a) crosses between global and shared memory in a few memory latencies instead of one a
+    table entry, in a bounded number of registers."""
+    entries = [(t, m, count) for t, (on_chip, count) in enumerate(tables) if on_chip for m in range(-(-count // threads))]
+    lines = ["def copy(d0, d1, d2, d3, s0, s1, s2, s3, tid):"]
+    for first in range(0, len(entries), COPY_BATCH):
+        loads, stores = [], []
+        for t, m, count in entries[first:first + COPY_BATCH]:
+            q = f"tid + U({m * threads})"
+            whole = (m + 1) * threads <= count
+            loads.append(f"    x{t}_{m} = s{t}[{q}]" if whole else f"    x{t}_{m} = s{t}[{q}] if {q} < U({count}) else s{t}[0]")
+            stores.append(f"    d{t}[{q}] = x{t}_{m}" if whole else f"    if {q} < U({count}):\n        d{t}[{q}] = x{t}_{m}")
+        lines += loads + stores
+    lines.append("    return")
+    scope = {"U": np.uint64}
+    exec(compile("\n".join(lines), f"<state copy {tables}>", "exec"), scope)
+    return cuda.jit(device=True, inline=True)(scope["copy"])
+
+
 def _unrolled_lane_sum(N, G, GENERAL, DTN, term):
     """One lane's share of an O(n) recomputation, terms k = g, g + G, ... < N written out one by one:
     Numba's range loops do not unroll, and written out each load is a register plus a constant
@@ -769,21 +797,27 @@ def _unrolled_lane_sum(N, G, GENERAL, DTN, term):
 
 
 def _unrolled_packed_lane_sum(NW, G):
-    """One lane's share of an O(n) recomputation on byte matrices, words m = g, g + G, ... < NW of
-    rows x and y written out one by one: term k = (A_xk - A_yk)(bp_yk - bp_xk) = A_xk bp_yk +
+    """One lane's share of an O(n) recomputation on byte matrices, four-word quads m = g, g + G, ...
+    of rows x and y (rows of NW words, NW a multiple of 4, 16-byte aligned: plan) written out one by
+    one, each row's quad in one 128-bit load: term k = (A_xk - A_yk)(bp_yk - bp_xk) = A_xk bp_yk +
     A_yk bp_xk - A_xk bp_xk - A_yk bp_yk, four terms per dp4a, in four independent sums (modulo
-    2^32: the difference is exact where the move costs fit in 32 bits, which plan checks)."""
-    from .intrinsics import dp4a
+    2^32: the difference is exact where the move costs fit in 32 bits, which plan checks; the flows'
+    row padding is zero, so padded words add nothing)."""
+    from .intrinsics import dp4a, load_quad
+    quads = NW // 4
     lines = ["def lane_sum(Aw, bpw, xw, yw, g):", "    p1 = np.uint32(0)", "    p2 = np.uint32(0)", "    n1 = np.uint32(0)", "    n2 = np.uint32(0)"]
-    for m in range((NW + G - 1) // G):
-        pad = "    " if (m + 1) * G <= NW else "        "
+    for m in range((quads + G - 1) // G):
+        pad = "    " if (m + 1) * G <= quads else "        "
         if pad != "    ":
-            lines.append(f"    if g < U({NW - m * G}):")
-        lines += [pad + line for line in (
-            f"w = g + U({m * G})", "ax = Aw[xw + w]", "ay = Aw[yw + w]", "bx = bpw[xw + w]", "by = bpw[yw + w]",
-            "p1 = dp4a(ax, by, p1)", "p2 = dp4a(ay, bx, p2)", "n1 = dp4a(ax, bx, n1)", "n2 = dp4a(ay, by, n2)")]
+            lines.append(f"    if g < U({quads - m * G}):")
+        body = [f"w = (g + U({m * G})) * U(4)", "ax = load_quad(Aw, xw + w)", "ay = load_quad(Aw, yw + w)",
+                "bx = load_quad(bpw, xw + w)", "by = load_quad(bpw, yw + w)"]
+        for k in range(4):
+            body += [f"p1 = dp4a(ax[{k}], by[{k}], p1)", f"p2 = dp4a(ay[{k}], bx[{k}], p2)",
+                     f"n1 = dp4a(ax[{k}], bx[{k}], n1)", f"n2 = dp4a(ay[{k}], by[{k}], n2)"]
+        lines += [pad + line for line in body]
     lines.append("    return np.int32(np.uint32(p1 + p2) - np.uint32(n1 + n2))")
-    scope = {"np": np, "U": np.uint64, "dp4a": dp4a}
+    scope = {"np": np, "U": np.uint64, "dp4a": dp4a, "load_quad": load_quad}
     exec(compile("\n".join(lines), f"<packed lane_sum NW={NW} G={G}>", "exec"), scope)
     return cuda.jit(device=True, inline=True)(scope["lane_sum"])
 

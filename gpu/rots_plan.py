@@ -102,7 +102,9 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     # keeps everything 64-bit
     small = not general and min(int(A.min()), int(B.min())) >= 0 and largest < 1 << 8
     data_bits = 64 if config.ENABLE_CUDASIM else (8 if small else 16 if largest < 1 << 15 else 32)
-    stride = -(-n // 4) * 4  # the flow and permuted-distance matrices' rows: whole 32-bit words
+    # the flow and permuted-distance matrices' rows: whole 32-bit words, bytes in whole 16-byte quads
+    # (dp4a's sums load a quad of each row at once)
+    stride = -(-n // 16) * 16 if data_bits == 8 else -(-n // 4) * 4
     delta_bytes = 8 if wide else 4
     static = n * (12 + (4 if general else 2) * delta_bytes) + (threads if config.ENABLE_CUDASIM else 32) * 8
     static += 2 * 8 * cluster * (threads // 32)  # a cluster's keys
@@ -118,7 +120,7 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     shared, layout, used = {}, {}, 0
     for name in ON_CHIP:
         count, item = sizes[name]
-        size = -(-count * item // 8) * 8  # each table starts 8-byte aligned
+        size = -(-count * item // 16) * 16  # each table starts 16-byte aligned
         shared[name] = name not in global_only and used + size <= budget
         if shared[name]:
             layout[name] = used // item  # element offset in a view of its type
