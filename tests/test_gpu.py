@@ -731,7 +731,8 @@ def test_resident_rots_on_byte_matrices_follows_the_cpu_trajectory(threads):
     from lsbench.search.tabu import RobustTabuSearch
     p = _byte_instance()
     engine = ResidentRots(p, RobustTabuSearch().params(p), threads=threads)
-    assert engine.shape["stride"] == 24 and engine.shape["diagonal"] and engine.shape["narrow"]
+    assert engine.shape["stride"] == (32 if engine.shape["data_bits"] == 8 else 24)  # byte rows: 16-byte quads
+    assert engine.shape["diagonal"] and engine.shape["narrow"]
     assert engine.shape["dp4a"] == (engine.shape["data_bits"] == 8) and engine.shape["data_bits"] in (8, 64)
     for seed, dev in zip([7, 8], engine.run([7, 8], Stop(iterations=50), chunk=11)):
         _same_search(_cpu_rots(p, seed, Stop(iterations=50)), dev)
