@@ -39,7 +39,6 @@ from .rots_plan import ON_CHIP, SHUFFLE
 FULL = 0xFFFFFFFF
 NO_MOVE = -1  # PEND: no swap waiting to be folded into the delta table
 NO_BEST = np.int64(np.iinfo(np.int64).max)
-COPY_BATCH = 16  # state entries a thread loads before it stores them (registers)
 
 _kernels = {}
 
@@ -232,8 +231,6 @@ def _make_kernel(shape):
             t = DELTA_NP(t + (AT[xk] - AT[yk]) * (bpt[yk] - bpt[xk]))
         return t
 
-    copy_state = _unrolled_state_copy([(DELTA_SHARED, SLOTS), (MATRIX_SHARED, PADDED_SIZE), (AGE_SHARED, SLOTS),
-                                       (TABU_SHARED, N_SQUARED)], THREADS)
     lane_sum = _unrolled_packed_lane_sum(ROW_WORDS, LANES) if DP4A else _unrolled_lane_sum(N, LANES, GENERAL, DELTA_NP, term)
 
     @cuda.jit(device=True, inline=True)
@@ -546,8 +543,15 @@ def _make_kernel(shape):
                 src = START if fresh else P  # a start, or the state of the search's last chunk
                 for q in range(tid, N, THREADS):
                     p[q] = src[sid, q]
-                if not fresh:  # a chunk after the first: the state comes back from global memory
-                    copy_state(dl, bp, old, ex, DELTA[blk], BPG[blk], OLDG[blk], EX[blk], U64(tid))
+                kept = 0 if fresh else 1  # a chunk after the first: the state comes back from global memory
+                for q in range(tid, SLOTS if DELTA_SHARED and kept else 0, THREADS):
+                    dl[q] = DELTA[blk, q]
+                for q in range(tid, PADDED_SIZE if MATRIX_SHARED and kept else 0, THREADS):
+                    bp[q] = BPG[blk, q]
+                for q in range(tid, SLOTS if AGE_SHARED and kept else 0, THREADS):
+                    old[q] = OLDG[blk, q]
+                for q in range(tid, N_SQUARED if TABU_SHARED and kept else 0, THREADS):
+                    ex[q] = EX[blk, q]
                 current = np.int64(0)
                 init_exchange(bars, tid)
                 cluster_barrier()  # every block of the cluster has started: its shared memory may be written
@@ -742,7 +746,14 @@ def _make_kernel(shape):
                 lead = rank == 0
                 for q in range(tid, N if lead else 0, THREADS):
                     P[sid, q] = p[q]
-                copy_state(DELTA[blk], BPG[blk], OLDG[blk], EX[blk], dl, bp, old, ex, U64(tid))
+                for q in range(tid, SLOTS if DELTA_SHARED else 0, THREADS):
+                    DELTA[blk, q] = dl[q]
+                for q in range(tid, PADDED_SIZE if MATRIX_SHARED else 0, THREADS):
+                    BPG[blk, q] = bp[q]
+                for q in range(tid, SLOTS if AGE_SHARED else 0, THREADS):
+                    OLDG[blk, q] = old[q]
+                for q in range(tid, N_SQUARED if TABU_SHARED else 0, THREADS):
+                    EX[blk, q] = ex[q]
                 if tid == 0 and lead:
                     PEND[sid] = (r << 16) | s if moved else NO_MOVE
                     CUR[sid] = current
@@ -758,28 +769,6 @@ def _make_kernel(shape):
             if tid == 0 and sub + 1 < subchunks:  # the search's next sub-chunk is ready: to the ring
                 cuda.atomic.exch(RING, cuda.atomic.add(QUEUE, 2, 1) - push0, (seq0 + sub + 1) << 32 | sid)
     return rots_kernel
-
-
-def _unrolled_state_copy(tables, threads):
-    """copy(d0, d1, d2, d3, s0, s1, s2, s3, tid): d_t[q] = s_t[q] for the on-chip tables t (those
-    flagged in `tables`, (on_chip, entries) in order), entries q = tid, tid + threads, ..., written
-    out in batches of COPY_BATCH loads before their stores: a search's state (about 90 KB on
-    tai100a) crosses between global and shared memory in a few memory latencies instead of one a
-    table entry, in a bounded number of registers."""
-    entries = [(t, m, count) for t, (on_chip, count) in enumerate(tables) if on_chip for m in range(-(-count // threads))]
-    lines = ["def copy(d0, d1, d2, d3, s0, s1, s2, s3, tid):"]
-    for first in range(0, len(entries), COPY_BATCH):
-        loads, stores = [], []
-        for t, m, count in entries[first:first + COPY_BATCH]:
-            q = f"tid + U({m * threads})"
-            whole = (m + 1) * threads <= count
-            loads.append(f"    x{t}_{m} = s{t}[{q}]" if whole else f"    x{t}_{m} = s{t}[{q}] if {q} < U({count}) else s{t}[0]")
-            stores.append(f"    d{t}[{q}] = x{t}_{m}" if whole else f"    if {q} < U({count}):\n        d{t}[{q}] = x{t}_{m}")
-        lines += loads + stores
-    lines.append("    return")
-    scope = {"U": np.uint64}
-    exec(compile("\n".join(lines), f"<state copy {tables}>", "exec"), scope)
-    return cuda.jit(device=True, inline=True)(scope["copy"])
 
 
 def _unrolled_lane_sum(N, G, GENERAL, DTN, term):
