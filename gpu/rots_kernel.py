@@ -631,49 +631,50 @@ def _make_kernel(shape):
                     # its lowest (class, delta), the first on ties (its moves come in index order), and builds
                     # one key from it. Its moves run along a row (i, j), (i, j + 1), ...: row i's update
                     # values stay in registers
-                    i = i0
-                    j = j0
-                    ui, wi = update_at(u, w, U64(i))
-                    vi = v[U64(i)] if GENERAL else ui
-                    zi = z[U64(i)] if GENERAL else wi
-                    # Branch-free: a move touching the last swap (recomputed above, by another thread) is read
-                    # but neither stored nor keyed here; after no swap, zero update vectors keep every delta.
-                    row_hit = (i == r) | (i == s)  # row i touches the last swap: kept per row, not per move
-                    cd_best = NO_CD
                     touched = np.int32(0)  # this thread's moves recomputed by the lane groups (a cluster counts them)
-                    bi = np.int32(0)
-                    bj = np.int32(0)
-                    sl = np.uint32(max(tid - SPLIT, 0))  # (recomputing-only threads have no moves)
-                    for q in range(MOVES_PER_THREAD):  # a constant trip count: unrolled (moves past `count` are read, never used)
-                        ju = U64(j)
-                        uj, wj = update_at(u, w, ju)
-                        if GENERAL:
-                            upd = (ui - uj) * (wi - wj) + (vi - v[ju]) * (zi - z[ju])
-                        else:
-                            upd = (ui - uj) * (wi - wj)
-                        d = DELTA_NP(dl[sl] + DELTA_NP(upd))
-                        hit = row_hit | (j == r) | (j == s)
-                        touch = hit | (np.int32(q) >= count)  # 32-bit: one comparison, not two
-                        if CLUSTER > 1:
-                            touched += np.int32(hit & (q < count))
-                        if not touch:
-                            dl[sl] = d
-                        cd = class_delta(d, old[sl], thr, it_asp, it32)
-                        if cd < cd_best and not touch:
-                            cd_best = cd
-                            bi = i
-                            bj = j
-                        sl = np.uint32(sl + np.uint32(OWNER_THREADS))  # (uint32 + uint32 would widen)
-                        j = np.int32(j + 1)
-                        if j == N:
-                            i = np.int32(i + 1)
-                            j = np.int32(i + 1)
-                            row_hit = (i == r) | (i == s)
-                            ui, wi = update_at(u, w, U64(i))
+                    if tid >= SPLIT:  # (whole warps: SPLIT is a multiple of 32) recomputing-only warps skip the pass
+                        i = i0
+                        j = j0
+                        ui, wi = update_at(u, w, U64(i))
+                        vi = v[U64(i)] if GENERAL else ui
+                        zi = z[U64(i)] if GENERAL else wi
+                        # Branch-free: a move touching the last swap (recomputed above, by another thread) is read
+                        # but neither stored nor keyed here; after no swap, zero update vectors keep every delta.
+                        row_hit = (i == r) | (i == s)  # row i touches the last swap: kept per row, not per move
+                        cd_best = NO_CD
+                        bi = np.int32(0)
+                        bj = np.int32(0)
+                        sl = np.uint32(max(tid - SPLIT, 0))  # (recomputing-only threads have no moves)
+                        for q in range(MOVES_PER_THREAD):  # a constant trip count: unrolled (moves past `count` are read, never used)
+                            ju = U64(j)
+                            uj, wj = update_at(u, w, ju)
                             if GENERAL:
-                                vi = v[U64(i)]
-                                zi = z[U64(i)]
-                    kb = min(kb, key_of(cd_best, bi, bj))
+                                upd = (ui - uj) * (wi - wj) + (vi - v[ju]) * (zi - z[ju])
+                            else:
+                                upd = (ui - uj) * (wi - wj)
+                            d = DELTA_NP(dl[sl] + DELTA_NP(upd))
+                            hit = row_hit | (j == r) | (j == s)
+                            touch = hit | (np.int32(q) >= count)  # 32-bit: one comparison, not two
+                            if CLUSTER > 1:
+                                touched += np.int32(hit & (q < count))
+                            if not touch:
+                                dl[sl] = d
+                            cd = class_delta(d, old[sl], thr, it_asp, it32)
+                            if cd < cd_best and not touch:
+                                cd_best = cd
+                                bi = i
+                                bj = j
+                            sl = np.uint32(sl + np.uint32(OWNER_THREADS))  # (uint32 + uint32 would widen)
+                            j = np.int32(j + 1)
+                            if j == N:
+                                i = np.int32(i + 1)
+                                j = np.int32(i + 1)
+                                row_hit = (i == r) | (i == s)
+                                ui, wi = update_at(u, w, U64(i))
+                                if GENERAL:
+                                    vi = v[U64(i)]
+                                    zi = z[U64(i)]
+                        kb = min(kb, key_of(cd_best, bi, bj))
                     # -- block argmin: every warp ends with the winner
                     if CLUSTER > 1:
                         kb = cluster_min(xkey, bars, kb, touched, step, rank, warp, lane)
