@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run on the device machine from the checkout: carried numpy wheel, instance copies in .devdata/.
 # Usage: bash benchmarks/device_run.sh [tests] ['iteration ARGS'] [makespan] [rots] ['plan CONFIG ARGS']
-#        ['resident ARGS'] ['ab TREE... ARGS'] ['pfsp ARGS'] ['pls ARGS'] ['grid ARGS'] ['cas ARGS'] ['ttb ARGS'] ['ig ARGS'] ['cow ARGS'] ['multistart ARGS'] ['sharing ARGS'] ['islands ARGS'] ['pytest ARGS']
+#        ['resident ARGS'] ['ab TREE... ARGS'] ['pfsp ARGS'] ['pls ARGS'] ['grid ARGS'] ['cas ARGS'] ['cas-scaling ARGS'] ['ttb ARGS'] ['ig ARGS'] ['cow ARGS'] ['multistart ARGS'] ['sharing ARGS'] ['islands ARGS'] ['pytest ARGS']
 #        ['profile-cas INSTANCE GENERATIONS'] ['ncu-cas INSTANCE GENERATIONS'] ['ncu-source INSTANCE SEARCHES']
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
@@ -24,6 +24,7 @@ for step in "$@"; do
     pls*) (cd benchmarks && timeout "${PLS_TIMEOUT:-560}" python3 pls_tables.py ${step#pls} --out "${OUT:-results}") ;;
     ig*) (cd benchmarks && timeout 590 python3 ig_pfsp.py ${step#ig} --out "${OUT:-results}") ;;
     ttb*) (cd benchmarks && timeout 590 python3 time_to_bks.py ${step#ttb} --out "${OUT:-results}") ;;
+    cas-scaling*) (cd benchmarks && timeout 560 python3 cas_scaling.py ${step#cas-scaling} --out "${OUT:-results}") ;;
     cas*) (cd benchmarks && timeout 560 python3 cas_gpu.py ${step#cas} --out "${OUT:-results}") ;;
     cow*) (cd benchmarks && timeout 560 python3 cow_table.py ${step#cow} --out "${OUT:-results}") ;;
     multistart*) (cd benchmarks && timeout 560 python3 multistart_scaling.py ${step#multistart} --out "${OUT:-results}") ;;
