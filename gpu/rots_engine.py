@@ -135,7 +135,8 @@ def uneven_grid(searches, sms):
     where K is not near a whole multiple of the SMs (200 ants on 132 SMs: 0.79x the it/s of 132
     ants, benchmarks/results/cas_scaling-h200-6bacecc.json) one block per SM taking the searches'
     sub-chunks from a queue keeps every SM busy to the end, at about 0.94x (the queue's state
-    round trips through global memory)."""
+    round trips through global memory). From TWO_PER_SM_FROM ants an SM the queue, as the searches',
+    takes two 512-thread blocks an SM where both fit (_configure)."""
     if searches <= sms:
         return 0
     busy = searches / (sms * -(-searches // sms))  # the share of the busiest SM's time the others are busy
@@ -217,6 +218,8 @@ class ResidentRots:
         colony = persistent == UNEVEN  # a cas colony: a generation's few hundred iterations an ant
         if colony:
             persistent = uneven_grid(searches, dev.MULTIPROCESSOR_COUNT) if auto and large and not cluster else 0
+            if persistent and blocks_per_sm(searches, persistent, large, self._fits_twice(dev, group, global_only, split)) == 2:
+                per_sm, persistent = 2, 2 * persistent  # its queue takes two 512-thread blocks an SM, as the searches'
         queued = bool(persistent)
         if queued:
             searches = min(searches, persistent)  # the shape of the blocks that run at once
