@@ -78,7 +78,7 @@ def _make_kernel(shape):
     RECOMPUTING_THREADS = SPLIT or THREADS  # recomputing threads
     OWNER_THREADS = THREADS - SPLIT  # move-owning threads, from O0
     LANE_GROUPS = RECOMPUTING_THREADS // LANES  # lane groups per block, one recomputation each
-    RROUNDS = (ITEMS + LANE_GROUPS * CLUSTER - 1) // (LANE_GROUPS * CLUSTER)
+    ROUND_ITEMS = LANE_GROUPS * CLUSTER  # recomputations a round of the cluster's lane groups
     FRESH_LANE_GROUPS = THREADS // LANES  # a fresh start: every move's O(n) cost, all lane groups
     FROUNDS = (MOVES_PER_BLOCK + FRESH_LANE_GROUPS - 1) // FRESH_LANE_GROUPS
     # owner o owns moves b MOVES_PER_BLOCK + o MOVES_PER_THREAD .. + MOVES_PER_THREAD - 1 (one row mostly)
@@ -573,6 +573,9 @@ def _make_kernel(shape):
                 else:
                     current = CUR[sid]
                     best = BEST[sid]
+                # this thread's first recomputation, and its warp's (ITEMS: none, as a warp of owners only)
+                first_item = np.int32((tid // LANES) * CLUSTER + rank)
+                first_warp_item = np.int32((warp * 32 // LANES) * CLUSTER + rank) if warp * 32 < RECOMPUTING_THREADS else np.int32(ITEMS)
                 kend = min(rank * MOVES_PER_BLOCK + MOVES_PER_BLOCK, MOVES)  # the block's last move + 1
                 k0 = rank * MOVES_PER_BLOCK + (tid - SPLIT) * MOVES_PER_THREAD if tid >= SPLIT else kend  # this thread's first move (i0, j0)
                 i0 = np.int32(PAIRS[k0] >> 16) if k0 < kend else np.int32(0)
@@ -608,10 +611,12 @@ def _make_kernel(shape):
                         ten[0] = _tenure(mix64(state + GOLDEN), tenure_min, tenure_max, tenure_cube)
                         ten[1] = _tenure(mix64(state + GOLDEN + GOLDEN), tenure_min, tenure_max, tenure_cube)
                     # -- the 2n-3 moves touching the last swap: O(n) each, LANES lanes splitting the sum (MATA)
-                    for rnd in range(RROUNDS if moved else 0):  # item: the cluster's lane groups, blocks interleaved
-                        if warp * 32 >= RECOMPUTING_THREADS or rnd * LANE_GROUPS * CLUSTER + (warp * 32 // LANES) * CLUSTER + rank >= ITEMS:  # no move left (uniform)
-                            break
-                        item = rnd * LANE_GROUPS * CLUSTER + (tid // LANES) * CLUSTER + rank
+                    # item: the cluster's lane groups, blocks interleaved; rounds while the warp's first
+                    # item is a move (uniform), in 32-bit counters (a range's 64-bit trip count cost
+                    # every warp a dozen instructions an iteration)
+                    item = first_item
+                    warp_item = first_warp_item if moved else np.int32(ITEMS)
+                    while warp_item < ITEMS:
                         x = r
                         y = s
                         if item < ITEMS:
@@ -627,6 +632,8 @@ def _make_kernel(shape):
                             put(dl, sl, owner, d, bars, step & 1)
                             put(old, sl, owner, age, bars, step & 1)
                             kb = min(kb, key_of(class_delta(d, age, thr, it_asp, it32), i, j))
+                        item = np.int32(item + ROUND_ITEMS)
+                        warp_item = np.int32(warp_item + ROUND_ITEMS)
                     # -- every other move: O(1) update (Taillard), then its class and delta; the thread keeps
                     # its lowest (class, delta), the first on ties (its moves come in index order), and builds
                     # one key from it. Its moves run along a row (i, j), (i, j + 1), ...: row i's update
@@ -705,7 +712,8 @@ def _make_kernel(shape):
                             best = current
                         state += GOLDEN + GOLDEN  # the tenures of r and s took the stream's next two words
                         # -- apply the swap: bp's rows and columns r, s, the update vectors, p, the tabu list
-                        for q in range(tid, N, THREADS):
+                        q = np.int32(tid)
+                        while q < N:  # (32-bit: a range's 64-bit trip count cost every warp a dozen instructions)
                             if q == r:
                                 pr = p[r]
                                 ps = p[s]
@@ -728,6 +736,7 @@ def _make_kernel(shape):
                                     v[q] = AT[rq] - AT[sq]
                                 if improved and rank == 0:
                                     BEST_SOL[sid, q] = p[q]
+                            q = np.int32(q + THREADS)
                         if improved:
                             if tid == 0 and rank == 0:
                                 IMP_IT[nimp, sid] = it
