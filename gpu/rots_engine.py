@@ -177,7 +177,7 @@ class ResidentRots:
         self.data_dtype = data
 
         def padded(m):
-            """m's rows padded with zeros to whole 32-bit words (the kernel's row stride)."""
+            """m's rows padded with zeros to the kernel's row stride (whole words; bytes: 16-byte quads)."""
             rows = np.zeros((n, self.shape["stride"]), dtype=data)
             rows[:, :n] = m
             return rows.ravel()

@@ -5,7 +5,8 @@ One thread block per search, the whole Ro-TS loop on the GPU (Tsutsui & Fujimoto
   the permuted matrix bp[i, k] = B[p_i, p_k], which a swap updates in O(n);
 - on chip (dynamic shared memory, as much as fits): the delta table (32-bit where the instance's
   swap_delta_bound allows), bp, each move's older tabu expiry, the flows (bp and the flows as bytes
-  where they fit, rows padded to whole words) and the tabu matrix; the rest in global memory;
+  where they fit, rows padded to whole words, byte rows to 16-byte quads) and the tabu matrix; the
+  rest in global memory;
 - one pass per iteration: each thread updates its run of moves along a row, disjoint from the last
   swap, in O(1) and keys them under Taillard's rule (tabu, aspiration by improvement and by age),
   class and delta in one 32-bit word where the bound allows; lane groups recompute the 2n-3 moves
@@ -486,7 +487,7 @@ def _make_kernel(shape):
         Af = dyn_b[FLOWS_OFFSET:FLOWS_OFFSET + PADDED_SIZE] if FLOWS_SHARED else A
         for q in range(tid, PADDED_SIZE if FLOWS_SHARED else 0, THREADS):
             Af[q] = A[q]
-        if DP4A:  # the flows and bp as 32-bit words (their byte offsets are multiples of 8)
+        if DP4A:  # the flows and bp as 32-bit words (their byte offsets are multiples of 16: quads)
             dyn_w = cuda.shared.array(0, uint32, alignment=16)  # (quads: 128-bit loads)
             Aw = dyn_w[FLOWS_OFFSET // 4:FLOWS_OFFSET // 4 + N * ROW_WORDS]
             bpw = dyn_w[MATRIX_OFFSET // 4:MATRIX_OFFSET // 4 + N * ROW_WORDS]
