@@ -2,6 +2,7 @@
 simulator runs none of them; its kernels take the plain paths)."""
 from llvmlite import ir
 from numba import types
+from numba.cuda import cgutils
 from numba.cuda.extending import intrinsic
 
 
@@ -48,7 +49,6 @@ def load_quad(typingctx, array, index):
     quad = types.UniTuple(types.uint32, 4)
 
     def codegen(context, builder, sig, args):
-        from numba.cuda import cgutils
         aryty, idxty = sig.args
         ary = context.make_array(aryty)(context, builder, args[0])
         idx = context.cast(builder, args[1], idxty, types.intp)

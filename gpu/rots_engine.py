@@ -216,10 +216,11 @@ class ResidentRots:
                                    large and searches > sms and self._fits_twice(dev, group, global_only, split))
             waves, persistent = spread(searches, sms, per_sm, large)
         colony = persistent == UNEVEN  # a cas colony: a generation's few hundred iterations an ant
-        if colony:
+        if colony:  # (queued only on a large instance with more ants than SMs: auto, dev set)
             persistent = uneven_grid(searches, dev.MULTIPROCESSOR_COUNT) if auto and large and not cluster else 0
-            if persistent and blocks_per_sm(searches, persistent, large, self._fits_twice(dev, group, global_only, split)) == 2:
-                per_sm, persistent = 2, 2 * persistent  # its queue takes two 512-thread blocks an SM, as the searches'
+            sms = dev.MULTIPROCESSOR_COUNT if persistent else 0
+            if persistent and blocks_per_sm(searches, sms, large, self._fits_twice(dev, group, global_only, split)) == 2:
+                per_sm, persistent = 2, 2 * sms  # its queue takes two 512-thread blocks an SM, as the searches'
         queued = bool(persistent)
         if queued:
             searches = min(searches, persistent)  # the shape of the blocks that run at once

@@ -935,8 +935,9 @@ def test_resident_rots_two_blocks_an_sm_in_waves_or_a_queue_each_search_follows_
 @pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="a real GPU's SM count and its default shapes")
 def test_resident_rots_cas_colony_queue_keeps_short_items():
     """A cas colony that does not fill the SMs evenly queues for one block an SM (two from 1.5 ants an
-    SM) with the plan's short items: a generation is only 16n iterations an ant, which 512-iteration items would split into a
-    few with a long last round. The searches' own queue (more searches than blocks) takes 512."""
+    SM) with the plan's short items: a generation is only 16n iterations an ant, which 512-iteration
+    items would split into a few with a long last round. The searches' own queue (more searches than
+    blocks) takes 512."""
     from numba import cuda
     from lsbench.gpu.rots_engine import LARGE_QUEUE_SUBCHUNK, UNEVEN, ResidentRots
     from lsbench import instances as registry
