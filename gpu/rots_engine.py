@@ -21,7 +21,7 @@ from . import device_name, require
 from .chunks import IMPROVEMENT_CAP
 from .launch import PreparedLauncher
 from .rots_kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
-from .rots_plan import ON_CHIP, plan, symmetric_form
+from .rots_plan import ON_CHIP, plan, row_chunk_table, symmetric_form
 
 
 @dataclass
@@ -186,8 +186,6 @@ class ResidentRots:
         self.B = cuda.to_device(B.ravel().astype(data))
         self.adiag = cuda.to_device(np.diagonal(problem.a).astype(np.int64))
         self.bdiag = cuda.to_device(np.diagonal(problem.b).astype(np.int64))
-        i, j = np.triu_indices(n, 1)  # row-major upper triangle: the pair numbering of neighborhoods.py
-        self.pairs = cuda.to_device(((i << 16) | j).astype(np.int32))
         self.delta_dtype = np.int64 if self.shape["wide"] else np.int32
 
     def _configure(self, searches):
@@ -248,6 +246,7 @@ class ResidentRots:
             regs = min(255, 65536 // self.shape["threads"] // 8 * 8)
         self.shape["max_registers"] = regs
         self.kernel = kernel_for(self.shape)
+        self.row_chunks = cuda.to_device(row_chunk_table(self.problem.n, self.shape["per_thread"]))
         if self.shape["cluster"] > 1:
             from .cluster import supported
             if not supported():
@@ -453,7 +452,7 @@ class ResidentRots:
         if self.shape["queued"] and self.subchunks_done + subchunks >= RING_TAG_LIMIT:  # the tags start afresh
             b.RING.copy_to_device(np.zeros(b.RING.size, np.int64), stream=self.stream)
             self.subchunks_done = 0
-        args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.pairs, *b.state_args(), *scalars,
+        args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.row_chunks, *b.state_args(), *scalars,
                 np.int64(self.items_taken), np.int64(self.subchunks_done), np.int64(self.items_pushed), b.TAU, gamma)
         blocks = self.grid if self.shape["queued"] else K * self.shape["cluster"]
         self.last_launch = (blocks, self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
@@ -554,7 +553,8 @@ class ResidentRotsEngine(Engine):
     parameters = (
         Param("block", int, "threads per search block (default: chosen for the instance and K)", low=32, high=1024),
         Param("cluster", int, "blocks per search: a thread block cluster (Hopper GPUs)", choices=(1, 2, 4, 8, 16)),
-        Param("split", int, "threads that only recompute the O(n) moves (0: every thread does both)", low=0),
+        Param("split", int, "threads that only recompute the O(n) moves (0: every thread does both; "
+              "default: whole warps for one round of them where the others can own every move)", low=0),
         Param("restart", int, "iterated parallel tabu: a search restarts from a perturbed elite solution "
               "after this many iterations without improvement (0: never; then each search is the CPU's)", low=0),
         Param("elite", int, "restart: the number of best distinct solutions of all searches it draws from", default=4,

@@ -35,6 +35,7 @@ from lsbench import rng
 
 from .chunks import WAIT_SPINS, backoff
 from .device import mix64
+from . import rots_plan
 from .rots_plan import ON_CHIP, SHUFFLE
 
 FULL = 0xFFFFFFFF
@@ -71,8 +72,7 @@ def _make_kernel(shape):
     PADDED_SIZE = N * ROW_STRIDE
     ROW_WORDS = ROW_STRIDE // 4  # 32-bit words a row
     DP4A = shape["dp4a"]  # 8-bit matrices on chip: four terms of a sum per dp4a
-    CLUSTER = shape["cluster"]  # block b of a search owns moves b MOVES_PER_BLOCK .. + MOVES_PER_BLOCK - 1
-    MOVES_PER_BLOCK = shape["per_block"]
+    CLUSTER = shape["cluster"]  # block b of a search owns row chunks b CHUNKS_PER_BLOCK .. + CHUNKS_PER_BLOCK - 1
     WARPS = THREADS // 32  # warps per block
     ITEMS = 2 * N - 3  # moves touching the last swap: recomputed in O(n)
     SPLIT = shape["split"]  # threads 0 .. SPLIT - 1 recompute only, the others update only (0: all do both)
@@ -81,9 +81,13 @@ def _make_kernel(shape):
     LANE_GROUPS = RECOMPUTING_THREADS // LANES  # lane groups per block, one recomputation each
     ROUND_ITEMS = LANE_GROUPS * CLUSTER  # recomputations a round of the cluster's lane groups
     FRESH_LANE_GROUPS = THREADS // LANES  # a fresh start: every move's O(n) cost, all lane groups
-    FROUNDS = (MOVES_PER_BLOCK + FRESH_LANE_GROUPS - 1) // FRESH_LANE_GROUPS
-    # owner o owns moves b MOVES_PER_BLOCK + o MOVES_PER_THREAD .. + MOVES_PER_THREAD - 1 (one row mostly)
-    MOVES_PER_THREAD = shape["slots"] // OWNER_THREADS
+    # owner o owns row chunk b CHUNKS_PER_BLOCK + o: up to MOVES_PER_THREAD moves (i, j0), (i, j0 + 1), ...
+    # of one row (plan.row_chunks), so that its O(1) pass keeps one row's update values and needs no wrap
+    MOVES_PER_THREAD = shape["per_thread"]
+    CHUNKS = shape["chunks"]
+    CHUNKS_PER_BLOCK = shape["chunks_per_block"]
+    Q32 = np.uint32(MOVES_PER_THREAD)
+    FROUNDS = (CHUNKS_PER_BLOCK * MOVES_PER_THREAD + FRESH_LANE_GROUPS - 1) // FRESH_LANE_GROUPS
     SLOTS = shape["slots"]
     UPDATE_LENGTH = N + MOVES_PER_THREAD  # the update vectors' length (shared array sizes must be single constants)
     REDUCTION_SLOTS = WARPS if SHUFFLE else THREADS
@@ -128,22 +132,23 @@ def _make_kernel(shape):
         low = warp_min_u32(np.uint32(kb) if hi == top else np.uint32(0xFFFFFFFF))
         return (np.int64(top) << np.int64(32)) | np.int64(low)
 
-    @cuda.jit(device=True, inline=True)
-    def slot(k):
-        """Where move k's delta and tabu age live in its block, k - b MB = l: (l mod Q) T + l div Q,
-        so that the q-th moves of a warp's threads are neighbours (no bank conflicts, coalesced in
-        global memory). 32-bit unsigned throughout (each step truncated, so that the compiler keeps
-        32-bit divisions by constants: this sits on a recomputing lane's critical path)."""
-        k = np.uint32(k)
-        local = np.uint32(k % np.uint32(MOVES_PER_BLOCK)) if CLUSTER > 1 else k
-        return U64(np.uint32(np.uint32(np.uint32(local % np.uint32(MOVES_PER_THREAD)) * np.uint32(OWNER_THREADS)) + np.uint32(local // np.uint32(MOVES_PER_THREAD))))
+    chunks_before = cuda.jit(device=True, inline=True)(rots_plan.chunks_before)
 
     @cuda.jit(device=True, inline=True)
-    def move_index(i, j):
-        """Move (i, j)'s index (i < j) in the row-major upper triangle, 32-bit unsigned."""
+    def owner_slot(i, j):
+        """The block of the cluster that owns move (i, j) (i < j), and where its delta and tabu age
+        live there: the move is the q-th of row chunk c, owned by thread c - b CHUNKS_PER_BLOCK, at
+        slot q T + that thread, so that the q-th moves of a warp's threads are neighbours (no bank
+        conflicts, coalesced in global memory). 32-bit unsigned throughout (each step truncated, so
+        that the compiler keeps 32-bit divisions by constants: this sits on a recomputing lane's
+        critical path)."""
         ui = np.uint32(i)
-        row = np.uint32(np.uint32(ui * np.uint32(2 * N - 1) - np.uint32(ui * ui)) // np.uint32(2))
-        return np.uint32(row + np.uint32(np.uint32(j) - ui - np.uint32(1)))
+        off = np.uint32(np.uint32(j) - ui - np.uint32(1))
+        c = np.uint32(np.uint32(np.uint32(CHUNKS) - chunks_before(np.uint32(np.uint32(N - 1) - ui), Q32)) + np.uint32(off // np.uint32(MOVES_PER_THREAD)))
+        q = np.uint32(off % np.uint32(MOVES_PER_THREAD))
+        owner = np.int32(np.uint32(c // np.uint32(CHUNKS_PER_BLOCK))) if CLUSTER > 1 else np.int32(0)
+        local = np.uint32(c % np.uint32(CHUNKS_PER_BLOCK)) if CLUSTER > 1 else c
+        return owner, U64(np.uint32(np.uint32(q * np.uint32(OWNER_THREADS)) + local))
 
     if CLUSTER == 1:
         @cuda.jit(device=True, inline=True)
@@ -333,9 +338,9 @@ def _make_kernel(shape):
             that the O(1) pass compares and keeps one word a move."""
             # class 1 adds 2^30 once, class 2 twice (a tabu move is held: age >= it >= it_asp):
             # two selects and one three-input add instead of building the class and shifting it
-            held = np.uint32(1 << 30) if (age >= it_asp) & (d >= thr) else np.uint32(0)
+            held = np.uint32((1 << 30) + BIAS) if (age >= it_asp) & (d >= thr) else np.uint32(BIAS)
             tabu = np.uint32(1 << 30) if (age >= it) & (d >= thr) else np.uint32(0)
-            return np.uint32(np.uint32(d + np.int32(BIAS)) + held + tabu)
+            return np.uint32(np.uint32(d) + held + tabu)
     else:
         @cuda.jit(device=True, inline=True)
         def class_delta(d, age, thr, it_asp, it):
@@ -353,7 +358,7 @@ def _make_kernel(shape):
         return (np.int64(cd) << np.int64(INDEX_BITS)) | (np.int64(i) << J_BITS) | np.int64(j)
 
     @cuda.jit(device=True, inline=True)
-    def start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, Aw, bpw, old, ex, rkey, tid, rank, it0):
+    def start_state(Af, AT, BG, ADIAG, BDIAG, ROWCHUNK, p, dl, bp, bpt, Aw, bpw, old, ex, rkey, tid, rank, it0):
         """A search's start from its permutation p alone (a new cas generation copies up only its
         ants): the permuted matrix bp[i, k] = B[p_i, p_k], Taillard's initial tabu list (rots_expiry:
         ex[q] = -q, shifted to iteration it0 for a restart), every move's full cost and tabu age;
@@ -368,18 +373,22 @@ def _make_kernel(shape):
                 bpt[bq] = BG[U64(pk * N + pi)]
             ex[q] = it0 - q
         cuda.syncthreads()
-        first = rank * MOVES_PER_BLOCK  # this block's moves
-        end = min(first + MOVES_PER_BLOCK, MOVES)
-        for rnd in range(FROUNDS):
-            item = first + rnd * FRESH_LANE_GROUPS + tid // LANES
+        for rnd in range(FROUNDS):  # the block's slots l: the (l mod Q)-th move of its (l div Q)-th chunk
+            item = rnd * FRESH_LANE_GROUPS + tid // LANES
+            local = item // MOVES_PER_THREAD
+            c = rank * CHUNKS_PER_BLOCK + local
             x = np.int32(0)
             y = np.int32(1)
-            if item < end:
-                x = np.int32(PAIRS[item] >> 16)
-                y = np.int32(PAIRS[item] & 0xFFFF)
-            d = swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, item < end, U64(tid % LANES))
-            if item < end and tid % LANES == 0:  # the block's own move
-                sl = slot(item)
+            if local < CHUNKS_PER_BLOCK and c < CHUNKS:
+                x = np.int32(ROWCHUNK[c] >> 16)
+                y = np.int32((ROWCHUNK[c] & 0xFFFF) + item % MOVES_PER_THREAD)
+            valid = local < CHUNKS_PER_BLOCK and c < CHUNKS and y < N
+            if not valid:  # (a chunk's slots past its row's end: read as move (0, 1), never stored)
+                x = np.int32(0)
+                y = np.int32(1)
+            d = swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, valid, U64(tid % LANES))
+            if valid and tid % LANES == 0:  # the block's own move
+                sl = U64(item % MOVES_PER_THREAD * OWNER_THREADS + local)
                 dl[sl] = d
                 old[sl] = tabu_age(ex, p, x, y)
         # the cost: sum A o bp over the block, halved in the symmetric form (where it counts each pair twice)
@@ -462,7 +471,7 @@ def _make_kernel(shape):
             free[chosen] = 0
 
     @(cuda.jit(max_registers=MAX_REGISTERS) if MAX_REGISTERS else cuda.jit)
-    def rots_kernel(A, AT, BG, ADIAG, BDIAG, PAIRS, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST,
+    def rots_kernel(A, AT, BG, ADIAG, BDIAG, ROWCHUNK, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST,
                     BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, START, FRESH, QUEUE, RING, tenure_min, tenure_max,
                     aspiration, target, chunk_it0, chunk_iters, tenure_cube, fresh_all, item0, seq0, push0, TAU, gamma):
         tid = cuda.threadIdx.x
@@ -561,7 +570,7 @@ def _make_kernel(shape):
                         cuda.syncthreads()  # cluster build the same one)
                         if tid == 0:
                             construct_ant(p, free, todo, TAU, gamma, STATE[sid, 1])
-                    current = start_state(Af, AT, BG, ADIAG, BDIAG, PAIRS, p, dl, bp, bpt, Aw, bpw, old, ex, rkey, tid,
+                    current = start_state(Af, AT, BG, ADIAG, BDIAG, ROWCHUNK, p, dl, bp, bpt, Aw, bpw, old, ex, rkey, tid,
                                           rank, np.int32(it0))
                     if tid == 0 and rank == 0:
                         CUR[sid] = current
@@ -577,11 +586,13 @@ def _make_kernel(shape):
                 # this thread's first recomputation, and its warp's (ITEMS: none, as a warp of owners only)
                 first_item = np.int32((tid // LANES) * CLUSTER + rank)
                 first_warp_item = np.int32((warp * 32 // LANES) * CLUSTER + rank) if warp * 32 < RECOMPUTING_THREADS else np.int32(ITEMS)
-                kend = min(rank * MOVES_PER_BLOCK + MOVES_PER_BLOCK, MOVES)  # the block's last move + 1
-                k0 = rank * MOVES_PER_BLOCK + (tid - SPLIT) * MOVES_PER_THREAD if tid >= SPLIT else kend  # this thread's first move (i0, j0)
-                i0 = np.int32(PAIRS[k0] >> 16) if k0 < kend else np.int32(0)
-                j0 = np.int32(PAIRS[k0] & 0xFFFF) if k0 < kend else np.int32(1)
-                count = np.int32(max(0, min(MOVES_PER_THREAD, kend - k0)))  # this thread's moves k0 .. k0 + count - 1
+                local = tid - SPLIT  # this thread's row chunk: moves (i0, j0) .. (i0, j0 + count - 1)
+                c = rank * CHUNKS_PER_BLOCK + local
+                owns = tid >= SPLIT and local < CHUNKS_PER_BLOCK and c < CHUNKS
+                i0 = np.int32(ROWCHUNK[c] >> 16) if owns else np.int32(0)
+                j0 = np.int32(ROWCHUNK[c] & 0xFFFF) if owns else np.int32(1)
+                count = np.int32(min(MOVES_PER_THREAD, N - j0)) if owns else np.int32(0)
+                local = np.uint32(max(local, 0))
                 state = STATE[sid, 0]
                 pend = NO_MOVE if fresh else PEND[sid]
                 moved = pend != NO_MOVE  # a swap whose delta-table update is still to come
@@ -626,10 +637,8 @@ def _make_kernel(shape):
                         if item < ITEMS and tid % LANES == 0:
                             i = x if x < y else y
                             j = y if x < y else x
-                            idx = move_index(i, j)
                             age = tabu_age(ex, p, i, j)
-                            sl = slot(idx)  # both go to the block that owns the move
-                            owner = np.int32(np.uint32(idx // np.uint32(MOVES_PER_BLOCK)))
+                            owner, sl = owner_slot(i, j)  # both go to the block that owns the move
                             put(dl, sl, owner, d, bars, step & 1)
                             put(old, sl, owner, age, bars, step & 1)
                             kb = min(kb, key_of(class_delta(d, age, thr, it_asp, it32), i, j))
@@ -637,52 +646,40 @@ def _make_kernel(shape):
                         warp_item = np.int32(warp_item + ROUND_ITEMS)
                     # -- every other move: O(1) update (Taillard), then its class and delta; the thread keeps
                     # its lowest (class, delta), the first on ties (its moves come in index order), and builds
-                    # one key from it. Its moves run along a row (i, j), (i, j + 1), ...: row i's update
-                    # values stay in registers
+                    # one key from it. Its moves run along one row (a row chunk): row i0's update values stay
+                    # in registers, and the q-th move's loads sit at constant offsets
                     touched = np.int32(0)  # this thread's moves recomputed by the lane groups (a cluster counts them)
-                    if tid >= SPLIT:  # (whole warps: SPLIT is a multiple of 32) recomputing-only warps skip the pass
-                        i = i0
-                        j = j0
-                        ui, wi = update_at(u, w, U64(i))
-                        vi = v[U64(i)] if GENERAL else ui
-                        zi = z[U64(i)] if GENERAL else wi
+                    if count > 0:  # (recomputing-only warps, SPLIT a multiple of 32, own no chunk: they skip the pass)
+                        ui, wi = update_at(u, w, U64(i0))
+                        vi = v[U64(i0)] if GENERAL else ui
+                        zi = z[U64(i0)] if GENERAL else wi
                         # Branch-free: a move touching the last swap (recomputed above, by another thread) is read
                         # but neither stored nor keyed here; after no swap, zero update vectors keep every delta.
-                        row_hit = (i == r) | (i == s)  # row i touches the last swap: kept per row, not per move
+                        row_hit = (i0 == r) | (i0 == s)  # row i0 touches the last swap: every move of the chunk
+                        rq = np.uint32(r - j0)  # the chunk's move (i0, r), if any, is its rq-th
+                        sq = np.uint32(s - j0)
+                        if CLUSTER > 1:
+                            touched = count if row_hit else np.int32(rq < np.uint32(count)) + np.int32(sq < np.uint32(count))
                         cd_best = NO_CD
-                        bi = np.int32(0)
-                        bj = np.int32(0)
-                        sl = np.uint32(max(tid - SPLIT, 0))  # (recomputing-only threads have no moves)
+                        bq = np.int32(0)
                         for q in range(MOVES_PER_THREAD):  # a constant trip count: unrolled (moves past `count` are read, never used)
-                            ju = U64(j)
+                            ju = U64(j0 + q)
                             uj, wj = update_at(u, w, ju)
                             if GENERAL:
                                 upd = (ui - uj) * (wi - wj) + (vi - v[ju]) * (zi - z[ju])
                             else:
                                 upd = (ui - uj) * (wi - wj)
+                            sl = U64(local + np.uint32(q * OWNER_THREADS))
                             d = DELTA_NP(dl[sl] + DELTA_NP(upd))
-                            hit = row_hit | (j == r) | (j == s)
-                            touch = hit | (np.int32(q) >= count)  # 32-bit: one comparison, not two
-                            if CLUSTER > 1:
-                                touched += np.int32(hit & (q < count))
+                            # (a 32-bit mask of the moves to skip measured more instructions: ptxas tests its bits in 64 bits)
+                            touch = row_hit | (rq == np.uint32(q)) | (sq == np.uint32(q)) | (np.int32(q) >= count)
                             if not touch:
                                 dl[sl] = d
                             cd = class_delta(d, old[sl], thr, it_asp, it32)
                             if cd < cd_best and not touch:
                                 cd_best = cd
-                                bi = i
-                                bj = j
-                            sl = np.uint32(sl + np.uint32(OWNER_THREADS))  # (uint32 + uint32 would widen)
-                            j = np.int32(j + 1)
-                            if j == N:
-                                i = np.int32(i + 1)
-                                j = np.int32(i + 1)
-                                row_hit = (i == r) | (i == s)
-                                ui, wi = update_at(u, w, U64(i))
-                                if GENERAL:
-                                    vi = v[U64(i)]
-                                    zi = z[U64(i)]
-                        kb = min(kb, key_of(cd_best, bi, bj))
+                                bq = np.int32(q)
+                        kb = min(kb, key_of(cd_best, i0, j0 + bq))
                     # -- block argmin: every warp ends with the winner
                     if CLUSTER > 1:
                         kb = cluster_min(xkey, bars, kb, touched, step, rank, warp, lane)
@@ -847,3 +844,4 @@ def rebase_kernel(expiries, by):
     row = cuda.blockIdx.x
     for k in range(cuda.threadIdx.x, expiries.shape[1], cuda.blockDim.x):
         expiries[row, k] = max(expiries[row, k] - by, EXPIRED)
+

@@ -39,6 +39,49 @@ def shared_bytes_per_block():
         return STATIC_SHARED_CAP
 
 
+def chunks_before(x, q):
+    """Row chunks (runs of at most q moves along a row of the upper triangle, each row cut from its
+    start) in rows of lengths 1 .. x: the sum of ceil(L / q), for x = a q + b in closed form q a (a +
+    1) / 2 + b (a + 1). 32-bit unsigned, the same on the host and in the kernel (which finds a move's
+    chunk from it: rows 0 .. i - 1 hold chunks_before(n - 1) - chunks_before(n - 1 - i))."""
+    x, q, one = np.uint32(x), np.uint32(q), np.uint32(1)
+    a = np.uint32(x // q)
+    return np.uint32(np.uint32(q * np.uint32(np.uint32(a * np.uint32(a + one)) // np.uint32(2)))
+                     + np.uint32(np.uint32(x % q) * np.uint32(a + one)))
+
+
+def row_chunks(n, q):
+    """The upper triangle's row chunks of at most q moves (one thread's moves in the kernel)."""
+    return int(chunks_before(n - 1, q))
+
+
+def row_chunk_table(n, per_thread):
+    """The row chunks in order, chunk c = (i << 16) | j0: moves (i, j0), (i, j0 + 1), ... up to
+    per_thread of them within row i (the kernel's owners take them in this order)."""
+    return np.array([(i << 16) | j0 for i in range(n - 1) for j0 in range(i + 1, n, per_thread)], dtype=np.int32)
+
+
+def chunk_length(n, owners, cluster=1):
+    """Moves per row chunk: the fewest whose chunks fit the cluster's owning threads; odd, so that
+    a warp's threads, Q moves apart, meet no bank conflicts (2: two-way, kept)."""
+    q = 1
+    while -(-row_chunks(n, q) // cluster) > owners:
+        q += 1
+    return q | 1 if q > 2 else q
+
+
+def recomputing_warps(n, threads, items, group):
+    """The default split: whole warps that only recompute one round of the moves touching the last
+    swap, where the row chunks still fit the other threads at the length every thread would need
+    (tai100a, 1024 threads: 224 of them, 750 chunks of 7 moves on the other 800), else 0 (every
+    thread does both). The warps that recompute, the slowest of an iteration, then own no moves:
+    tai100a, 132 searches, 1.05x (ab_resident-h100-rowchunk.json)."""
+    need = -(-items * group // 32) * 32
+    if need >= threads or row_chunks(n, chunk_length(n, threads)) > threads - need:
+        return 0
+    return need
+
+
 def lanes_per_sum(steps, dp4a):
     """Lanes per O(n) recomputation outside a cluster: the fewest whose share of the sum's steps
     stays under a limit. With 132 searches on an H200 (a block of 1024 threads each), tai100a (25
@@ -58,7 +101,8 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     in the block's dynamic shared memory (the rest in global memory), threads per block, lanes per
     O(n) recomputation and blocks per search (a cluster: the moves split between its blocks).
     `split`: the block's first `split` threads only recompute, the others only update in O(1)
-    (separate warps, as MATA: the two phases overlap); 0 (default): every thread does both. `global_only`
+    (separate warps, as MATA: the two phases overlap); 0: every thread does both; None: where the
+    row chunks allow (recomputing_warps). `global_only`
     keeps tables off chip (tests reach those paths). `queued`: a persistent grid whose blocks take
     (search, sub-chunk of `subchunk` iterations) items from a queue (more searches than blocks)."""
     n = problem.n
@@ -86,7 +130,8 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     if threads % 32 or not 32 <= threads <= 1024:
         raise LsbenchError(f"--param block: threads per search must be a multiple of 32 in 32..1024, got {threads}")
     items = -(-(2 * n - 3) // cluster)  # O(n) recomputations per block and iteration
-    split = split or 0  # separate warps measured slower on an H100, with and without clusters
+    auto_split = split is None
+    split = split or 0
     if split % 32 or not 0 <= split < threads:
         raise LsbenchError(f"--param split: recomputing threads must be a multiple of 32 below {threads}, got {split}")
     workers = split or threads  # threads that recompute
@@ -105,14 +150,17 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     # the flow and permuted-distance matrices' rows: whole 32-bit words, bytes in whole 16-byte quads
     # (dp4a's sums load a quad of each row at once)
     stride = -(-n // 16) * 16 if data_bits == 8 else -(-n // 4) * 4
+    if auto_split and cluster == 1:
+        split = recomputing_warps(n, threads, items, group or lanes_per_sum(-(-n // 4) if small else n, small))
+        workers, owners = split or threads, threads - split
     delta_bytes = 8 if wide else 4
     static = n * (12 + (4 if general else 2) * delta_bytes) + (threads if config.ENABLE_CUDASIM else 32) * 8
     static += 2 * 8 * cluster * (threads // 32)  # a cluster's keys
     budget = (shared_limit or shared_bytes_per_block()) - static - 1024  # the system keeps 1 KB a block
-    per_block = -(-moves // cluster)  # block b of a search's cluster owns moves b B .. b B + B - 1
-    per_thread = -(-per_block // owners)
-    if per_thread > 2:  # odd: a warp's threads, Q moves apart, meet no bank conflicts (2: two-way, kept)
-        per_thread |= 1
+    # an owning thread's moves: a run of Q along one row (a row chunk), so that its O(1) pass needs no
+    # row wrap; the fewest Q whose chunks fit the cluster's owning threads
+    per_thread = chunk_length(n, owners, cluster)
+    chunks = row_chunks(n, per_thread)
     slots = per_thread * owners  # per-move tables (see slot in the kernel)
     budget -= (4 if general else 2) * per_thread * delta_bytes  # the update vectors' tails (kernel)
     sizes = {"delta": (slots, delta_bytes), "matrix": (n * stride, data_bits // 8), "tabu_age": (slots, 4),
@@ -135,6 +183,6 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
         group = lanes_per_sum(-(-n // 4) if dp4a else n, dp4a)
     if not SHUFFLE:
         group = 1
-    return {"n": n, "queued": bool(queued), "subchunk": subchunk, "stride": stride, "dp4a": dp4a, "moves": moves, "per_block": per_block, "cluster": cluster, "split": split, "slots": slots, "index_bits": index_bits, "wide": wide, "narrow": narrow, "threads": threads,
+    return {"n": n, "queued": bool(queued), "subchunk": subchunk, "stride": stride, "dp4a": dp4a, "moves": moves, "per_thread": per_thread, "chunks": chunks, "chunks_per_block": -(-chunks // cluster), "cluster": cluster, "split": split, "slots": slots, "index_bits": index_bits, "wide": wide, "narrow": narrow, "threads": threads,
             "group": group, "general": general, "diagonal": diagonal, "data_bits": data_bits, "shared": shared, "layout": layout,
             "dynamic_shared_bytes": used}

@@ -738,6 +738,35 @@ def test_resident_rots_on_byte_matrices_follows_the_cpu_trajectory(threads):
         _same_search(_cpu_rots(p, seed, Stop(iterations=50)), dev)
 
 
+@pytest.mark.parametrize("n, owners, cluster", [(12, 32, 1), (12, 64, 1), (40, 96, 1), (100, 1024, 1), (100, 800, 1),
+                                                (100, 512, 1), (100, 256, 16), (151, 1024, 1)])
+def test_resident_rots_row_chunks_hold_every_move_once_within_its_row_and_fit_the_owners(n, owners, cluster):
+    """An owner's moves are one run along a row (no row wrap in the O(1) pass): the chunks hold
+    every move once, fit the owners with the fewest (odd) moves each, and the kernel's closed form
+    finds each row's first chunk."""
+    from lsbench.gpu.rots_plan import chunk_length, chunks_before, row_chunk_table, row_chunks
+    q = chunk_length(n, owners, cluster)
+    table = row_chunk_table(n, q)
+    assert len(table) == row_chunks(n, q) and -(-len(table) // cluster) <= owners
+    shorter = q - 2 if q > 2 else q - 1
+    assert shorter == 0 or -(-row_chunks(n, shorter) // cluster) > owners
+    assert q <= 2 or q % 2 == 1
+    moves = [(int(c) >> 16, j) for c in table for j in range(int(c) & 0xFFFF, min(n, (int(c) & 0xFFFF) + q))]
+    assert moves == [(i, j) for i in range(n) for j in range(i + 1, n)]
+    first = {}
+    for k, c in enumerate(table):
+        first.setdefault(int(c) >> 16, k)
+    assert all(first[i] == len(table) - int(chunks_before(n - 1 - i, q)) for i in range(n - 1))
+
+
+def test_resident_rots_default_split_gives_the_recomputing_warps_no_moves_only_where_the_chunks_still_fit():
+    from lsbench.gpu.rots_plan import recomputing_warps
+    assert recomputing_warps(100, 1024, 197, 1) == 224  # tai100a: 750 chunks of 7 on the other 800 threads
+    assert recomputing_warps(80, 1024, 157, 1) == 160
+    assert recomputing_warps(100, 512, 197, 1) == 0  # 495 chunks of 11 need more than 288 threads
+    assert recomputing_warps(150, 1024, 297, 4) == 0  # one round needs every thread
+
+
 def test_resident_rots_plan_keeps_bytes_only_where_every_entry_fits_and_dp4a_only_on_chip(monkeypatch):
     """The device plan (the simulator keeps 64-bit entries): the symmetric form within 0..255 is
     stored as bytes and summed by dp4a when both matrices fit on chip; an entry of 256, a negative
