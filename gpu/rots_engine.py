@@ -156,7 +156,7 @@ class ResidentRots:
         `persistent`: blocks of a persistent grid that take the searches' sub-chunks from a queue
         (0: one block per search; None: a queue once K exceeds what runs at once at the best shape;
         UNEVEN: a queue only where one block per search would leave SMs idle, see uneven_grid);
-        `restart`: {stagnation, elite, strength[, crossover]} of lsbench.search.restarts (stagnation 0: none);
+        `restart`: {stagnation, elite, strength[, crossover, pools]} of lsbench.search.restarts (stagnation 0: none);
         `subchunk`: iterations per queue item (tests); `chunk_cap`: iterations per chunk at most
         (the improvement records' rows)."""
         require("gpu-resident")
@@ -562,6 +562,8 @@ class ResidentRotsEngine(Engine):
         Param("perturb", float, "restart: random swaps, as a fraction of n", default=0.25, low=0.0, high=4.0),
         Param("crossover", bool, "restart: from a uniform crossover of two elite solutions, then the swaps",
               default=False),
+        Param("pools", int, "restart: the searches form this many groups, each drawing from its own elite "
+              "(1: one elite for all; K: each search restarts from its own best)", default=1, low=1),
         Param("persistent", int, "blocks of a persistent grid that take the searches' chunks from a queue (0: one "
               "block per search; default: a queue past one search per SM where full waves do not fit)", low=0),
     )
@@ -572,7 +574,8 @@ class ResidentRotsEngine(Engine):
                                      cluster=params.get("cluster"), split=params.get("split"),
                                      persistent=params.get("persistent"),
                                      restart={"stagnation": params.get("restart") or 0, "elite": params["elite"],
-                                              "strength": params["perturb"], "crossover": params["crossover"]})
+                                              "strength": params["perturb"], "crossover": params["crossover"],
+                                              "pools": params["pools"]})
         self.count = 0
         self.migration = None
 

@@ -225,3 +225,19 @@ def test_uniform_crossover_keeps_what_the_parents_share_and_takes_the_rest_from_
     assert sorted(start) == list(range(40))
     assert ((start == parents[0]) | (start == parents[1])).mean() > 0.5
     assert not any(np.array_equal(start, s) for s in sols)
+
+
+def test_elite_restarts_in_pools_draw_only_from_their_own_groups_elite():
+    """pools = 3 over 6 searches: searches 2q and 2q + 1 restart from the better of their two bests
+    (elite 1, no swaps); pools = K: each search from its own best; one pool: all from the best."""
+    from lsbench.search.restarts import EliteRestarts
+    bests = np.array([50, 10, 40, 30, 20, 60])
+    sols = [np.roll(np.arange(8), k) for k in range(6)]
+
+    def starts(pools):
+        policy = EliteRestarts(8, 6, stagnation=5, elite=1, strength=0.0, seed=3, pools=pools)
+        return {q: int(np.argmax([np.array_equal(start, s) for s in sols]))
+                for q, start in policy.restarts(10, bests, sols, np.zeros(6, dtype=bool))}
+    assert starts(3) == {0: 1, 1: 1, 2: 3, 3: 3, 4: 4, 5: 4}
+    assert starts(6) == {q: q for q in range(6)}
+    assert starts(1) == {q: 1 for q in range(6)}

@@ -7,7 +7,10 @@ iterated tabu search perturbs its best by random swaps; sharing an elite across 
 a parallel one). With `crossover`, the restart starts instead from a child of two elite solutions
 (Benlic & Hao's uniform crossover for QAP: what both parents assign stays, each other position
 takes one parent's item at random while it is free, the rest is filled at random), then the
-swaps. The restart keeps the search's own best; the tabu list starts afresh. The draws
+swaps. With `pools` > 1 the searches form that many groups of neighbours (searches
+q K / pools ..), each drawing from its own members' elite only, so that the groups drift apart
+(pools = K: each search restarts from its own best, Misevičius' iterated tabu search K times over).
+The restart keeps the search's own best; the tabu list starts afresh. The draws
 come from one NumPy generator seeded by the run's first seed, and decisions are taken every
 `check_every` iterations, so the same seeds give the same run.
 """
@@ -17,8 +20,9 @@ import numpy as np
 class EliteRestarts:
     """Decides, at chunk boundaries, which searches restart and from where."""
 
-    def __init__(self, n, searches, stagnation, elite, strength, seed, crossover=False):
+    def __init__(self, n, searches, stagnation, elite, strength, seed, crossover=False, pools=1):
         self.n, self.stagnation, self.elite, self.crossover = n, int(stagnation), int(elite), bool(crossover)
+        self.pool_of = np.arange(searches) * min(int(pools), searches) // searches  # each search's group
         self.swaps = max(2, int(round(strength * n))) if strength > 0 else 0  # 0: the elite itself
         self.rng = np.random.default_rng([int(seed), 0x1E1173])
         self.since = np.zeros(searches, dtype=np.int64)  # the iteration of each search's last gain or restart
@@ -41,10 +45,16 @@ class EliteRestarts:
         stagnant = self.stagnant(iteration, finished)
         if stagnant.size == 0:
             return []
-        _, first = np.unique(bests, return_index=True)  # distinct best values, lowest first
-        pool = first[:self.elite]
+        bests = np.asarray(bests)
+        pools = {}
         starts = []
         for q in stagnant:
+            group = self.pool_of[q]
+            if group not in pools:
+                members = np.flatnonzero(self.pool_of == group)
+                _, first = np.unique(bests[members], return_index=True)  # distinct best values, lowest first
+                pools[group] = members[first[:self.elite]]
+            pool = pools[group]
             if self.crossover and pool.size > 1:
                 first, second = self.rng.choice(pool, size=2, replace=False)
                 start = uniform_crossover(np.asarray(best_sols[first], dtype=np.int64),
