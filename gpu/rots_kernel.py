@@ -7,7 +7,7 @@ One thread block per search, the whole Ro-TS loop on the GPU (Tsutsui & Fujimoto
   swap_delta_bound allows), bp, each move's older tabu expiry, the flows (bp and the flows as bytes
   where they fit, rows padded to whole words, byte rows to 16-byte quads) and the tabu matrix; the
   rest in global memory;
-- one pass per iteration: each thread updates its run of moves along a row, disjoint from the last
+- one pass per iteration: each owning thread updates its run of moves along one row (a row chunk), disjoint from the last
   swap, in O(1) and keys them under Taillard's rule (tabu, aspiration by improvement and by age),
   class and delta in one 32-bit word where the bound allows; lane groups recompute the 2n-3 moves
   touching it in O(n) (four terms per dp4a on bytes, warp shuffles on the device, one thread each
@@ -478,8 +478,8 @@ def _make_kernel(shape):
         lane = tid % 32
         warp = tid // 32
         p = cuda.shared.array(N, int32)
-        # the last swap's update vectors (rows of A, rows of bp), and MOVES_PER_THREAD past the end: a thread's moves
-        # past the last one (i, j) = (N - 2, N - 1) go on to j = N, N + 1, ... (read, never used)
+        # the last swap's update vectors (rows of A, rows of bp), and MOVES_PER_THREAD past the end: a chunk's slots
+        # past its row's end go on to j = N, N + 1, ... (read, never used)
         u = cuda.shared.array(UPDATE_LENGTH, int64 if PACKED else DELTA_TYPE)  # PACKED: u and w, one word
         w = cuda.shared.array(1 if PACKED else UPDATE_LENGTH, DELTA_TYPE)
         v = cuda.shared.array(UPDATE_LENGTH if GENERAL else 1, DELTA_TYPE)  # general instances: the column parts

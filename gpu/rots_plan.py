@@ -75,7 +75,7 @@ def recomputing_warps(n, threads, items, group):
     swap, where the row chunks still fit the other threads at the length every thread would need
     (tai100a, 1024 threads: 224 of them, 750 chunks of 7 moves on the other 800), else 0 (every
     thread does both). The warps that recompute, the slowest of an iteration, then own no moves:
-    tai100a, 132 searches, 1.05x (ab_resident-h100-rowchunk.json)."""
+    tai100a, 132 searches, 1.083x with the row chunks (ab_resident-h100-ad4b436.json)."""
     need = -(-items * group // 32) * 32
     if need >= threads or row_chunks(n, chunk_length(n, threads)) > threads - need:
         return 0
