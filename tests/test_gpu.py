@@ -820,6 +820,23 @@ def test_resident_rots_with_separate_recomputing_and_updating_warps_follows_the_
     _same_search(_cpu_rots(p, 6, Stop(iterations=40)), dev)
 
 
+def test_resident_rots_queue_with_separate_recomputing_warps_follows_the_cpu():
+    """The default split on a large instance also runs on the queue's persistent blocks (166
+    searches on tai100a): recomputing-only warps and row chunks with the state carried between
+    items; every search is still exactly the CPU's."""
+    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench import instances as registry
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    p = registry.load("tai12a")
+    engine = ResidentRots(p, RobustTabuSearch().params(p), threads=64, split=32, persistent=1, subchunk=2)
+    seeds = [3, 4, 5]
+    devs = engine.run(seeds, Stop(iterations=12), chunk=5)
+    assert engine.shape["queued"] and engine.shape["split"] == 32
+    for seed, dev in zip(seeds, devs):
+        _same_search(_cpu_rots(p, seed, Stop(iterations=12)), dev)
+
+
 def test_cas_ants_built_on_the_gpu_are_the_cpu_ants_after_the_same_local_search():
     """colony_batch: each block builds its ant from its donor, a random pheromone matrix and its own
     stream (the CPU's construct, float64 roulette in the same order), then searches from it; ants
