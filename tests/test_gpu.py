@@ -286,7 +286,7 @@ def test_resident_rots_restarts_stagnant_searches_from_the_elite_reproducibly_an
     runs = []
     for _ in range(2):
         engine = ResidentRots(p, RobustTabuSearch().params(p), restart=restart)
-        runs.append(engine.run([1, 2, 3], Stop(iterations=120)))
+        runs.append(engine.run([1, 2, 3], Stop(iterations=64)))
         assert engine.restarts > 0
     first, second = runs
     def outcome(results):
@@ -296,16 +296,16 @@ def test_resident_rots_restarts_stagnant_searches_from_the_elite_reproducibly_an
         assert qap_costs(p.a, p.b, np.array([r.best_solution]))[0] == r.best_objective
         values = [v for _i, _t, v in r.trajectory]
         assert values == sorted(values, reverse=True) and len(set(values)) == len(values)
-        assert r.iterations == 120
+        assert r.iterations == 64
     # without restarts the searches would not all be where they are: restarts changed the run
-    plain = ResidentRots(p, RobustTabuSearch().params(p)).run([1, 2, 3], Stop(iterations=120))
+    plain = ResidentRots(p, RobustTabuSearch().params(p)).run([1, 2, 3], Stop(iterations=64))
     assert [r.final_objective for r in plain] != [r.final_objective for r in first]
     target = min(r.best_objective for r in first)
     # the same run with crossover restarts (children of two elite solutions) ends at the first hit
     engine = ResidentRots(p, RobustTabuSearch().params(p), restart={**restart, "crossover": True})
-    hit = engine.run([1, 2, 3], Stop(iterations=120, target=target))
+    hit = engine.run([1, 2, 3], Stop(iterations=64, target=target))
     ends = [r.iterations for r in hit]
-    assert min(r.best_objective for r in hit) == target and max(ends) < 120 and engine.restarts > 0
+    assert min(r.best_objective for r in hit) == target and max(ends) < 64 and engine.restarts > 0
     for r in hit:
         assert qap_costs(p.a, p.b, np.array([r.best_solution]))[0] == r.best_objective
 
