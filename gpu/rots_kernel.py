@@ -64,7 +64,6 @@ def _make_kernel(shape):
     OFFSETS = {name: shape["layout"].get(name, 0) for name in ON_CHIP}
     DELTA_OFFSET, MATRIX_OFFSET, AGE_OFFSET, FLOWS_OFFSET = OFFSETS["delta"], OFFSETS["matrix"], OFFSETS["tabu_age"], OFFSETS["flows"]
     TABU_SHARED, TABU_OFFSET = IN_SHARED["tabu"], OFFSETS["tabu"]
-    MOVES = N * (N - 1) // 2
     QUEUED = shape["queued"]  # a persistent grid: blocks take (search, sub-chunk) items from a queue
     SUBCHUNK = shape["subchunk"]  # QUEUED: iterations per item
     N_SQUARED = N * N
@@ -377,13 +376,11 @@ def _make_kernel(shape):
             item = rnd * FRESH_LANE_GROUPS + tid // LANES
             local = item // MOVES_PER_THREAD
             c = rank * CHUNKS_PER_BLOCK + local
-            x = np.int32(0)
-            y = np.int32(1)
-            if local < CHUNKS_PER_BLOCK and c < CHUNKS:
-                x = np.int32(ROWCHUNK[c] >> 16)
-                y = np.int32((ROWCHUNK[c] & 0xFFFF) + item % MOVES_PER_THREAD)
-            valid = local < CHUNKS_PER_BLOCK and c < CHUNKS and y < N
-            if not valid:  # (a chunk's slots past its row's end: read as move (0, 1), never stored)
+            valid = local < CHUNKS_PER_BLOCK and c < CHUNKS
+            x = np.int32(ROWCHUNK[c] >> 16) if valid else np.int32(0)
+            y = np.int32((ROWCHUNK[c] & 0xFFFF) + item % MOVES_PER_THREAD) if valid else np.int32(1)
+            if y >= N:  # (a chunk's slots past its row's end: read as move (0, 1), never stored)
+                valid = False
                 x = np.int32(0)
                 y = np.int32(1)
             d = swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, valid, U64(tid % LANES))
@@ -844,4 +841,3 @@ def rebase_kernel(expiries, by):
     row = cuda.blockIdx.x
     for k in range(cuda.threadIdx.x, expiries.shape[1], cuda.blockDim.x):
         expiries[row, k] = max(expiries[row, k] - by, EXPIRED)
-
