@@ -119,7 +119,7 @@ def _make_kernel(shape):
     GOLDEN = rng.GOLDEN
 
     if SHUFFLE:
-        from .intrinsics import warp_min_u32
+        from .intrinsics import dp4a, warp_min_u32, warp_sum
 
     @cuda.jit(device=True, inline=True)
     def warp_min(kb):
@@ -166,7 +166,6 @@ def _make_kernel(shape):
     else:
         from .cluster import (cluster_store_async, cluster_sync, mbarrier_arrive_expect, mbarrier_done,
                               mbarrier_init, mbarrier_init_fence)
-        from .intrinsics import warp_sum
 
         @cuda.jit(device=True, inline=True)
         def put(arr, i, owner, value, bars, phase):
@@ -213,17 +212,15 @@ def _make_kernel(shape):
     @cuda.jit(device=True, inline=True)
     def touching(item, r, s):
         """The item-th move touching the last swap (r, s) as (x, y), y in {r, s}: (x, r) for
-        x != r, then (x, s) for x != r, s."""
-        if item < N - 1:
-            return (item if item < r else item + 1), r
-        x = item - (N - 1)
+        x != r, then (x, s) for x != r, s. 32-bit throughout (item, r and s are int32; each step
+        truncated, so that the compares and adds on a recomputing lane's path stay 32-bit)."""
+        if item < np.int32(N - 1):
+            return np.int32(item + np.int32(item >= r)), r
+        x = np.int32(item - np.int32(N - 1))
         lo = r if r < s else s
         hi = s if r < s else r
-        if x >= lo:
-            x += 1
-        if x >= hi:
-            x += 1
-        return x, s
+        x = np.int32(x + np.int32(x >= lo))
+        return np.int32(x + np.int32(x >= hi)), s
 
     @cuda.jit(device=True, inline=True)
     def term(A, AT, bp, bpt, xo, yo, k):
@@ -239,10 +236,12 @@ def _make_kernel(shape):
     lane_sum = _unrolled_packed_lane_sum(ROW_WORDS, LANES) if DP4A else _unrolled_lane_sum(N, LANES, GENERAL, DELTA_NP, term)
 
     @cuda.jit(device=True, inline=True)
-    def swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, active, g):
+    def swap_cost(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, x, y, active, g):
         """The full O(n) cost of swapping x and y, its sum split over a group's G lanes (MATA),
         in the group's lane g = 0. Every lane of the warp must call it (shuffles); `active`: this
-        group has a move."""
+        group has a move. On byte matrices the lanes sum only the cross products sum_k A_xk bp_yk +
+        A_yk bp_xk; the row sums S_x = sum_k A_xk bp_xk and S_y come from srow, which the swaps keep
+        up to date (half the dp4a of a recomputation)."""
         xo = U64(x * ROW_STRIDE)
         yo = U64(y * ROW_STRIDE)
         acc = DELTA_NP(0)
@@ -256,6 +255,8 @@ def _make_kernel(shape):
             while off > 0:
                 acc = DELTA_NP(acc + cuda.shfl_down_sync(FULL, acc, off))
                 off //= 2
+        if DP4A:  # modulo 2^32, exact where the move costs fit in 32 bits (plan)
+            acc = DELTA_NP(np.uint32(np.uint32(acc) - srow[U64(x)]) - srow[U64(y)])
         d = DELTA_NP(acc - term(Af, AT, bp, bpt, xo, yo, U64(x)) - term(Af, AT, bp, bpt, xo, yo, U64(y)))
         if DIAG:
             d = DELTA_NP(d + (ADIAG[x] - ADIAG[y]) * (BDIAG[p[y]] - BDIAG[p[x]]))
@@ -357,7 +358,18 @@ def _make_kernel(shape):
         return (np.int64(cd) << np.int64(INDEX_BITS)) | (np.int64(i) << J_BITS) | np.int64(j)
 
     @cuda.jit(device=True, inline=True)
-    def start_state(Af, AT, BG, ADIAG, BDIAG, ROWCHUNK, p, dl, bp, bpt, Aw, bpw, old, ex, rkey, tid, rank, it0):
+    def row_sums(Aw, bpw, srow, tid):
+        """S_i = sum_k A_ik bp_ik for every row i from the tables (byte matrices: a dp4a a word),
+        modulo 2^32: a start, or a chunk's state back from global memory."""
+        if DP4A:
+            for i in range(tid, N, THREADS):
+                acc = np.uint32(0)
+                for m in range(ROW_WORDS):
+                    acc = dp4a(Aw[U64(i * ROW_WORDS + m)], bpw[U64(i * ROW_WORDS + m)], acc)
+                srow[i] = acc
+
+    @cuda.jit(device=True, inline=True)
+    def start_state(Af, AT, BG, ADIAG, BDIAG, ROWCHUNK, p, dl, bp, bpt, Aw, bpw, srow, old, ex, rkey, tid, rank, it0):
         """A search's start from its permutation p alone (a new cas generation copies up only its
         ants): the permuted matrix bp[i, k] = B[p_i, p_k], Taillard's initial tabu list (rots_expiry:
         ex[q] = -q, shifted to iteration it0 for a restart), every move's full cost and tabu age;
@@ -372,6 +384,9 @@ def _make_kernel(shape):
                 bpt[bq] = BG[U64(pk * N + pi)]
             ex[q] = it0 - q
         cuda.syncthreads()
+        if DP4A:
+            row_sums(Aw, bpw, srow, tid)
+            cuda.syncthreads()
         for rnd in range(FROUNDS):  # the block's slots l: the (l mod Q)-th move of its (l div Q)-th chunk
             item = rnd * FRESH_LANE_GROUPS + tid // LANES
             local = item // MOVES_PER_THREAD
@@ -383,7 +398,7 @@ def _make_kernel(shape):
                 valid = False
                 x = np.int32(0)
                 y = np.int32(1)
-            d = swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, valid, U64(tid % LANES))
+            d = swap_cost(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, x, y, valid, U64(tid % LANES))
             if valid and tid % LANES == 0:  # the block's own move
                 sl = U64(item % MOVES_PER_THREAD * OWNER_THREADS + local)
                 dl[sl] = d
@@ -482,6 +497,7 @@ def _make_kernel(shape):
         v = cuda.shared.array(UPDATE_LENGTH if GENERAL else 1, DELTA_TYPE)  # general instances: the column parts
         z = cuda.shared.array(UPDATE_LENGTH if GENERAL else 1, DELTA_TYPE)
         rkey = cuda.shared.array(REDUCTION_SLOTS, int64)
+        srow = cuda.shared.array(N if DP4A else 1, uint32)  # byte matrices: the row sums S_i (swap_cost)
         free = cuda.shared.array(N, int32)  # a cas ant's construction: free locations, facilities to place
         todo = cuda.shared.array(N, int32)
         xkey = cuda.shared.array(XKEYS, int64)  # a cluster: every warp's key, by parity
@@ -567,7 +583,7 @@ def _make_kernel(shape):
                         cuda.syncthreads()  # cluster build the same one)
                         if tid == 0:
                             construct_ant(p, free, todo, TAU, gamma, STATE[sid, 1])
-                    current = start_state(Af, AT, BG, ADIAG, BDIAG, ROWCHUNK, p, dl, bp, bpt, Aw, bpw, old, ex, rkey, tid,
+                    current = start_state(Af, AT, BG, ADIAG, BDIAG, ROWCHUNK, p, dl, bp, bpt, Aw, bpw, srow, old, ex, rkey, tid,
                                           rank, np.int32(it0))
                     if tid == 0 and rank == 0:
                         CUR[sid] = current
@@ -609,6 +625,7 @@ def _make_kernel(shape):
                             z[q] = bpt[sq] - bpt[rq]
                 else:
                     r, s = no_swap(u, v, tid)
+                row_sums(Aw, bpw, srow, tid)  # (bp is as after the pending swap)
                 cuda.syncthreads()
                 for step in range(n_iter):
                     it = it0 + step + 1
@@ -630,7 +647,7 @@ def _make_kernel(shape):
                         y = s
                         if item < ITEMS:
                             x, y = touching(item, r, s)
-                        d = swap_cost(Af, AT, bp, bpt, Aw, bpw, ADIAG, BDIAG, p, x, y, item < ITEMS, U64(tid % LANES))
+                        d = swap_cost(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, x, y, item < ITEMS, U64(tid % LANES))
                         if item < ITEMS and tid % LANES == 0:
                             i = x if x < y else y
                             j = y if x < y else x
@@ -707,6 +724,10 @@ def _make_kernel(shape):
                             best = current
                         state += GOLDEN + GOLDEN  # the tenures of r and s took the stream's next two words
                         # -- apply the swap: bp's rows and columns r, s, the update vectors, p, the tabu list
+                        # the row sums: S_q - u_q w_q for q not r, s; S_r and S_s by their changes
+                        # (sums over the warps of this loop's threads: dr, ds)
+                        dr = np.uint32(0)
+                        ds = np.uint32(0)
                         q = np.int32(tid)
                         while q < N:  # (32-bit: a range's 64-bit trip count cost every warp a dozen instructions)
                             if q == r:
@@ -717,6 +738,10 @@ def _make_kernel(shape):
                                 p[r] = ps
                                 p[s] = pr
                                 rr, ss, rs, sr = U64(r * ROW_STRIDE + r), U64(s * ROW_STRIDE + s), U64(r * ROW_STRIDE + s), U64(s * ROW_STRIDE + r)
+                                if DP4A:  # the diagonal's share: bp_rr and bp_ss trade places
+                                    brs = np.int32(bp[ss]) - np.int32(bp[rr])
+                                    dr = np.uint32(np.int32(Af[rr]) * brs)
+                                    ds = np.uint32(np.uint32(0) - np.uint32(np.int32(Af[ss]) * brs))
                                 swap_corners(bp, rr, ss, rs, sr)
                                 if GENERAL:
                                     swap_corners(bpt, rr, ss, rs, sr)
@@ -725,13 +750,25 @@ def _make_kernel(shape):
                                     BEST_SOL[sid, s] = pr
                             elif q != s:
                                 rq, sq, qr, qs = U64(r * ROW_STRIDE + q), U64(s * ROW_STRIDE + q), U64(q * ROW_STRIDE + r), U64(q * ROW_STRIDE + s)
-                                set_update(u, w, q, DELTA_NP(Af[rq] - Af[sq]), DELTA_NP(swap_at(bp, rq, sq, qr, qs)))
+                                uq = DELTA_NP(Af[rq] - Af[sq])
+                                wq = DELTA_NP(swap_at(bp, rq, sq, qr, qs))  # old bp_rq - bp_sq
+                                set_update(u, w, q, uq, wq)
+                                if DP4A:  # bp_qr and bp_qs trade places: S_q changes by -u_q w_q
+                                    srow[q] = np.uint32(srow[q] - np.uint32(uq * wq))
+                                    dr = np.uint32(dr - np.uint32(np.int32(Af[rq]) * wq))
+                                    ds = np.uint32(ds + np.uint32(np.int32(Af[sq]) * wq))
                                 if GENERAL:
                                     z[q] = swap_at(bpt, rq, sq, qr, qs)
                                     v[q] = AT[rq] - AT[sq]
                                 if improved and rank == 0:
                                     BEST_SOL[sid, q] = p[q]
                             q = np.int32(q + THREADS)
+                        if DP4A:  # every warp (a test of its warp would be lifted out of the loop, the loop copied)
+                            dr = warp_sum(dr)
+                            ds = warp_sum(ds)
+                            if lane == 0 and warp * 32 < N:
+                                cuda.atomic.add(srow, r, dr)
+                                cuda.atomic.add(srow, s, ds)
                         if improved:
                             if tid == 0 and rank == 0:
                                 IMP_IT[nimp, sid] = it
@@ -791,15 +828,16 @@ def _unrolled_lane_sum(N, G, GENERAL, DTN, term):
 
 
 def _unrolled_packed_lane_sum(NW, G):
-    """One lane's share of an O(n) recomputation on byte matrices, four-word quads m = g, g + G, ...
-    of rows x and y (rows of NW words, NW a multiple of 4, 16-byte aligned: plan) written out one by
-    one, each row's quad in one 128-bit load: term k = (A_xk - A_yk)(bp_yk - bp_xk) = A_xk bp_yk +
-    A_yk bp_xk - A_xk bp_xk - A_yk bp_yk, four terms per dp4a, in four independent sums (modulo
-    2^32: the difference is exact where the move costs fit in 32 bits, which plan checks; the flows'
-    row padding is zero, so padded words add nothing)."""
+    """One lane's share of the cross products of an O(n) recomputation on byte matrices, four-word
+    quads m = g, g + G, ... of rows x and y (rows of NW words, NW a multiple of 4, 16-byte aligned:
+    plan) written out one by one, each row's quad in one 128-bit load: term k = (A_xk - A_yk)(bp_yk
+    - bp_xk) = A_xk bp_yk + A_yk bp_xk - A_xk bp_xk - A_yk bp_yk, of which the lanes sum the first
+    two, four terms per dp4a, in two independent sums (the last two are the row sums S_x and S_y,
+    kept by the kernel; modulo 2^32: exact where the move costs fit in 32 bits, which plan checks;
+    the flows' row padding is zero, so padded words add nothing)."""
     from .intrinsics import dp4a, load_quad
     quads = NW // 4
-    lines = ["def lane_sum(Aw, bpw, xw, yw, g):", "    p1 = np.uint32(0)", "    p2 = np.uint32(0)", "    n1 = np.uint32(0)", "    n2 = np.uint32(0)"]
+    lines = ["def lane_sum(Aw, bpw, xw, yw, g):", "    p1 = np.uint32(0)", "    p2 = np.uint32(0)"]
     for m in range((quads + G - 1) // G):
         pad = "    " if (m + 1) * G <= quads else "        "
         if pad != "    ":
@@ -807,10 +845,9 @@ def _unrolled_packed_lane_sum(NW, G):
         body = [f"w = (g + U({m * G})) * U(4)", "ax = load_quad(Aw, xw + w)", "ay = load_quad(Aw, yw + w)",
                 "bx = load_quad(bpw, xw + w)", "by = load_quad(bpw, yw + w)"]
         for k in range(4):
-            body += [f"p1 = dp4a(ax[{k}], by[{k}], p1)", f"p2 = dp4a(ay[{k}], bx[{k}], p2)",
-                     f"n1 = dp4a(ax[{k}], bx[{k}], n1)", f"n2 = dp4a(ay[{k}], by[{k}], n2)"]
+            body += [f"p1 = dp4a(ax[{k}], by[{k}], p1)", f"p2 = dp4a(ay[{k}], bx[{k}], p2)"]
         lines += [pad + line for line in body]
-    lines.append("    return np.int32(np.uint32(p1 + p2) - np.uint32(n1 + n2))")
+    lines.append("    return np.int32(np.uint32(p1 + p2))")
     scope = {"np": np, "U": np.uint64, "dp4a": dp4a, "load_quad": load_quad}
     exec(compile("\n".join(lines), f"<packed lane_sum NW={NW} G={G}>", "exec"), scope)
     return cuda.jit(device=True, inline=True)(scope["lane_sum"])
