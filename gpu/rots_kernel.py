@@ -119,7 +119,7 @@ def _make_kernel(shape):
     GOLDEN = rng.GOLDEN
 
     if SHUFFLE:
-        from .intrinsics import dp4a, warp_min_u32, warp_sum
+        from .intrinsics import dp4a, warp_min_u32
 
     @cuda.jit(device=True, inline=True)
     def warp_min(kb):
@@ -166,6 +166,7 @@ def _make_kernel(shape):
     else:
         from .cluster import (cluster_store_async, cluster_sync, mbarrier_arrive_expect, mbarrier_done,
                               mbarrier_init, mbarrier_init_fence)
+        from .intrinsics import warp_sum
 
         @cuda.jit(device=True, inline=True)
         def put(arr, i, owner, value, bars, phase):
@@ -239,30 +240,34 @@ def _make_kernel(shape):
     def swap_cost(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, x, y, active, g):
         """The full O(n) cost of swapping x and y, its sum split over a group's G lanes (MATA),
         in the group's lane g = 0. Every lane of the warp must call it (shuffles); `active`: this
-        group has a move. On byte matrices the lanes sum only the cross products sum_k A_xk bp_yk +
-        A_yk bp_xk; the row sums S_x = sum_k A_xk bp_xk and S_y come from srow, which the swaps keep
-        up to date (half the dp4a of a recomputation)."""
+        group has a move. Also returns, on byte matrices, the row sum S_y = sum_k A_yk bp_yk: there
+        the lanes sum the cross products and S_y, and S_x comes from srow, which the swaps keep up to
+        date for every row but the two swapped (whose next recomputations store them): three dp4a
+        a word instead of four. Else S_y is 0."""
         xo = U64(x * ROW_STRIDE)
         yo = U64(y * ROW_STRIDE)
         acc = DELTA_NP(0)
+        sy = DELTA_NP(0)
         if active:
             if DP4A:
-                acc = lane_sum(Aw, bpw, U64(x * ROW_WORDS), U64(y * ROW_WORDS), g)
+                acc, sy = lane_sum(Aw, bpw, U64(x * ROW_WORDS), U64(y * ROW_WORDS), g)
             else:
                 acc = lane_sum(Af, AT, bp, bpt, xo, yo, g)
         if LANES > 1:
             off = LANES // 2
             while off > 0:
                 acc = DELTA_NP(acc + cuda.shfl_down_sync(FULL, acc, off))
+                if DP4A:
+                    sy = DELTA_NP(sy + cuda.shfl_down_sync(FULL, sy, off))
                 off //= 2
         if DP4A:  # modulo 2^32, exact where the move costs fit in 32 bits (plan)
-            acc = DELTA_NP(np.uint32(np.uint32(acc) - srow[U64(x)]) - srow[U64(y)])
+            acc = DELTA_NP(np.uint32(acc) - srow[U64(x)])
         d = DELTA_NP(acc - term(Af, AT, bp, bpt, xo, yo, U64(x)) - term(Af, AT, bp, bpt, xo, yo, U64(y)))
         if DIAG:
             d = DELTA_NP(d + (ADIAG[x] - ADIAG[y]) * (BDIAG[p[y]] - BDIAG[p[x]]))
         if GENERAL:
             d = DELTA_NP(d + (Af[U64(x * ROW_STRIDE + y)] - Af[U64(y * ROW_STRIDE + x)]) * (bp[U64(y * ROW_STRIDE + x)] - bp[U64(x * ROW_STRIDE + y)]))
-        return d
+        return d, sy
 
     @cuda.jit(device=True, inline=True)
     def tabu_age(ex, p, i, j):
@@ -398,7 +403,7 @@ def _make_kernel(shape):
                 valid = False
                 x = np.int32(0)
                 y = np.int32(1)
-            d = swap_cost(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, x, y, valid, U64(tid % LANES))
+            d, _sy = swap_cost(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, x, y, valid, U64(tid % LANES))
             if valid and tid % LANES == 0:  # the block's own move
                 sl = U64(item % MOVES_PER_THREAD * OWNER_THREADS + local)
                 dl[sl] = d
@@ -607,10 +612,11 @@ def _make_kernel(shape):
                 count = np.int32(min(MOVES_PER_THREAD, N - j0)) if owns else np.int32(0)
                 local = np.uint32(max(local, 0))
                 state = STATE[sid, 0]
-                pend = NO_MOVE if fresh else PEND[sid]
+                pend = NO_MOVE if fresh else PEND[sid]  # (the swap's delta << 32 | r << 16 | s)
                 moved = pend != NO_MOVE  # a swap whose delta-table update is still to come
-                r = np.int32(pend >> 16)  # 32-bit facility numbers: narrow comparisons in the hot loop
+                r = np.int32((pend >> 16) & 0xFFFF)  # 32-bit facility numbers: narrow comparisons in the hot loop
                 s = np.int32(pend & 0xFFFF)
+                dlast = DELTA_NP(pend >> 32) if moved else DELTA_NP(0)  # the last swap's delta
                 nimp = NIMP[sid] if sub > 0 else 0  # QUEUED: a launch's sub-chunks count together
                 done = DONE[sid] if sub > 0 else 0
                 stop = False
@@ -647,8 +653,12 @@ def _make_kernel(shape):
                         y = s
                         if item < ITEMS:
                             x, y = touching(item, r, s)
-                        d = swap_cost(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, x, y, item < ITEMS, U64(tid % LANES))
+                        d, sy = swap_cost(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, x, y, item < ITEMS, U64(tid % LANES))
+                        if DP4A:  # the swap back, (s, r), undoes the last one: minus its delta (srow holds no
+                            d = -dlast if x == s else d  # S_s yet, which this lane's sum needed)
                         if item < ITEMS and tid % LANES == 0:
+                            if DP4A:  # the swapped rows' sums, for later recomputations (every lane of a row
+                                srow[U64(y)] = np.uint32(sy)  # stores the same value; no lane reads it now)
                             i = x if x < y else y
                             j = y if x < y else x
                             age = tabu_age(ex, p, i, j)
@@ -718,16 +728,13 @@ def _make_kernel(shape):
                     if moved:
                         r = np.int32((kb >> J_BITS) & JMASK)
                         s = np.int32(kb & JMASK)
-                        current += ((kb >> np.int64(INDEX_BITS)) & DMASK) - BIAS  # the winner's delta, from its key
+                        dlast = DELTA_NP(((kb >> np.int64(INDEX_BITS)) & DMASK) - BIAS)  # the winner's delta, from its key
+                        current += dlast
                         improved = current < best
                         if improved:
                             best = current
                         state += GOLDEN + GOLDEN  # the tenures of r and s took the stream's next two words
                         # -- apply the swap: bp's rows and columns r, s, the update vectors, p, the tabu list
-                        # the row sums: S_q - u_q w_q for q not r, s; S_r and S_s by their changes
-                        # (sums over the warps of this loop's threads: dr, ds)
-                        dr = np.uint32(0)
-                        ds = np.uint32(0)
                         q = np.int32(tid)
                         while q < N:  # (32-bit: a range's 64-bit trip count cost every warp a dozen instructions)
                             if q == r:
@@ -738,10 +745,6 @@ def _make_kernel(shape):
                                 p[r] = ps
                                 p[s] = pr
                                 rr, ss, rs, sr = U64(r * ROW_STRIDE + r), U64(s * ROW_STRIDE + s), U64(r * ROW_STRIDE + s), U64(s * ROW_STRIDE + r)
-                                if DP4A:  # the diagonal's share: bp_rr and bp_ss trade places
-                                    brs = np.int32(bp[ss]) - np.int32(bp[rr])
-                                    dr = np.uint32(np.int32(Af[rr]) * brs)
-                                    ds = np.uint32(np.uint32(0) - np.uint32(np.int32(Af[ss]) * brs))
                                 swap_corners(bp, rr, ss, rs, sr)
                                 if GENERAL:
                                     swap_corners(bpt, rr, ss, rs, sr)
@@ -753,22 +756,14 @@ def _make_kernel(shape):
                                 uq = DELTA_NP(Af[rq] - Af[sq])
                                 wq = DELTA_NP(swap_at(bp, rq, sq, qr, qs))  # old bp_rq - bp_sq
                                 set_update(u, w, q, uq, wq)
-                                if DP4A:  # bp_qr and bp_qs trade places: S_q changes by -u_q w_q
-                                    srow[q] = np.uint32(srow[q] - np.uint32(uq * wq))
-                                    dr = np.uint32(dr - np.uint32(np.int32(Af[rq]) * wq))
-                                    ds = np.uint32(ds + np.uint32(np.int32(Af[sq]) * wq))
+                                if DP4A:  # bp_qr and bp_qs trade places: S_q changes by -u_q w_q (S_r and
+                                    srow[q] = np.uint32(srow[q] - np.uint32(uq * wq))  # S_s: the next recomputations)
                                 if GENERAL:
                                     z[q] = swap_at(bpt, rq, sq, qr, qs)
                                     v[q] = AT[rq] - AT[sq]
                                 if improved and rank == 0:
                                     BEST_SOL[sid, q] = p[q]
                             q = np.int32(q + THREADS)
-                        if DP4A:  # every warp (a test of its warp would be lifted out of the loop, the loop copied)
-                            dr = warp_sum(dr)
-                            ds = warp_sum(ds)
-                            if lane == 0 and warp * 32 < N:
-                                cuda.atomic.add(srow, r, dr)
-                                cuda.atomic.add(srow, s, ds)
                         if improved:
                             if tid == 0 and rank == 0:
                                 IMP_IT[nimp, sid] = it
@@ -797,7 +792,7 @@ def _make_kernel(shape):
                 for q in range(tid, N_SQUARED if TABU_SHARED else 0, THREADS):
                     EX[blk, q] = ex[q]
                 if tid == 0 and lead:
-                    PEND[sid] = (r << 16) | s if moved else NO_MOVE
+                    PEND[sid] = (np.int64(dlast) << 32) | (r << 16) | s if moved else NO_MOVE
                     CUR[sid] = current
                     BEST[sid] = best
                     STATE[sid, 0] = state
@@ -831,13 +826,13 @@ def _unrolled_packed_lane_sum(NW, G):
     """One lane's share of the cross products of an O(n) recomputation on byte matrices, four-word
     quads m = g, g + G, ... of rows x and y (rows of NW words, NW a multiple of 4, 16-byte aligned:
     plan) written out one by one, each row's quad in one 128-bit load: term k = (A_xk - A_yk)(bp_yk
-    - bp_xk) = A_xk bp_yk + A_yk bp_xk - A_xk bp_xk - A_yk bp_yk, of which the lanes sum the first
-    two, four terms per dp4a, in two independent sums (the last two are the row sums S_x and S_y,
-    kept by the kernel; modulo 2^32: exact where the move costs fit in 32 bits, which plan checks;
-    the flows' row padding is zero, so padded words add nothing)."""
+    - bp_xk) = A_xk bp_yk + A_yk bp_xk - A_xk bp_xk - A_yk bp_yk, of which the lanes sum all but
+    the row sum S_x (kept by the kernel), four terms per dp4a, in three independent sums; returns
+    the share of the cross products less S_y's, and S_y's (modulo 2^32: exact where the move costs
+    fit in 32 bits, which plan checks; the flows' row padding is zero, so padded words add nothing)."""
     from .intrinsics import dp4a, load_quad
     quads = NW // 4
-    lines = ["def lane_sum(Aw, bpw, xw, yw, g):", "    p1 = np.uint32(0)", "    p2 = np.uint32(0)"]
+    lines = ["def lane_sum(Aw, bpw, xw, yw, g):", "    p1 = np.uint32(0)", "    p2 = np.uint32(0)", "    n2 = np.uint32(0)"]
     for m in range((quads + G - 1) // G):
         pad = "    " if (m + 1) * G <= quads else "        "
         if pad != "    ":
@@ -845,9 +840,9 @@ def _unrolled_packed_lane_sum(NW, G):
         body = [f"w = (g + U({m * G})) * U(4)", "ax = load_quad(Aw, xw + w)", "ay = load_quad(Aw, yw + w)",
                 "bx = load_quad(bpw, xw + w)", "by = load_quad(bpw, yw + w)"]
         for k in range(4):
-            body += [f"p1 = dp4a(ax[{k}], by[{k}], p1)", f"p2 = dp4a(ay[{k}], bx[{k}], p2)"]
+            body += [f"p1 = dp4a(ax[{k}], by[{k}], p1)", f"p2 = dp4a(ay[{k}], bx[{k}], p2)", f"n2 = dp4a(ay[{k}], by[{k}], n2)"]
         lines += [pad + line for line in body]
-    lines.append("    return np.int32(np.uint32(p1 + p2))")
+    lines.append("    return np.int32(np.uint32(p1 + p2) - n2), np.int32(n2)")
     scope = {"np": np, "U": np.uint64, "dp4a": dp4a, "load_quad": load_quad}
     exec(compile("\n".join(lines), f"<packed lane_sum NW={NW} G={G}>", "exec"), scope)
     return cuda.jit(device=True, inline=True)(scope["lane_sum"])
