@@ -71,10 +71,14 @@ def _make_kernel(shape):
     PADDED_SIZE = N * ROW_STRIDE
     ROW_WORDS = ROW_STRIDE // 4  # 32-bit words a row
     DP4A = shape["dp4a"]  # 8-bit matrices on chip: four terms of a sum per dp4a
+    SPLIT = shape["split"]  # threads 0 .. SPLIT - 1 recompute only, the others update only (0: all do both)
+    # dp4a sums without the row sum S_x, which the swaps keep (swap_cost) -- where every thread also
+    # recomputes: tai100a, H200, 264 searches (512 threads) 1.025x, but 132 (1024, split 224) 0.958x
+    # (ab_resident-h200-c98a433.json), where the warps that recompute are not an iteration's slowest
+    ROW_SUMS = DP4A and SPLIT == 0
     CLUSTER = shape["cluster"]  # block b of a search owns row chunks b CHUNKS_PER_BLOCK .. + CHUNKS_PER_BLOCK - 1
     WARPS = THREADS // 32  # warps per block
     ITEMS = 2 * N - 3  # moves touching the last swap: recomputed in O(n)
-    SPLIT = shape["split"]  # threads 0 .. SPLIT - 1 recompute only, the others update only (0: all do both)
     RECOMPUTING_THREADS = SPLIT or THREADS  # recomputing threads
     OWNER_THREADS = THREADS - SPLIT  # move-owning threads, from O0
     LANE_GROUPS = RECOMPUTING_THREADS // LANES  # lane groups per block, one recomputation each
@@ -234,7 +238,7 @@ def _make_kernel(shape):
             t = DELTA_NP(t + (AT[xk] - AT[yk]) * (bpt[yk] - bpt[xk]))
         return t
 
-    lane_sum = _unrolled_packed_lane_sum(ROW_WORDS, LANES) if DP4A else _unrolled_lane_sum(N, LANES, GENERAL, DELTA_NP, term)
+    lane_sum = _unrolled_packed_lane_sum(ROW_WORDS, LANES, ROW_SUMS) if DP4A else _unrolled_lane_sum(N, LANES, GENERAL, DELTA_NP, term)
 
     @cuda.jit(device=True, inline=True)
     def swap_cost(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, x, y, active, g):
@@ -249,18 +253,20 @@ def _make_kernel(shape):
         acc = DELTA_NP(0)
         sy = DELTA_NP(0)
         if active:
-            if DP4A:
+            if ROW_SUMS:
                 acc, sy = lane_sum(Aw, bpw, U64(x * ROW_WORDS), U64(y * ROW_WORDS), g)
+            elif DP4A:
+                acc = lane_sum(Aw, bpw, U64(x * ROW_WORDS), U64(y * ROW_WORDS), g)
             else:
                 acc = lane_sum(Af, AT, bp, bpt, xo, yo, g)
         if LANES > 1:
             off = LANES // 2
             while off > 0:
                 acc = DELTA_NP(acc + cuda.shfl_down_sync(FULL, acc, off))
-                if DP4A:
+                if ROW_SUMS:
                     sy = DELTA_NP(sy + cuda.shfl_down_sync(FULL, sy, off))
                 off //= 2
-        if DP4A:  # modulo 2^32, exact where the move costs fit in 32 bits (plan)
+        if ROW_SUMS:  # modulo 2^32, exact where the move costs fit in 32 bits (plan)
             acc = DELTA_NP(np.uint32(acc) - srow[U64(x)])
         d = DELTA_NP(acc - term(Af, AT, bp, bpt, xo, yo, U64(x)) - term(Af, AT, bp, bpt, xo, yo, U64(y)))
         if DIAG:
@@ -366,7 +372,7 @@ def _make_kernel(shape):
     def row_sums(Aw, bpw, srow, tid):
         """S_i = sum_k A_ik bp_ik for every row i from the tables (byte matrices: a dp4a a word),
         modulo 2^32: a start, or a chunk's state back from global memory."""
-        if DP4A:
+        if ROW_SUMS:
             for i in range(tid, N, THREADS):
                 acc = np.uint32(0)
                 for m in range(ROW_WORDS):
@@ -389,7 +395,7 @@ def _make_kernel(shape):
                 bpt[bq] = BG[U64(pk * N + pi)]
             ex[q] = it0 - q
         cuda.syncthreads()
-        if DP4A:
+        if ROW_SUMS:
             row_sums(Aw, bpw, srow, tid)
             cuda.syncthreads()
         for rnd in range(FROUNDS):  # the block's slots l: the (l mod Q)-th move of its (l div Q)-th chunk
@@ -502,7 +508,7 @@ def _make_kernel(shape):
         v = cuda.shared.array(UPDATE_LENGTH if GENERAL else 1, DELTA_TYPE)  # general instances: the column parts
         z = cuda.shared.array(UPDATE_LENGTH if GENERAL else 1, DELTA_TYPE)
         rkey = cuda.shared.array(REDUCTION_SLOTS, int64)
-        srow = cuda.shared.array(N if DP4A else 1, uint32)  # byte matrices: the row sums S_i (swap_cost)
+        srow = cuda.shared.array(N if ROW_SUMS else 1, uint32)  # byte matrices: the row sums S_i (swap_cost)
         free = cuda.shared.array(N, int32)  # a cas ant's construction: free locations, facilities to place
         todo = cuda.shared.array(N, int32)
         xkey = cuda.shared.array(XKEYS, int64)  # a cluster: every warp's key, by parity
@@ -654,10 +660,10 @@ def _make_kernel(shape):
                         if item < ITEMS:
                             x, y = touching(item, r, s)
                         d, sy = swap_cost(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, x, y, item < ITEMS, U64(tid % LANES))
-                        if DP4A:  # the swap back, (s, r), undoes the last one: minus its delta (srow holds no
+                        if ROW_SUMS:  # the swap back, (s, r), undoes the last one: minus its delta (srow holds no
                             d = -dlast if x == s else d  # S_s yet, which this lane's sum needed)
                         if item < ITEMS and tid % LANES == 0:
-                            if DP4A:  # the swapped rows' sums, for later recomputations (every lane of a row
+                            if ROW_SUMS:  # the swapped rows' sums, for later recomputations (every lane of a row
                                 srow[U64(y)] = np.uint32(sy)  # stores the same value; no lane reads it now)
                             i = x if x < y else y
                             j = y if x < y else x
@@ -756,7 +762,7 @@ def _make_kernel(shape):
                                 uq = DELTA_NP(Af[rq] - Af[sq])
                                 wq = DELTA_NP(swap_at(bp, rq, sq, qr, qs))  # old bp_rq - bp_sq
                                 set_update(u, w, q, uq, wq)
-                                if DP4A:  # bp_qr and bp_qs trade places: S_q changes by -u_q w_q (S_r and
+                                if ROW_SUMS:  # bp_qr and bp_qs trade places: S_q changes by -u_q w_q (S_r and
                                     srow[q] = np.uint32(srow[q] - np.uint32(uq * wq))  # S_s: the next recomputations)
                                 if GENERAL:
                                     z[q] = swap_at(bpt, rq, sq, qr, qs)
@@ -822,17 +828,18 @@ def _unrolled_lane_sum(N, G, GENERAL, DTN, term):
     return cuda.jit(device=True, inline=True)(scope["lane_sum"])
 
 
-def _unrolled_packed_lane_sum(NW, G):
+def _unrolled_packed_lane_sum(NW, G, row_sums):
     """One lane's share of the cross products of an O(n) recomputation on byte matrices, four-word
     quads m = g, g + G, ... of rows x and y (rows of NW words, NW a multiple of 4, 16-byte aligned:
     plan) written out one by one, each row's quad in one 128-bit load: term k = (A_xk - A_yk)(bp_yk
-    - bp_xk) = A_xk bp_yk + A_yk bp_xk - A_xk bp_xk - A_yk bp_yk, of which the lanes sum all but
-    the row sum S_x (kept by the kernel), four terms per dp4a, in three independent sums; returns
-    the share of the cross products less S_y's, and S_y's (modulo 2^32: exact where the move costs
-    fit in 32 bits, which plan checks; the flows' row padding is zero, so padded words add nothing)."""
+    - bp_xk) = A_xk bp_yk + A_yk bp_xk - A_xk bp_xk - A_yk bp_yk, four terms per dp4a in independent
+    sums (modulo 2^32: exact where the move costs fit in 32 bits, which plan checks; the flows' row
+    padding is zero, so padded words add nothing). `row_sums`: all but the row sum S_x (kept by the
+    kernel), returning the share less S_x and S_y's share; else all four, returning the share."""
     from .intrinsics import dp4a, load_quad
     quads = NW // 4
-    lines = ["def lane_sum(Aw, bpw, xw, yw, g):", "    p1 = np.uint32(0)", "    p2 = np.uint32(0)", "    n2 = np.uint32(0)"]
+    sums = ["p1", "p2", "n2"] + ([] if row_sums else ["n1"])
+    lines = ["def lane_sum(Aw, bpw, xw, yw, g):"] + [f"    {name} = np.uint32(0)" for name in sums]
     for m in range((quads + G - 1) // G):
         pad = "    " if (m + 1) * G <= quads else "        "
         if pad != "    ":
@@ -841,8 +848,10 @@ def _unrolled_packed_lane_sum(NW, G):
                 "bx = load_quad(bpw, xw + w)", "by = load_quad(bpw, yw + w)"]
         for k in range(4):
             body += [f"p1 = dp4a(ax[{k}], by[{k}], p1)", f"p2 = dp4a(ay[{k}], bx[{k}], p2)", f"n2 = dp4a(ay[{k}], by[{k}], n2)"]
+            body += [] if row_sums else [f"n1 = dp4a(ax[{k}], bx[{k}], n1)"]
         lines += [pad + line for line in body]
-    lines.append("    return np.int32(np.uint32(p1 + p2) - n2), np.int32(n2)")
+    lines.append("    return np.int32(np.uint32(p1 + p2) - n2), np.int32(n2)" if row_sums else
+                 "    return np.int32(np.uint32(p1 + p2) - np.uint32(n1 + n2))")
     scope = {"np": np, "U": np.uint64, "dp4a": dp4a, "load_quad": load_quad}
     exec(compile("\n".join(lines), f"<packed lane_sum NW={NW} G={G}>", "exec"), scope)
     return cuda.jit(device=True, inline=True)(scope["lane_sum"])

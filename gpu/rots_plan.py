@@ -156,7 +156,7 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     delta_bytes = 8 if wide else 4
     static = n * (12 + (4 if general else 2) * delta_bytes) + (threads if config.ENABLE_CUDASIM else 32) * 8
     static += 2 * 8 * cluster * (threads // 32)  # a cluster's keys
-    static += 4 * n if data_bits == 8 else 0  # byte matrices: the row sums (kernel's srow)
+    static += 4 * n if data_bits == 8 and split == 0 else 0  # byte matrices: the row sums (kernel's srow)
     budget = (shared_limit or shared_bytes_per_block()) - static - 1024  # the system keeps 1 KB a block
     # an owning thread's moves: a run of Q along one row (a row chunk), so that its O(1) pass needs no
     # row wrap; the fewest Q whose chunks fit the cluster's owning threads
