@@ -622,7 +622,7 @@ def _make_kernel(shape):
                 moved = pend != NO_MOVE  # a swap whose delta-table update is still to come
                 r = np.int32((pend >> 16) & 0xFFFF)  # 32-bit facility numbers: narrow comparisons in the hot loop
                 s = np.int32(pend & 0xFFFF)
-                dlast = DELTA_NP(pend >> 32) if moved else DELTA_NP(0)  # the last swap's delta
+                dlast = DELTA_NP(pend >> 32) if moved and ROW_SUMS else DELTA_NP(0)  # the last swap's delta
                 nimp = NIMP[sid] if sub > 0 else 0  # QUEUED: a launch's sub-chunks count together
                 done = DONE[sid] if sub > 0 else 0
                 stop = False
@@ -734,8 +734,11 @@ def _make_kernel(shape):
                     if moved:
                         r = np.int32((kb >> J_BITS) & JMASK)
                         s = np.int32(kb & JMASK)
-                        dlast = DELTA_NP(((kb >> np.int64(INDEX_BITS)) & DMASK) - BIAS)  # the winner's delta, from its key
-                        current += dlast
+                        if ROW_SUMS:  # (elsewhere not kept: a register held across the loop measured slower)
+                            dlast = DELTA_NP(((kb >> np.int64(INDEX_BITS)) & DMASK) - BIAS)  # the winner's delta, from its key
+                            current += dlast
+                        else:
+                            current += ((kb >> np.int64(INDEX_BITS)) & DMASK) - BIAS
                         improved = current < best
                         if improved:
                             best = current
@@ -798,7 +801,7 @@ def _make_kernel(shape):
                 for q in range(tid, N_SQUARED if TABU_SHARED else 0, THREADS):
                     EX[blk, q] = ex[q]
                 if tid == 0 and lead:
-                    PEND[sid] = (np.int64(dlast) << 32) | (r << 16) | s if moved else NO_MOVE
+                    PEND[sid] = ((np.int64(dlast) << 32) if ROW_SUMS else 0) | (r << 16) | s if moved else NO_MOVE
                     CUR[sid] = current
                     BEST[sid] = best
                     STATE[sid, 0] = state
