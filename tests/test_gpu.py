@@ -980,11 +980,11 @@ def test_resident_rots_two_blocks_an_sm_in_waves_or_a_queue_each_search_follows_
 
 @pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="byte matrices and dp4a run on a device only")
 @pytest.mark.parametrize("per_sm", [1, 1.25, 2])
-def test_resident_rots_on_tai100a_keeps_its_row_sums_and_follows_the_cpu(per_sm):
-    """tai100a at the engine's own shapes (one 1024-thread block a search with recomputing-only
-    warps; a queue; two 512-thread blocks an SM): the O(n) sums take the row sums S_i that every
-    swap updates in O(1), over thousands of swaps and several chunks; searches of the first and
-    last blocks are exactly the CPU's."""
+def test_resident_rots_on_tai100a_at_the_engines_shapes_follows_the_cpu(per_sm):
+    """tai100a at the engine's own shapes: one 1024-thread block a search with recomputing-only
+    warps (four dp4a sums a word), its queue, and two 512-thread blocks an SM where every thread
+    recomputes (three sums: the row sums S_i that every swap updates in O(1)), over thousands of
+    swaps and several chunks; searches of the first and last blocks are exactly the CPU's."""
     from numba import cuda
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
@@ -997,6 +997,7 @@ def test_resident_rots_on_tai100a_keeps_its_row_sums_and_follows_the_cpu(per_sm)
     stop = Stop(iterations=3000)
     devs = engine.run(list(range(1, k + 1)), stop)
     assert engine.shape["dp4a"]
+    assert (engine.shape["threads"], engine.shape["split"] == 0) == ((512, True) if per_sm == 2 else (1024, False))
     for q in (0, k - 1):
         _same_search(_cpu_rots(p, q + 1, stop), devs[q])
 
