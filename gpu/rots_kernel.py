@@ -71,14 +71,11 @@ def _make_kernel(shape):
     PADDED_SIZE = N * ROW_STRIDE
     ROW_WORDS = ROW_STRIDE // 4  # 32-bit words a row
     DP4A = shape["dp4a"]  # 8-bit matrices on chip: four terms of a sum per dp4a
-    SPLIT = shape["split"]  # threads 0 .. SPLIT - 1 recompute only, the others update only (0: all do both)
-    # dp4a sums without the row sum S_x, which the swaps keep (swap_cost) -- where every thread also
-    # recomputes: tai100a, H200, 264 searches (512 threads) 1.025x, but 132 (1024, split 224) 0.958x
-    # (ab_resident-h200-c98a433.json), where the warps that recompute are not an iteration's slowest
-    ROW_SUMS = DP4A and SPLIT == 0
+    ROW_SUMS = shape["row_sums"]  # dp4a sums without the row sum S_x, which the swaps keep (plan.keeps_row_sums)
     CLUSTER = shape["cluster"]  # block b of a search owns row chunks b CHUNKS_PER_BLOCK .. + CHUNKS_PER_BLOCK - 1
     WARPS = THREADS // 32  # warps per block
     ITEMS = 2 * N - 3  # moves touching the last swap: recomputed in O(n)
+    SPLIT = shape["split"]  # threads 0 .. SPLIT - 1 recompute only, the others update only (0: all do both)
     RECOMPUTING_THREADS = SPLIT or THREADS  # recomputing threads
     OWNER_THREADS = THREADS - SPLIT  # move-owning threads, from O0
     LANE_GROUPS = RECOMPUTING_THREADS // LANES  # lane groups per block, one recomputation each

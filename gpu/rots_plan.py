@@ -82,6 +82,16 @@ def recomputing_warps(n, threads, items, group):
     return need
 
 
+def keeps_row_sums(n, split, cluster):
+    """Whether a byte-matrix kernel keeps the row sums S_i = sum_k A_ik bp_ik, so that an O(n)
+    recomputation needs three dp4a a word instead of four: where every thread also recomputes
+    (split 0; tai100a, H200, 264 searches at 512 threads 1.025x, but 132 at 1024 threads with
+    recomputing-only warps 0.958x, ab_resident-h200-c98a433.json), and, on a cluster, where every
+    block recomputes moves touching each of the two swapped rows (those recomputations store the
+    rows' new sums in each block's own table): n - 2 >= the cluster's blocks."""
+    return split == 0 and (cluster == 1 or n - 2 >= cluster)
+
+
 def lanes_per_sum(steps, dp4a):
     """Lanes per O(n) recomputation outside a cluster: the fewest whose share of the sum's steps
     stays under a limit. With 132 searches on an H200 (a block of 1024 threads each), tai100a (25
@@ -156,7 +166,7 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     delta_bytes = 8 if wide else 4
     static = n * (12 + (4 if general else 2) * delta_bytes) + (threads if config.ENABLE_CUDASIM else 32) * 8
     static += 2 * 8 * cluster * (threads // 32)  # a cluster's keys
-    static += 4 * n if data_bits == 8 and split == 0 else 0  # byte matrices: the row sums (kernel's srow)
+    static += 4 * n if data_bits == 8 and keeps_row_sums(n, split, cluster) else 0  # the row sums (kernel's srow)
     budget = (shared_limit or shared_bytes_per_block()) - static - 1024  # the system keeps 1 KB a block
     # an owning thread's moves: a run of Q along one row (a row chunk), so that its O(1) pass needs no
     # row wrap; the fewest Q whose chunks fit the cluster's owning threads
@@ -184,6 +194,6 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
         group = lanes_per_sum(-(-n // 4) if dp4a else n, dp4a)
     if not SHUFFLE:
         group = 1
-    return {"n": n, "queued": bool(queued), "subchunk": subchunk, "stride": stride, "dp4a": dp4a, "moves": moves, "per_thread": per_thread, "chunks": chunks, "chunks_per_block": -(-chunks // cluster), "cluster": cluster, "split": split, "slots": slots, "index_bits": index_bits, "wide": wide, "narrow": narrow, "threads": threads,
+    return {"n": n, "queued": bool(queued), "subchunk": subchunk, "stride": stride, "dp4a": dp4a, "row_sums": dp4a and keeps_row_sums(n, split, cluster), "moves": moves, "per_thread": per_thread, "chunks": chunks, "chunks_per_block": -(-chunks // cluster), "cluster": cluster, "split": split, "slots": slots, "index_bits": index_bits, "wide": wide, "narrow": narrow, "threads": threads,
             "group": group, "general": general, "diagonal": diagonal, "data_bits": data_bits, "shared": shared, "layout": layout,
             "dynamic_shared_bytes": used}

@@ -795,6 +795,33 @@ def test_resident_rots_plan_keeps_bytes_only_where_every_entry_fits_and_dp4a_onl
     assert wide["data_bits"] == 32 and not wide["narrow"] and not wide["dp4a"]
 
 
+
+def test_resident_rots_plan_keeps_row_sums_only_where_every_recomputing_block_stores_them(monkeypatch):
+    """The row sums S_i (three dp4a a word instead of four) on byte matrices where every thread
+    recomputes (split 0), and on a cluster only where each block recomputes moves touching both
+    swapped rows (n - 2 >= blocks): the recomputations store those rows' sums in each block's
+    table. Not with recomputing-only warps (measured slower there), nor without dp4a."""
+    import lsbench.gpu.rots_plan as resident
+    from lsbench.problems import QAP
+    monkeypatch.setattr(resident.config, "ENABLE_CUDASIM", False)
+    monkeypatch.setattr(resident, "SHUFFLE", True)
+    g = np.random.default_rng(5)
+
+    def byte_instance(n):
+        s = g.integers(0, 128, (n, n))
+        return QAP(s + s.T, g.integers(0, 128, (n, n)))
+
+    def shape(p, **kw):
+        return resident.plan(p, shared_limit=200_000, **kw)
+    p30 = byte_instance(30)
+    assert shape(p30, threads=128, split=0)["row_sums"]
+    assert not shape(p30, threads=128, split=64)["row_sums"]
+    assert not shape(p30, threads=128, split=0, global_only=("matrix",))["row_sums"]  # no dp4a
+    assert shape(p30, threads=64, cluster=16)["row_sums"]  # 28 >= 16
+    p12 = byte_instance(12)
+    assert shape(p12, threads=64, cluster=8)["row_sums"]  # 10 >= 8
+    assert not shape(p12, threads=64, cluster=16)["row_sums"]  # blocks with no move touching one row
+
 def test_resident_rots_cluster_outside_a_device_is_one_clear_error():
     from lsbench.gpu.rots_plan import plan
     from lsbench import instances as registry
@@ -979,12 +1006,13 @@ def test_resident_rots_two_blocks_an_sm_in_waves_or_a_queue_each_search_follows_
 
 
 @pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="byte matrices and dp4a run on a device only")
-@pytest.mark.parametrize("per_sm", [1, 1.25, 2])
+@pytest.mark.parametrize("per_sm", [1, 1.25, 1.5, 2])
 def test_resident_rots_on_tai100a_at_the_engines_shapes_follows_the_cpu(per_sm):
     """tai100a at the engine's own shapes: one 1024-thread block a search with recomputing-only
-    warps (four dp4a sums a word), its queue, and two 512-thread blocks an SM where every thread
-    recomputes (three sums: the row sums S_i that every swap updates in O(1)), over thousands of
-    swaps and several chunks; searches of the first and last blocks are exactly the CPU's."""
+    warps (four dp4a sums a word), its queue, and two 512-thread blocks an SM, on a queue or in
+    waves, where every thread recomputes (three sums: the row sums S_i that every swap updates in
+    O(1)), over thousands of swaps and several chunks; searches of the first and last blocks are
+    exactly the CPU's."""
     from numba import cuda
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
@@ -997,7 +1025,7 @@ def test_resident_rots_on_tai100a_at_the_engines_shapes_follows_the_cpu(per_sm):
     stop = Stop(iterations=3000)
     devs = engine.run(list(range(1, k + 1)), stop)
     assert engine.shape["dp4a"]
-    assert (engine.shape["threads"], engine.shape["split"] == 0) == ((512, True) if per_sm == 2 else (1024, False))
+    assert (engine.shape["threads"], engine.shape["row_sums"]) == ((512, True) if per_sm >= 1.5 else (1024, False))
     for q in (0, k - 1):
         _same_search(_cpu_rots(p, q + 1, stop), devs[q])
 
