@@ -507,7 +507,7 @@ class ResidentRots:
                 "recomputing_threads": self.shape["split"] or self.shape["threads"],
                 "threads_per_block": self.shape["threads"], "lanes_per_recomputation": self.shape["group"],
                 "delta_bits": 64 if self.shape["wide"] else 32, "data_bits": self.shape["data_bits"],
-                "dp4a_sums": self.shape["dp4a"],
+                "dp4a_sums": self.shape["dp4a"], "row_sums": self.shape["row_sums"],
                 "symmetric_form": not self.shape["general"], "max_registers": self.shape["max_registers"],
                 "in_shared_memory": [k for k in ON_CHIP if self.shape["shared"][k]],
                 "dynamic_shared_bytes": self.shape["dynamic_shared_bytes"],
