@@ -634,7 +634,9 @@ def _make_kernel(shape):
                             z[q] = bpt[sq] - bpt[rq]
                 else:
                     r, s = no_swap(u, v, tid)
-                row_sums(Aw, bpw, srow, tid)  # (bp is as after the pending swap)
+                # (bp is as after the pending swap; a start's sums are computed again here: skipping them
+                # kept `fresh` live and added two spills to the 512-thread loop's SASS)
+                row_sums(Aw, bpw, srow, tid)
                 cuda.syncthreads()
                 for step in range(n_iter):
                     it = it0 + step + 1
