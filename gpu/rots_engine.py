@@ -156,7 +156,7 @@ class ResidentRots:
         `persistent`: blocks of a persistent grid that take the searches' sub-chunks from a queue
         (0: one block per search; None: a queue once K exceeds what runs at once at the best shape;
         UNEVEN: a queue only where one block per search would leave SMs idle, see uneven_grid);
-        `restart`: {stagnation, elite, strength[, crossover, pools]} of lsbench.search.restarts (stagnation 0: none);
+        `restart`: {stagnation, elite, strength[, crossover, pools, mix, strength_max]} of lsbench.search.restarts (stagnation 0: none);
         `subchunk`: iterations per queue item (tests); `chunk_cap`: iterations per chunk at most
         (the improvement records' rows)."""
         require("gpu-resident")
@@ -564,18 +564,26 @@ class ResidentRotsEngine(Engine):
               default=False),
         Param("pools", int, "restart: the searches form this many groups, each drawing from its own elite "
               "(1: one elite for all; K: each search restarts from its own best)", default=1, low=1),
+        Param("mix", float, "restart: the share of restarts from a crossover of the pool's pick and another "
+              "pool's best (needs pools > 1)", default=0.0, low=0.0, high=1.0),
+        Param("perturb_max", float, "restart: random swaps drawn uniformly from perturb to this fraction of n "
+              "(default: perturb, a fixed number)", low=0.0, high=4.0),
         Param("persistent", int, "blocks of a persistent grid that take the searches' chunks from a queue (0: one "
               "block per search; default: a queue past one search per SM where full waves do not fit)", low=0),
     )
 
     def __init__(self, problem, neighbourhood, search, params, threads=None):
         params = with_defaults(self.parameters, params)
+        if params.get("perturb_max") is not None and params["perturb_max"] < params["perturb"]:
+            raise LsbenchError(f"--param perturb_max={params['perturb_max']}: below perturb={params['perturb']} "
+                               "(the range of random swaps runs from perturb up to perturb_max)")
         self.searches = ResidentRots(problem, search.params(problem), threads=params.get("block"),
                                      cluster=params.get("cluster"), split=params.get("split"),
                                      persistent=params.get("persistent"),
                                      restart={"stagnation": params.get("restart") or 0, "elite": params["elite"],
                                               "strength": params["perturb"], "crossover": params["crossover"],
-                                              "pools": params["pools"]})
+                                              "pools": params["pools"], "mix": params["mix"],
+                                              "strength_max": params.get("perturb_max")})
         self.count = 0
         self.migration = None
 

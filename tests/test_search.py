@@ -241,3 +241,33 @@ def test_elite_restarts_in_pools_draw_only_from_their_own_groups_elite():
     assert starts(3) == {0: 1, 1: 1, 2: 3, 3: 3, 4: 4, 5: 4}
     assert starts(6) == {q: q for q in range(6)}
     assert starts(1) == {q: 1 for q in range(6)}
+
+
+def test_elite_restarts_mix_pools_and_draw_the_swaps_from_a_range():
+    """mix = 1: every restart is a crossover of its pool's best and another pool's best (what both
+    share stays); a swap range [2, 10] on n = 60 gives restarts of different sizes, none beyond it."""
+    from lsbench.search.restarts import EliteRestarts
+    g = np.random.default_rng(5)
+    n, K = 60, 6
+    base = g.permutation(n)
+    sols = []
+    for _ in range(K):  # each differs from base in a few places, so any two share most positions
+        s = base.copy()
+        moved = g.choice(n, size=8, replace=False)
+        s[moved] = s[np.roll(moved, 1)]
+        sols.append(s)
+    bests = np.array([5, 9, 7, 3, 8, 6])
+    policy = EliteRestarts(n, K, stagnation=5, elite=1, strength=0.0, seed=2, pools=3, mix=1.0)
+    for q, start in policy.restarts(10, bests, sols, np.zeros(K, dtype=bool)):
+        own = sols[[0, 0, 3, 3, 5, 5][q]]  # pools {0, 1}, {2, 3}, {4, 5}: their bests 0, 3, 5
+        others = [sols[b] for b in (0, 3, 5) if not np.array_equal(sols[b], own)]
+        assert sorted(start) == list(range(n))
+        assert any((start[own == o] == own[own == o]).all() and not np.array_equal(start, own) for o in others)
+    sizes = set()
+    policy = EliteRestarts(n, K, stagnation=5, elite=1, strength=2 / n, seed=2, pools=K, strength_max=10 / n)
+    for it in range(10, 400, 10):
+        for q, start in policy.restarts(it, bests, sols, np.zeros(K, dtype=bool)):
+            moved = int((start != sols[q]).sum())
+            assert moved <= 2 * 10
+            sizes.add(moved)
+    assert len(sizes) > 3 and max(sizes) > 2 * 2

@@ -10,6 +10,10 @@ takes one parent's item at random while it is free, the rest is filled at random
 swaps. With `pools` > 1 the searches form that many groups of neighbours (searches
 q K / pools ..), each drawing from its own members' elite only, so that the groups drift apart
 (pools = K: each search restarts from its own best, Misevičius' iterated tabu search K times over).
+With `mix` > 0, that share of the restarts starts from a uniform crossover of the pool's pick and
+the best solution of another pool drawn at random (the pools' bests recombine, as the islands of a
+memetic search). With `strength_max` above `strength`, each restart draws its number of swaps
+uniformly between the two (Misevičius' iterated tabu search varies its mutation's size so).
 The restart keeps the search's own best; the tabu list starts afresh. The draws
 come from one NumPy generator seeded by the run's first seed, and decisions are taken every
 `check_every` iterations, so the same seeds give the same run.
@@ -20,10 +24,14 @@ import numpy as np
 class EliteRestarts:
     """Decides, at chunk boundaries, which searches restart and from where."""
 
-    def __init__(self, n, searches, stagnation, elite, strength, seed, crossover=False, pools=1):
+    def __init__(self, n, searches, stagnation, elite, strength, seed, crossover=False, pools=1, mix=0.0,
+                 strength_max=None):
         self.n, self.stagnation, self.elite, self.crossover = n, int(stagnation), int(elite), bool(crossover)
-        self.pool_of = np.arange(searches) * min(int(pools), searches) // searches  # each search's group
+        self.groups = min(int(pools), searches)
+        self.pool_of = np.arange(searches) * self.groups // searches  # each search's group
         self.swaps = max(2, int(round(strength * n))) if strength > 0 else 0  # 0: the elite itself
+        self.most_swaps = max(self.swaps, int(round((strength_max or 0.0) * n)))
+        self.mix = float(mix) if self.groups > 1 else 0.0
         self.rng = np.random.default_rng([int(seed), 0x1E1173])
         self.since = np.zeros(searches, dtype=np.int64)  # the iteration of each search's last gain or restart
 
@@ -48,6 +56,9 @@ class EliteRestarts:
         bests = np.asarray(bests)
         pools = {}
         starts = []
+        if self.mix:  # each pool's best member
+            order = np.lexsort((bests, self.pool_of))
+            pool_best = order[np.searchsorted(self.pool_of[order], np.arange(self.groups))]
         for q in stagnant:
             group = self.pool_of[q]
             if group not in pools:
@@ -61,7 +72,11 @@ class EliteRestarts:
                                           np.asarray(best_sols[second], dtype=np.int64), self.rng)
             else:
                 start = np.array(best_sols[pool[self.rng.integers(pool.size)]], dtype=np.int64)
-            for _ in range(self.swaps):
+                if self.mix and self.rng.random() < self.mix:
+                    other = (group + 1 + self.rng.integers(self.groups - 1)) % self.groups
+                    start = uniform_crossover(start, np.asarray(best_sols[pool_best[other]], dtype=np.int64), self.rng)
+            swaps = self.swaps if self.most_swaps == self.swaps else int(self.rng.integers(self.swaps, self.most_swaps + 1))
+            for _ in range(swaps):
                 i, j = self.rng.integers(self.n, size=2)
                 start[i], start[j] = start[j], start[i]
             starts.append((int(q), start))
