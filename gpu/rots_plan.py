@@ -70,14 +70,16 @@ def chunk_length(n, owners, cluster=1):
     return q | 1 if q > 2 else q
 
 
-def recomputing_warps(n, threads, items, group):
-    """The default split: whole warps that only recompute one round of the moves touching the last
-    swap, where the row chunks still fit the other threads at the length every thread would need
-    (tai100a, 1024 threads: 224 of them, 750 chunks of 7 moves on the other 800), else 0 (every
+def recomputing_warps(n, threads, items, group, cluster=1):
+    """The default split: whole warps that only recompute one round of the block's moves touching
+    the last swap, where the block's row chunks still fit the other threads at the length every
+    thread would need (tai100a, 1024 threads: 224 of them, 750 chunks of 7 moves on the other 800;
+    a cluster of 16 blocks of 256: 32, 158 chunks of 2 a block on the other 224), else 0 (every
     thread does both). The warps that recompute, the slowest of an iteration, then own no moves:
-    tai100a, 132 searches, 1.083x with the row chunks (ab_resident-h100-ad4b436.json)."""
+    tai100a, 132 searches, 1.083x with the row chunks (ab_resident-h100-ad4b436.json); one search
+    on 16 blocks of 256, one lane a sum, 1.13x (gpu_resident-h200-3f8b68c-2.json)."""
     need = -(-items * group // 32) * 32
-    if need >= threads or row_chunks(n, chunk_length(n, threads)) > threads - need:
+    if need >= threads or -(-row_chunks(n, chunk_length(n, threads, cluster)) // cluster) > threads - need:
         return 0
     return need
 
@@ -146,6 +148,12 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
         raise LsbenchError(f"--param split: recomputing threads must be a multiple of 32 below {threads}, got {split}")
     workers = split or threads  # threads that recompute
     owners = threads - split  # threads that own moves
+    small = not general and min(int(A.min()), int(B.min())) >= 0 and largest < 1 << 8
+    if auto_split and cluster > 1:  # recomputing-only warps, one round at the lanes a sum needs alone
+        lanes = group or lanes_per_sum(-(-n // 4) if small else n, small)
+        split = recomputing_warps(n, threads, items, lanes, cluster)
+        workers, owners = split or threads, threads - split
+        group = lanes if split else group
     if group is None and cluster > 1:  # a cluster: as many lanes as one round of the block's share allows
         group = 1
         while group < 32 and 2 * group * items <= workers:
@@ -155,7 +163,6 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     # bytes (0..255) where the symmetric form allows: a move's O(n) sum then takes four terms an
     # instruction (dp4a, below); the simulator's NumPy scalars do not widen before arithmetic: it
     # keeps everything 64-bit
-    small = not general and min(int(A.min()), int(B.min())) >= 0 and largest < 1 << 8
     data_bits = 64 if config.ENABLE_CUDASIM else (8 if small else 16 if largest < 1 << 15 else 32)
     # the flow and permuted-distance matrices' rows: whole 32-bit words, bytes in whole 16-byte quads
     # (dp4a's sums load a quad of each row at once)

@@ -765,6 +765,26 @@ def test_resident_rots_default_split_gives_the_recomputing_warps_no_moves_only_w
     assert recomputing_warps(80, 1024, 157, 1) == 160
     assert recomputing_warps(100, 512, 197, 1) == 0  # 495 chunks of 11 need more than 288 threads
     assert recomputing_warps(150, 1024, 297, 4) == 0  # one round needs every thread
+    assert recomputing_warps(100, 256, 13, 1, cluster=16) == 32  # one search on 16 blocks: 158 chunks of 2 a block
+    assert recomputing_warps(100, 128, 13, 1, cluster=16) == 0  # 110 chunks of 3 a block need more than 96
+
+
+def test_resident_rots_cluster_plan_recomputes_on_whole_warps_one_lane_a_sum(monkeypatch):
+    """A cluster's default shape (tai100a's size, one search on 16 blocks of 256: 1.13x the it/s of
+    every thread doing both on an H200): one warp a block recomputes its 13 moves, one lane a sum;
+    the row sums go (they need every thread recomputing). A split given by the caller stays."""
+    import lsbench.gpu.rots_plan as resident
+    from lsbench.problems import QAP
+    monkeypatch.setattr(resident.config, "ENABLE_CUDASIM", False)
+    monkeypatch.setattr(resident, "SHUFFLE", True)
+    g = np.random.default_rng(7)
+    s = g.integers(0, 128, (100, 100))
+    p = QAP(s + s.T, g.integers(0, 128, (100, 100)))
+    shape = resident.plan(p, threads=256, cluster=16, shared_limit=200_000)
+    assert (shape["split"], shape["group"], shape["row_sums"], shape["per_thread"]) == (32, 1, False, 2)
+    assert shape["chunks_per_block"] <= 256 - 32
+    given = resident.plan(p, threads=256, cluster=16, split=0, shared_limit=200_000)
+    assert (given["split"], given["group"], given["row_sums"]) == (0, 16, True)
 
 
 def test_resident_rots_plan_keeps_bytes_only_where_every_entry_fits_and_dp4a_only_on_chip(monkeypatch):
@@ -817,10 +837,10 @@ def test_resident_rots_plan_keeps_row_sums_only_where_every_recomputing_block_st
     assert shape(p30, threads=128, split=0)["row_sums"]
     assert not shape(p30, threads=128, split=64)["row_sums"]
     assert not shape(p30, threads=128, split=0, global_only=("matrix",))["row_sums"]  # no dp4a
-    assert shape(p30, threads=64, cluster=16)["row_sums"]  # 28 >= 16
+    assert shape(p30, threads=64, cluster=16, split=0)["row_sums"]  # 28 >= 16
     p12 = byte_instance(12)
-    assert shape(p12, threads=64, cluster=8)["row_sums"]  # 10 >= 8
-    assert not shape(p12, threads=64, cluster=16)["row_sums"]  # blocks with no move touching one row
+    assert shape(p12, threads=64, cluster=8, split=0)["row_sums"]  # 10 >= 8
+    assert not shape(p12, threads=64, cluster=16, split=0)["row_sums"]  # blocks with no move touching one row
 
 def test_resident_rots_cluster_outside_a_device_is_one_clear_error():
     from lsbench.gpu.rots_plan import plan
