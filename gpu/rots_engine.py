@@ -156,13 +156,13 @@ class ResidentRots:
         `persistent`: blocks of a persistent grid that take the searches' sub-chunks from a queue
         (0: one block per search; None: a queue once K exceeds what runs at once at the best shape;
         UNEVEN: a queue only where one block per search would leave SMs idle, see uneven_grid);
-        `restart`: {stagnation, elite, strength[, crossover, pools, mix, strength_max]} of lsbench.search.restarts (stagnation 0: none);
+        `restart`: {stagnation, elite, strength[, crossover, pools, mix, strength_max, renew]} of lsbench.search.restarts (stagnation 0: none);
         `subchunk`: iterations per queue item (tests); `chunk_cap`: iterations per chunk at most
         (the improvement records' rows)."""
         require("gpu-resident")
         self.problem, self.prm = problem, prm
         self.restart = restart or {"stagnation": 0, "elite": 1, "strength": 0.0}
-        self.restarts = 0  # restarts in the last run
+        self.restarts = self.renewals = 0  # restarts and fresh starts of renewed pools in the last run
         self.options = (threads, group, shared_limit, tuple(global_only), max_registers, cluster, split, persistent)
         self.subchunk = subchunk
         self.chunk_cap_option = chunk_cap
@@ -325,7 +325,7 @@ class ResidentRots:
         its = np.zeros(K, dtype=np.int64)
         best = curs.copy()
         finished = np.zeros(K, dtype=bool)
-        self.restarts = 0
+        self.restarts = self.renewals = 0
         policy = None if bests_only or not self.restart["stagnation"] else \
             EliteRestarts(pr.n, K, seed=int(states[0]), **self.restart)
         cap = self.chunk_cap
@@ -341,10 +341,14 @@ class ResidentRots:
         kernel_s = max_chunk_s = 0.0
         chunks_run = 0
         starts = []  # restarts decided at the last boundary: they go up only if another chunk runs
+        renewed = []  # fresh starts (a renewed pool) decided there: the search forgets its best
+        # the run's record of each search where a fresh start made the search forget it
+        record = np.full(K, np.iinfo(np.int64).max)
+        record_sol = np.zeros((K, pr.n), dtype=np.int64)
         while not stop.reached(it, it * nb.size, time.perf_counter() - t_start, int(best.max())):
             n_iter = chunks.next(stop, it, nb.size)
-            if starts:
-                self._start_from(starts, it, best, log, time.perf_counter() - t_start)
+            if starts or renewed:
+                self._start_from(starts, renewed, it, best, log, time.perf_counter() - t_start)
             if it - base >= REBASE_AT:  # tabu expiries are 32-bit: shift the clock, keep every comparison
                 for expiries in (b.EX, b.OLDG):
                     rebase_kernel[expiries.shape[0], self.shape["threads"]](expiries, REBASE_BY)
@@ -384,9 +388,9 @@ class ResidentRots:
                 finished |= best <= target
                 ACTIVE.copy_to_device(np.where(finished, 0, 1).astype(np.int32))
             it += n_iter
-            starts = []
+            starts, renewed = [], []
             if policy and not finished.all():
-                starts = self._restarts(policy, it, best, finished)
+                starts, renewed = self._restarts(policy, it, best, finished, record, record_sol)
             if migration:
                 arrived, stop_all = migration.at_chunk(it, best, BEST_SOL.copy_to_host, finished, reached)
                 if stop_all:  # another island reached the target
@@ -405,6 +409,9 @@ class ResidentRots:
             best_sol = sols
         else:
             best_sol = (host_down["BEST_SOL"] if bests_only else BEST_SOL.copy_to_host()).astype(np.int64)
+            kept = record < best  # a search whose fresh start never got back to its record
+            best = np.where(kept, record, best)
+            best_sol[kept] = record_sol[kept]
             cur = None if bests_only else CUR.copy_to_host()  # a cas generation keeps only the bests
         self.kernel_s, self.max_chunk_s, self.chunks_run = kernel_s, max_chunk_s, chunks_run
         self.loop_s = time.perf_counter() - t_start  # the search loop, without the one-off set-up
@@ -417,25 +424,37 @@ class ResidentRots:
         return [SearchResult(int(best[q]), best_sol[q], int(its[q]), int(its[q]) * nb.size, trajectories[q], prm,
                              int(cur[q])) for q in range(K)]
 
-    def _restarts(self, policy, it, best, finished):
-        """[(search, start)] of the stagnant searches (lsbench.search.restarts)."""
-        if not policy.stagnant(it, finished).size:
-            return []
-        starts = policy.restarts(it, best, self._buffers.BEST_SOL.copy_to_host(), finished)
+    def _restarts(self, policy, it, best, finished, record, record_sol):
+        """([(search, start)] of the stagnant searches, [(search, start)] of the renewed pools'
+        searches) (lsbench.search.restarts). A renewed search's best goes to `record` first."""
+        renewed = policy.renewals(it, best, finished)
+        stagnant = policy.stagnant(it, finished).size
+        if not (renewed or stagnant):
+            return [], []
+        sols = self._buffers.BEST_SOL.copy_to_host()
+        for q, _start in renewed:
+            if best[q] < record[q]:
+                record[q], record_sol[q] = best[q], sols[q]
+        starts = policy.restarts(it, best, sols, finished) if stagnant else []
         self.restarts += len(starts)
-        return starts
+        self.renewals += len(renewed)
+        return starts, renewed
 
-    def _start_from(self, starts, it, best, log, seconds):
+    def _start_from(self, starts, renewed, it, best, log, seconds):
         """Restarts searches from [(search, start)] at their next chunk: the starts and FRESH = 2 go
         up, the kernel builds each start and keeps the search's best. A start better than its
-        search's best is an improvement of that search."""
+        search's best is an improvement of that search. `renewed` start afresh (FRESH = 1): the
+        kernel's best becomes the start's cost (the host keeps the record)."""
         b = self._buffers
         host_up = b.host_upload
         host_up["FRESH"][:] = 0
-        for q, start in starts:
-            host_up["START"][q] = start
-            host_up["FRESH"][q] = 2
-        costs = qap_costs(self.problem.a, self.problem.b, np.array([s for _q, s in starts]))
+        for fresh, group in ((1, renewed), (2, starts)):
+            for q, start in group:
+                host_up["START"][q] = start
+                host_up["FRESH"][q] = fresh
+        for q, start in renewed:
+            best[q] = qap_costs(self.problem.a, self.problem.b, np.array([start]))[0]
+        costs = qap_costs(self.problem.a, self.problem.b, np.array([s for _q, s in starts])) if starts else []
         better = [(q, cost) for (q, _s), cost in zip(starts, costs) if cost < best[q]]
         log.add([q for q, _c in better], [it] * len(better), [c for _q, c in better], seconds)
         for q, cost in better:
@@ -512,6 +531,7 @@ class ResidentRots:
                 "in_shared_memory": [k for k in ON_CHIP if self.shape["shared"][k]],
                 "dynamic_shared_bytes": self.shape["dynamic_shared_bytes"],
                 "restart": self.restart if self.restart["stagnation"] else None, "restarts": self.restarts,
+                "renewals": self.renewals,
                 "persistent_blocks": self.grid if self.shape["queued"] else 0, "waves": self.waves,
                 "blocks_per_sm": self.per_sm or None,
                 "iterations_per_queue_item": self.shape["subchunk"] if self.shape["queued"] else None,
@@ -566,6 +586,8 @@ class ResidentRotsEngine(Engine):
               "(1: one elite for all; K: each search restarts from its own best)", default=1, low=1),
         Param("mix", float, "restart: the share of restarts from a crossover of the pool's pick and another "
               "pool's best (needs pools > 1)", default=0.0, low=0.0, high=1.0),
+        Param("renew", int, "restart: a pool whose best has not improved for this many iterations starts afresh "
+              "from random permutations, but the pool holding the best of all (0: never)", default=0, low=0),
         Param("perturb_max", float, "restart: random swaps drawn uniformly from perturb to this fraction of n "
               "(default: perturb, a fixed number)", low=0.0, high=4.0),
         Param("persistent", int, "blocks of a persistent grid that take the searches' chunks from a queue (0: one "
@@ -583,7 +605,7 @@ class ResidentRotsEngine(Engine):
                                      restart={"stagnation": params.get("restart") or 0, "elite": params["elite"],
                                               "strength": params["perturb"], "crossover": params["crossover"],
                                               "pools": params["pools"], "mix": params["mix"],
-                                              "strength_max": params.get("perturb_max")})
+                                              "strength_max": params.get("perturb_max"), "renew": params["renew"]})
         self.count = 0
         self.migration = None
 

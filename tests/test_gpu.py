@@ -310,6 +310,30 @@ def test_resident_rots_restarts_stagnant_searches_from_the_elite_reproducibly_an
         assert qap_costs(p.a, p.b, np.array([r.best_solution]))[0] == r.best_objective
 
 
+def test_resident_rots_renewed_pools_start_afresh_and_the_run_keeps_each_searchs_record():
+    """renew: a stalled pool's searches start afresh (FRESH = 1: the kernel forgets their bests);
+    each result still reports the search's record, its solution at that cost, and a trajectory
+    that only improves."""
+    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.problems.qap import qap_costs
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    from lsbench.problems import QAP
+    g = np.random.default_rng(9)
+    p = QAP(g.integers(0, 50, (14, 14)), g.integers(0, 50, (14, 14)))
+    restart = {"stagnation": 8, "elite": 1, "strength": 0.3, "pools": 2, "renew": 8}
+    engine = ResidentRots(p, RobustTabuSearch().params(p), restart=restart)
+    results = engine.run([1, 2, 3, 4], Stop(iterations=96))
+    assert engine.renewals > 0 and engine.describe()["renewals"] == engine.renewals
+    kernel_bests = engine._buffers.host_download["BEST"]
+    for q, r in enumerate(results):
+        assert qap_costs(p.a, p.b, np.array([r.best_solution]))[0] == r.best_objective == r.trajectory[-1][2]
+        values = [v for _i, _t, v in r.trajectory]
+        assert values == sorted(values, reverse=True) and len(set(values)) == len(values)
+        assert r.best_objective <= kernel_bests[q]
+    assert any(r.best_objective < kernel_bests[q] for q, r in enumerate(results))  # a record kept by the host
+
+
 class _Inject:
     """A migration that hands search 0 one solution at the boundary after iteration `at`."""
 

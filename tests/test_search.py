@@ -271,3 +271,23 @@ def test_elite_restarts_mix_pools_and_draw_the_swaps_from_a_range():
             assert moved <= 2 * 10
             sizes.add(moved)
     assert len(sizes) > 3 and max(sizes) > 2 * 2
+
+
+def test_elite_restarts_renew_stalled_pools_afresh_but_never_the_leader():
+    """renew = 10: pools {0, 1}, {2, 3}, {4, 5}; at iteration 10 the two pools not holding the
+    lowest best have not improved for 10 iterations and start afresh from random permutations
+    (their stagnation clocks reset); a pool whose best moved, and the leader's, does not."""
+    from lsbench.search.restarts import EliteRestarts
+    policy = EliteRestarts(9, 6, stagnation=100, elite=1, strength=0.0, seed=4, pools=3, renew=10)
+    bests = np.array([50, 40, 30, 20, 60, 70])
+    none = np.zeros(6, dtype=bool)
+    assert policy.renewals(0, bests, none) == []
+    assert policy.renewals(5, bests, none) == []
+    renewed = policy.renewals(10, bests, none)
+    assert [q for q, _s in renewed] == [0, 1, 4, 5]
+    assert all(sorted(s) == list(range(9)) for _q, s in renewed)
+    assert policy.stagnant(100, none).tolist() == [2, 3]  # the renewed searches' clocks start again at 10
+    fresh = np.array([90, 95, 30, 20, 80, 99])  # their bests after the fresh starts
+    assert policy.renewals(15, fresh, none) == []
+    fresh[0] = 10  # pool 0 now leads; pool 1 (searches 2, 3) stalls since 10
+    assert [q for q, _s in policy.renewals(20, fresh, np.array([False, False, False, True, False, False]))] == [2]

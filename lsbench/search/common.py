@@ -97,12 +97,15 @@ class ImprovementLog:
         return searches, iterations
 
     def trajectories(self):
-        """[[iteration, seconds, objective], ...] per search, starting at its start's objective."""
+        """[[iteration, seconds, objective], ...] per search, starting at its start's objective:
+        the points that lower the search's best (one started afresh climbs back from its new start
+        and reports improvements above its record: left out)."""
         points = [[[0, 0.0, v]] for v in self.starts]
         for searches, iterations, objectives, seconds in self.parts:
             stamp = round(seconds, 6)
             for q, i, o in zip(searches.tolist(), iterations.tolist(), objectives.tolist()):
-                points[q].append([i, stamp, o])
+                if o < points[q][-1][2]:
+                    points[q].append([i, stamp, o])
         return points
 
 

@@ -14,6 +14,9 @@ With `mix` > 0, that share of the restarts starts from a uniform crossover of th
 the best solution of another pool drawn at random (the pools' bests recombine, as the islands of a
 memetic search). With `strength_max` above `strength`, each restart draws its number of swaps
 uniformly between the two (Misevičius' iterated tabu search varies its mutation's size so).
+With `renew` > 0, a pool whose best has not improved for `renew` iterations starts afresh: each
+member from a random permutation, its best forgotten by the search (the run keeps it), so that
+a stalled pool becomes a new independent attempt; the pool holding the best of all never does.
 The restart keeps the search's own best; the tabu list starts afresh. The draws
 come from one NumPy generator seeded by the run's first seed, and decisions are taken every
 `check_every` iterations, so the same seeds give the same run.
@@ -25,7 +28,7 @@ class EliteRestarts:
     """Decides, at chunk boundaries, which searches restart and from where."""
 
     def __init__(self, n, searches, stagnation, elite, strength, seed, crossover=False, pools=1, mix=0.0,
-                 strength_max=None):
+                 strength_max=None, renew=0):
         self.n, self.stagnation, self.elite, self.crossover = n, int(stagnation), int(elite), bool(crossover)
         self.groups = min(int(pools), searches)
         self.pool_of = np.arange(searches) * self.groups // searches  # each search's group
@@ -34,6 +37,9 @@ class EliteRestarts:
         self.mix = float(mix) if self.groups > 1 else 0.0
         self.rng = np.random.default_rng([int(seed), 0x1E1173])
         self.since = np.zeros(searches, dtype=np.int64)  # the iteration of each search's last gain or restart
+        self.renew = int(renew)
+        self.pool_best = np.full(self.groups, np.iinfo(np.int64).max)  # each pool's best since it last started
+        self.pool_since = np.zeros(self.groups, dtype=np.int64)  # ... and the iteration it was found
 
     def check_every(self, cap):
         """Chunk length: a quarter of the stagnation limit (a restart is at most that late), fixed so
@@ -47,6 +53,30 @@ class EliteRestarts:
     def stagnant(self, iteration, finished):
         """The searches, not finished, whose best has not improved for `stagnation` iterations."""
         return np.flatnonzero((iteration - self.since >= self.stagnation) & ~finished)
+
+    def renewals(self, iteration, bests, finished):
+        """[(search, random permutation)]: the members, not finished, of every pool whose best (in
+        `bests`, the searches' bests since their last fresh start) has not improved for `renew`
+        iterations, but the pool that holds the lowest of all; called at every chunk boundary."""
+        if not self.renew:
+            return []
+        bests = np.asarray(bests)
+        lowest = np.full(self.groups, np.iinfo(np.int64).max)
+        np.minimum.at(lowest, self.pool_of, bests)
+        better = lowest < self.pool_best
+        self.pool_best[better] = lowest[better]
+        self.pool_since[better] = iteration
+        leader = self.pool_of[np.argmin(bests)]
+        starts = []
+        for group in np.flatnonzero(iteration - self.pool_since >= self.renew):
+            if group == leader:
+                continue
+            for q in np.flatnonzero((self.pool_of == group) & ~finished):
+                starts.append((int(q), self.rng.permutation(self.n).astype(np.int64)))
+                self.since[q] = iteration
+            self.pool_best[group] = np.iinfo(np.int64).max
+            self.pool_since[group] = iteration
+        return starts
 
     def restarts(self, iteration, bests, best_sols, finished):
         """[(search, start permutation)] for the stagnant searches that have not finished."""
