@@ -71,10 +71,11 @@ def main():
                          "wall_s": rec["wall_s"], "best": rec["best_objective"], "gap_percent": rec["gap_percent"],
                          "aggregate_iterations_per_s": rec.get("aggregate_iterations_per_s"),
                          "restarts": rec["backend_info"].get("restarts"),
+                         "renewals": rec["backend_info"].get("renewals"),
                          "iterations": rec["iterations"]})
             print(f"{name} run {r}: {'reached' if hit is not None else 'not reached'}"
                   f"{f' in {hit:.3f} s' if hit is not None else ''}, gap {rec['gap_percent']:.3f}%, "
-                  f"{rec['backend_info'].get('restarts')} restarts", flush=True)
+                  f"{rec['backend_info'].get('restarts')} restarts, {rec['backend_info'].get('renewals')} renewals", flush=True)
             partial = Path(args.out or ".") / "time_to_bks-partial.json"  # what a killed run leaves
             write_atomic(partial, {"searches": k, "params": params, "instance": name, "runs": runs})
         times = [x["seconds_to_bks"] for x in runs if x["reached"]]
