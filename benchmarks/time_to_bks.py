@@ -43,6 +43,7 @@ def main():
     ap.add_argument("--perturb", type=float, help="rots (default 0.25)")
     ap.add_argument("--param", action="append", metavar="KEY=VALUE",
                     help="an algorithm or backend parameter for every run (e.g. ants=132 for cas); repeatable")
+    ap.add_argument("--first-seed", type=int, default=1, help="run r takes seeds FIRST + r K .. (more runs: start past the last)")
     ap.add_argument("--data-dir")
     ap.add_argument("--out")
     args = ap.parse_args()
@@ -64,7 +65,7 @@ def main():
     for name in args.instances.split(","):
         runs = []
         for r in range(args.runs):
-            rec = run_one("qap", name, algorithm=args.algorithm, backend="gpu-resident", seed=1 + r * k,
+            rec = run_one("qap", name, algorithm=args.algorithm, backend="gpu-resident", seed=args.first_seed + r * k,
                           seconds=args.cap, target="bks", searches=k, backend_params=params, data=args.data_dir)
             hit = first_hit(rec, rec["bks"])
             runs.append({"seed": rec["seed"], "reached": hit is not None, "seconds_to_bks": hit,
