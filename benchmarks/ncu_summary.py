@@ -5,7 +5,8 @@ source page (`device_run.sh ncu-source INSTANCE SEARCHES` writes it as CSV), as 
 
 Per search and iteration: warp instructions executed; the basic blocks (runs of instructions
 executed equally often) that execute the most, with how many warps run them and their opcodes;
-the instructions where warps were sampled stalled most, with their share of all samples.
+the instructions where warps were sampled stalled most, with their share of all samples; the
+share of all samples of each stall reason.
 """
 import argparse
 import csv
@@ -38,6 +39,8 @@ def main():
     top = sorted(blocks, key=lambda b: -b["count"] * len(b["sass"]))[:8]
     samples = sum(int(r[stalls]) for r in data)
     stalled = sorted(range(len(data)), key=lambda k: -int(data[k][stalls]))[:5]
+    reasons = [c for c in cols if c.startswith("stall_") and "Not Issued" not in c]  # why warps waited
+    by_reason = {c[len("stall_"):]: sum(float(r[cols.index(c)] or 0) for r in data) / samples for c in reasons}
     out = {"source": args.csv, "profiled_gpu": args.gpu, "searches": args.searches, "iterations": args.iterations,
            "warp_instructions_per_search_iteration": sum(int(r[executed]) for r in data) / per,
            "top_blocks": [{"first_instruction": b["first"], "instructions": len(b["sass"]),
@@ -47,7 +50,8 @@ def main():
                                               for s in b["sass"]).most_common(8)} for b in top],
            "stall_samples": samples,
            "most_stalled": [{"instruction": k, "sass": data[k][1].strip(),
-                             "share": int(data[k][stalls]) / samples} for k in stalled]}
+                             "share": int(data[k][stalls]) / samples} for k in stalled],
+           "stall_reasons": dict(sorted(by_reason.items(), key=lambda kv: -kv[1]))}
     path = write_result("ncu_rots", out, args.out, gpu_tag=args.gpu)
     print(f"{out['warp_instructions_per_search_iteration']:,.0f} warp instructions a search and iteration -> {path}")
     for b in out["top_blocks"]:
@@ -55,6 +59,7 @@ def main():
               f"{b['warps_per_search_iteration']:5.2f} warps: {b['opcodes'][:4]}")
     for s in out["most_stalled"]:
         print(f"  stalled {s['share']:.1%} at {s['sass']}")
+    print("  stall reasons: " + ", ".join(f"{k} {v:.1%}" for k, v in list(out["stall_reasons"].items())[:6]))
 
 
 if __name__ == "__main__":
