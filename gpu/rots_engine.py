@@ -395,7 +395,7 @@ class ResidentRots:
                 arrived, stop_all = migration.at_chunk(it, best, BEST_SOL.copy_to_host, finished, reached)
                 if stop_all:  # another island reached the target
                     finished[:] = True
-                taken = {q for q, _s in starts}
+                taken = {q for q, _s in starts + renewed}
                 starts += [(q, s) for q, s in arrived if q not in taken]
             if finished.all():
                 break
@@ -596,6 +596,9 @@ class ResidentRotsEngine(Engine):
 
     def __init__(self, problem, neighbourhood, search, params, threads=None):
         params = with_defaults(self.parameters, params)
+        for key in ("mix", "renew"):
+            if params[key] and params["pools"] < 2:
+                raise LsbenchError(f"--param {key}={params[key]}: needs pools of searches (--param pools=G, G >= 2)")
         if params.get("perturb_max") is not None and params["perturb_max"] < params["perturb"]:
             raise LsbenchError(f"--param perturb_max={params['perturb_max']}: below perturb={params['perturb']} "
                                "(the range of random swaps runs from perturb up to perturb_max)")

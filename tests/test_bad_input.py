@@ -261,3 +261,18 @@ def test_cpu_parallel_runs_a_tiny_neighbourhood_on_one_core_and_says_so(tmp_path
         assert r.returncode == 0, r.stderr
         info = json.loads(out.read_text())["backend_info"]
         assert ("serial" in info) == serial and (info["threads"] == 1 if serial else info["threads"] >= 1)
+
+
+@pytest.mark.parametrize("params,needle", [(["mix=0.5"], "--param mix"), (["renew=1000"], "--param renew"),
+                                           (["pools=4", "perturb_max=0.1"], "--param perturb_max")])
+def test_restart_options_that_cannot_take_effect_are_one_error_line(tmp_path, params, needle):
+    """mix and renew act between pools (one pool: nothing to mix or renew); perturb_max below
+    perturb is an empty range. Each is refused before the run, with no record written."""
+    out = tmp_path / "r.json"
+    args = ["run", "--instance", "tai12a", "--algorithm", "rots", "--backend", "gpu-resident", "--searches", "4",
+            "--param", "restart=40", *[x for p in params for x in ("--param", p)], "--iterations", "8", "--out", out,
+            "--quiet"]
+    r = subprocess.run([sys.executable, "-m", "lsbench", *map(str, args)], capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "LSBENCH_DATA": str(SHARED), "NUMBA_ENABLE_CUDASIM": "1"}, timeout=120)
+    one_error_line(r, needle)
+    assert not out.exists()
