@@ -364,7 +364,7 @@ def test_resident_rots_restart_from_a_solution_better_than_its_best_keeps_that_w
     from lsbench.problems import QAP
     g = np.random.default_rng(3)
     p = QAP(g.integers(0, 50, (20, 20)), g.integers(0, 50, (20, 20)))
-    good = ResidentRots(p, RobustTabuSearch().params(p)).run([7], Stop(iterations=400))[0]
+    good = ResidentRots(p, RobustTabuSearch().params(p)).run([7], Stop(iterations=150))[0]
     for _ in range(3):
         inject = _Inject(np.array(good.best_solution, dtype=np.int64))
         r = ResidentRots(p, RobustTabuSearch().params(p)).run([1, 2], Stop(iterations=12), chunk=4, migration=inject)[0]
