@@ -342,9 +342,9 @@ class ResidentRots:
         chunks_run = 0
         starts = []  # restarts decided at the last boundary: they go up only if another chunk runs
         renewed = []  # fresh starts (a renewed pool) decided there: the search forgets its best
-        # the run's record of each search where a fresh start made the search forget it
+        # the run's record of each search where a fresh start (policy.renew) made the search forget it
         record = np.full(K, np.iinfo(np.int64).max)
-        record_sol = np.zeros((K, pr.n), dtype=np.int64)
+        record_sol = np.zeros((K, pr.n) if policy and policy.renew else (0, pr.n), dtype=np.int64)
         while not stop.reached(it, it * nb.size, time.perf_counter() - t_start, int(best.max())):
             n_iter = chunks.next(stop, it, nb.size)
             if starts or renewed:
@@ -409,9 +409,10 @@ class ResidentRots:
             best_sol = sols
         else:
             best_sol = (host_down["BEST_SOL"] if bests_only else BEST_SOL.copy_to_host()).astype(np.int64)
-            kept = record < best  # a search whose fresh start never got back to its record
-            best = np.where(kept, record, best)
-            best_sol[kept] = record_sol[kept]
+            if len(record_sol):
+                kept = record < best  # a search whose fresh start never got back to its record
+                best = np.where(kept, record, best)
+                best_sol[kept] = record_sol[kept]
             cur = None if bests_only else CUR.copy_to_host()  # a cas generation keeps only the bests
         self.kernel_s, self.max_chunk_s, self.chunks_run = kernel_s, max_chunk_s, chunks_run
         self.loop_s = time.perf_counter() - t_start  # the search loop, without the one-off set-up
@@ -452,8 +453,8 @@ class ResidentRots:
             for q, start in group:
                 host_up["START"][q] = start
                 host_up["FRESH"][q] = fresh
-        for q, start in renewed:
-            best[q] = qap_costs(self.problem.a, self.problem.b, np.array([start]))[0]
+        if renewed:
+            best[[q for q, _s in renewed]] = qap_costs(self.problem.a, self.problem.b, np.array([s for _q, s in renewed]))
         costs = qap_costs(self.problem.a, self.problem.b, np.array([s for _q, s in starts])) if starts else []
         better = [(q, cost) for (q, _s), cost in zip(starts, costs) if cost < best[q]]
         log.add([q for q, _c in better], [it] * len(better), [c for _q, c in better], seconds)

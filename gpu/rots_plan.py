@@ -149,11 +149,12 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     workers = split or threads  # threads that recompute
     owners = threads - split  # threads that own moves
     small = not general and min(int(A.min()), int(B.min())) >= 0 and largest < 1 << 8
-    if auto_split and cluster > 1:  # recomputing-only warps, one round at the lanes a sum needs alone
+    if auto_split:  # recomputing-only warps, one round at the lanes a sum needs alone
         lanes = group or lanes_per_sum(-(-n // 4) if small else n, small)
         split = recomputing_warps(n, threads, items, lanes, cluster)
         workers, owners = split or threads, threads - split
-        group = lanes if split else group
+        if cluster > 1 and split:  # (one block: the lanes follow from dp4a, below)
+            group = lanes
     if group is None and cluster > 1:  # a cluster: as many lanes as one round of the block's share allows
         group = 1
         while group < 32 and 2 * group * items <= workers:
@@ -167,9 +168,6 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     # the flow and permuted-distance matrices' rows: whole 32-bit words, bytes in whole 16-byte quads
     # (dp4a's sums load a quad of each row at once)
     stride = -(-n // 16) * 16 if data_bits == 8 else -(-n // 4) * 4
-    if auto_split and cluster == 1:
-        split = recomputing_warps(n, threads, items, group or lanes_per_sum(-(-n // 4) if small else n, small))
-        workers, owners = split or threads, threads - split
     delta_bytes = 8 if wide else 4
     static = n * (12 + (4 if general else 2) * delta_bytes) + (threads if config.ENABLE_CUDASIM else 32) * 8
     static += 2 * 8 * cluster * (threads // 32)  # a cluster's keys

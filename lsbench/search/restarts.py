@@ -54,6 +54,11 @@ class EliteRestarts:
         """The searches, not finished, whose best has not improved for `stagnation` iterations."""
         return np.flatnonzero((iteration - self.since >= self.stagnation) & ~finished)
 
+    def best_members(self, bests):
+        """Each pool's search with the lowest best (the first on ties)."""
+        order = np.lexsort((bests, self.pool_of))
+        return order[np.searchsorted(self.pool_of[order], np.arange(self.groups))]
+
     def renewals(self, iteration, bests, finished):
         """[(search, random permutation)]: the members, not finished, of every pool whose best (in
         `bests`, the searches' bests since their last fresh start) has not improved for `renew`
@@ -61,8 +66,7 @@ class EliteRestarts:
         if not self.renew:
             return []
         bests = np.asarray(bests)
-        lowest = np.full(self.groups, np.iinfo(np.int64).max)
-        np.minimum.at(lowest, self.pool_of, bests)
+        lowest = bests[self.best_members(bests)]
         better = lowest < self.pool_best
         self.pool_best[better] = lowest[better]
         self.pool_since[better] = iteration
@@ -86,9 +90,7 @@ class EliteRestarts:
         bests = np.asarray(bests)
         pools = {}
         starts = []
-        if self.mix:  # each pool's best member
-            order = np.lexsort((bests, self.pool_of))
-            pool_best = order[np.searchsorted(self.pool_of[order], np.arange(self.groups))]
+        leaders = self.best_members(bests) if self.mix else None
         for q in stagnant:
             group = self.pool_of[q]
             if group not in pools:
@@ -104,7 +106,7 @@ class EliteRestarts:
                 start = np.array(best_sols[pool[self.rng.integers(pool.size)]], dtype=np.int64)
                 if self.mix and self.rng.random() < self.mix:
                     other = (group + 1 + self.rng.integers(self.groups - 1)) % self.groups
-                    start = uniform_crossover(start, np.asarray(best_sols[pool_best[other]], dtype=np.int64), self.rng)
+                    start = uniform_crossover(start, np.asarray(best_sols[leaders[other]], dtype=np.int64), self.rng)
             swaps = self.swaps if self.most_swaps == self.swaps else int(self.rng.integers(self.swaps, self.most_swaps + 1))
             for _ in range(swaps):
                 i, j = self.rng.integers(self.n, size=2)
