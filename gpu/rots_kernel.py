@@ -118,6 +118,10 @@ def _make_kernel(shape):
     # load a move in the O(1) pass instead of two
     PACKED = not shape["wide"] and not GENERAL
     GOLDEN = rng.GOLDEN
+    # a swap's rows r, s by threads 0 .. N - 1, their columns by the block's last whole warps (where
+    # the block holds both): the serial tail that every warp waits for is half as long
+    COLUMN0 = THREADS - -(-N // 32) * 32
+    COLUMN_THREADS = COLUMN0 >= N
 
     if SHUFFLE:
         from .intrinsics import dp4a, warp_min_u32
@@ -238,24 +242,23 @@ def _make_kernel(shape):
     lane_sum = _unrolled_packed_lane_sum(ROW_WORDS, LANES, ROW_SUMS) if DP4A else _unrolled_lane_sum(N, LANES, GENERAL, DELTA_NP, term)
 
     @cuda.jit(device=True, inline=True)
-    def swap_cost(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, x, y, active, g):
+    def swap_cost(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, x, y, g):
         """The full O(n) cost of swapping x and y, its sum split over a group's G lanes (MATA),
-        in the group's lane g = 0. Every lane of the warp must call it (shuffles); `active`: this
-        group has a move. Also returns, on byte matrices, the row sum S_y = sum_k A_yk bp_yk: there
+        in the group's lane g = 0. Every lane of the warp must call it (shuffles), with some x != y
+        (a group without a move computes one and drops it: no branch around the sum, whose join
+        kept the whole cost in 64-bit arithmetic). Also returns, on byte matrices, the row sum S_y = sum_k A_yk bp_yk: there
         the lanes sum the cross products and S_y, and S_x comes from srow, which the swaps keep up to
         date for every row but the two swapped (whose next recomputations store them): three dp4a
         a word instead of four. Else S_y is 0."""
         xo = U64(x * ROW_STRIDE)
         yo = U64(y * ROW_STRIDE)
-        acc = DELTA_NP(0)
         sy = DELTA_NP(0)
-        if active:
-            if ROW_SUMS:
-                acc, sy = lane_sum(Aw, bpw, U64(x * ROW_WORDS), U64(y * ROW_WORDS), g)
-            elif DP4A:
-                acc = lane_sum(Aw, bpw, U64(x * ROW_WORDS), U64(y * ROW_WORDS), g)
-            else:
-                acc = lane_sum(Af, AT, bp, bpt, xo, yo, g)
+        if ROW_SUMS:
+            acc, sy = lane_sum(Aw, bpw, U64(x * ROW_WORDS), U64(y * ROW_WORDS), g)
+        elif DP4A:
+            acc = lane_sum(Aw, bpw, U64(x * ROW_WORDS), U64(y * ROW_WORDS), g)
+        else:
+            acc = lane_sum(Af, AT, bp, bpt, xo, yo, g)
         if LANES > 1:
             off = LANES // 2
             while off > 0:
@@ -275,8 +278,8 @@ def _make_kernel(shape):
     @cuda.jit(device=True, inline=True)
     def tabu_age(ex, p, i, j):
         """Move (i, j)'s tabu age: the older expiry of its two assignments."""
-        e1 = ex[U64(i * N + p[j])]
-        e2 = ex[U64(j * N + p[i])]
+        e1 = ex[U64(i * N + p[U64(j)])]  # (unsigned indices: no negative-index wraparound code)
+        e2 = ex[U64(j * N + p[U64(i)])]
         return e1 if e1 < e2 else e2
 
     @cuda.jit(device=True, inline=True)
@@ -317,17 +320,27 @@ def _make_kernel(shape):
         m[sr] = t
 
     @cuda.jit(device=True, inline=True)
-    def swap_at(m, rq, sq, qr, qs):
-        """Swapping r and s in the permuted frame at q (not r, s): rows r, s exchange their q-th
-        entries, columns r, s their q-th rows. Returns new m[s, q] - new m[r, q] (an update vector)."""
+    def swap_row_entries(m, rq, sq):
+        """Swapping r and s in the permuted frame at q (not r, s), rows' half: rows r, s exchange
+        their q-th entries. Returns new m[s, q] - new m[r, q] (an update vector)."""
         orq = m[rq]
         osq = m[sq]
         m[rq] = osq
         m[sq] = orq
-        t = m[qr]
-        m[qr] = m[qs]
-        m[qs] = t
         return orq - osq
+
+    @cuda.jit(device=True, inline=True)
+    def swap_columns_at(bp, bpt, q, r, s):
+        """The columns' half: row q (not r, s) exchanges its r-th and s-th entries (bp, and bpt on
+        general instances)."""
+        qr, qs = U64(q * ROW_STRIDE + r), U64(q * ROW_STRIDE + s)
+        t = bp[qr]
+        bp[qr] = bp[qs]
+        bp[qs] = t
+        if GENERAL:
+            t = bpt[qr]
+            bpt[qr] = bpt[qs]
+            bpt[qs] = t
 
     if DELTA_BITS == 32 and SHUFFLE:
         @cuda.jit(device=True, inline=True)
@@ -406,7 +419,7 @@ def _make_kernel(shape):
                 valid = False
                 x = np.int32(0)
                 y = np.int32(1)
-            d, _sy = swap_cost(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, x, y, valid, U64(tid % LANES))
+            d, _sy = swap_cost(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, x, y, U64(tid % LANES))
             if valid and tid % LANES == 0:  # the block's own move
                 sl = U64(item % MOVES_PER_THREAD * OWNER_THREADS + local)
                 dl[sl] = d
@@ -510,7 +523,7 @@ def _make_kernel(shape):
         todo = cuda.shared.array(N, int32)
         xkey = cuda.shared.array(XKEYS, int64)  # a cluster: every warp's key, by parity
         bars = cuda.shared.array(2 if CLUSTER > 1 else 1, int64)  # a cluster: the exchange's mbarriers, by parity
-        ten = cuda.shared.array(2, int64)
+        ten = cuda.shared.array(2, int32)
         dyn_d = cuda.shared.array(0, DELTA_TYPE)  # the dynamic shared memory, seen through each table's type
         dyn_b = cuda.shared.array(0, BPT)
         dyn_i = cuda.shared.array(0, int32)
@@ -638,15 +651,22 @@ def _make_kernel(shape):
                 # kept `fresh` live and added two spills to the 512-thread loop's SASS)
                 row_sums(Aw, bpw, srow, tid)
                 cuda.syncthreads()
-                for step in range(n_iter):
-                    it = it0 + step + 1
+                # 32-bit step bookkeeping on every warp's path: the clock it32 (below 2^31: the host
+                # rebases it under 2^30 before a chunk), and it_asp = it - aspiration, clamped once at
+                # ASPIRE_FLOOR: the ages are never below EXPIRED, so that a horizon under it, where it
+                # stays through any chunk (fewer than 2^29 iterations), aspirates nothing, clamped or not
+                it32 = np.int32(it0)
+                it_end = np.int32(it0 + n_iter)
+                it_asp = np.int32(max(it0 - aspiration, ASPIRE_FLOOR))
+                while it32 < it_end:
+                    step = np.int32(it32 - np.int32(it0))  # (a cluster's mbarrier phases count from the item's start)
+                    it32 = np.int32(it32 + 1)
+                    it_asp = np.int32(it_asp + 1)
                     thr = DELTA_NP(max(best - current, DMIN))  # d < thr: a new best (aspiration)
-                    it_asp = np.int32(max(it - aspiration, -(1 << 31)))
-                    it32 = np.int32(it)
                     kb = NO_KEY
                     if tid == THREADS - 1:  # the next move's two tenures, off the critical path (read after the barrier)
-                        ten[0] = _tenure(mix64(state + GOLDEN), tenure_min, tenure_max, tenure_cube)
-                        ten[1] = _tenure(mix64(state + GOLDEN + GOLDEN), tenure_min, tenure_max, tenure_cube)
+                        ten[0] = np.int32(_tenure(mix64(state + GOLDEN), tenure_min, tenure_max, tenure_cube))
+                        ten[1] = np.int32(_tenure(mix64(state + GOLDEN + GOLDEN), tenure_min, tenure_max, tenure_cube))
                     # -- the 2n-3 moves touching the last swap: O(n) each, LANES lanes splitting the sum (MATA)
                     # item: the cluster's lane groups, blocks interleaved; rounds while the warp's first
                     # item is a move (uniform), in 32-bit counters (a range's 64-bit trip count cost
@@ -658,7 +678,7 @@ def _make_kernel(shape):
                         y = s
                         if item < ITEMS:
                             x, y = touching(item, r, s)
-                        d, sy = swap_cost(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, x, y, item < ITEMS, U64(tid % LANES))
+                        d, sy = swap_cost(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, x, y, U64(tid % LANES))
                         if ROW_SUMS:  # the swap back, (s, r), undoes the last one: minus its delta (srow holds no
                             d = -dlast if x == s else d  # S_s yet, which this lane's sum needed)
                         if item < ITEMS and tid % LANES == 0:
@@ -728,7 +748,6 @@ def _make_kernel(shape):
                             cuda.syncthreads()
                             half //= 2
                         kb = rkey[0]
-                    done += 1
                     moved = kb < ALLOWED  # else every move is tabu: Taillard keeps the solution
                     if moved:
                         r = np.int32((kb >> J_BITS) & JMASK)
@@ -748,8 +767,8 @@ def _make_kernel(shape):
                             if q == r:
                                 pr = p[r]
                                 ps = p[s]
-                                ex[U64(r * N + pr)] = it + ten[0]
-                                ex[U64(s * N + ps)] = it + ten[1]
+                                ex[U64(r * N + pr)] = it32 + ten[0]
+                                ex[U64(s * N + ps)] = it32 + ten[1]
                                 p[r] = ps
                                 p[s] = pr
                                 rr, ss, rs, sr = U64(r * ROW_STRIDE + r), U64(s * ROW_STRIDE + s), U64(r * ROW_STRIDE + s), U64(s * ROW_STRIDE + r)
@@ -760,21 +779,27 @@ def _make_kernel(shape):
                                     BEST_SOL[sid, r] = ps
                                     BEST_SOL[sid, s] = pr
                             elif q != s:
-                                rq, sq, qr, qs = U64(r * ROW_STRIDE + q), U64(s * ROW_STRIDE + q), U64(q * ROW_STRIDE + r), U64(q * ROW_STRIDE + s)
+                                rq, sq = U64(r * ROW_STRIDE + q), U64(s * ROW_STRIDE + q)
                                 uq = DELTA_NP(Af[rq] - Af[sq])
-                                wq = DELTA_NP(swap_at(bp, rq, sq, qr, qs))  # old bp_rq - bp_sq
+                                wq = DELTA_NP(swap_row_entries(bp, rq, sq))  # old bp_rq - bp_sq
                                 set_update(u, w, q, uq, wq)
                                 if ROW_SUMS:  # bp_qr and bp_qs trade places: S_q changes by -u_q w_q (S_r and
                                     srow[q] = np.uint32(srow[q] - np.uint32(uq * wq))  # S_s: the next recomputations)
                                 if GENERAL:
-                                    z[q] = swap_at(bpt, rq, sq, qr, qs)
+                                    z[q] = swap_row_entries(bpt, rq, sq)
                                     v[q] = AT[rq] - AT[sq]
+                                if not COLUMN_THREADS:
+                                    swap_columns_at(bp, bpt, q, r, s)
                                 if improved and rank == 0:
                                     BEST_SOL[sid, q] = p[q]
                             q = np.int32(q + THREADS)
+                        if COLUMN_THREADS:  # the columns' entries by the block's last warps, beside the rows'
+                            q = np.int32(tid - COLUMN0)
+                            if q >= 0 and q < N and q != r and q != s:
+                                swap_columns_at(bp, bpt, q, r, s)
                         if improved:
                             if tid == 0 and rank == 0:
-                                IMP_IT[nimp, sid] = it
+                                IMP_IT[nimp, sid] = it32
                                 IMP_OBJ[nimp, sid] = current
                             nimp += 1
                             stop = current <= target
@@ -805,7 +830,7 @@ def _make_kernel(shape):
                     BEST[sid] = best
                     STATE[sid, 0] = state
                     NIMP[sid] = nimp
-                    DONE[sid] = done
+                    DONE[sid] = done + (it32 - np.int32(it0))
 
             if not QUEUED:
                 break
@@ -873,6 +898,7 @@ def _tenure(word, tenure_min, tenure_max, tenure_cube):
 REBASE_AT = 1 << 30
 REBASE_BY = 1 << 29
 EXPIRED = -(1 << 30)
+ASPIRE_FLOOR = EXPIRED - (1 << 29)  # an aspiration horizon below every age for a whole chunk (the kernel's it_asp)
 
 
 @cuda.jit
