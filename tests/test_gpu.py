@@ -200,6 +200,25 @@ def test_resident_rots_in_the_symmetric_form_with_diagonals_and_a_shifted_clock(
         _same_search(_cpu_rots(p, seed, Stop(iterations=30)), dev)
 
 
+@pytest.mark.parametrize("aspiration", ["5", "3000000000"])
+def test_resident_rots_aspiration_horizon_short_or_beyond_the_32_bit_clock_follows_the_cpu(aspiration):
+    """The kernel keeps the aspiration horizon it - aspiration in 32 bits, clamped once a chunk:
+    a short horizon (many moves aspirated by age) and one beyond the 32-bit clock (none ever) give
+    exactly the CPU's searches, over several chunks."""
+    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench import instances as registry
+    from lsbench.registry import get_evaluator
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    p = registry.load("tai12a")
+    rots = RobustTabuSearch(tenure_min="2", tenure_max="4", aspiration=aspiration)
+    engine = ResidentRots(p, rots.params(p))
+    nb = p.neighbourhood("swap")
+    stop = Stop(iterations=60)
+    for seed, dev in zip([3, 4], engine.run([3, 4], stop, chunk=7)):
+        _same_search(rots.run(p, nb, get_evaluator("cpu").bind(p, nb), stop, seed), dev)
+
+
 @pytest.mark.parametrize("blocks", [1, 2])
 def test_resident_rots_with_more_searches_than_blocks_queues_them_and_each_follows_the_cpu(blocks):
     """A persistent grid smaller than K: blocks take (search, sub-chunk of 2 iterations) items from
