@@ -39,8 +39,8 @@ def main():
     top = sorted(blocks, key=lambda b: -b["count"] * len(b["sass"]))[:8]
     samples = sum(int(r[stalls]) for r in data)
     stalled = sorted(range(len(data)), key=lambda k: -int(data[k][stalls]))[:5]
-    reasons = [c for c in cols if c.startswith("stall_") and "Not Issued" not in c]  # why warps waited
-    by_reason = {c[len("stall_"):]: sum(float(r[cols.index(c)] or 0) for r in data) / samples for c in reasons}
+    reasons = {c[len("stall_"):]: k for k, c in enumerate(cols) if c.startswith("stall_") and "Not Issued" not in c}
+    by_reason = {name: sum(float(r[k] or 0) for r in data) / samples for name, k in reasons.items()}  # why warps waited
     out = {"source": args.csv, "profiled_gpu": args.gpu, "searches": args.searches, "iterations": args.iterations,
            "warp_instructions_per_search_iteration": sum(int(r[executed]) for r in data) / per,
            "top_blocks": [{"first_instruction": b["first"], "instructions": len(b["sass"]),

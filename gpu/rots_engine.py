@@ -470,7 +470,7 @@ class ResidentRots:
         b = self.buffers(K)
         # the kernel's clock and aspiration horizon are 32-bit: a chunk stays under 2^29 iterations
         # (rots_kernel.ASPIRE_FLOOR), as every chunk the engine sizes (chunk_cap) does
-        assert 0 < int(scalars[5]) < 1 << 29, "a gpu-resident rots chunk of 2^29 iterations or more"
+        assert int(scalars[5]) < 1 << 29, "a gpu-resident rots chunk of 2^29 iterations or more"
         subchunks = -(-int(scalars[5]) // self.shape["subchunk"])
         if self.shape["queued"] and self.subchunks_done + subchunks >= RING_TAG_LIMIT:  # the tags start afresh
             b.RING.copy_to_device(np.zeros(b.RING.size, np.int64), stream=self.stream)

@@ -121,7 +121,7 @@ def _make_kernel(shape):
     GOLDEN = rng.GOLDEN
     # a swap's rows r, s by threads 0 .. N - 1, their columns by the block's last whole warps (where
     # the block holds both): the serial tail that every warp waits for is half as long
-    COLUMN0 = THREADS - -(-N // 32) * 32
+    COLUMN0 = THREADS - 32 * -(-N // 32)
     COLUMN_THREADS = COLUMN0 >= N
 
     if SHUFFLE:
@@ -247,10 +247,10 @@ def _make_kernel(shape):
         """The full O(n) cost of swapping x and y, its sum split over a group's G lanes (MATA),
         in the group's lane g = 0. Every lane of the warp must call it (shuffles), with some x != y
         (a group without a move computes one and drops it: no branch around the sum, whose join
-        kept the whole cost in 64-bit arithmetic). Also returns, on byte matrices, the row sum S_y = sum_k A_yk bp_yk: there
-        the lanes sum the cross products and S_y, and S_x comes from srow, which the swaps keep up to
-        date for every row but the two swapped (whose next recomputations store them): three dp4a
-        a word instead of four. Else S_y is 0."""
+        kept the whole cost in 64-bit arithmetic). Also returns, on byte matrices, the row sum
+        S_y = sum_k A_yk bp_yk: there the lanes sum the cross products and S_y, and S_x comes from
+        srow, which the swaps keep up to date for every row but the two swapped (whose next
+        recomputations store them): three dp4a a word instead of four. Else S_y is 0."""
         xo = U64(x * ROW_STRIDE)
         yo = U64(y * ROW_STRIDE)
         sy = DELTA_NP(0)
