@@ -344,7 +344,7 @@ class ResidentRots:
         renewed = []  # fresh starts (a renewed pool) decided there: the search forgets its best
         # the run's record of each search where a fresh start (policy.renew) made the search forget it
         record = np.full(K, np.iinfo(np.int64).max)
-        record_sol = np.zeros((K, pr.n) if policy and policy.renew else (0, pr.n), dtype=np.int64)
+        record_sol = np.zeros((K, pr.n) if policy and policy.forgets else (0, pr.n), dtype=np.int64)
         while not stop.reached(it, it * nb.size, time.perf_counter() - t_start, int(best.max())):
             n_iter = chunks.next(stop, it, nb.size)
             if starts or renewed:
@@ -426,20 +426,26 @@ class ResidentRots:
                              int(cur[q])) for q in range(K)]
 
     def _restarts(self, policy, it, best, finished, record, record_sol):
-        """([(search, start)] of the stagnant searches, [(search, start)] of the renewed pools'
-        searches) (lsbench.search.restarts). A renewed search's best goes to `record` first."""
+        """([(search, start)] of the stagnant searches that keep their bests, [(search, start)] of
+        those that forget them: the renewed pools' searches and the walkers) (lsbench.search.restarts).
+        A forgetting search's best goes to `record` first; the pools' elites see the walkers'
+        records (renew and walk exclude each other)."""
         renewed = policy.renewals(it, best, finished)
         stagnant = policy.stagnant(it, finished).size
         if not (renewed or stagnant):
             return [], []
         sols = self._buffers.BEST_SOL.copy_to_host()
-        for q, _start in renewed:
+        walks = policy.walks(it, sols, finished) if stagnant else []
+        for q, _start in renewed + walks:
             if best[q] < record[q]:
                 record[q], record_sol[q] = best[q], sols[q]
+        if walks or policy.walker.any():
+            kept = record < best
+            best, sols = np.where(kept, record, best), np.where(kept[:, None], record_sol, sols)
         starts = policy.restarts(it, best, sols, finished) if stagnant else []
-        self.restarts += len(starts)
+        self.restarts += len(starts) + len(walks)
         self.renewals += len(renewed)
-        return starts, renewed
+        return starts, renewed + walks
 
     def _start_from(self, starts, renewed, it, best, log, seconds):
         """Restarts searches from [(search, start)] at their next chunk: the starts and FRESH = 2 go
@@ -592,6 +598,9 @@ class ResidentRotsEngine(Engine):
               "pool's best (needs pools > 1)", default=0.0, low=0.0, high=1.0),
         Param("renew", int, "restart: a pool whose best has not improved for this many iterations starts afresh "
               "from random permutations, but the pool holding the best of all (0: never)", default=0, low=0),
+        Param("walk", float, "restart: the share of each pool's searches that restart from their own last "
+              "local optimum and forget it (random-walk acceptance; the run keeps their records)", default=0.0,
+              low=0.0, high=1.0),
         Param("perturb_max", float, "restart: random swaps drawn uniformly from perturb to this fraction of n "
               "(default: perturb, a fixed number)", low=0.0, high=4.0),
         Param("persistent", int, "blocks of a persistent grid that take the searches' chunks from a queue (0: one "
@@ -603,6 +612,11 @@ class ResidentRotsEngine(Engine):
         for key in ("mix", "renew"):
             if params[key] and params["pools"] < 2:
                 raise LsbenchError(f"--param {key}={params[key]}: needs pools of searches (--param pools=G, G >= 2)")
+        if params["walk"] and params["renew"]:
+            raise LsbenchError(f"--param walk={params['walk']}: not with renew (a renewal would hand a pool back "
+                               "the records of its walkers)")
+        if params["walk"] and not params.get("restart"):
+            raise LsbenchError(f"--param walk={params['walk']}: needs restarts (--param restart=S, S > 0)")
         if params.get("perturb_max") is not None and params["perturb_max"] < params["perturb"]:
             raise LsbenchError(f"--param perturb_max={params['perturb_max']}: below perturb={params['perturb']} "
                                "(the range of random swaps runs from perturb up to perturb_max)")
@@ -612,7 +626,8 @@ class ResidentRotsEngine(Engine):
                                      restart={"stagnation": params.get("restart") or 0, "elite": params["elite"],
                                               "strength": params["perturb"], "crossover": params["crossover"],
                                               "pools": params["pools"], "mix": params["mix"],
-                                              "strength_max": params.get("perturb_max"), "renew": params["renew"]})
+                                              "strength_max": params.get("perturb_max"), "renew": params["renew"],
+                                              "walk": params["walk"]})
         self.count = 0
         self.migration = None
 

@@ -273,6 +273,30 @@ def test_elite_restarts_mix_pools_and_draw_the_swaps_from_a_range():
     assert len(sizes) > 3 and max(sizes) > 2 * 2
 
 
+def test_elite_restarts_walkers_restart_from_their_own_optimum_and_the_others_from_the_pool():
+    """walk = 0.5 over pools {0, 1}, {2, 3}, {4, 5}: each pool's second member walks (from its own
+    best since its last restart, perturbed); the first draws from its pool's elite, which counts the
+    walker's best; walk = 0 has no walkers, walk = 1 only walkers."""
+    from lsbench.search.restarts import EliteRestarts
+    bests = np.array([50, 10, 40, 30, 20, 60])
+    sols = [np.roll(np.arange(8), k) for k in range(6)]
+    none = np.zeros(6, dtype=bool)
+
+    def which(start):
+        return int(np.argmax([np.array_equal(start, s) for s in sols]))
+    policy = EliteRestarts(8, 6, stagnation=5, elite=1, strength=0.0, seed=3, pools=3, walk=0.5)
+    assert policy.walker.tolist() == [False, True, False, True, False, True] and policy.forgets
+    walks = policy.walks(10, sols, none)
+    assert {q: which(s) for q, s in walks} == {1: 1, 3: 3, 5: 5}
+    assert {q: which(s) for q, s in policy.restarts(10, bests, sols, none)} == {0: 1, 2: 3, 4: 4}
+    assert policy.walks(12, sols, none) == [] and policy.stagnant(15, none).size == 6  # clocks reset at 10
+    assert not EliteRestarts(8, 6, stagnation=5, elite=1, strength=0.0, seed=3, pools=3).walker.any()
+    assert EliteRestarts(8, 6, stagnation=5, elite=1, strength=0.0, seed=3, pools=3, walk=1.0).walker.all()
+    perturbed = EliteRestarts(8, 6, stagnation=5, elite=1, strength=0.5, seed=3, pools=6, walk=1.0)
+    for q, start in perturbed.walks(10, sols, np.array([True] + [False] * 5)):
+        assert q != 0 and sorted(start) == list(range(8)) and not np.array_equal(start, sols[q])
+
+
 def test_elite_restarts_renew_stalled_pools_afresh_but_never_the_leader():
     """renew = 10: pools {0, 1}, {2, 3}, {4, 5}; at iteration 10 the two pools not holding the
     lowest best have not improved for 10 iterations and start afresh from random permutations

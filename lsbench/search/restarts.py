@@ -17,7 +17,12 @@ uniformly between the two (Misevičius' iterated tabu search varies its mutation
 With `renew` > 0, a pool whose best has not improved for `renew` iterations starts afresh: each
 member from a random permutation, its best forgotten by the search (the run keeps it), so that
 a stalled pool becomes a new independent attempt; the pool holding the best of all never does.
-The restart keeps the search's own best; the tabu list starts afresh. The draws
+With `walk` > 0, that share of each pool's members (its last ones) accept every new local optimum
+instead: a stagnant walker restarts from its own best since its last restart, perturbed, and
+forgets it (the run keeps its record), a random walk over local optima (the RW acceptance of
+Stützle's iterated local search for QAP), while the pool's other members draw from the pool's
+elite, walkers' records included. Otherwise a restart keeps the search's own best; the tabu list
+starts afresh in both. The draws
 come from one NumPy generator seeded by the run's first seed, and decisions are taken every
 `check_every` iterations, so the same seeds give the same run.
 """
@@ -28,7 +33,7 @@ class EliteRestarts:
     """Decides, at chunk boundaries, which searches restart and from where."""
 
     def __init__(self, n, searches, stagnation, elite, strength, seed, crossover=False, pools=1, mix=0.0,
-                 strength_max=None, renew=0):
+                 strength_max=None, renew=0, walk=0.0):
         self.n, self.stagnation, self.elite, self.crossover = n, int(stagnation), int(elite), bool(crossover)
         self.groups = min(int(pools), searches)
         self.pool_of = np.arange(searches) * self.groups // searches  # each search's group
@@ -38,6 +43,10 @@ class EliteRestarts:
         self.rng = np.random.default_rng([int(seed), 0x1E1173])
         self.since = np.zeros(searches, dtype=np.int64)  # the iteration of each search's last gain or restart
         self.renew = int(renew)
+        # the last round(walk * size) members of each pool walk
+        size = np.bincount(self.pool_of, minlength=self.groups)
+        rank = np.arange(searches) - np.searchsorted(self.pool_of, self.pool_of)
+        self.walker = rank >= size[self.pool_of] - np.round(float(walk) * size[self.pool_of])
         self.pool_best = np.full(self.groups, np.iinfo(np.int64).max)  # each pool's best since it last started
         self.pool_since = np.zeros(self.groups, dtype=np.int64)  # ... and the iteration it was found
 
@@ -82,9 +91,34 @@ class EliteRestarts:
             self.pool_since[group] = iteration
         return starts
 
+    @property
+    def forgets(self):
+        """Whether some restarts make a search forget its best (renewals, walks): the run keeps records."""
+        return bool(self.renew or self.walker.any())
+
+    def perturbed(self, start):
+        """start after the restart's random swaps (their number fixed, or drawn from the range)."""
+        swaps = self.swaps if self.most_swaps == self.swaps else int(self.rng.integers(self.swaps, self.most_swaps + 1))
+        for _ in range(swaps):
+            i, j = self.rng.integers(self.n, size=2)
+            start[i], start[j] = start[j], start[i]
+        return start
+
+    def walks(self, iteration, best_sols, finished):
+        """[(search, start)] for the stagnant walkers, not finished: each from its own best since its
+        last restart (best_sols), perturbed; the search forgets that best (the caller keeps it)."""
+        starts = []
+        for q in self.stagnant(iteration, finished):
+            if self.walker[q]:
+                starts.append((int(q), self.perturbed(np.array(best_sols[q], dtype=np.int64))))
+                self.since[q] = iteration
+        return starts
+
     def restarts(self, iteration, bests, best_sols, finished):
-        """[(search, start permutation)] for the stagnant searches that have not finished."""
+        """[(search, start permutation)] for the stagnant searches, not walkers, that have not
+        finished."""
         stagnant = self.stagnant(iteration, finished)
+        stagnant = stagnant[~self.walker[stagnant]]
         if stagnant.size == 0:
             return []
         bests = np.asarray(bests)
@@ -107,11 +141,7 @@ class EliteRestarts:
                 if self.mix and self.rng.random() < self.mix:
                     other = (group + 1 + self.rng.integers(self.groups - 1)) % self.groups
                     start = uniform_crossover(start, np.asarray(best_sols[leaders[other]], dtype=np.int64), self.rng)
-            swaps = self.swaps if self.most_swaps == self.swaps else int(self.rng.integers(self.swaps, self.most_swaps + 1))
-            for _ in range(swaps):
-                i, j = self.rng.integers(self.n, size=2)
-                start[i], start[j] = start[j], start[i]
-            starts.append((int(q), start))
+            starts.append((int(q), self.perturbed(start)))
             self.since[q] = iteration
         return starts
 
