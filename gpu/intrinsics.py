@@ -58,3 +58,16 @@ def load_quad(typingctx, array, index):
         return context.make_tuple(builder, quad, words)
 
     return quad(array, index), codegen
+
+
+@intrinsic
+def mul_hi_u64(typingctx, a, b):
+    """The high 64 bits of the 128-bit product a b (uint64; one mul.hi.u64, a few IMADs)."""
+    if not (a == types.uint64 and b == types.uint64):
+        return None
+
+    def codegen(context, builder, sig, args):
+        fn = ir.FunctionType(ir.IntType(64), [ir.IntType(64)] * 2)
+        return builder.call(ir.InlineAsm(fn, "mul.hi.u64 $0, $1, $2;", "=l,l,l"), list(args))
+
+    return types.uint64(a, b), codegen

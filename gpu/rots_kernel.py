@@ -125,7 +125,29 @@ def _make_kernel(shape):
     COLUMN_THREADS = COLUMN0 >= N
 
     if SHUFFLE:
-        from .intrinsics import dp4a, warp_min_u32
+        from .intrinsics import dp4a, mul_hi_u64, warp_min_u32
+    else:
+        mul_hi_u64 = _mul_hi_halves
+
+    @cuda.jit(device=True, inline=True)
+    def draw_tenure(word, tenure_min, span, magic, tenure_cube):
+        """lsbench.search.tabu.draw_tenure from one stream word: uniform in [min, max] (span = max
+        - min + 1, magic = floor((2^64 - 1) / span)), or floor(T u^3) with u in [0, 1) from 53 bits
+        when tenure_cube = T > 0. The remainder bits mod span without a division (a 65-instruction
+        routine, on the path of the warp that draws): q = high word of bits magic is floor(bits /
+        span) or one less, as bits < 2^53, so one correction makes it exact."""
+        bits = word >> np.uint64(11)
+        if tenure_cube > 0:
+            u = np.float64(bits) * (1.0 / 9007199254740992.0)
+            return np.int64(tenure_cube * u * u * u)
+        rem = bits - mul_hi_u64(bits, magic) * span
+        return tenure_min + np.int64(rem - span if rem >= span else rem)
+
+    @cuda.jit(device=True, inline=True)
+    def draw_tenures(ten, state, tenure_min, span, magic, tenure_cube):
+        """The next move's two tenures, from the stream's next two words."""
+        ten[0] = np.int32(draw_tenure(mix64(state + GOLDEN), tenure_min, span, magic, tenure_cube))
+        ten[1] = np.int32(draw_tenure(mix64(state + GOLDEN + GOLDEN), tenure_min, span, magic, tenure_cube))
 
     @cuda.jit(device=True, inline=True)
     def warp_min(kb):
@@ -193,21 +215,26 @@ def _make_kernel(shape):
                 mbarrier_init_fence()
 
         @cuda.jit(device=True, inline=True)
-        def cluster_min(xkey, bars, kb, touched, step, rank, warp, lane):
+        def cluster_min(xkey, bars, kb, touched, step, rank, warp, lane, ten, state, tenure_min, span, magic,
+                        tenure_cube):
             """The smallest key over the cluster, in every lane. Every warp sends its key to every
             block (pushing measured faster than pulling); each block waits on its own mbarrier of
             this iteration's parity for the keys and for the recomputed moves it owns (`touched`
             by this thread: their delta and age came from other blocks' lane groups), one arrival
             per warp, instead of a cluster barrier. xkey and the mbarriers have two halves, as a
-            block one iteration ahead sends to the other one."""
+            block one iteration ahead sends to the other one. The last warp's first lane draws the
+            next move's tenures between its key's send and its arrival (which releases them to the
+            thread that applies the swap): the draw overlaps the exchange instead of delaying a key."""
             kb = warp_min(kb)
             phase = step & 1
             half = phase * CLUSTER * WARPS
             expected = warp_sum(touched) * MOVE_BYTES + (CLUSTER * WARPS * 8 if warp == 0 else 0)
+            if lane < CLUSTER:  # (bytes may come in before their block's arrivals expect them: the
+                cluster_store_async(xkey, half + rank * WARPS + warp, lane, kb, bars, phase)  # phase waits for both)
             if lane == 0:
+                if warp == WARPS - 1:
+                    draw_tenures(ten, state, tenure_min, span, magic, tenure_cube)
                 mbarrier_arrive_expect(bars, phase, expected)
-            if lane < CLUSTER:
-                cluster_store_async(xkey, half + rank * WARPS + warp, lane, kb, bars, phase)
             while mbarrier_done(bars, phase, (step >> 1) & 1) == 0:
                 pass
             kb = NO_KEY
@@ -659,15 +686,16 @@ def _make_kernel(shape):
                 it32 = np.int32(it0)
                 it_end = np.int32(it0 + n_iter)
                 it_asp = np.int32(max(it0 - aspiration, ASPIRE_FLOOR))
+                span = np.uint64(max(tenure_max - tenure_min + 1, 1))
+                magic = np.uint64(0xFFFFFFFFFFFFFFFF) // span
                 while it32 < it_end:
                     step = np.int32(it32 - np.int32(it0))  # (a cluster's mbarrier phases count from the item's start)
                     it32 = np.int32(it32 + 1)
                     it_asp = np.int32(it_asp + 1)
                     thr = DELTA_NP(max(best - current, DMIN))  # d < thr: a new best (aspiration)
                     kb = NO_KEY
-                    if tid == THREADS - 1:  # the next move's two tenures, off the critical path (read after the barrier)
-                        ten[0] = np.int32(_tenure(mix64(state + GOLDEN), tenure_min, tenure_max, tenure_cube))
-                        ten[1] = np.int32(_tenure(mix64(state + GOLDEN + GOLDEN), tenure_min, tenure_max, tenure_cube))
+                    if CLUSTER == 1 and tid == THREADS - 1:  # the next move's two tenures (read after the barrier;
+                        draw_tenures(ten, state, tenure_min, span, magic, tenure_cube)  # a cluster: cluster_min)
                     # -- the 2n-3 moves touching the last swap: O(n) each, LANES lanes splitting the sum (MATA)
                     # item: the cluster's lane groups, blocks interleaved; rounds while the warp's first
                     # item is a move (uniform), in 32-bit counters (a range's 64-bit trip count cost
@@ -732,7 +760,8 @@ def _make_kernel(shape):
                         kb = min(kb, key_of(cd_best, i0, j0 + bq))
                     # -- block argmin: every warp ends with the winner
                     if CLUSTER > 1:
-                        kb = cluster_min(xkey, bars, kb, touched, step, rank, warp, lane)
+                        kb = cluster_min(xkey, bars, kb, touched, step, rank, warp, lane, ten, state, tenure_min, span,
+                                         magic, tenure_cube)
                     elif SHUFFLE:
                         kb = warp_min(kb)
                         if lane == 0:
@@ -886,14 +915,12 @@ def _unrolled_packed_lane_sum(NW, G, row_sums):
 
 
 @cuda.jit(device=True, inline=True)
-def _tenure(word, tenure_min, tenure_max, tenure_cube):
-    """lsbench.search.tabu.draw_tenure from one stream word: uniform in [min, max], or
-    floor(T u^3) with u in [0, 1) from 53 bits when tenure_cube = T > 0."""
-    bits = word >> np.uint64(11)
-    if tenure_cube > 0:
-        u = np.float64(bits) * (1.0 / 9007199254740992.0)
-        return np.int64(tenure_cube * u * u * u)
-    return tenure_min + np.int64(bits % np.uint64(tenure_max - tenure_min + 1))
+def _mul_hi_halves(a, b):
+    """The high 64 bits of a b from 32-bit halves (the simulator's mul_hi_u64)."""
+    low = np.uint64(0xFFFFFFFF)
+    a0, a1, b0, b1 = a & low, a >> np.uint64(32), b & low, b >> np.uint64(32)
+    cross = ((a0 * b0) >> np.uint64(32)) + ((a1 * b0) & low) + a0 * b1
+    return a1 * b1 + ((a1 * b0) >> np.uint64(32)) + (cross >> np.uint64(32))
 
 
 REBASE_AT = 1 << 30
