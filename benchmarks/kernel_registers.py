@@ -65,8 +65,9 @@ def kernel_signature(shape, n):
               a(2, slots, dtype=i32), a(2, n * n, dtype=i32), a(2), a(2, 2, dtype=u64), a(2), a(2),
               a(2, n, dtype=i32), a(4, 2), a(4, 2), a(2), a(2), a(2, dtype=i32), a(2, n, dtype=i32), a(2, dtype=i32),
               a(2), a(2)]
+    divisor = [numba.uint64] * 2  # the tenure draw's span and magic
     scalars = [numba.int64] * 11  # tenures, aspiration, target, first iteration, iterations, cube, fresh, item0, seq0, push0
-    return tuple(arrays + scalars + [a(n * n, dtype=np.float64), numba.float64])
+    return tuple(arrays + divisor + scalars + [a(n * n, dtype=np.float64), numba.float64])
 
 
 def report(problem, threads, queued, registers, cc, sass_dir=None):

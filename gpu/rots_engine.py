@@ -481,8 +481,9 @@ class ResidentRots:
         if self.shape["queued"] and self.subchunks_done + subchunks >= RING_TAG_LIMIT:  # the tags start afresh
             b.RING.copy_to_device(np.zeros(b.RING.size, np.int64), stream=self.stream)
             self.subchunks_done = 0
-        args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.row_chunks, *b.state_args(), *scalars,
-                np.int64(self.items_taken), np.int64(self.subchunks_done), np.int64(self.items_pushed), b.TAU, gamma)
+        args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.row_chunks, *b.state_args(),
+                *tenure_divisor(scalars[0], scalars[1]), *scalars, np.int64(self.items_taken),
+                np.int64(self.subchunks_done), np.int64(self.items_pushed), b.TAU, gamma)
         blocks = self.grid if self.shape["queued"] else K * self.shape["cluster"]
         self.last_launch = (blocks, self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
         self.launch(*self.last_launch, stream=self.stream)
@@ -554,6 +555,13 @@ def _blocks_an_sm(dev, per_sm, large):
     threads = 1024 // per_sm if large else 256
     return (threads, 65536 // (per_sm * threads) // 8 * 8,
             int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // per_sm - 2048)
+
+
+def tenure_divisor(tenure_min, tenure_max):
+    """(span, magic) of the kernel's tenure draw: span = max - min + 1 and floor((2^64 - 1) / span),
+    with which it takes a stream word modulo span without dividing (rots_kernel.draw_tenure)."""
+    span = max(int(tenure_max) - int(tenure_min) + 1, 1)
+    return np.uint64(span), np.uint64(((1 << 64) - 1) // span)
 
 
 def _packed(fields):

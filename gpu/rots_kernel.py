@@ -132,7 +132,8 @@ def _make_kernel(shape):
     @cuda.jit(device=True, inline=True)
     def draw_tenure(word, tenure_min, span, magic, tenure_cube):
         """lsbench.search.tabu.draw_tenure from one stream word: uniform in [min, max] (span = max
-        - min + 1, magic = floor((2^64 - 1) / span)), or floor(T u^3) with u in [0, 1) from 53 bits
+        - min + 1 and magic = floor((2^64 - 1) / span): kernel arguments, which stay in the constant
+        bank instead of taking registers), or floor(T u^3) with u in [0, 1) from 53 bits
         when tenure_cube = T > 0. The remainder bits mod span without a division (a 65-instruction
         routine, on the path of the warp that draws): q = high word of bits magic is floor(bits /
         span) or one less, as bits < 2^53, so one correction makes it exact."""
@@ -533,7 +534,8 @@ def _make_kernel(shape):
 
     @(cuda.jit(max_registers=MAX_REGISTERS) if MAX_REGISTERS else cuda.jit)
     def rots_kernel(A, AT, BG, ADIAG, BDIAG, ROWCHUNK, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST,
-                    BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, START, FRESH, QUEUE, RING, tenure_min, tenure_max,
+                    BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, START, FRESH, QUEUE, RING, tenure_span, tenure_magic,
+                    tenure_min, tenure_max,
                     aspiration, target, chunk_it0, chunk_iters, tenure_cube, fresh_all, item0, seq0, push0, TAU, gamma):
         tid = cuda.threadIdx.x
         lane = tid % 32
@@ -686,8 +688,6 @@ def _make_kernel(shape):
                 it32 = np.int32(it0)
                 it_end = np.int32(it0 + n_iter)
                 it_asp = np.int32(max(it0 - aspiration, ASPIRE_FLOOR))
-                span = np.uint64(max(tenure_max - tenure_min + 1, 1))
-                magic = np.uint64(0xFFFFFFFFFFFFFFFF) // span
                 while it32 < it_end:
                     step = np.int32(it32 - np.int32(it0))  # (a cluster's mbarrier phases count from the item's start)
                     it32 = np.int32(it32 + 1)
@@ -695,7 +695,7 @@ def _make_kernel(shape):
                     thr = DELTA_NP(max(best - current, DMIN))  # d < thr: a new best (aspiration)
                     kb = NO_KEY
                     if CLUSTER == 1 and tid == THREADS - 1:  # the next move's two tenures (read after the barrier;
-                        draw_tenures(ten, state, tenure_min, span, magic, tenure_cube)  # a cluster: cluster_min)
+                        draw_tenures(ten, state, tenure_min, tenure_span, tenure_magic, tenure_cube)  # a cluster: cluster_min)
                     # -- the 2n-3 moves touching the last swap: O(n) each, LANES lanes splitting the sum (MATA)
                     # item: the cluster's lane groups, blocks interleaved; rounds while the warp's first
                     # item is a move (uniform), in 32-bit counters (a range's 64-bit trip count cost
@@ -760,8 +760,8 @@ def _make_kernel(shape):
                         kb = min(kb, key_of(cd_best, i0, j0 + bq))
                     # -- block argmin: every warp ends with the winner
                     if CLUSTER > 1:
-                        kb = cluster_min(xkey, bars, kb, touched, step, rank, warp, lane, ten, state, tenure_min, span,
-                                         magic, tenure_cube)
+                        kb = cluster_min(xkey, bars, kb, touched, step, rank, warp, lane, ten, state, tenure_min,
+                                         tenure_span, tenure_magic, tenure_cube)
                     elif SHUFFLE:
                         kb = warp_min(kb)
                         if lane == 0:
