@@ -136,12 +136,12 @@ def _make_kernel(shape):
 
     @cuda.jit(device=True, inline=True)
     def draw_tenure(word, tenure_min, span, magic, tenure_cube):
-        """lsbench.search.tabu.draw_tenure from one stream word: uniform in [min, max] (span = max
-        - min + 1 and magic = floor((2^64 - 1) / span): kernel arguments, which stay in the constant
-        bank instead of taking registers), or floor(T u^3) with u in [0, 1) from 53 bits
-        when tenure_cube = T > 0. The remainder bits mod span without a division (a 65-instruction
-        routine, on the path of the warp that draws): q = high word of bits magic is floor(bits /
-        span) or one less, as bits < 2^53, so one correction makes it exact."""
+        """lsbench.search.tabu.draw_tenure from one stream word: uniform in [min, max], or floor(T
+        u^3) with u in [0, 1) from 53 bits when tenure_cube = T > 0. span = max - min + 1 and
+        magic = floor((2^64 - 1) / span) are kernel arguments (the constant bank, no registers).
+        Unless DIVIDE, bits mod span without the division routine (about 65 instructions on the
+        drawing warp's path): the high word of bits magic is floor(bits / span) or one less, as
+        bits < 2^53, so one correction makes the remainder exact."""
         bits = word >> np.uint64(11)
         if tenure_cube > 0:
             u = np.float64(bits) * (1.0 / 9007199254740992.0)
@@ -539,7 +539,7 @@ def _make_kernel(shape):
             p[todo[t]] = chosen
             free[chosen] = 0
 
-    @(cuda.jit(max_registers=MAX_REGISTERS) if MAX_REGISTERS else cuda.jit)
+    @(cuda.jit(max_registers=MAX_REGISTERS) if MAX_REGISTERS and SHUFFLE else cuda.jit)  # (the simulator takes no cap)
     def rots_kernel(A, AT, BG, ADIAG, BDIAG, ROWCHUNK, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST,
                     BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, START, FRESH, QUEUE, RING, tenure_span, tenure_magic,
                     tenure_min, tenure_max,

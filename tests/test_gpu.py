@@ -151,13 +151,18 @@ def _same_search(cpu, dev):
     assert len(cpu.trajectory) >= 3  # the search improved several times: the comparison bites
 
 
-def test_resident_rots_follows_the_cpu_trajectory_on_tai12a():
+@pytest.mark.parametrize("max_registers", [None, 64])
+def test_resident_rots_follows_the_cpu_trajectory_on_tai12a(max_registers):
+    """Uncapped, the kernel draws the tenures with a high-word product; capped at 64 registers a
+    thread, with the division: both give the CPU's tenures."""
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = registry.load("tai12a")
-    dev = ResidentRots(p, RobustTabuSearch().params(p)).run([3], Stop(iterations=30))[0]
+    engine = ResidentRots(p, RobustTabuSearch().params(p), max_registers=max_registers)
+    dev = engine.run([3], Stop(iterations=30))[0]
+    assert engine.shape["max_registers"] == max_registers
     _same_search(_cpu_rots(p, 3, Stop(iterations=30)), dev)
 
 
