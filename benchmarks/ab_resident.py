@@ -8,7 +8,9 @@ options after a colon where wanted (`.:split=224,threads=1024`: one tree, two sh
 imported under its own name, so that every tree's kernels are compiled once and then timed in
 turn, round after round: host and clock drift fall on every tree alike. One figure per tree and K:
 the median over rounds of K x iterations / the search loop's seconds (chunks, copies and launches
-included, the set-up of K starts not).
+included, the set-up of K starts not). After the rounds, every tree's first and last search of each
+K are checked against the CPU search of the same seed (`--check-iterations`): a faster kernel that
+no longer follows the CPU shows here, not only in the tests.
 """
 import argparse
 import importlib.util
@@ -17,6 +19,7 @@ import statistics
 import sys
 
 from common import write_result
+from gpu_resident import cpu_search, same_run
 
 from lsbench import instances as registry
 from lsbench.search.common import Stop
@@ -44,6 +47,7 @@ def main():
     ap.add_argument("--iterations", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--chunk", type=int, help="first chunk's iterations (default: the engine's, which grows)")
+    ap.add_argument("--check-iterations", type=int, default=2000, help="iterations of the trajectory check (0: none)")
     ap.add_argument("--data-dir")
     ap.add_argument("--out")
     args = ap.parse_args()
@@ -67,8 +71,16 @@ def main():
                 res = eng.run(list(range(1, k + 1)), Stop(iterations=args.iterations), chunk=args.chunk)
                 rates[tree, k].append(sum(getattr(r, "iterations", None) or r["iterations"] for r in res)
                                       / eng.loop_s)
+    same = {}
+    if args.check_iterations:
+        stop = Stop(iterations=args.check_iterations)
+        cpu = {seed: cpu_search(p, seed, args.check_iterations)[0] for seed in sorted({1, *ks})}
+        for (tree, k), eng in engines.items():
+            res = eng.run(list(range(1, k + 1)), stop)
+            same[tree, k] = same_run(cpu[1], res[0]) and same_run(cpu[k], res[-1])
     rows = [{"tree": tree, "searches": k, "median_it_per_s": statistics.median(rates[tree, k]),
-             "it_per_s": rates[tree, k], "shape": engines[tree, k].describe()} for tree, k in engines]
+             "it_per_s": rates[tree, k], "same_trajectory": same.get((tree, k)), "shape": engines[tree, k].describe()}
+            for tree, k in engines]
     path = write_result("ab_resident", {"instance": args.instance, "iterations": args.iterations, "chunk": args.chunk, "rows": rows},
                         args.out)
     print(f"{args.instance}, median of {args.rounds} rounds (it/s, all searches) -> {path}")
@@ -77,7 +89,8 @@ def main():
         for tree in args.trees:
             m = statistics.median(rates[tree, k])
             print(f"K={k:4d} {tree:>24s}: {m:14,.0f}  {m / base:6.3f}x  "
-                  f"(spread {min(rates[tree, k]) / m:.3f}-{max(rates[tree, k]) / m:.3f})")
+                  f"(spread {min(rates[tree, k]) / m:.3f}-{max(rates[tree, k]) / m:.3f})"
+                  f"{'' if (tree, k) not in same else f', same trajectory as the CPU: {same[tree, k]}'}")
 
 
 if __name__ == "__main__":
