@@ -334,10 +334,13 @@ def test_resident_rots_restarts_stagnant_searches_from_the_elite_reproducibly_an
         assert qap_costs(p.a, p.b, np.array([r.best_solution]))[0] == r.best_objective
 
 
-def test_resident_rots_renewed_pools_start_afresh_and_the_run_keeps_each_searchs_record():
-    """renew: a stalled pool's searches start afresh (FRESH = 1: the kernel forgets their bests);
+@pytest.mark.parametrize("forget", ["renew", "walk"])
+def test_resident_rots_restarts_that_forget_a_best_leave_the_run_each_searchs_record(forget):
+    """renew: a stalled pool's searches start afresh; walk: a stagnant walker (searches 1 and 3)
+    restarts from its own last optimum. Either way the kernel forgets the search's best (FRESH = 1);
     each result still reports the search's record, its solution at that cost, and a trajectory
-    that only improves."""
+    that only improves; a search that never forgets ends at the kernel's best; the same seeds give
+    the same run."""
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench.problems.qap import qap_costs
     from lsbench.search.common import Stop
@@ -345,45 +348,24 @@ def test_resident_rots_renewed_pools_start_afresh_and_the_run_keeps_each_searchs
     from lsbench.problems import QAP
     g = np.random.default_rng(9)
     p = QAP(g.integers(0, 50, (14, 14)), g.integers(0, 50, (14, 14)))
-    restart = {"stagnation": 8, "elite": 1, "strength": 0.3, "pools": 2, "renew": 8}
-    engine = ResidentRots(p, RobustTabuSearch().params(p), restart=restart)
-    results = engine.run([1, 2, 3, 4], Stop(iterations=96))
-    assert engine.renewals > 0 and engine.describe()["renewals"] == engine.renewals
-    kernel_bests = engine._buffers.host_download["BEST"]
-    for q, r in enumerate(results):
-        assert qap_costs(p.a, p.b, np.array([r.best_solution]))[0] == r.best_objective == r.trajectory[-1][2]
-        values = [v for _i, _t, v in r.trajectory]
-        assert values == sorted(values, reverse=True) and len(set(values)) == len(values)
-        assert r.best_objective <= kernel_bests[q]
-    assert any(r.best_objective < kernel_bests[q] for q, r in enumerate(results))  # a record kept by the host
-
-
-def test_resident_rots_walkers_forget_their_optima_and_the_run_keeps_each_searchs_record():
-    """walk: a stagnant walker restarts from its own last optimum and forgets it (FRESH = 1); each
-    result still reports the search's record, its solution at that cost, and a trajectory that
-    only improves; the same seeds give the same run."""
-    from lsbench.gpu.rots_engine import ResidentRots
-    from lsbench.problems.qap import qap_costs
-    from lsbench.search.common import Stop
-    from lsbench.search.tabu import RobustTabuSearch
-    from lsbench.problems import QAP
-    g = np.random.default_rng(9)
-    p = QAP(g.integers(0, 50, (14, 14)), g.integers(0, 50, (14, 14)))
-    restart = {"stagnation": 8, "elite": 1, "strength": 1.0, "pools": 2, "walk": 0.5}
+    restart = {"stagnation": 8, "elite": 1, "pools": 2, **({"strength": 0.3, "renew": 8} if forget == "renew" else
+                                                           {"strength": 1.0, "walk": 0.5})}
+    forgetting = (0, 1, 2, 3) if forget == "renew" else (1, 3)
     runs = []
     for _ in range(2):
         engine = ResidentRots(p, RobustTabuSearch().params(p), restart=restart)
         results = engine.run([1, 2, 3, 4], Stop(iterations=96))
-        assert engine.restarts > 0
+        assert (engine.renewals if forget == "renew" else engine.restarts) > 0
+        assert engine.describe()["renewals"] == engine.renewals
         kernel_bests = engine._buffers.host_download["BEST"]
         for q, r in enumerate(results):
             assert qap_costs(p.a, p.b, np.array([r.best_solution]))[0] == r.best_objective == r.trajectory[-1][2]
             values = [v for _i, _t, v in r.trajectory]
             assert values == sorted(values, reverse=True) and len(set(values)) == len(values)
             assert r.best_objective <= kernel_bests[q]
-        # searches 1 and 3 walk: one of them ends above its record, which the host kept
-        assert any(r.best_objective < kernel_bests[q] for q, r in enumerate(results) if q in (1, 3))
-        assert all(r.best_objective == kernel_bests[q] for q, r in enumerate(results) if q in (0, 2))
+            if q not in forgetting:
+                assert r.best_objective == kernel_bests[q]
+        assert any(results[q].best_objective < kernel_bests[q] for q in forgetting)  # a record kept by the host
         runs.append([(r.best_objective, list(r.best_solution)) for r in results])
     assert runs[0] == runs[1]
 
