@@ -66,7 +66,7 @@ def kernel_signature(shape, n):
               a(2, n, dtype=i32), a(4, 2), a(4, 2), a(2), a(2), a(2, dtype=i32), a(2, n, dtype=i32), a(2, dtype=i32),
               a(2), a(2)]
     divisor = [numba.uint64] * 2  # the tenure draw's span and magic
-    scalars = [numba.int64] * 11  # tenures, aspiration, target, first iteration, iterations, cube, fresh, item0, seq0, push0
+    scalars = [numba.int64] * 10  # tenure_min, aspiration, target, first iteration, iterations, cube, fresh, item0, seq0, push0
     return tuple(arrays + divisor + scalars + [a(n * n, dtype=np.float64), numba.float64])
 
 

@@ -439,7 +439,7 @@ class ResidentRots:
         for q, _start in renewed + walks:
             if best[q] < record[q]:
                 record[q], record_sol[q] = best[q], sols[q]
-        if walks or policy.walker.any():
+        if policy.walker.any():
             kept = record < best
             best, sols = np.where(kept, record, best), np.where(kept[:, None], record_sol, sols)
         starts = policy.restarts(it, best, sols, finished) if stagnant else []
@@ -481,8 +481,9 @@ class ResidentRots:
         if self.shape["queued"] and self.subchunks_done + subchunks >= RING_TAG_LIMIT:  # the tags start afresh
             b.RING.copy_to_device(np.zeros(b.RING.size, np.int64), stream=self.stream)
             self.subchunks_done = 0
+        tenure_min, tenure_max, *rest = scalars  # the kernel takes the tenure range as (span, magic, min)
         args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.row_chunks, *b.state_args(),
-                *tenure_divisor(scalars[0], scalars[1]), *scalars, np.int64(self.items_taken),
+                *tenure_divisor(tenure_min, tenure_max), tenure_min, *rest, np.int64(self.items_taken),
                 np.int64(self.subchunks_done), np.int64(self.items_pushed), b.TAU, gamma)
         blocks = self.grid if self.shape["queued"] else K * self.shape["cluster"]
         self.last_launch = (blocks, self.shape["threads"], self.shape["dynamic_shared_bytes"], args)

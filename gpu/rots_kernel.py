@@ -542,8 +542,7 @@ def _make_kernel(shape):
     @(cuda.jit(max_registers=MAX_REGISTERS) if MAX_REGISTERS and SHUFFLE else cuda.jit)  # (the simulator takes no cap)
     def rots_kernel(A, AT, BG, ADIAG, BDIAG, ROWCHUNK, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST,
                     BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, START, FRESH, QUEUE, RING, tenure_span, tenure_magic,
-                    tenure_min, tenure_max,
-                    aspiration, target, chunk_it0, chunk_iters, tenure_cube, fresh_all, item0, seq0, push0, TAU, gamma):
+                    tenure_min, aspiration, target, chunk_it0, chunk_iters, tenure_cube, fresh_all, item0, seq0, push0, TAU, gamma):
         tid = cuda.threadIdx.x
         lane = tid % 32
         warp = tid // 32
