@@ -228,7 +228,9 @@ class ResidentRots:
             from .cluster import supported
             sms = dev.MULTIPROCESSOR_COUNT
             if cluster is None and large and not queued and searches * 16 <= sms and supported():
-                threads, cluster, per_sm = 256, 16, 0
+                # 16 blocks of 192 (6 warps: fewer keys to exchange and arrivals to wait for; one
+                # search on tai100a 1.057x the 256-thread blocks', docs/performance.md)
+                threads, cluster, per_sm = 192, 16, 0
             elif per_sm != 2 and (searches <= sms or waves):
                 threads = 1024 if large else 256
             else:  # blocks an SM: the automatic shape's, else as many as one wave of the searches needs
