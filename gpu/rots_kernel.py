@@ -14,7 +14,8 @@ One thread block per search, the whole Ro-TS loop on the GPU (Tsutsui & Fujimoto
   under the simulator); a key is one int64 (class, delta, i, j), so the block-level minimum (two
   redux instructions a warp) is exactly the CPU's rule, lowest index on ties; two barriers per
   iteration, the swap between them (its rows by the first n threads, its columns by the block's
-  last warps), and the step loop's clock and aspiration horizon in 32 bits;
+  last warps, its own entries by a free warp's first thread), and the step loop's clock and
+  aspiration horizon in 32 bits;
 - on a Hopper GPU one search may span a thread block cluster (`cluster`): each block owns a share
   of the moves, recomputed moves go to their owner's shared memory and the warps' keys to every
   block (distributed shared memory, st.async, gpu/cluster.py), each block waiting on its own
