@@ -127,7 +127,8 @@ def _make_kernel(shape):
     COLUMN_THREADS = COLUMN0 >= N
     # the swap's own entries (p, the tabu list, bp's 2 x 2 corners) by the first thread of a warp that
     # swaps no row or column entry, where the block has one (else by the thread of row r), so that no
-    # row warp runs both paths (tai100a, 132 searches 1.077x, one search 1.033x: ab_resident-h200-eb199c4-2.json)
+    # row warp runs both paths (tai100a side by side with eb199c4: 132 searches 1.041x, 264 1.021x;
+    # ab_resident-h200-69e236a.json)
     FREE0 = 32 * -(-N // 32)
     CORNER = FREE0 if FREE0 + 32 <= (COLUMN0 if COLUMN_THREADS else THREADS) else -1
 
