@@ -36,7 +36,7 @@ from numba import cuda, int16, int32, int64, uint8, uint32
 from lsbench import rng
 
 from .chunks import WAIT_SPINS, backoff
-from .device import mix64
+from .device import mix64, unit_interval
 from . import rots_plan
 from .rots_plan import ON_CHIP, SHUFFLE
 
@@ -150,10 +150,10 @@ def _make_kernel(shape):
         Unless DIVIDE, bits mod span without the division routine (about 65 instructions on the
         drawing warp's path): the high word of bits magic is floor(bits / span) or one less, as
         bits < 2^53, so one correction makes the remainder exact."""
-        bits = word >> np.uint64(11)
         if tenure_cube > 0:
-            u = np.float64(bits) * (1.0 / 9007199254740992.0)
+            u = unit_interval(word)
             return np.int64(tenure_cube * u * u * u)
+        bits = word >> np.uint64(11)
         if DIVIDE:
             return tenure_min + np.int64(bits % span)
         rem = bits - mul_hi_u64(bits, magic) * span
@@ -528,7 +528,7 @@ def _make_kernel(shape):
             free[q] = 0
         for i in range(N):
             cs += GOLDEN
-            if np.float64(mix64(cs) >> np.uint64(11)) * (1.0 / 9007199254740992.0) < gamma:
+            if unit_interval(mix64(cs)) < gamma:
                 free[p[i]] = 1
                 todo[m] = i
                 m += 1
@@ -550,7 +550,7 @@ def _make_kernel(shape):
             for loc in range(N_FOURS, N):
                 total += TAU[row + U64(loc)] * np.float64(free[loc])
             cs += GOLDEN
-            x = np.float64(mix64(cs) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
+            x = unit_interval(mix64(cs)) * total
             chosen = np.int32(-1)
             last = np.int32(-1)
             for b in range(0, N_FOURS, 4):

@@ -52,10 +52,16 @@ def between(state, lo, hi):
     return lo + below(state, hi - lo + 1)
 
 
+@njit(cache=True, inline="always")
+def unit_interval(word):
+    """The float in [0, 1) made of a 64-bit word's top 53 bits (every uniform draw, CPU and GPU)."""
+    return np.float64(word >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
 @njit(cache=True)
 def uniform(state):
     """Uniform float in [0, 1) with 53 random bits."""
-    return np.float64(next_u64(state) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    return unit_interval(next_u64(state))
 
 
 @njit(cache=True)

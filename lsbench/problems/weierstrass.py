@@ -20,7 +20,7 @@ from ..errors import LsbenchError
 from ..params import Param
 from .base import serial_and_parallel, Neighbourhood, Problem
 
-from ..rng import mix64
+from ..rng import mix64, unit_interval
 
 _G = rng.GOLDEN
 
@@ -42,8 +42,7 @@ def solution_key(x, seed):
 @njit(cache=True, inline="always")
 def unit_random(key, t, c):
     """Uniform in [0, 1) from (key, neighbour t, component c)."""
-    z = mix64(key ^ mix64(np.uint64(t) * _G + np.uint64(c) + np.uint64(1)))
-    return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    return unit_interval(mix64(key ^ mix64(np.uint64(t) * _G + np.uint64(c) + np.uint64(1))))
 
 
 @njit(cache=True)
