@@ -94,7 +94,8 @@ def _make_kernel(shape):
     UPDATE_LENGTH = N + MOVES_PER_THREAD  # the update vectors' length (shared array sizes must be single constants)
     REDUCTION_SLOTS = WARPS if SHUFFLE else THREADS
     HALF_SPAN = (1 << (THREADS - 1).bit_length()) // 2  # the simulator's tree minimum: half the next power of two
-    XKEYS = 2 * CLUSTER if CLUSTER > 1 else 1  # a cluster's keys of every block, two iterations
+    XKEYS = 2 * CLUSTER * WARPS if CLUSTER > 1 else 1  # a cluster's keys of every warp, two iterations
+    KEYS_PER_LANE = -(-CLUSTER * WARPS // 32)
     N_FOURS = N - N % 4  # a cas ant's roulette: four locations a step, then the rest
     MOVE_BYTES = (8 if shape["wide"] else 4) + 4  # a recomputed move sent to its owner: delta and age
     DELTA_TYPE = int64 if shape["wide"] else int32
@@ -230,35 +231,33 @@ def _make_kernel(shape):
                 mbarrier_init_fence()
 
         @cuda.jit(device=True, inline=True)
-        def cluster_min(xkey, rkey, bars, kb, touched, step, rank, warp, lane, ten, state, tenure_min, span, magic,
+        def cluster_min(xkey, bars, kb, touched, step, rank, warp, lane, ten, state, tenure_min, span, magic,
                         tenure_cube):
-            """The smallest key over the cluster, in every lane. The block's warps meet on a block
-            barrier, its first warp sends the block's key to every block (pushing measured faster
-            than pulling); each block waits on its own mbarrier of this iteration's parity for the
-            keys and for the recomputed moves it owns (`touched` by this thread: their delta and age
-            came from other blocks' lane groups), one arrival per warp, instead of a cluster
-            barrier. xkey and the mbarriers have two halves, as a block one iteration ahead sends to
-            the other one. The last warp's first lane draws the next move's tenures between the
-            block barrier and its arrival (which releases them to the thread that applies the swap):
-            the draw overlaps the exchange instead of delaying a key."""
+            """The smallest key over the cluster, in every lane. Every warp sends its key to every
+            block (pushing measured faster than pulling); each block waits on its own mbarrier of
+            this iteration's parity for the keys and for the recomputed moves it owns (`touched`
+            by this thread: their delta and age came from other blocks' lane groups), one arrival
+            per warp, instead of a cluster barrier. xkey and the mbarriers have two halves, as a
+            block one iteration ahead sends to the other one. The last warp's first lane draws the
+            next move's tenures between its key's send and its arrival (which releases them to the
+            thread that applies the swap): the draw overlaps the exchange instead of delaying a key."""
             kb = warp_min(kb)
             phase = step & 1
-            half = phase * CLUSTER
-            if lane == 0:
-                rkey[warp] = kb
-            cuda.syncthreads()
-            expected = warp_sum(touched) * MOVE_BYTES + (CLUSTER * 8 if warp == 0 else 0)
-            if warp == 0:
-                kb = warp_min(rkey[lane] if lane < WARPS else NO_KEY)
-                if lane < CLUSTER:  # (bytes may come in before their block's arrivals expect them: the
-                    cluster_store_async(xkey, half + rank, lane, kb, bars, phase)  # phase waits for both)
+            half = phase * CLUSTER * WARPS
+            expected = warp_sum(touched) * MOVE_BYTES + (CLUSTER * WARPS * 8 if warp == 0 else 0)
+            if lane < CLUSTER:  # (bytes may come in before their block's arrivals expect them: the
+                cluster_store_async(xkey, half + rank * WARPS + warp, lane, kb, bars, phase)  # phase waits for both)
             if lane == 0:
                 if warp == WARPS - 1:
                     draw_tenures(ten, state, tenure_min, span, magic, tenure_cube)
                 mbarrier_arrive_expect(bars, phase, expected)
             while mbarrier_done(bars, phase, (step >> 1) & 1) == 0:
                 pass
-            return warp_min(xkey[U64(half + lane)] if lane < CLUSTER else NO_KEY)
+            kb = NO_KEY
+            for e in range(KEYS_PER_LANE):  # constant: unrolled, unsigned indices (no wraparound code)
+                if lane + e * 32 < CLUSTER * WARPS:
+                    kb = min(kb, xkey[U64(half + lane + e * 32)])
+            return warp_min(kb)
 
     @cuda.jit(device=True, inline=True)
     def touching(item, r, s):
@@ -793,7 +792,7 @@ def _make_kernel(shape):
                         kb = min(kb, key_of(cd_best, i0, j0 + bq))
                     # -- block argmin: every warp ends with the winner
                     if CLUSTER > 1:
-                        kb = cluster_min(xkey, rkey, bars, kb, touched, step, rank, warp, lane, ten, state, tenure_min,
+                        kb = cluster_min(xkey, bars, kb, touched, step, rank, warp, lane, ten, state, tenure_min,
                                          tenure_span, tenure_magic, tenure_cube)
                     elif SHUFFLE:
                         kb = warp_min(kb)
