@@ -95,6 +95,17 @@ class ThreadControl:
                 "tried": len(self.history), "failed": [list(c) for c in sorted(self.failed)]}
 
 
+def register_cap(threads, blocks_per_sm=1):
+    """The most registers a thread (a multiple of 8, at most 255) with which `blocks_per_sm` blocks
+    of `threads` fit one SM. Each of its four schedulers holds 16,384 registers for its share of
+    the warps, and a block's warps go round the four, so a block of W warps needs ceil(W / 4) warps'
+    registers on the busiest one: 65,536 / threads is too many where W is no multiple of 4 (320
+    threads at 200 registers failed to launch on an H200)."""
+    warps = -(-threads // 32)
+    per_scheduler = blocks_per_sm * -(-warps // 4)
+    return min(255, 16384 // (32 * per_scheduler) // 8 * 8)
+
+
 def _set_kernel_attribute(compiled, name, value):
     """A CUfunction attribute (CU_FUNC_ATTRIBUTE_<name>) of a compiled Numba kernel, which Numba's
     launch options do not reach."""

@@ -19,7 +19,7 @@ from lsbench.search.restarts import EliteRestarts
 
 from . import device_name, require
 from .chunks import IMPROVEMENT_CAP
-from .launch import PreparedLauncher
+from .launch import PreparedLauncher, register_cap
 from .rots_kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
 from .rots_plan import ON_CHIP, plan, row_chunk_table, symmetric_form
 
@@ -245,7 +245,7 @@ class ResidentRots:
         self.chunk_cap = self.chunk_cap_option or (queue_chunk(all_searches, self.grid, self.shape["subchunk"])
                                                    if queued else IMPROVEMENT_CAP)
         if regs is None and not config.ENABLE_CUDASIM:  # a block of T threads must fit one SM
-            regs = min(255, 65536 // self.shape["threads"] // 8 * 8)
+            regs = register_cap(self.shape["threads"])
         self.shape["max_registers"] = regs
         self.kernel = kernel_for(self.shape)
         self.row_chunks = cuda.to_device(row_chunk_table(self.problem.n, self.shape["per_thread"]))
@@ -556,7 +556,7 @@ def _blocks_an_sm(dev, per_sm, large):
     """(threads, registers a thread, shared memory a block) for `per_sm` blocks on one SM: the SM's
     registers and shared memory split between them (the system keeps 1 KB a block)."""
     threads = 1024 // per_sm if large else 256
-    return (threads, 65536 // (per_sm * threads) // 8 * 8,
+    return (threads, register_cap(threads, per_sm),
             int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // per_sm - 2048)
 
 

@@ -790,6 +790,37 @@ def test_resident_rots_on_a_cluster_of_blocks_follows_the_cpu_trajectory(cluster
             _same_search(_cpu_rots(p, seed, Stop(iterations=60)), dev)
 
 
+def test_register_cap_fits_a_block_of_any_warp_count_on_one_sm():
+    """A block's warps go round an SM's four schedulers of 16,384 registers each, so the cap
+    counts ceil(warps / 4) warps a scheduler, not threads / 4: on an H200, 320 threads at 192
+    registers could not launch (the cap 65,536 / 320 allowed 200), nor 448 at 144."""
+    from lsbench.gpu.launch import register_cap
+    for per_sm in (1, 2, 4):
+        for threads in range(32, 1024 // per_sm + 1, 32):
+            cap = register_cap(threads, per_sm)
+            busiest = per_sm * -(-(threads // 32) // 4)  # warps on the busiest scheduler
+            assert cap % 8 == 0 or cap == 255
+            assert busiest * 32 * cap <= 16384
+            assert cap == 255 or busiest * 32 * (cap + 8) > 16384  # the most that fits
+    assert register_cap(320) == 168 and register_cap(448) == 128
+    assert register_cap(192) == 255 and register_cap(1024) == 64 and register_cap(512, 2) == 64
+
+
+@pytest.mark.skipif(not _clusters(), reason="thread block clusters need a GPU of compute capability 9.0+ (not the simulator)")
+@pytest.mark.parametrize("threads", [320, 448])
+def test_resident_rots_on_tai100a_in_blocks_of_no_multiple_of_four_warps_launches_and_follows_the_cpu(threads):
+    """`--param block=320 --param cluster=8` on tai100a: its kernel needs more registers than the
+    block fits at 65,536 / threads; with the scheduler-wise cap it launches and is the CPU's search."""
+    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench import instances as registry
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    p = registry.load("tai100a")
+    engine = ResidentRots(p, RobustTabuSearch().params(p), threads=threads, cluster=8)
+    (dev,) = engine.run([3], Stop(iterations=300))
+    _same_search(_cpu_rots(p, 3, Stop(iterations=300)), dev)
+
+
 def _byte_instance():
     """Flows and distances within 0..255 in the symmetric form (as tai*a), with diagonals, n = 23:
     rows padded to whole 32-bit words."""
