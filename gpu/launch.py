@@ -100,7 +100,7 @@ def register_cap(threads, blocks_per_sm=1):
     of `threads` fit one SM. Each of its four schedulers holds 16,384 registers for its share of
     the warps, and a block's warps go round the four, so a block of W warps needs ceil(W / 4) warps'
     registers on the busiest one: 65,536 / threads is too many where W is no multiple of 4 (320
-    threads at 200 registers failed to launch on an H200)."""
+    threads: 200 registers, where 168 fit)."""
     warps = -(-threads // 32)
     per_scheduler = blocks_per_sm * -(-warps // 4)
     return min(255, 16384 // (32 * per_scheduler) // 8 * 8)
