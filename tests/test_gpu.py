@@ -610,16 +610,16 @@ def test_resident_tabu_refuses_searches_whose_tabu_memories_do_not_fit(tmp_path,
     from lsbench.gpu import chunks
     from lsbench.errors import LsbenchError
     n = 14 if problem == "tsp" else 7
-    free = 8 * n * n * 10  # room for 10 memories, less the 10 % kept spare: 9 fit, 10 do not
+    free = 8 * n * n * 3  # room for 3 memories, less the 10 % kept spare: 2 fit, 3 do not
     monkeypatch.setattr(chunks, "free_device_bytes", lambda: free)
     out = tmp_path / "never.json"
-    with pytest.raises(LsbenchError, match=r"^--searches 10: the searches' tabu memories need 0\.0 GiB of GPU memory"):
+    with pytest.raises(LsbenchError, match=r"^--searches 3: the searches' tabu memories need 0\.0 GiB of GPU memory"):
         run_one(problem, instance, algorithm="tabu", backend="gpu-resident", neighbourhood=neighbourhood, seed=1,
-                iterations=2, searches=10, out=str(out))
+                iterations=2, searches=3, out=str(out))
     assert not out.exists() and not list(tmp_path.iterdir())
     rec = run_one(problem, instance, algorithm="tabu", backend="gpu-resident", neighbourhood=neighbourhood, seed=1,
-                  iterations=2, searches=9, out=str(out))
-    assert len(rec["searches"]) == 9 and out.exists()
+                  iterations=2, searches=2, out=str(out))
+    assert len(rec["searches"]) == 2 and out.exists()
 
 
 def test_resident_grid_tabu_reduction_blocks_from_the_command_line(tmp_path):
