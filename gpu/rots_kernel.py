@@ -825,12 +825,10 @@ def _make_kernel(shape):
                         state += GOLDEN + GOLDEN  # the tenures of r and s took the stream's next two words
                         # -- apply the swap: bp's rows and columns r, s, the update vectors, p, the tabu list
                         q = np.int32(tid)
-                        if tid == CORNER:
+                        if tid == (CORNER if CORNER >= 0 else np.int32(r % THREADS)):  # (disjoint from the rows' entries)
                             swap_own(p, ex, bp, bpt, BEST_SOL, ten, r, s, it32, improved and rank == 0, sid)
                         while q < N:  # (32-bit: a range's 64-bit trip count cost every warp a dozen instructions)
-                            if q == r and CORNER < 0:
-                                swap_own(p, ex, bp, bpt, BEST_SOL, ten, r, s, it32, improved and rank == 0, sid)
-                            elif q != r and q != s:
+                            if q != r and q != s:
                                 rq, sq = U64(r * ROW_STRIDE + q), U64(s * ROW_STRIDE + q)
                                 uq = DELTA_NP(Af[rq] - Af[sq])
                                 wq = DELTA_NP(swap_row_entries(bp, rq, sq))  # old bp_rq - bp_sq
