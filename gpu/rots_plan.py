@@ -63,7 +63,12 @@ def row_chunk_table(n, per_thread):
 
 def chunk_length(n, owners, cluster=1):
     """Moves per row chunk: the fewest whose chunks fit the cluster's owning threads; odd, so that
-    a warp's threads, Q moves apart, meet no bank conflicts (2: two-way, kept)."""
+    a warp's threads, Q moves apart, meet no bank conflicts (2: two-way, kept). Every row needs a
+    chunk of its own, so n - 1 rows need that many owners over the cluster's blocks."""
+    if -(-(n - 1) // cluster) > owners:
+        raise LsbenchError(f"--param block: {owners} move-owning threads a block cannot hold the {n - 1} rows of "
+                           f"moves of an instance of size {n} (a row's moves need a thread of their own; with "
+                           f"{cluster} block(s) a search, at least {-(-(n - 1) // cluster)} owning threads a block)")
     q = 1
     while -(-row_chunks(n, q) // cluster) > owners:
         q += 1
@@ -138,7 +143,7 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
         raise LsbenchError(f"instance {problem.name}: move costs may exceed 2^{60 - index_bits}, beyond "
                            "gpu-resident's key range (use --backend cpu)")
     if threads is None:
-        threads = 32 if config.ENABLE_CUDASIM else (512 if moves > 2048 else 256)
+        threads = max(32, 32 * -(-(n - 1) // 32)) if config.ENABLE_CUDASIM else (512 if moves > 2048 else 256)  # (a row a thread at least)
     if threads % 32 or not 32 <= threads <= 1024:
         raise LsbenchError(f"--param block: threads per search must be a multiple of 32 in 32..1024, got {threads}")
     items = -(-(2 * n - 3) // cluster)  # O(n) recomputations per block and iteration

@@ -965,6 +965,24 @@ def test_resident_rots_cluster_outside_a_device_is_one_clear_error():
             plan(registry.load("tai12a"), cluster=2)
 
 
+def test_resident_rots_block_too_small_for_a_thread_a_row_is_one_error_line_not_a_hang(tmp_path, monkeypatch):
+    """Every row of moves needs an owning thread: `--param block=32` on tai40a (39 rows) looped for
+    ever looking for a chunk length; now one error line, exit 2, no record. Without a block, the
+    simulator's default takes a thread a row."""
+    import lsbench.gpu.rots_plan as rots_plan
+    from lsbench import instances as registry
+    out = tmp_path / "never.json"
+    r = subprocess.run([sys.executable, "-m", "lsbench", "run", "--instance", "tai40a", "--algorithm", "rots",
+                        "--backend", "gpu-resident", "--param", "block=32", "--iterations", "5", "--out", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and not out.exists()
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith("lsbench: error: --param block: 32 move-owning threads") and "39 rows" in line
+    monkeypatch.setattr(rots_plan.config, "ENABLE_CUDASIM", True)  # the simulator's default shape
+    assert rots_plan.plan(registry.load("tai40a"))["threads"] == 64
+    assert rots_plan.plan(registry.load("tai12a"))["threads"] == 32
+
+
 def test_resident_rots_with_separate_recomputing_and_updating_warps_follows_the_cpu():
     """`split`: the first warp only recomputes the moves touching the last swap, the second only
     updates the others in O(1) (MATA's separate warps); still exactly the CPU search."""
