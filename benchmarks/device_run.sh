@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run on the device machine from the checkout: carried numpy wheel, instance copies in .devdata/, laid
 # out as the data directory (qaplib/, tsplib/, taillard_pfsp/). `tests` needs what tests/test_gpu.py
-# loads: qaplib tai12a, tai100a; tsplib burma14, bays29; taillard_pfsp ta001, ta051 (a missing file
+# loads: qaplib tai12a, tai40a, tai100a; tsplib burma14, bays29; taillard_pfsp ta001, ta051 (a missing file
 # fails its tests); the whole file takes about 8 minutes on an H200.
 # Usage: bash benchmarks/device_run.sh [tests] ['iteration ARGS'] [makespan] [rots] ['plan CONFIG ARGS']
 #        ['resident ARGS'] ['ab TREE... ARGS'] ['pfsp ARGS'] ['pls ARGS'] ['grid ARGS'] ['cas ARGS'] ['cas-scaling ARGS'] ['ttb ARGS'] ['ig ARGS'] ['cow ARGS'] ['multistart ARGS'] ['sharing ARGS'] ['islands ARGS'] ['pytest ARGS']
