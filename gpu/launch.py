@@ -106,6 +106,35 @@ def register_cap(threads, blocks_per_sm=1):
     return min(255, 16384 // (32 * per_scheduler) // 8 * 8)
 
 
+@cuda.jit
+def _cluster_probe():
+    """Nothing: its launch configuration is what clusters_at_once asks the driver about."""
+
+
+_clusters_at_once = {}
+
+
+def clusters_at_once(size):
+    """How many thread block clusters of `size` blocks, one block an SM, the current GPU runs at once.
+    A cluster's blocks share one GPC, and GPCs hold unequal numbers of SMs, so this can fall short of
+    SMs / size: an H200's 132 SMs run 7 clusters of 16, not 8, and an 8th search then waits for a
+    second wave (tai100a: 8 searches ran at 0.58x the it/s of 7). Asked of the driver, for a probe
+    kernel whose shared memory leaves room for one block an SM (the cluster shapes' own bound)."""
+    dev = cuda.get_current_device()
+    key = (dev.id, size)
+    if key not in _clusters_at_once:
+        from cuda.core import Device, LaunchConfig
+        compiled = _cluster_probe.overloads.get(()) or _cluster_probe.compile(())
+        if size > 8:
+            _set_kernel_attribute(compiled, "NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
+        shared = int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // 2 + 1024  # two blocks would not fit
+        allow_dynamic_shared(compiled, shared)
+        config_ = LaunchConfig(grid=1, block=32, shmem_size=shared, cluster=size)
+        occupancy = compiled._codelibrary.get_cufunc().kernel.occupancy
+        _clusters_at_once[key] = int(occupancy.max_active_clusters(config_, stream=Device(dev.id).default_stream))
+    return _clusters_at_once[key]
+
+
 def _set_kernel_attribute(compiled, name, value):
     """A CUfunction attribute (CU_FUNC_ATTRIBUTE_<name>) of a compiled Numba kernel, which Numba's
     launch options do not reach."""

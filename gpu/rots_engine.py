@@ -19,7 +19,7 @@ from lsbench.search.restarts import EliteRestarts
 
 from . import device_name, require
 from .chunks import IMPROVEMENT_CAP
-from .launch import PreparedLauncher, register_cap
+from .launch import PreparedLauncher, clusters_at_once, register_cap
 from .rots_kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
 from .rots_plan import ON_CHIP, plan, row_chunk_table, symmetric_form
 
@@ -93,6 +93,23 @@ def blocks_per_sm(searches, sms, large, fits_twice):
     if not large:
         return 4
     return 2 if fits_twice and searches >= TWO_PER_SM_FROM * sms else 1
+
+
+# A large instance's searches on thread block clusters where all of them run at once, fastest
+# first: (threads a block, blocks a search). One search on an H200, tai100a: 16 x 192 867 k it/s;
+# per search at 16 searches 4 x 384 750 k, 2 x 512 595 k, one 1024-thread block 505 k; at 66
+# searches 2 x 512 603 k, one block 496 k (gpu_resident-h200-0df32a5*.json).
+CLUSTER_SHAPES = ((192, 16), (384, 4), (512, 2))
+
+
+def cluster_shape(searches, at_once):
+    """(threads, blocks a search) of the fastest CLUSTER_SHAPES entry whose K clusters run at once
+    (`at_once(blocks)`: clusters of that size the GPU runs together), or None: more searches than
+    any cluster shape fits wait for a second wave, which halves their it/s."""
+    for threads, blocks in CLUSTER_SHAPES:
+        if searches <= at_once(blocks):
+            return threads, blocks
+    return None
 
 
 def spread(searches, sms, per_sm, large):
@@ -189,10 +206,10 @@ class ResidentRots:
         self.delta_dtype = np.int64 if self.shape["wide"] else np.int32
 
     def _configure(self, searches):
-        """The kernel shape for K searches. Unless the caller fixed it: on a large instance, up to one
-        search per 16 SMs of a Hopper GPU, a cluster of 16 blocks of 256 threads each (latency: on
-        tai100a 448k it/s against 429k with 8 blocks, one H100 run); up to one search per SM, one
-        1024-thread block each with every table on chip; from 1.5 searches an SM (blocks_per_sm), two
+        """The kernel shape for K searches. Unless the caller fixed it: on a large instance of a Hopper
+        GPU, while the K searches' clusters all run at once, each search a cluster (cluster_shape:
+        16 blocks of 192 threads for up to 7 searches on an H200, 4 of 384 up to 30, 2 of 512 up to
+        66); else up to one search per SM, one 1024-thread block each with every table on chip; from 1.5 searches an SM (blocks_per_sm), two
         512-thread blocks an SM where both hold every table on chip, as they hide each other's barrier waits (on an H100:
         tai100a 1.07x the it/s of one 1024-thread block an SM at 264 searches,
         benchmarks/results/ab_resident-h100-a82cce7.json; tai80a 1.38-1.48x at 200-528 searches,
@@ -227,10 +244,11 @@ class ResidentRots:
         if auto:
             from .cluster import supported
             sms = dev.MULTIPROCESSOR_COUNT
-            if cluster is None and large and not queued and searches * 16 <= sms and supported():
-                # 16 blocks of 192 (6 warps: fewer keys to exchange and arrivals to wait for; one
-                # search on tai100a 1.057x the 256-thread blocks', docs/performance.md)
-                threads, cluster, per_sm = 192, 16, 0
+            # (a cas colony keeps one block an ant: its short generations were not measured on clusters)
+            clustered = cluster is None and large and not queued and not colony and supported()
+            shape = cluster_shape(searches, clusters_at_once) if clustered else None
+            if shape:
+                (threads, cluster), per_sm = shape, 0
             elif per_sm != 2 and (searches <= sms or waves):
                 threads = 1024 if large else 256
             else:  # blocks an SM: the automatic shape's, else as many as one wave of the searches needs

@@ -821,6 +821,41 @@ def test_resident_rots_on_tai100a_in_blocks_of_no_multiple_of_four_warps_launche
     _same_search(_cpu_rots(p, 3, Stop(iterations=300)), dev)
 
 
+def test_resident_rots_takes_a_cluster_shape_only_while_every_search_runs_at_once():
+    """The fastest cluster shape whose K clusters the GPU runs together: on an H200 (7 clusters
+    of 16, 30 of 4, 66 of 2 at once) 8 searches on clusters of 16 would wait for a second wave
+    (0.58x the it/s of 7), so they take clusters of 4; past 66 searches, one block a search."""
+    from lsbench.gpu.rots_engine import CLUSTER_SHAPES, cluster_shape
+    h200 = {16: 7, 8: 15, 4: 30, 2: 66}.get
+    assert [cluster_shape(k, h200) for k in (1, 7, 8, 30, 31, 66, 67)] == [
+        (192, 16), (192, 16), (384, 4), (384, 4), (512, 2), (512, 2), None]
+    assert cluster_shape(1, lambda blocks: 0) is None  # no cluster runs (a GPU without them)
+    for k in range(1, 200):  # whatever the GPU runs at once, K clusters of the chosen shape all fit
+        for fits in (h200, lambda blocks: 132 // blocks, lambda blocks: 5 if blocks == 16 else 0):
+            shape = cluster_shape(k, fits)
+            assert shape is None or (shape in CLUSTER_SHAPES and k <= fits(shape[1]))
+
+
+@pytest.mark.skipif(not _clusters(), reason="thread block clusters need a GPU of compute capability 9.0+ (not the simulator)")
+@pytest.mark.parametrize("searches", [8, 40])
+def test_resident_rots_default_shape_for_a_few_searches_runs_them_at_once_and_follows_the_cpu(searches):
+    """tai100a, K searches with no shape given: K clusters that the device runs together (the
+    driver's count), each search exactly its CPU trajectory."""
+    from lsbench.gpu.launch import clusters_at_once
+    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench import instances as registry
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    p = registry.load("tai100a")
+    engine = ResidentRots(p, RobustTabuSearch().params(p))
+    seeds = list(range(11, 11 + searches))
+    results = engine.run(seeds, Stop(iterations=200), chunk=70)
+    assert engine.shape["cluster"] > 1 and searches <= clusters_at_once(engine.shape["cluster"])
+    assert engine.describe()["blocks_per_search"] == engine.shape["cluster"]
+    for seed, dev in zip(seeds, results):
+        _same_search(_cpu_rots(p, seed, Stop(iterations=200)), dev)
+
+
 def _byte_instance():
     """Flows and distances within 0..255 in the symmetric form (as tai*a), with diagonals, n = 23:
     rows padded to whole 32-bit words."""
