@@ -498,12 +498,12 @@ def test_resident_pfsp_tabu_cli_on_ta001_stops_at_the_target_and_verifies(tmp_pa
     from lsbench import instances as registry
     from lsbench.search.common import Stop
     p = registry.load("ta001")
-    cpu = _cpu_tabu(p, 2, Stop(iterations=8))
+    cpu = _cpu_tabu(p, 2, Stop(iterations=4))
     target = cpu.trajectory[-2][2]  # reached before the end: the device must stop there too
-    rec = run_one("pfsp", "ta001", algorithm="tabu", backend="gpu-resident", seed=2, iterations=8, target=target,
+    rec = run_one("pfsp", "ta001", algorithm="tabu", backend="gpu-resident", seed=2, iterations=4, target=target,
                   out=str(out))
-    want = _cpu_tabu(p, 2, Stop(iterations=8, target=target))
-    assert rec["iterations"] == want.iterations < 8
+    want = _cpu_tabu(p, 2, Stop(iterations=4, target=target))
+    assert rec["iterations"] == want.iterations < 4
     assert rec["best_objective"] == want.best_objective == target
     assert rec["best_solution"] == list(want.best_solution)
     r = subprocess.run([sys.executable, "-m", "lsbench", "verify", str(out)], capture_output=True, text=True,

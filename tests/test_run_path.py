@@ -32,7 +32,8 @@ def _first_runs_config():
             tiny.update(name=f"{path.stem}-{g['name']}", instances=[g["instances"][0]], backends=[backend], seeds=1,
                         iterations=2 if g["algorithm"] != "cas" else 1)
             groups.append(tiny)
-    return {"experiment": "first-runs", "title": "first run of every group", "groups": groups}
+    # shared_cores: two one-core runs at a time (their timings are not what this test checks)
+    return {"experiment": "first-runs", "title": "first run of every group", "shared_cores": True, "groups": groups}
 
 
 def test_every_config_runs_its_first_run_of_each_group_through_snakemake_and_run_plan(tmp_path):
