@@ -15,7 +15,8 @@ python3 -c "import numba, numpy, numba.cuda as c; print('numba', numba.__version
 for step in "$@"; do
   case "$step" in
     tests) mkdir -p /tmp/lsbench-test-data-$(id -u) && cp -r .devdata/* /tmp/lsbench-test-data-$(id -u)/  # what a partial mirror lacks stays missing
-           LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 560 python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py 2>&1 | tail -15 ;;
+           LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 560 python3 -m pytest -p no:cacheprovider -rfE tests/test_gpu.py 2>&1 | tail -15
+           echo "pytest exit ${PIPESTATUS[0]}" ;;
     iteration*) (cd benchmarks && timeout 560 python3 gpu_iteration.py ${step#iteration} --out "${OUT:-results}") ;;
     ab*) (cd benchmarks && timeout 560 python3 ab_resident.py ${step#ab} --out "${OUT:-results}") ;;
     resident*) (cd benchmarks && timeout 560 python3 gpu_resident.py ${step#resident} --out "${OUT:-results}") ;;
@@ -48,7 +49,8 @@ for step in "$@"; do
             --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
             --section MemoryWorkloadAnalysis --section InstructionStats --section SchedulerStats ${NCU_EXTRA:-} python3 benchmarks/profile_resident.py ${step#ncu} 2>&1 | grep -v "^==PROF==" | tail -120 ;;
     pytest*) mkdir -p /tmp/lsbench-test-data-$(id -u) && cp -r .devdata/* /tmp/lsbench-test-data-$(id -u)/
-             LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 300 python3 -m pytest -q -p no:cacheprovider ${step#pytest} 2>&1 | tail -15 ;;
+             LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 300 python3 -m pytest -p no:cacheprovider -rfE ${step#pytest} 2>&1 | tail -15
+             echo "pytest exit ${PIPESTATUS[0]}" ;;
     profile-cas*) timeout 300 python3 benchmarks/profile_cas.py ${step#profile-cas} ;;
     makespan) (cd benchmarks && timeout 300 python3 gpu_makespan.py) ;;
     rots) (cd benchmarks && timeout 200 python3 cpu_rots.py --iterations 20000 --repeats 5) ;;

@@ -98,7 +98,8 @@ def blocks_per_sm(searches, sms, large, fits_twice):
 # A large instance's searches on thread block clusters where all of them run at once, fastest
 # first: (threads a block, blocks a search). One search on an H200, tai100a: 16 x 192 867 k it/s;
 # per search at 16 searches 4 x 384 750 k, 2 x 512 595 k, one 1024-thread block 505 k; at 66
-# searches 2 x 512 603 k, one block 496 k (gpu_resident-h200-0df32a5*.json).
+# searches 2 x 512 603 k, one block 496 k (gpu_resident-h200-0df32a5-4.json, -5.json, -6.json;
+# at 8 and 12 searches 4 x 384 1.05x 8 x 192, gpu_resident-h200-20da25b.json).
 CLUSTER_SHAPES = ((192, 16), (384, 4), (512, 2))
 
 

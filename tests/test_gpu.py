@@ -824,7 +824,7 @@ def test_resident_rots_on_tai100a_in_blocks_of_no_multiple_of_four_warps_launche
 def test_resident_rots_takes_a_cluster_shape_only_while_every_search_runs_at_once():
     """The fastest cluster shape whose K clusters the GPU runs together: on an H200 (7 clusters
     of 16, 30 of 4, 66 of 2 at once) 8 searches on clusters of 16 would wait for a second wave
-    (0.58x the it/s of 7), so they take clusters of 4; past 66 searches, one block a search."""
+    (0.59x the it/s of 7), so they take clusters of 4; past 66 searches, one block a search."""
     from lsbench.gpu.rots_engine import CLUSTER_SHAPES, cluster_shape
     h200 = {16: 7, 8: 15, 4: 30, 2: 66}.get
     assert [cluster_shape(k, h200) for k in (1, 7, 8, 30, 31, 66, 67)] == [
