@@ -210,9 +210,10 @@ class ResidentRots:
         """The kernel shape for K searches. Unless the caller fixed it: on a large instance of a Hopper
         GPU, while the K searches' clusters all run at once, each search a cluster (cluster_shape:
         16 blocks of 192 threads for up to 7 searches on an H200, 4 of 384 up to 30, 2 of 512 up to
-        66); else up to one search per SM, one 1024-thread block each with every table on chip; from 1.5 searches an SM (blocks_per_sm), two
-        512-thread blocks an SM where both hold every table on chip, as they hide each other's barrier waits (on an H100:
-        tai100a 1.07x the it/s of one 1024-thread block an SM at 264 searches,
+        66); else up to one search per SM, one 1024-thread block each with every table on chip;
+        from 1.5 searches an SM (blocks_per_sm), two 512-thread blocks an SM where both hold every
+        table on chip, as they hide each other's barrier waits (on an H100: tai100a 1.07x the it/s
+        of one 1024-thread block an SM at 264 searches,
         benchmarks/results/ab_resident-h100-a82cce7.json; tai80a 1.38-1.48x at 200-528 searches,
         ab_resident-h100-007d3ad.json), else one 1024-thread block an SM; in waves or on a queue
         (spread). A small instance: up to four blocks per SM, one wave, then a queue for four
