@@ -3,7 +3,7 @@
 # out as the data directory (qaplib/, tsplib/, taillard_pfsp/). `tests` needs what tests/test_gpu.py
 # loads: qaplib tai12a, tai40a, tai100a; tsplib burma14, bays29; taillard_pfsp ta001, ta051 (a missing file
 # fails its tests); the file runs as two pytest processes side by side (the resident Ro-TS tests and
-# the rest: about 9.5 minutes one after the other on an H200, more than one device call allows; at
+# the rest: one after the other they outlast a device call (b1011e2 stopped at 560 s, 6 of 111 left); at
 # 17c571f the first took 8:04, the second 3:10: their slowest tests come with the summary).
 # Usage: bash benchmarks/device_run.sh [tests] ['iteration ARGS'] [makespan] [rots] ['plan CONFIG ARGS']
 #        ['resident ARGS'] ['ab TREE... ARGS'] ['pfsp ARGS'] ['pls ARGS'] ['grid ARGS'] ['cas ARGS'] ['cas-scaling ARGS'] ['ttb ARGS'] ['ig ARGS'] ['cow ARGS'] ['multistart ARGS'] ['sharing ARGS'] ['islands ARGS'] ['pytest ARGS']
