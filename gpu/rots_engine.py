@@ -246,7 +246,7 @@ class ResidentRots:
         if auto:
             from .cluster import supported
             sms = dev.MULTIPROCESSOR_COUNT
-            # (a cas colony keeps one block an ant: its short generations were not measured on clusters)
+            # (a cas colony takes one block an ant: its short generations were never measured on clusters)
             clustered = cluster is None and large and not queued and not colony and supported()
             shape = cluster_shape(searches, clusters_at_once) if clustered else None
             if shape:
