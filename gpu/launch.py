@@ -124,9 +124,8 @@ def clusters_at_once(size):
     key = (dev.id, size)
     if key not in _clusters_at_once:
         from cuda.core import Device, LaunchConfig
-        compiled = _cluster_probe.overloads.get(()) or _cluster_probe.compile(())
-        if size > 8:
-            _set_kernel_attribute(compiled, "NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
+        compiled = _cluster_probe.compile(())  # (compiled once: later calls return the same kernel)
+        allow_cluster(compiled, size)
         shared = int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // 2 + 1024  # two blocks would not fit
         allow_dynamic_shared(compiled, shared)
         config_ = LaunchConfig(grid=1, block=32, shmem_size=shared, cluster=size)
@@ -142,6 +141,13 @@ def _set_kernel_attribute(compiled, name, value):
     func = compiled._codelibrary.get_cufunc()
     attr = getattr(binding.CUfunction_attribute, f"CU_FUNC_ATTRIBUTE_{name}")
     driver.cuKernelSetAttribute(attr, value, func.handle, func.device.id)
+
+
+def allow_cluster(compiled, size):
+    """Opts a compiled kernel in to clusters of `size` blocks: more than 8 (16, an H100's
+    non-portable size) needs the kernel's own attribute."""
+    if size > 8:
+        _set_kernel_attribute(compiled, "NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
 
 
 def allow_dynamic_shared(compiled, need):
@@ -168,8 +174,7 @@ class PreparedLauncher:
     def compiled_for(self, args):
         if self.compiled is None:
             self.compiled = self.dispatcher._compile_for_args(*args)
-            if self.cluster > 8:  # 16 blocks: an H100's non-portable cluster size, opted in per kernel
-                _set_kernel_attribute(self.compiled, "NON_PORTABLE_CLUSTER_SIZE_ALLOWED", 1)
+            allow_cluster(self.compiled, self.cluster)
         return self.compiled
 
     def __call__(self, blocks, threads, shared_bytes, args, stream=0):

@@ -65,10 +65,11 @@ def chunk_length(n, owners, cluster=1):
     """Moves per row chunk: the fewest whose chunks fit the cluster's owning threads; odd, so that
     a warp's threads, Q moves apart, meet no bank conflicts (2: two-way, kept). Every row needs a
     chunk of its own, so n - 1 rows need that many owners over the cluster's blocks."""
-    if -(-(n - 1) // cluster) > owners:
+    rows_a_block = -(-(n - 1) // cluster)
+    if rows_a_block > owners:
         raise LsbenchError(f"--param block: {owners} move-owning threads a block cannot hold the {n - 1} rows of "
                            f"moves of an instance of size {n} (a row's moves need a thread of their own; with "
-                           f"{cluster} block(s) a search, at least {-(-(n - 1) // cluster)} owning threads a block)")
+                           f"{cluster} block(s) a search, at least {rows_a_block} owning threads a block)")
     q = 1
     while -(-row_chunks(n, q) // cluster) > owners:
         q += 1
