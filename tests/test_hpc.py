@@ -279,7 +279,7 @@ def test_multistart_fills_each_gpu_with_a_batch_of_resident_searches_two_ranks_s
     env = {**ENV, "NUMBA_ENABLE_CUDASIM": "1"}
     d = tmp_path / "ms"
     args = ["multistart", "--searches", "6", "--seed", "4", "--instance", "tai12a", "--algorithm", "rots",
-            "--backend", "gpu-resident", "--iterations", "40", "--searches-per-gpu", "2", "--out-dir", str(d)]
+            "--backend", "gpu-resident", "--iterations", "20", "--searches-per-gpu", "2", "--out-dir", str(d)]
     r = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-m", "lsbench", *args], capture_output=True, text=True,
                        cwd=ROOT, env=env, timeout=900)
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
@@ -290,7 +290,7 @@ def test_multistart_fills_each_gpu_with_a_batch_of_resident_searches_two_ranks_s
     assert sorted(rec["batch"]["first_seed"] for rec in recs.values()) == [4, 4, 6, 6, 8, 8]
     for seed in (5, 8):
         single = tmp_path / f"cpu-{seed}.json"
-        assert lsbench("run", "--instance", "tai12a", "--algorithm", "rots", "--iterations", "40", "--seed", str(seed),
+        assert lsbench("run", "--instance", "tai12a", "--algorithm", "rots", "--iterations", "20", "--seed", str(seed),
                        "--out", str(single), "--quiet").returncode == 0
         assert path_of(recs[seed]) == path_of(json.loads(single.read_text()))
     assert lsbench("verify", *map(str, sorted(d.glob("seed-*.json")))).returncode == 0
@@ -300,7 +300,7 @@ def test_multistart_fills_each_gpu_with_a_batch_of_resident_searches_two_ranks_s
     # the aggregate rate is over the time some timed search ran (ranks sharing a GPU overlap)
     spans = sorted({tuple(rec["timed_interval"]) for rec in recs.values()})
     assert len(spans) == 3 and max(per_rank) - 1e-5 <= summary["timed_union_s"] <= sum(b - a for a, b in spans) + 1e-5
-    assert summary["aggregate_iterations_per_s"] == pytest.approx(6 * 40 / summary["timed_union_s"], rel=1e-3)
+    assert summary["aggregate_iterations_per_s"] == pytest.approx(6 * 20 / summary["timed_union_s"], rel=1e-3)
     again = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-m", "lsbench", *args], capture_output=True, text=True,
                            cwd=ROOT, env=env, timeout=900)
     assert again.returncode == 0 and json.loads((d / "summary.json").read_text())["resumed"] == 6
