@@ -21,7 +21,7 @@ from . import device_name, require
 from .chunks import IMPROVEMENT_CAP
 from .launch import PreparedLauncher, clusters_at_once, register_cap
 from .rots_kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
-from .rots_plan import ON_CHIP, plan, row_chunk_table, symmetric_form
+from .rots_plan import ON_CHIP, byte_matrices, plan, row_chunk_table, symmetric_form
 
 
 @dataclass
@@ -96,18 +96,24 @@ def blocks_per_sm(searches, sms, large, fits_twice):
 
 
 # A large instance's searches on thread block clusters where all of them run at once, fastest
-# first: (threads a block, blocks a search). One search on an H200, tai100a: 16 x 192 867 k it/s;
-# per search at 16 searches 4 x 384 750 k, 2 x 512 595 k, one 1024-thread block 505 k; at 66
-# searches 2 x 512 603 k, one block 496 k (gpu_resident-h200-0df32a5-4.json, -5.json, -6.json;
-# at 8 and 12 searches 4 x 384 1.05x 8 x 192, gpu_resident-h200-20da25b.json).
-CLUSTER_SHAPES = ((192, 16), (384, 4), (512, 2))
+# first: (threads a block, blocks a search), for byte matrices (dp4a sums) and for wider ones.
+# Bytes, one search on an H200, tai100a: 16 x 192 867 k it/s; per search at 16 searches 4 x 384
+# 750 k, 2 x 512 595 k, one 1024-thread block 505 k; at 66 searches 2 x 512 603 k, one block 496 k
+# (gpu_resident-h200-0df32a5-4.json, -5.json, -6.json); at 8 and 12 searches 4 x 384 1.05x 8 x 192
+# (gpu_resident-h200-20da25b.json), sko100a 1.08-1.10x (gpu_resident-h200-a56628e-5.json). Wider
+# matrices take a term an instruction, so more blocks pay: at 8 and 15 searches 8 x 256 1.19x
+# 4 x 384 on tai150b (gpu_resident-h200-a56628e.json), tai100b 1.18-1.19x, tho150 1.17-1.18x,
+# tai80b 1.63-1.65x (gpu_resident-h200-a56628e-3.json, -4.json, -6.json).
+CLUSTER_SHAPES = {True: ((192, 16), (384, 4), (512, 2)),
+                  False: ((192, 16), (256, 8), (384, 4), (512, 2))}
 
 
-def cluster_shape(searches, at_once):
-    """(threads, blocks a search) of the fastest CLUSTER_SHAPES entry whose K clusters run at once
-    (`at_once(blocks)`: clusters of that size the GPU runs together), or None: more searches than
-    any cluster shape fits wait for a second wave, which halves their it/s."""
-    for threads, blocks in CLUSTER_SHAPES:
+def cluster_shape(searches, at_once, byte_matrices=True):
+    """(threads, blocks a search) of the fastest CLUSTER_SHAPES entry (bytes or wider matrices)
+    whose K clusters run at once (`at_once(blocks)`: clusters of that size the GPU runs together),
+    or None: more searches than any cluster shape fits wait for a second wave, which halves their
+    it/s."""
+    for threads, blocks in CLUSTER_SHAPES[byte_matrices]:
         if searches <= at_once(blocks):
             return threads, blocks
     return None
@@ -209,8 +215,8 @@ class ResidentRots:
     def _configure(self, searches):
         """The kernel shape for K searches. Unless the caller fixed it: on a large instance of a Hopper
         GPU, while the K searches' clusters all run at once, each search a cluster (cluster_shape:
-        16 blocks of 192 threads for up to 7 searches on an H200, 4 of 384 up to 30, 2 of 512 up to
-        66); else up to one search per SM, one 1024-thread block each with every table on chip;
+        16 blocks of 192 threads for up to 7 searches on an H200, 8 of 256 up to 15 where the
+        matrices are wider than bytes, 4 of 384 up to 30, 2 of 512 up to 66); else up to one search per SM, one 1024-thread block each with every table on chip;
         from 1.5 searches an SM (blocks_per_sm), two 512-thread blocks an SM where both hold every
         table on chip, as they hide each other's barrier waits (on an H100: tai100a 1.07x the it/s
         of one 1024-thread block an SM at 264 searches,
@@ -248,7 +254,7 @@ class ResidentRots:
             sms = dev.MULTIPROCESSOR_COUNT
             # (a cas colony takes one block an ant: its short generations were never measured on clusters)
             clustered = cluster is None and large and not queued and not colony and supported()
-            shape = cluster_shape(searches, clusters_at_once) if clustered else None
+            shape = cluster_shape(searches, clusters_at_once, byte_matrices(self.problem)) if clustered else None
             if shape:
                 (threads, cluster), per_sm = shape, 0
             elif per_sm != 2 and (searches <= sms or waves):

@@ -28,6 +28,17 @@ def symmetric_form(a, b):
     return a, b, True
 
 
+def byte_matrices(problem):
+    """Whether the symmetric form holds bytes (0..255) only: a move's O(n) sum then takes four
+    terms an instruction (dp4a), which changes which shapes run fastest (rots_engine.CLUSTER_SHAPES)."""
+    A, B, general = symmetric_form(problem.a, problem.b)
+    return _bytes(A, B, general)
+
+
+def _bytes(A, B, general):
+    return not general and min(int(A.min()), int(B.min())) >= 0 and max(int(A.max()), int(B.max())) < 1 << 8
+
+
 def shared_bytes_per_block():
     """The most shared memory one block may opt in to on this device (227 KB on an H100)."""
     if config.ENABLE_CUDASIM:
@@ -154,7 +165,7 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
         raise LsbenchError(f"--param split: recomputing threads must be a multiple of 32 below {threads}, got {split}")
     workers = split or threads  # threads that recompute
     owners = threads - split  # threads that own moves
-    small = not general and min(int(A.min()), int(B.min())) >= 0 and largest < 1 << 8
+    small = _bytes(A, B, general)
     if auto_split:  # recomputing-only warps, one round at the lanes a sum needs alone
         lanes = group or lanes_per_sum(-(-n // 4) if small else n, small)
         split = recomputing_warps(n, threads, items, lanes, cluster)

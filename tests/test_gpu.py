@@ -823,34 +823,59 @@ def test_resident_rots_on_tai100a_in_blocks_of_no_multiple_of_four_warps_launche
 
 def test_resident_rots_takes_a_cluster_shape_only_while_every_search_runs_at_once():
     """The fastest cluster shape whose K clusters the GPU runs together: on an H200 (7 clusters
-    of 16, 30 of 4, 66 of 2 at once) 8 searches on clusters of 16 would wait for a second wave
-    (0.59x the it/s of 7), so they take clusters of 4; past 66 searches, one block a search."""
+    of 16, 15 of 8, 30 of 4, 66 of 2 at once) 8 searches on clusters of 16 would wait for a second
+    wave (0.59x the it/s of 7), so they take clusters of 4 on byte matrices, of 8 on wider ones;
+    past 66 searches, one block a search."""
     from lsbench.gpu.rots_engine import CLUSTER_SHAPES, cluster_shape
     h200 = {16: 7, 8: 15, 4: 30, 2: 66}.get
-    assert [cluster_shape(k, h200) for k in (1, 7, 8, 30, 31, 66, 67)] == [
-        (192, 16), (192, 16), (384, 4), (384, 4), (512, 2), (512, 2), None]
-    assert cluster_shape(1, lambda blocks: 0) is None  # no cluster runs (a GPU without them)
-    for k in range(1, 200):  # whatever the GPU runs at once, K clusters of the chosen shape all fit
-        for fits in (h200, lambda blocks: 132 // blocks, lambda blocks: 5 if blocks == 16 else 0):
-            shape = cluster_shape(k, fits)
-            assert shape is None or (shape in CLUSTER_SHAPES and k <= fits(shape[1]))
+    searches = (1, 7, 8, 15, 16, 30, 31, 66, 67)
+    assert [cluster_shape(k, h200) for k in searches] == [
+        (192, 16), (192, 16), (384, 4), (384, 4), (384, 4), (384, 4), (512, 2), (512, 2), None]
+    assert [cluster_shape(k, h200, byte_matrices=False) for k in searches] == [
+        (192, 16), (192, 16), (256, 8), (256, 8), (384, 4), (384, 4), (512, 2), (512, 2), None]
+    for byte_matrices in (True, False):
+        assert cluster_shape(1, lambda blocks: 0, byte_matrices) is None  # no cluster runs (a GPU without them)
+        for k in range(1, 200):  # whatever the GPU runs at once, K clusters of the chosen shape all fit
+            for fits in (h200, lambda blocks: 132 // blocks, lambda blocks: 5 if blocks == 16 else 0):
+                shape = cluster_shape(k, fits, byte_matrices)
+                assert shape is None or (shape in CLUSTER_SHAPES[byte_matrices] and k <= fits(shape[1]))
+
+
+def test_byte_matrices_are_the_symmetric_forms_bytes():
+    """Cluster shapes depend on it: tai100a's matrices are bytes (dp4a sums), tai100b's are not,
+    nor an asymmetric pair (its symmetric form is general) or a negative entry."""
+    from lsbench import instances as registry
+    from lsbench.gpu.rots_plan import byte_matrices
+    from lsbench.problems import QAP
+    assert byte_matrices(registry.load("tai100a")) and not byte_matrices(registry.load("tai100b"))
+    g = np.random.default_rng(5)
+    sym = g.integers(0, 100, (9, 9))
+    assert byte_matrices(QAP(sym + sym.T, g.integers(0, 128, (9, 9))))  # B = b + b^T stays below 256
+    assert not byte_matrices(QAP(g.integers(0, 9, (9, 9)), g.integers(0, 9, (9, 9))))  # neither symmetric
+    assert not byte_matrices(QAP(sym + sym.T, g.integers(0, 300, (9, 9))))  # b + b^T reaches 256 and more
+    negative = sym + sym.T
+    negative[0, 1] = negative[1, 0] = -1
+    assert not byte_matrices(QAP(negative, g.integers(0, 9, (9, 9))))
 
 
 @pytest.mark.skipif(not _clusters(), reason="thread block clusters need a GPU of compute capability 9.0+ (not the simulator)")
-@pytest.mark.parametrize("searches", [8, 40])
-def test_resident_rots_default_shape_for_a_few_searches_runs_them_at_once_and_follows_the_cpu(searches):
-    """tai100a, K searches with no shape given: K clusters that the device runs together (the
-    driver's count), each search exactly its CPU trajectory."""
+@pytest.mark.parametrize("instance, searches", [("tai100a", 8), ("tai100a", 40), ("tai100b", 12)])
+def test_resident_rots_default_shape_for_a_few_searches_runs_them_at_once_and_follows_the_cpu(instance, searches):
+    """K searches with no shape given: K clusters that the device runs together (the driver's
+    count; tai100b's wider matrices take 8 blocks a search for 12), each search exactly its CPU
+    trajectory."""
     from lsbench.gpu.launch import clusters_at_once
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.rots_engine import ResidentRots, cluster_shape
     from lsbench import instances as registry
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
-    p = registry.load("tai100a")
+    p = registry.load(instance)
     engine = ResidentRots(p, RobustTabuSearch().params(p))
     seeds = list(range(11, 11 + searches))
     results = engine.run(seeds, Stop(iterations=200), chunk=70)
     assert engine.shape["cluster"] > 1 and searches <= clusters_at_once(engine.shape["cluster"])
+    assert (engine.shape["threads"], engine.shape["cluster"]) == cluster_shape(searches, clusters_at_once,
+                                                                               instance == "tai100a")
     assert engine.describe()["blocks_per_search"] == engine.shape["cluster"]
     for seed, dev in zip(seeds, results):
         _same_search(_cpu_rots(p, seed, Stop(iterations=200)), dev)
