@@ -108,12 +108,12 @@ CLUSTER_SHAPES = {True: ((192, 16), (384, 4), (512, 2)),
                   False: ((192, 16), (256, 8), (384, 4), (512, 2))}
 
 
-def cluster_shape(searches, at_once, byte_matrices=True):
+def cluster_shape(searches, at_once, byte_data=True):
     """(threads, blocks a search) of the fastest CLUSTER_SHAPES entry (bytes or wider matrices)
     whose K clusters run at once (`at_once(blocks)`: clusters of that size the GPU runs together),
     or None: more searches than any cluster shape fits wait for a second wave, which halves their
     it/s."""
-    for threads, blocks in CLUSTER_SHAPES[byte_matrices]:
+    for threads, blocks in CLUSTER_SHAPES[byte_data]:
         if searches <= at_once(blocks):
             return threads, blocks
     return None
@@ -216,10 +216,11 @@ class ResidentRots:
         """The kernel shape for K searches. Unless the caller fixed it: on a large instance of a Hopper
         GPU, while the K searches' clusters all run at once, each search a cluster (cluster_shape:
         16 blocks of 192 threads for up to 7 searches on an H200, 8 of 256 up to 15 where the
-        matrices are wider than bytes, 4 of 384 up to 30, 2 of 512 up to 66); else up to one search per SM, one 1024-thread block each with every table on chip;
-        from 1.5 searches an SM (blocks_per_sm), two 512-thread blocks an SM where both hold every
-        table on chip, as they hide each other's barrier waits (on an H100: tai100a 1.07x the it/s
-        of one 1024-thread block an SM at 264 searches,
+        matrices are wider than bytes, 4 of 384 up to 30, 2 of 512 up to 66); else up to one search
+        per SM, one 1024-thread block each with every table on chip; from 1.5 searches an SM
+        (blocks_per_sm), two 512-thread blocks an SM where both hold every table on chip, as they
+        hide each other's barrier waits (on an H100: tai100a 1.07x the it/s of one 1024-thread
+        block an SM at 264 searches,
         benchmarks/results/ab_resident-h100-a82cce7.json; tai80a 1.38-1.48x at 200-528 searches,
         ab_resident-h100-007d3ad.json), else one 1024-thread block an SM; in waves or on a queue
         (spread). A small instance: up to four blocks per SM, one wave, then a queue for four

@@ -36,6 +36,7 @@ def byte_matrices(problem):
 
 
 def _bytes(A, B, general):
+    """byte_matrices on a symmetric form already built (plan builds it anyway)."""
     return not general and min(int(A.min()), int(B.min())) >= 0 and max(int(A.max()), int(B.max())) < 1 << 8
 
 

@@ -831,14 +831,14 @@ def test_resident_rots_takes_a_cluster_shape_only_while_every_search_runs_at_onc
     searches = (1, 7, 8, 15, 16, 30, 31, 66, 67)
     assert [cluster_shape(k, h200) for k in searches] == [
         (192, 16), (192, 16), (384, 4), (384, 4), (384, 4), (384, 4), (512, 2), (512, 2), None]
-    assert [cluster_shape(k, h200, byte_matrices=False) for k in searches] == [
+    assert [cluster_shape(k, h200, byte_data=False) for k in searches] == [
         (192, 16), (192, 16), (256, 8), (256, 8), (384, 4), (384, 4), (512, 2), (512, 2), None]
-    for byte_matrices in (True, False):
-        assert cluster_shape(1, lambda blocks: 0, byte_matrices) is None  # no cluster runs (a GPU without them)
+    for byte_data in (True, False):
+        assert cluster_shape(1, lambda blocks: 0, byte_data) is None  # no cluster runs (a GPU without them)
         for k in range(1, 200):  # whatever the GPU runs at once, K clusters of the chosen shape all fit
             for fits in (h200, lambda blocks: 132 // blocks, lambda blocks: 5 if blocks == 16 else 0):
-                shape = cluster_shape(k, fits, byte_matrices)
-                assert shape is None or (shape in CLUSTER_SHAPES[byte_matrices] and k <= fits(shape[1]))
+                shape = cluster_shape(k, fits, byte_data)
+                assert shape is None or (shape in CLUSTER_SHAPES[byte_data] and k <= fits(shape[1]))
 
 
 def test_byte_matrices_are_the_symmetric_forms_bytes():
