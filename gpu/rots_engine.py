@@ -106,17 +106,39 @@ def blocks_per_sm(searches, sms, large, fits_twice):
 # tai80b 1.63-1.65x (gpu_resident-h200-a56628e-3.json, -4.json, -6.json).
 CLUSTER_SHAPES = {True: ((192, 16), (384, 4), (512, 2)),
                   False: ((192, 16), (256, 8), (384, 4), (512, 2))}
+# Wider matrices that stay in global memory on 8-block clusters (tai256c): a search on 8 blocks of
+# 256 ran 2.7x one on 4 of 384, so two waves of 8-block clusters beat one wave of 4-block ones
+# (1.33x at 16 and 30 searches, gpu_resident-h200-d1838db.json).
+OFF_CHIP_WAVES = 2
 
 
-def cluster_shape(searches, at_once, byte_data=True):
+def cluster_shape(searches, at_once, byte_data=True, off_chip=False):
     """(threads, blocks a search) of the fastest CLUSTER_SHAPES entry (bytes or wider matrices)
-    whose K clusters run at once (`at_once(blocks)`: clusters of that size the GPU runs together),
-    or None: more searches than any cluster shape fits wait for a second wave, which halves their
-    it/s."""
+    whose K clusters run at once (`at_once(blocks)`: clusters of that size the GPU runs together;
+    `off_chip`: 8-block clusters in up to OFF_CHIP_WAVES waves), or None: more searches than any
+    cluster shape fits wait for a second wave, which halves their it/s."""
     for threads, blocks in CLUSTER_SHAPES[byte_data]:
-        if searches <= at_once(blocks):
+        if searches <= at_once(blocks) * (OFF_CHIP_WAVES if off_chip and blocks == 8 else 1):
             return threads, blocks
     return None
+
+
+def auto_cluster_shape(problem, searches, at_once, group=None, global_only=(), split=None):
+    """cluster_shape for this instance (byte or wider matrices; off chip: its matrices outside the
+    8-block cluster's shared memory), or None where that shape's move tables do not fit on chip
+    (a very large instance: one block a search keeps them in global memory)."""
+    byte_data = byte_matrices(problem)
+    try:
+        off_chip = not byte_data and not plan(problem, 256, group, None, global_only, 8, split)["shared"]["matrix"]
+    except LsbenchError:  # not even the 8-block cluster holds the move tables
+        off_chip = False
+    shape = cluster_shape(searches, at_once, byte_data, off_chip)
+    if shape:
+        try:
+            plan(problem, shape[0], group, None, global_only, shape[1], split)
+        except LsbenchError:
+            return None
+    return shape
 
 
 def spread(searches, sms, per_sm, large):
@@ -216,7 +238,8 @@ class ResidentRots:
         """The kernel shape for K searches. Unless the caller fixed it: on a large instance of a Hopper
         GPU, while the K searches' clusters all run at once, each search a cluster (cluster_shape:
         16 blocks of 192 threads for up to 7 searches on an H200, 8 of 256 up to 15 where the
-        matrices are wider than bytes, 4 of 384 up to 30, 2 of 512 up to 66); else up to one search
+        matrices are wider than bytes (up to 30 in two waves where they stay off chip), 4 of 384 up
+        to 30, 2 of 512 up to 66); else up to one search
         per SM, one 1024-thread block each with every table on chip; from 1.5 searches an SM
         (blocks_per_sm), two 512-thread blocks an SM where both hold every table on chip, as they
         hide each other's barrier waits (on an H100: tai100a 1.07x the it/s of one 1024-thread
@@ -255,9 +278,11 @@ class ResidentRots:
             sms = dev.MULTIPROCESSOR_COUNT
             # (a cas colony takes one block an ant: its short generations were never measured on clusters)
             clustered = cluster is None and large and not queued and not colony and supported()
-            shape = cluster_shape(searches, clusters_at_once, byte_matrices(self.problem)) if clustered else None
+            shape = auto_cluster_shape(self.problem, searches, clusters_at_once, group, global_only, split) \
+                if clustered else None
             if shape:
                 (threads, cluster), per_sm = shape, 0
+                self.waves = searches > clusters_at_once(cluster)  # (off-chip 8-block clusters)
             elif per_sm != 2 and (searches <= sms or waves):
                 threads = 1024 if large else 256
             else:  # blocks an SM: the automatic shape's, else as many as one wave of the searches needs

@@ -841,6 +841,32 @@ def test_resident_rots_takes_a_cluster_shape_only_while_every_search_runs_at_onc
                 assert shape is None or (shape in CLUSTER_SHAPES[byte_data] and k <= fits(shape[1]))
 
 
+def test_auto_cluster_shape_takes_two_waves_of_8_blocks_only_where_the_matrices_stay_off_chip(monkeypatch):
+    """With an H200's numbers (227 KB of shared memory a block; 7, 15, 30 and 66 clusters of 16, 8,
+    4 and 2 blocks at once) and the device's integer widths: tai256c's 32-bit matrices stay in
+    global memory on 8 blocks, so up to 30 searches take 8 x 256 in two waves; tai150b's fit on
+    chip (one wave of each shape); where no cluster holds the move tables, one block a search
+    (n = 950: a cluster's move tables do not fit in 227 KB a block)."""
+    from lsbench import instances as registry
+    from lsbench.gpu import rots_plan
+    from lsbench.gpu.rots_engine import auto_cluster_shape
+    from lsbench.problems import QAP
+    monkeypatch.setattr(rots_plan, "SHUFFLE", True)
+    monkeypatch.setattr(rots_plan.config, "ENABLE_CUDASIM", False)  # the device's widths (the simulator: 64 bits)
+    monkeypatch.setattr(rots_plan, "shared_bytes_per_block", lambda: 232448)
+    h200 = {16: 7, 8: 15, 4: 30, 2: 66}.get
+    searches = (1, 8, 15, 16, 30, 31, 66, 67)
+    assert [auto_cluster_shape(registry.load("tai256c"), k, h200) for k in searches] == [
+        (192, 16), (256, 8), (256, 8), (256, 8), (256, 8), (512, 2), (512, 2), None]
+    assert [auto_cluster_shape(registry.load("tai150b"), k, h200) for k in searches] == [
+        (192, 16), (256, 8), (256, 8), (384, 4), (384, 4), (512, 2), (512, 2), None]
+    assert auto_cluster_shape(registry.load("tai100a"), 8, h200) == (384, 4)
+    g = np.random.default_rng(3)
+    huge = QAP(g.integers(0, 9, (950, 950)), g.integers(0, 9, (950, 950)))  # 450,775 moves
+    assert auto_cluster_shape(huge, 1, h200) is None  # (before: 16 x 192, which refused to run)
+    assert not any(rots_plan.plan(huge, 1024)["shared"].values())  # one block a search, its tables off chip
+
+
 def test_byte_matrices_are_the_symmetric_forms_bytes():
     """Cluster shapes depend on it: tai100a's matrices are bytes (dp4a sums), tai100b's are not,
     nor an asymmetric pair (its symmetric form is general) or a negative entry."""
