@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run on the device machine from the checkout: carried numpy wheel, instance copies in .devdata/, laid
 # out as the data directory (qaplib/, tsplib/, taillard_pfsp/). `tests` needs what tests/test_gpu.py
-# loads: qaplib tai12a, tai40a, tai100a, tai100b; tsplib burma14, bays29; taillard_pfsp ta001, ta051 (a missing file
+# loads: qaplib tai12a, tai40a, tai100a, tai100b, tai150b, tai256c; tsplib burma14, bays29; taillard_pfsp ta001, ta051 (a missing file
 # fails its tests); the file runs as three pytest processes side by side (the resident Ro-TS tests in two
 # parts, and the rest): at c0a920a the resident half alone, on a fresh machine, ran past 560 s with 3 of
 # its 55 tests left; at b949855 the three took 6:49 (the cluster tests then in the first), 2:26 and
