@@ -127,18 +127,21 @@ def auto_cluster_shape(problem, searches, at_once, group=None, global_only=(), s
     """cluster_shape for this instance (byte or wider matrices; off chip: its matrices outside the
     8-block cluster's shared memory), or None where that shape's move tables do not fit on chip
     (a very large instance: one block a search keeps them in global memory)."""
+    plans = {}
+
+    def tables(threads, blocks):
+        """The shape's on-chip tables (planned once), or None where its move tables do not fit."""
+        if (threads, blocks) not in plans:
+            try:
+                plans[threads, blocks] = plan(problem, threads, group, None, global_only, blocks, split)["shared"]
+            except LsbenchError:
+                plans[threads, blocks] = None
+        return plans[threads, blocks]
+
     byte_data = byte_matrices(problem)
-    try:
-        off_chip = not byte_data and not plan(problem, 256, group, None, global_only, 8, split)["shared"]["matrix"]
-    except LsbenchError:  # not even the 8-block cluster holds the move tables
-        off_chip = False
-    shape = cluster_shape(searches, at_once, byte_data, off_chip)
-    if shape:
-        try:
-            plan(problem, shape[0], group, None, global_only, shape[1], split)
-        except LsbenchError:
-            return None
-    return shape
+    eight = None if byte_data else tables(256, 8)
+    shape = cluster_shape(searches, at_once, byte_data, off_chip=eight is not None and not eight["matrix"])
+    return shape if shape and tables(*shape) is not None else None
 
 
 def spread(searches, sms, per_sm, large):
@@ -239,11 +242,10 @@ class ResidentRots:
         GPU, while the K searches' clusters all run at once, each search a cluster (cluster_shape:
         16 blocks of 192 threads for up to 7 searches on an H200, 8 of 256 up to 15 where the
         matrices are wider than bytes (up to 30 in two waves where they stay off chip), 4 of 384 up
-        to 30, 2 of 512 up to 66); else up to one search
-        per SM, one 1024-thread block each with every table on chip; from 1.5 searches an SM
-        (blocks_per_sm), two 512-thread blocks an SM where both hold every table on chip, as they
-        hide each other's barrier waits (on an H100: tai100a 1.07x the it/s of one 1024-thread
-        block an SM at 264 searches,
+        to 30, 2 of 512 up to 66); else up to one search per SM, one 1024-thread block each with
+        every table on chip; from 1.5 searches an SM (blocks_per_sm), two 512-thread blocks an SM
+        where both hold every table on chip, as they hide each other's barrier waits (on an H100:
+        tai100a 1.07x the it/s of one 1024-thread block an SM at 264 searches,
         benchmarks/results/ab_resident-h100-a82cce7.json; tai80a 1.38-1.48x at 200-528 searches,
         ab_resident-h100-007d3ad.json), else one 1024-thread block an SM; in waves or on a queue
         (spread). A small instance: up to four blocks per SM, one wave, then a queue for four
