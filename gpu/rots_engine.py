@@ -107,9 +107,10 @@ def blocks_per_sm(searches, sms, large, fits_twice):
 CLUSTER_SHAPES = {True: ((192, 16), (384, 4), (512, 2)),
                   False: ((192, 16), (256, 8), (384, 4), (512, 2))}
 # Wider matrices that stay in global memory on 8-block clusters (tai256c): a search on 8 blocks of
-# 256 ran 2.7x one on 4 of 384, so two waves of 8-block clusters beat one wave of 4-block ones
-# (1.33x at 16 and 30 searches, gpu_resident-h200-d1838db.json).
-OFF_CHIP_WAVES = 2
+# 256 ran 2.7x one on 4 of 384 and 5x one on 2 of 512, so up to four waves of 8-block clusters beat
+# one wave of the others (1.33x at 16 and 30 searches, gpu_resident-h200-d1838db.json; 1.68x at 31
+# and 45, 1.27x at 60, even at 66 with five, gpu_resident-h200-fd3f897-3.json).
+OFF_CHIP_WAVES = 4
 
 
 def cluster_shape(searches, at_once, byte_data=True, off_chip=False):
@@ -241,7 +242,7 @@ class ResidentRots:
         """The kernel shape for K searches. Unless the caller fixed it: on a large instance of a Hopper
         GPU, while the K searches' clusters all run at once, each search a cluster (cluster_shape:
         16 blocks of 192 threads for up to 7 searches on an H200, 8 of 256 up to 15 where the
-        matrices are wider than bytes (up to 30 in two waves where they stay off chip), 4 of 384 up
+        matrices are wider than bytes (up to 60 in four waves where they stay off chip), 4 of 384 up
         to 30, 2 of 512 up to 66); else up to one search per SM, one 1024-thread block each with
         every table on chip; from 1.5 searches an SM (blocks_per_sm), two 512-thread blocks an SM
         where both hold every table on chip, as they hide each other's barrier waits (on an H100:

@@ -841,10 +841,10 @@ def test_resident_rots_takes_a_cluster_shape_only_while_every_search_runs_at_onc
                 assert shape is None or (shape in CLUSTER_SHAPES[byte_data] and k <= fits(shape[1]))
 
 
-def test_auto_cluster_shape_takes_two_waves_of_8_blocks_only_where_the_matrices_stay_off_chip(monkeypatch):
+def test_auto_cluster_shape_takes_up_to_four_waves_of_8_blocks_only_where_the_matrices_stay_off_chip(monkeypatch):
     """With an H200's numbers (227 KB of shared memory a block; 7, 15, 30 and 66 clusters of 16, 8,
     4 and 2 blocks at once) and the device's integer widths: tai256c's 32-bit matrices stay in
-    global memory on 8 blocks, so up to 30 searches take 8 x 256 in two waves; tai150b's fit on
+    global memory on 8 blocks, so up to 60 searches take 8 x 256 in four waves; tai150b's fit on
     chip (one wave of each shape); where no cluster holds the move tables, one block a search
     (n = 950: a cluster's move tables do not fit in 227 KB a block)."""
     from lsbench import instances as registry
@@ -855,11 +855,11 @@ def test_auto_cluster_shape_takes_two_waves_of_8_blocks_only_where_the_matrices_
     monkeypatch.setattr(rots_plan.config, "ENABLE_CUDASIM", False)  # the device's widths (the simulator: 64 bits)
     monkeypatch.setattr(rots_plan, "shared_bytes_per_block", lambda: 232448)
     h200 = {16: 7, 8: 15, 4: 30, 2: 66}.get
-    searches = (1, 8, 15, 16, 30, 31, 66, 67)
+    searches = (1, 8, 15, 16, 30, 31, 60, 61, 66, 67)
     assert [auto_cluster_shape(registry.load("tai256c"), k, h200) for k in searches] == [
-        (192, 16), (256, 8), (256, 8), (256, 8), (256, 8), (512, 2), (512, 2), None]
+        (192, 16), (256, 8), (256, 8), (256, 8), (256, 8), (256, 8), (256, 8), (512, 2), (512, 2), None]
     assert [auto_cluster_shape(registry.load("tai150b"), k, h200) for k in searches] == [
-        (192, 16), (256, 8), (256, 8), (384, 4), (384, 4), (512, 2), (512, 2), None]
+        (192, 16), (256, 8), (256, 8), (384, 4), (384, 4), (512, 2), (512, 2), (512, 2), (512, 2), None]
     assert auto_cluster_shape(registry.load("tai100a"), 8, h200) == (384, 4)
     g = np.random.default_rng(3)
     huge = QAP(g.integers(0, 9, (950, 950)), g.integers(0, 9, (950, 950)))  # 450,775 moves
@@ -885,13 +885,13 @@ def test_byte_matrices_are_the_symmetric_forms_bytes():
 
 
 @pytest.mark.skipif(not _clusters(), reason="thread block clusters need a GPU of compute capability 9.0+ (not the simulator)")
-@pytest.mark.parametrize("instance, searches", [("tai100a", 8), ("tai100a", 40), ("tai100b", 12)])
+@pytest.mark.parametrize("instance, searches", [("tai100a", 8), ("tai100a", 40), ("tai100b", 12), ("tai256c", 31)])
 def test_resident_rots_default_shape_for_a_few_searches_runs_them_at_once_and_follows_the_cpu(instance, searches):
     """K searches with no shape given: K clusters that the device runs together (the driver's
-    count; tai100b's wider matrices take 8 blocks a search for 12), each search exactly its CPU
-    trajectory."""
+    count; tai100b's wider matrices take 8 blocks a search for 12), or, where the matrices stay off
+    chip (tai256c), 8-block clusters in waves; each search exactly its CPU trajectory."""
     from lsbench.gpu.launch import clusters_at_once
-    from lsbench.gpu.rots_engine import ResidentRots, cluster_shape
+    from lsbench.gpu.rots_engine import ResidentRots, auto_cluster_shape
     from lsbench import instances as registry
     from lsbench.search.common import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -899,10 +899,10 @@ def test_resident_rots_default_shape_for_a_few_searches_runs_them_at_once_and_fo
     engine = ResidentRots(p, RobustTabuSearch().params(p))
     seeds = list(range(11, 11 + searches))
     results = engine.run(seeds, Stop(iterations=200), chunk=70)
-    assert engine.shape["cluster"] > 1 and searches <= clusters_at_once(engine.shape["cluster"])
-    assert (engine.shape["threads"], engine.shape["cluster"]) == cluster_shape(searches, clusters_at_once,
-                                                                               instance == "tai100a")
-    assert engine.describe()["blocks_per_search"] == engine.shape["cluster"]
+    cluster = engine.shape["cluster"]
+    assert cluster > 1 and (engine.shape["threads"], cluster) == auto_cluster_shape(p, searches, clusters_at_once)
+    assert engine.waves == (instance == "tai256c") == (searches > clusters_at_once(cluster))
+    assert engine.describe()["blocks_per_search"] == cluster
     for seed, dev in zip(seeds, results):
         _same_search(_cpu_rots(p, seed, Stop(iterations=200)), dev)
 
