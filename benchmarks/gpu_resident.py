@@ -70,7 +70,8 @@ def main():
                     help="auto: the engine's own choice for K searches; THREADS per block, THREADS/REGS caps "
                          "registers, THREADS:G sets lanes per recomputation, THREADSxC runs each search on a "
                          "cluster of C blocks (Hopper), xCsS with S recomputing threads (the others update), "
-                         "THREADS@KB limits shared memory per block (tables that do not fit stay in global memory)")
+                         "THREADS@KB limits shared memory per block (tables that do not fit stay in global memory), "
+                         "SPEC~N caps a chunk (iterations between the host's reads) at N instead of the engine's cap")
     ap.add_argument("--check-iterations", type=int, default=3000)
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per row (median)")
     ap.add_argument("--data-dir")
@@ -107,7 +108,8 @@ def main():
     rows, engines = [], []
     sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
     for spec in args.threads.split(","):
-        spec_, _, kb = spec.partition("@")
+        spec_, _, chunk_cap = spec.partition("~")
+        spec_, _, kb = spec_.partition("@")
         spec_, _, cluster = spec_.partition("x")
         cluster, _, split = cluster.partition("s")
         spec_, _, group = spec_.partition(":")
@@ -118,7 +120,7 @@ def main():
             # one engine per row: its shape (and compiled kernel) depends on K
             eng = ResidentRots(p, prm, threads=threads, group=group, max_registers=regs,
                                shared_limit=int(kb) * 1024 if kb else None, cluster=int(cluster) if cluster else None,
-                               split=int(split) if split else None)
+                               split=int(split) if split else None, chunk_cap=int(chunk_cap) if chunk_cap else None)
             if cluster and k == 1:  # a cluster search must follow the CPU's trajectory too
                 dev = eng.run([7], Stop(iterations=args.check_iterations))[0]
                 ok = same_run(cpu, dev)
@@ -133,6 +135,7 @@ def main():
             # the host's chunk overhead rather than the GPU
             iters = max(probe_it, int(probe_it * args.seconds / eng.loop_s))
             rows.append({"spec": spec, "threads": eng.shape["threads"], "max_registers": eng.shape["max_registers"],
+                         "chunk_cap": eng.chunk_cap,
                          "searches": k, "blocks_per_sm": round(k / sms, 2), "iterations": iters, "repeats": []})
             engines.append(eng)
     # the timed runs: rows interleaved, repeat by repeat (the sizing runs above warmed the clocks)
@@ -141,6 +144,9 @@ def main():
             k = row["searches"]
             res = eng.run(list(range(1, k + 1)), Stop(iterations=row["iterations"]))
             row["repeats"].append(sum(r.iterations for r in res) / eng.loop_s)  # set-up of K starts excluded
+            row.setdefault("chunks", []).append(eng.chunks_run)
+            row.setdefault("kernel_s", []).append(eng.kernel_s)
+            row.setdefault("loop_s", []).append(eng.loop_s)
     for row, eng in zip(rows, engines):
         agg, k = statistics.median(row["repeats"]), row["searches"]
         row.update({"aggregate_it_per_s": agg, "per_search_it_per_s": agg / k, "vs_cpu_one_core": agg / cpu1,
