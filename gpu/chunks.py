@@ -15,6 +15,8 @@ from lsbench.search.common import ChunkLength, ImprovementLog, Stop
 
 SIM = config.ENABLE_CUDASIM
 IMPROVEMENT_CAP = 1 << 12  # improvements recorded per chunk (chunks are no longer than this)
+LONGEST_CHUNK = 1 << 16  # record_rows: the most iterations of a Ro-TS chunk
+RECORD_BYTES = 1 << 27  # record_rows: the improvement records' device memory (two int64 a search and row)
 MAX_THREADS = 1024
 NO_ASPIRATION = -(np.int64(1) << np.int64(62))
 WAIT_SPINS = 1 << 28  # queue shape: a bound on a block's wait for a search's previous item (minutes)
@@ -29,6 +31,16 @@ else:
     def backoff():
         """A spinning wait's pause, so that the waiting block leaves its SM's issue slots to others."""
         cuda.nanosleep(256)
+
+
+def record_rows(searches):
+    """Rows of K searches' improvement records, and so the most iterations a chunk may take (an
+    improvement at most every iteration): IMPROVEMENT_CAP, or up to LONGEST_CHUNK (a power of two)
+    while the records stay within RECORD_BYTES, so that ChunkLength's 20 ms, not the records, bound
+    a chunk of fast iterations (tai100a, chunks of at most 4,096 against 16,384 iterations: one
+    search 0.966x, 132 searches 0.923x the it/s, benchmarks/results/gpu_resident-h200-9a6aced.json)."""
+    rows = RECORD_BYTES // (16 * max(1, int(searches)))
+    return max(IMPROVEMENT_CAP, min(LONGEST_CHUNK, 1 << (rows.bit_length() - 1)))
 
 
 @cuda.jit(device=True, inline=True)

@@ -18,7 +18,7 @@ from lsbench.search.common import ChunkLength, ImprovementLog, Stop
 from lsbench.search.restarts import EliteRestarts
 
 from . import device_name, require
-from .chunks import IMPROVEMENT_CAP
+from .chunks import IMPROVEMENT_CAP, record_rows
 from .launch import PreparedLauncher, clusters_at_once, register_cap
 from .rots_kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
 from .rots_plan import ON_CHIP, byte_matrices, plan, row_chunk_table, symmetric_form
@@ -298,7 +298,7 @@ class ResidentRots:
         self.shape = plan(self.problem, threads, group, shared_limit, global_only, cluster or 1, split, queued,
                           subchunk)
         self.chunk_cap = self.chunk_cap_option or (queue_chunk(all_searches, self.grid, self.shape["subchunk"])
-                                                   if queued else IMPROVEMENT_CAP)
+                                                   if queued else record_rows(all_searches))
         if regs is None and not config.ENABLE_CUDASIM:  # a block of T threads must fit one SM
             regs = register_cap(self.shape["threads"])
         self.shape["max_registers"] = regs
@@ -388,8 +388,9 @@ class ResidentRots:
         cap = self.chunk_cap
         chunks = ChunkLength(chunk or (4 if config.ENABLE_CUDASIM else (cap if bests_only else 256)), cap,
                              grow=not config.ENABLE_CUDASIM)
-        if policy:  # fixed chunks: the restarts fall on the same iterations in every run
-            chunks = ChunkLength(chunk or policy.check_every(cap), cap, grow=False)
+        if policy:  # fixed chunks: the restarts fall on the same iterations in every run (every 4,096
+            # iterations at most: a restart at most that late, and the time to a target of that resolution)
+            chunks = ChunkLength(chunk or policy.check_every(min(cap, IMPROVEMENT_CAP)), cap, grow=False)
         if migration:
             chunks.cap = migration.chunk_cap(chunks.cap)
         t_start = time.perf_counter()

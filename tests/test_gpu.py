@@ -1215,6 +1215,41 @@ def test_resident_rots_queued_chunk_ends_with_few_idle_blocks():
                    for m in range(max(16, -(-IMPROVEMENT_CAP // sub)), items))
 
 
+def test_record_rows_lets_chunks_of_few_searches_grow_within_the_records_budget():
+    """The improvement records bound a Ro-TS chunk: a power of two from IMPROVEMENT_CAP to
+    LONGEST_CHUNK rows, never more rows than RECORD_BYTES hold for K searches above the cap, and
+    fewer rows as K grows (one search 65,536; 132 searches 32,768; 1,056 and more the cap)."""
+    from lsbench.gpu.chunks import IMPROVEMENT_CAP, LONGEST_CHUNK, RECORD_BYTES, record_rows
+    assert [record_rows(k) for k in (1, 132, 264, 1056, 4096)] == [65536, 32768, 16384, 4096, 4096]
+    last = LONGEST_CHUNK
+    for k in range(1, 5000):
+        rows = record_rows(k)
+        assert IMPROVEMENT_CAP <= rows <= LONGEST_CHUNK and rows & (rows - 1) == 0 and rows <= last
+        assert rows == IMPROVEMENT_CAP or 16 * rows * k <= RECORD_BYTES
+        last = rows
+
+
+@pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="chunks grow on a device's clock only")
+def test_resident_rots_chunks_grow_past_the_old_cap_and_follow_the_cpu():
+    """One search on tai100a, 100,000 iterations: its chunks double while under 20 ms, past 4,096
+    iterations (fewer than 100,000 / 4,096 chunks), and the search is still exactly the CPU's;
+    with restarts the chunks stay at 4,096 (the restarts' iterations as before)."""
+    from lsbench import instances as registry
+    from lsbench.gpu.chunks import IMPROVEMENT_CAP
+    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    p = registry.load("tai100a")
+    engine = ResidentRots(p, RobustTabuSearch().params(p))
+    stop = Stop(iterations=100_000)
+    dev = engine.run([5], stop)[0]
+    assert engine.chunks_run < 100_000 // IMPROVEMENT_CAP
+    _same_search(_cpu_rots(p, 5, stop), dev)
+    iterated = ResidentRots(p, RobustTabuSearch().params(p), restart={"stagnation": 40_000, "elite": 1, "strength": 0.25})
+    iterated.run([5, 6], Stop(iterations=20_000))
+    assert iterated.chunks_run == 20_000 // IMPROVEMENT_CAP + 1  # 4 chunks of 4,096 and one of 3,616
+
+
 @pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="a real GPU's SM count and its default shapes")
 @pytest.mark.parametrize("per_sm, waves, queued", [(4, True, False), (1.5, False, True)])
 def test_resident_rots_two_blocks_an_sm_in_waves_or_a_queue_each_search_follows_the_cpu(per_sm, waves, queued):
