@@ -37,8 +37,9 @@ def record_rows(searches):
     """Rows of K searches' improvement records, and so the most iterations a chunk may take (an
     improvement at most every iteration): IMPROVEMENT_CAP, or up to LONGEST_CHUNK (a power of two)
     while the records stay within RECORD_BYTES, so that ChunkLength's 20 ms, not the records, bound
-    a chunk of fast iterations (tai100a, chunks of at most 4,096 against 16,384 iterations: one
-    search 0.966x, 132 searches 0.923x the it/s, benchmarks/results/gpu_resident-h200-9a6aced.json)."""
+    a chunk of fast iterations (tai100a: one search 1.04-1.06x and 7 to 66 searches 1.04-1.05x the
+    it/s of chunks of at most 4,096; from 132 searches within the runs' spread,
+    benchmarks/results/gpu_resident-h200-9a6aced.json, gpu_resident-h200-6e2e928.json)."""
     rows = RECORD_BYTES // (16 * max(1, int(searches)))
     return max(IMPROVEMENT_CAP, min(LONGEST_CHUNK, 1 << (rows.bit_length() - 1)))
 
