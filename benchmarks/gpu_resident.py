@@ -72,7 +72,7 @@ def main():
                          "cluster of C blocks (Hopper), xCsS with S recomputing threads (the others update), "
                          "THREADS@KB limits shared memory per block (tables that do not fit stay in global memory), "
                          "SPEC~N caps a chunk (iterations between the host's reads) at N instead of the engine's cap, "
-                         "SPEC%N makes a queue's items N iterations")
+                         "SPEC%N makes a queue's items N iterations, SPEC+B queues the searches for B persistent blocks")
     ap.add_argument("--check-iterations", type=int, default=3000)
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per row (median)")
     ap.add_argument("--data-dir")
@@ -109,7 +109,8 @@ def main():
     rows, engines = [], []
     sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
     for spec in args.threads.split(","):
-        spec_, _, subchunk = spec.partition("%")
+        spec_, _, persistent = spec.partition("+")
+        spec_, _, subchunk = spec_.partition("%")
         spec_, _, chunk_cap = spec_.partition("~")
         spec_, _, kb = spec_.partition("@")
         spec_, _, cluster = spec_.partition("x")
@@ -123,7 +124,8 @@ def main():
             eng = ResidentRots(p, prm, threads=threads, group=group, max_registers=regs,
                                shared_limit=int(kb) * 1024 if kb else None, cluster=int(cluster) if cluster else None,
                                split=int(split) if split else None, chunk_cap=int(chunk_cap) if chunk_cap else None,
-                               subchunk=int(subchunk) if subchunk else None)
+                               subchunk=int(subchunk) if subchunk else None,
+                               persistent=int(persistent) if persistent else None)
             if cluster and k == 1:  # a cluster search must follow the CPU's trajectory too
                 dev = eng.run([7], Stop(iterations=args.check_iterations))[0]
                 ok = same_run(cpu, dev)

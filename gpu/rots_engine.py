@@ -386,8 +386,10 @@ class ResidentRots:
         policy = None if bests_only or not self.restart["stagnation"] else \
             EliteRestarts(pr.n, K, seed=int(states[0]), **self.restart)
         cap = self.chunk_cap
-        chunks = ChunkLength(chunk or (4 if config.ENABLE_CUDASIM else (cap if bests_only else 256)), cap,
-                             grow=not config.ENABLE_CUDASIM)
+        # a queue's chunks are queue_chunk's from the first: doubling from 256 stopped at a power of two
+        # past 20 ms (166 searches: 16 items, 116 idle slots in the last round, not queue_chunk's 19)
+        first = cap if bests_only or self.shape["queued"] else 256
+        chunks = ChunkLength(chunk or (4 if config.ENABLE_CUDASIM else first), cap, grow=not config.ENABLE_CUDASIM)
         if policy:  # fixed chunks: the restarts fall on the same iterations in every run (every 4,096
             # iterations at most: a restart at most that late, and the time to a target of that resolution)
             chunks = ChunkLength(chunk or policy.check_every(min(cap, IMPROVEMENT_CAP)), cap, grow=False)
