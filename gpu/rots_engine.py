@@ -84,15 +84,25 @@ RING_TAG_LIMIT = 1 << 31  # the queue ring's tags are 31 bits: at this count of 
 # which on an H100 ran tai100a at 1.24x the two-per-SM queue at 140 searches and 1.09x at 166
 # (ab_resident-h100-6b22baa-2.json).
 TWO_PER_SM_FROM = 1.5
+# Two blocks an SM gain less over one the larger the instance (on an H200, against 132 searches:
+# tai80a 1.20x at 240 searches, tai100a 1.00x at 250), and since a queue's chunks take queue_chunk's
+# items from the first, the queue of one 1024-thread block an SM leaves few SMs idle: at 200
+# searches it ran tai100a at 0.940x of 132 searches, the two-per-SM queue at 0.888x (at 230 0.952x
+# and 0.951x), while tai80a stays ahead on two an SM (1.075x against 0.918x at 200;
+# gpu_resident-h200-9bf4f56.json, -2.json, -3.json). So from n = LARGER_N two blocks an SM start
+# at this many searches an SM.
+TWO_PER_SM_FROM_LARGER = 1.75
+LARGER_N = 100
 
 
-def blocks_per_sm(searches, sms, large, fits_twice):
+def blocks_per_sm(searches, sms, large, fits_twice, n=0):
     """Blocks an SM of the automatic shape for K searches: a small instance four; a large one two
-    (512 threads each) from TWO_PER_SM_FROM searches an SM where two fit with every table on chip,
-    else one (1024 threads)."""
+    (512 threads each) from TWO_PER_SM_FROM searches an SM (TWO_PER_SM_FROM_LARGER from n =
+    LARGER_N) where two fit with every table on chip, else one (1024 threads)."""
     if not large:
         return 4
-    return 2 if fits_twice and searches >= TWO_PER_SM_FROM * sms else 1
+    two_from = TWO_PER_SM_FROM_LARGER if n >= LARGER_N else TWO_PER_SM_FROM
+    return 2 if fits_twice and searches >= two_from * sms else 1
 
 
 # A large instance's searches on thread block clusters where all of them run at once, fastest
@@ -244,8 +254,9 @@ class ResidentRots:
         16 blocks of 192 threads for up to 7 searches on an H200, 8 of 256 up to 15 where the
         matrices are wider than bytes (up to 60 in four waves where they stay off chip), 4 of 384 up
         to 30, 2 of 512 up to 66); else up to one search per SM, one 1024-thread block each with
-        every table on chip; from 1.5 searches an SM (blocks_per_sm), two 512-thread blocks an SM
-        where both hold every table on chip, as they hide each other's barrier waits (on an H100:
+        every table on chip; from 1.5 searches an SM (1.75 from n = 100; blocks_per_sm), two
+        512-thread blocks an SM where both hold every table on chip, as they hide each other's
+        barrier waits (on an H100:
         tai100a 1.07x the it/s of one 1024-thread block an SM at 264 searches,
         benchmarks/results/ab_resident-h100-a82cce7.json; tai80a 1.38-1.48x at 200-528 searches,
         ab_resident-h100-007d3ad.json), else one 1024-thread block an SM; in waves or on a queue
@@ -263,12 +274,16 @@ class ResidentRots:
         if auto and persistent is None and not cluster:
             sms = dev.MULTIPROCESSOR_COUNT
             per_sm = blocks_per_sm(searches, sms, large,
-                                   large and searches > sms and self._fits_twice(dev, group, global_only, split))
+                                   large and searches > sms and self._fits_twice(dev, group, global_only, split),
+                                   self.problem.n)
             waves, persistent = spread(searches, sms, per_sm, large)
         colony = persistent == UNEVEN  # a cas colony: a generation's few hundred iterations an ant
         if colony:  # (queued only on a large instance with more ants than SMs: auto, dev set)
             persistent = uneven_grid(searches, dev.MULTIPROCESSOR_COUNT) if auto and large and not cluster else 0
             sms = dev.MULTIPROCESSOR_COUNT if persistent else 0
+            # (a colony keeps 1.5 for every n: its generations' chunks are its own, and at 200 ants on an
+            # H100 its two-per-SM queue ran tai100a at 1.04x the other, cas_scaling-h100-51f361d.json and
+            # cas_scaling-h100-02ea5fe.json)
             if persistent and blocks_per_sm(searches, sms, large, self._fits_twice(dev, group, global_only, split)) == 2:
                 per_sm, persistent = 2, 2 * sms  # its queue takes two 512-thread blocks an SM, as the searches'
         queued = bool(persistent)

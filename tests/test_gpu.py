@@ -1188,10 +1188,13 @@ def test_resident_rots_past_one_search_per_sm_runs_full_waves_or_a_queue_that_ba
 
 
 def test_resident_rots_takes_two_blocks_an_sm_from_one_and_a_half_searches_an_sm_where_two_fit():
-    """Below 1.5 searches an SM a two-per-SM queue would hold more blocks than searches and leave SMs
-    idle at random: one 1024-thread block an SM then, as where two blocks do not fit."""
+    """Below 1.5 searches an SM (1.75 from n = 100) a two-per-SM queue would hold more blocks than
+    searches and leave SMs idle at random: one 1024-thread block an SM then, as where two blocks do
+    not fit."""
     from lsbench.gpu.rots_engine import blocks_per_sm
     assert [blocks_per_sm(k, 132, True, True) for k in (1, 132, 150, 197, 198, 200, 264, 1056)] == [1, 1, 1, 1, 2, 2, 2, 2]
+    assert [blocks_per_sm(k, 132, True, True, 80) for k in (197, 198, 200)] == [1, 2, 2]  # tai80a
+    assert [blocks_per_sm(k, 132, True, True, 100) for k in (198, 200, 230, 231, 264)] == [1, 1, 1, 2, 2]  # tai100a
     assert [blocks_per_sm(k, 132, True, False) for k in (200, 1056)] == [1, 1]
     assert blocks_per_sm(200, 132, False, True) == 4
 
@@ -1277,11 +1280,11 @@ def test_resident_rots_two_blocks_an_sm_in_waves_or_a_queue_each_search_follows_
 
 
 @pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="byte matrices and dp4a run on a device only")
-@pytest.mark.parametrize("per_sm", [1, 1.25, 1.5, 2])
+@pytest.mark.parametrize("per_sm", [1, 1.25, 1.5, 1.8, 2])
 def test_resident_rots_on_tai100a_at_the_engines_shapes_follows_the_cpu(per_sm):
     """tai100a at the engine's own shapes: one 1024-thread block a search with recomputing-only
-    warps (four dp4a sums a word), its queue, and two 512-thread blocks an SM, on a queue or in
-    waves, where every thread recomputes (three sums: the row sums S_i that every swap updates in
+    warps (four dp4a sums a word), its queue (1.25 and 1.5 searches an SM), and two 512-thread
+    blocks an SM, on a queue (1.8) or in waves (2), where every thread recomputes (three sums: the row sums S_i that every swap updates in
     O(1)), over thousands of swaps and several chunks; searches of the first and last blocks are
     exactly the CPU's."""
     from numba import cuda
@@ -1296,7 +1299,7 @@ def test_resident_rots_on_tai100a_at_the_engines_shapes_follows_the_cpu(per_sm):
     stop = Stop(iterations=3000)
     devs = engine.run(list(range(1, k + 1)), stop)
     assert engine.shape["dp4a"]
-    assert (engine.shape["threads"], engine.shape["row_sums"]) == ((512, True) if per_sm >= 1.5 else (1024, False))
+    assert (engine.shape["threads"], engine.shape["row_sums"]) == ((512, True) if per_sm >= 1.75 else (1024, False))
     for q in (0, k - 1):
         _same_search(_cpu_rots(p, q + 1, stop), devs[q])
 
