@@ -256,12 +256,11 @@ class ResidentRots:
         to 30, 2 of 512 up to 66); else up to one search per SM, one 1024-thread block each with
         every table on chip; from 1.5 searches an SM (1.75 from n = 100; blocks_per_sm), two
         512-thread blocks an SM where both hold every table on chip, as they hide each other's
-        barrier waits (on an H100:
-        tai100a 1.07x the it/s of one 1024-thread block an SM at 264 searches,
-        benchmarks/results/ab_resident-h100-a82cce7.json; tai80a 1.38-1.48x at 200-528 searches,
-        ab_resident-h100-007d3ad.json), else one 1024-thread block an SM; in waves or on a queue
-        (spread). A small instance: up to four blocks per SM, one wave, then a queue for four
-        blocks per SM."""
+        barrier waits (on an H100: tai100a 1.07x the it/s of one 1024-thread block an SM at 264
+        searches, benchmarks/results/ab_resident-h100-a82cce7.json; tai80a 1.38-1.48x at 200-528
+        searches, ab_resident-h100-007d3ad.json), else one 1024-thread block an SM; in waves or on
+        a queue (spread). A small instance: up to four blocks per SM, one wave, then a queue for
+        four blocks per SM."""
         threads, group, shared_limit, global_only, regs, cluster, split, persistent = self.options
         all_searches = searches
         if cluster and threads is None:
@@ -405,9 +404,10 @@ class ResidentRots:
         # past 20 ms (166 searches: 16 items, 116 idle slots in the last round, not queue_chunk's 19)
         first = cap if bests_only or self.shape["queued"] else 256
         chunks = ChunkLength(chunk or (4 if config.ENABLE_CUDASIM else first), cap, grow=not config.ENABLE_CUDASIM)
-        if policy:  # fixed chunks: the restarts fall on the same iterations in every run (every 4,096
-            # iterations at most: a restart at most that late, and the time to a target of that resolution)
-            chunks = ChunkLength(chunk or policy.check_every(min(cap, IMPROVEMENT_CAP)), cap, grow=False)
+        if policy:  # fixed chunks: the restarts fall on the same iterations in every run; a queue's as
+            # long as before, else 4,096 iterations at most (a restart, and a target's time, that late)
+            fixed = cap if self.shape["queued"] else min(cap, IMPROVEMENT_CAP)
+            chunks = ChunkLength(chunk or policy.check_every(fixed), cap, grow=False)
         if migration:
             chunks.cap = migration.chunk_cap(chunks.cap)
         t_start = time.perf_counter()
