@@ -1280,11 +1280,11 @@ def test_resident_rots_two_blocks_an_sm_in_waves_or_a_queue_each_search_follows_
 
 
 @pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="byte matrices and dp4a run on a device only")
-@pytest.mark.parametrize("per_sm", [1, 1.25, 1.5, 1.8, 2])
+@pytest.mark.parametrize("per_sm", [1, 1.25, 1.5, 1.75, 2])
 def test_resident_rots_on_tai100a_at_the_engines_shapes_follows_the_cpu(per_sm):
     """tai100a at the engine's own shapes: one 1024-thread block a search with recomputing-only
     warps (four dp4a sums a word), its queue (1.25 and 1.5 searches an SM), and two 512-thread
-    blocks an SM, on a queue (1.8) or in waves (2), where every thread recomputes (three sums: the row sums S_i that every swap updates in
+    blocks an SM, on a queue (1.75: 231 searches) or in waves (2), where every thread recomputes (three sums: the row sums S_i that every swap updates in
     O(1)), over thousands of swaps and several chunks; searches of the first and last blocks are
     exactly the CPU's."""
     from numba import cuda
