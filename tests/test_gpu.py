@@ -1284,9 +1284,9 @@ def test_resident_rots_two_blocks_an_sm_in_waves_or_a_queue_each_search_follows_
 def test_resident_rots_on_tai100a_at_the_engines_shapes_follows_the_cpu(per_sm):
     """tai100a at the engine's own shapes: one 1024-thread block a search with recomputing-only
     warps (four dp4a sums a word), its queue (1.25 and 1.5 searches an SM), and two 512-thread
-    blocks an SM, on a queue (1.75: 231 searches) or in waves (2), where every thread recomputes (three sums: the row sums S_i that every swap updates in
-    O(1)), over thousands of swaps and several chunks; searches of the first and last blocks are
-    exactly the CPU's."""
+    blocks an SM, on a queue (1.75: 231 searches) or in waves (2), where every thread recomputes
+    (three sums: the row sums S_i that every swap updates in O(1)), over thousands of swaps and
+    several chunks; searches of the first and last blocks are exactly the CPU's."""
     from numba import cuda
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
