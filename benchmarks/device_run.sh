@@ -18,14 +18,14 @@ python3 -c "import numba, numpy, numba.cuda as c; print('numba', numba.__version
 for step in "$@"; do
   case "$step" in
     tests) mkdir -p /tmp/lsbench-test-data-$(id -u) && cp -r .devdata/* /tmp/lsbench-test-data-$(id -u)/  # what a partial mirror lacks stays missing
-           resident="resident_rots and (tai100a or two_blocks or queue or restart)"
-           for part in "$resident" "resident_rots and not (tai100a or two_blocks or queue or restart)" "not resident_rots"; do
+           first="tai100a or two_blocks or queue or restart"
+           parts=("resident_rots and ($first)" "resident_rots and not ($first)" "not resident_rots")
+           for part in "${parts[@]}"; do
              LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 560 python3 -m pytest -p no:cacheprovider -rfE \
                --durations=5 tests/test_gpu.py -k "$part" > "/tmp/tests-${part//[ ()]/_}.log" 2>&1 &
            done
            wait
-           for part in "$resident" "resident_rots and not (tai100a or two_blocks or queue or restart)" "not resident_rots"; do
-             echo "-- $part"; tail -14 "/tmp/tests-${part//[ ()]/_}.log"; done ;;
+           for part in "${parts[@]}"; do echo "-- $part"; tail -14 "/tmp/tests-${part//[ ()]/_}.log"; done ;;
     iteration*) (cd benchmarks && timeout 560 python3 gpu_iteration.py ${step#iteration} --out "${OUT:-results}") ;;
     ab*) (cd benchmarks && timeout 560 python3 ab_resident.py ${step#ab} --out "${OUT:-results}") ;;
     resident*) (cd benchmarks && timeout 560 python3 gpu_resident.py ${step#resident} --out "${OUT:-results}") ;;
