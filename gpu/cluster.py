@@ -37,6 +37,17 @@ def _element_pointer(context, builder, arr_t, arr, idx):
     return cgutils.get_item_pointer(context, builder, arr_t, ary, [idx], wraparound=False)
 
 
+def _shared_address(context, builder, arr_t, arr, idx):
+    """The 32-bit shared-window address of arr[idx] (arr in shared memory), made in LLVM IR rather
+    than converted inside the asm: there the generic address was rebuilt and converted at every
+    call (S2R of the CTA id and the shared window, some eight dependent instructions on the
+    exchange's path, ncu on an H200); here the compiler folds the conversion into the array's own
+    shared address plus the index."""
+    ptr = _element_pointer(context, builder, arr_t, arr, idx)
+    shared = builder.addrspacecast(ptr, ir.PointerType(ptr.type.pointee, addrspace=3))
+    return builder.ptrtoint(shared, ir.IntType(32))
+
+
 # Asynchronous exchange (sm_90 st.async): a store into another block's shared memory that counts
 # its bytes on that block's mbarrier; the receiver waits on its own mbarrier for the bytes it
 # expects, so no cluster-wide barrier and no release fence (which waits for every outstanding store
@@ -47,12 +58,11 @@ def mbarrier_init(typingctx, bars, index, count):
     """Initialises the mbarrier bars[index] (a shared int64 array) for `count` arrivals a phase.
     Then mbarrier_init_fence() and a cluster barrier before any other block uses it."""
     def codegen(context, builder, sig, args):
-        ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
+        addr = _shared_address(context, builder, sig.args[0], args[0], args[1])
         cnt = context.cast(builder, args[2], sig.args[2], types.uint32)
-        fn = ir.FunctionType(ir.VoidType(), [ptr.type, ir.IntType(32)])
-        asm = ir.InlineAsm(fn, "{ .reg .u64 a; cvta.to.shared.u64 a, $0; mbarrier.init.shared::cta.b64 [a], $1; }",
-                           "l,r,~{memory}", side_effect=True)
-        builder.call(asm, [ptr, cnt])
+        fn = ir.FunctionType(ir.VoidType(), [ir.IntType(32), ir.IntType(32)])
+        asm = ir.InlineAsm(fn, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r,~{memory}", side_effect=True)
+        builder.call(asm, [addr, cnt])
         return context.get_dummy_value()
 
     return types.void(bars, index, count), codegen
@@ -74,13 +84,12 @@ def mbarrier_init_fence(typingctx):
 def mbarrier_arrive_expect(typingctx, bars, index, nbytes):
     """One arrival on bars[index] (this block's), which also expects `nbytes` more bytes this phase."""
     def codegen(context, builder, sig, args):
-        ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
+        addr = _shared_address(context, builder, sig.args[0], args[0], args[1])
         tx = context.cast(builder, args[2], sig.args[2], types.uint32)
-        fn = ir.FunctionType(ir.VoidType(), [ptr.type, ir.IntType(32)])
-        asm = ir.InlineAsm(fn, "{ .reg .u64 a; .reg .b64 st; cvta.to.shared.u64 a, $0; "
-                               "mbarrier.arrive.expect_tx.shared::cta.b64 st, [a], $1; }",
-                           "l,r,~{memory}", side_effect=True)
-        builder.call(asm, [ptr, tx])
+        fn = ir.FunctionType(ir.VoidType(), [ir.IntType(32), ir.IntType(32)])
+        asm = ir.InlineAsm(fn, "{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [$0], $1; }",
+                           "r,r,~{memory}", side_effect=True)
+        builder.call(asm, [addr, tx])
         return context.get_dummy_value()
 
     return types.void(bars, index, nbytes), codegen
@@ -94,43 +103,59 @@ def mbarrier_done(typingctx, bars, index, parity):
     shared memory, counted on this mbarrier (as a TMA multicast's bytes), and the wait at cluster
     scope invalidated the whole L1 cache at every pass (CCTL.IVALL, ncu on an H100)."""
     def codegen(context, builder, sig, args):
-        ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
+        addr = _shared_address(context, builder, sig.args[0], args[0], args[1])
         par = context.cast(builder, args[2], sig.args[2], types.uint32)
-        fn = ir.FunctionType(ir.IntType(32), [ptr.type, ir.IntType(32)])
-        asm = ir.InlineAsm(fn, "{ .reg .pred p; .reg .u64 a; cvta.to.shared.u64 a, $1; "
-                               "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [a], $2; "
+        fn = ir.FunctionType(ir.IntType(32), [ir.IntType(32), ir.IntType(32)])
+        asm = ir.InlineAsm(fn, "{ .reg .pred p; mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [$1], $2; "
                                "selp.u32 $0, 1, 0, p; }",
-                           "=r,l,r,~{memory}", side_effect=True)
-        return builder.call(asm, [ptr, par])
+                           "=r,r,r,~{memory}", side_effect=True)
+        return builder.call(asm, [addr, par])
 
     return types.uint32(bars, index, parity), codegen
 
 
-@intrinsic
-def cluster_store_async(typingctx, array, index, rank, value, bars, bar_index):
-    """array[index] = value in the shared memory of the cluster's block `rank`, its bytes counted
-    on that block's mbarrier bars[bar_index] (32- or 64-bit elements)."""
-    if not isinstance(array, types.Array) or array.dtype.bitwidth not in (32, 64):
-        return None
+def _store_async(in_ir):
+    """The typing and codegen of array[index] = value in the shared memory of the cluster's block
+    `rank`, its bytes counted on that block's mbarrier bars[bar_index] (32- or 64-bit elements).
+    `in_ir`: the shared addresses made in LLVM IR (_shared_address), else from the generic
+    addresses inside the asm."""
+    def typer(typingctx, array, index, rank, value, bars, bar_index):
+        if not isinstance(array, types.Array) or array.dtype.bitwidth not in (32, 64):
+            return None
 
-    def codegen(context, builder, sig, args):
-        arr_t, idx_t, rank_t, val_t, bars_t, bi_t = sig.args
-        ptr = _element_pointer(context, builder, arr_t, args[0], args[1])
-        bar = _element_pointer(context, builder, bars_t, args[4], args[5])
-        bits = arr_t.dtype.bitwidth
-        stored = context.cast(builder, args[3], val_t, arr_t.dtype)
-        rank32 = context.cast(builder, args[2], rank_t, types.uint32)
-        fn = ir.FunctionType(ir.VoidType(), [ptr.type, bar.type, ir.IntType(32), stored.type])
-        asm = ir.InlineAsm(
-            fn, "{ .reg .u64 a, b; .reg .u32 la, lb, ra, rb; cvta.to.shared.u64 a, $0; cvt.u32.u64 la, a; "
-                "cvta.to.shared.u64 b, $1; cvt.u32.u64 lb, b; mapa.shared::cluster.u32 ra, la, $2; "
-                "mapa.shared::cluster.u32 rb, lb, $2; "
-                "st.async.shared::cluster.mbarrier::complete_tx::bytes.%s [ra], $3, [rb]; }" % _BITS[bits],
-            "l,l,r,%s,~{memory}" % _CONSTRAINT[bits], side_effect=True)
-        builder.call(asm, [ptr, bar, rank32, stored])
-        return context.get_dummy_value()
+        def codegen(context, builder, sig, args):
+            arr_t, idx_t, rank_t, val_t, bars_t, bi_t = sig.args
+            bits = arr_t.dtype.bitwidth
+            stored = context.cast(builder, args[3], val_t, arr_t.dtype)
+            rank32 = context.cast(builder, args[2], rank_t, types.uint32)
+            store = "st.async.shared::cluster.mbarrier::complete_tx::bytes.%s [ra], $3, [rb]; }" % _BITS[bits]
+            if in_ir:
+                addr = _shared_address(context, builder, arr_t, args[0], args[1])
+                bar = _shared_address(context, builder, bars_t, args[4], args[5])
+                text = "{ .reg .u32 ra, rb; mapa.shared::cluster.u32 ra, $0, $2; mapa.shared::cluster.u32 rb, $1, $2; "
+                constraints = "r,r,r,%s,~{memory}"
+            else:
+                addr = _element_pointer(context, builder, arr_t, args[0], args[1])
+                bar = _element_pointer(context, builder, bars_t, args[4], args[5])
+                text = ("{ .reg .u64 a, b; .reg .u32 la, lb, ra, rb; cvta.to.shared.u64 a, $0; cvt.u32.u64 la, a; "
+                        "cvta.to.shared.u64 b, $1; cvt.u32.u64 lb, b; mapa.shared::cluster.u32 ra, la, $2; "
+                        "mapa.shared::cluster.u32 rb, lb, $2; ")
+                constraints = "l,l,r,%s,~{memory}"
+            fn = ir.FunctionType(ir.VoidType(), [addr.type, bar.type, ir.IntType(32), stored.type])
+            asm = ir.InlineAsm(fn, text + store, constraints % _CONSTRAINT[bits], side_effect=True)
+            builder.call(asm, [addr, bar, rank32, stored])
+            return context.get_dummy_value()
 
-    return types.void(array, index, rank, value, bars, bar_index), codegen
+        return types.void(array, index, rank, value, bars, bar_index), codegen
+    return typer
+
+
+# Two forms of one store. The exchange's keys: addresses in LLVM IR, one search on 16 blocks of 192
+# 1.02x (with the keys read in whole rounds 1.07x). The recomputed moves' puts: generic addresses
+# converted in the asm, as the IR form ran two blocks of 512 (66 searches) at 0.94-0.97x
+# (ab_resident-h200-b6e2b8d-wt2.json, ab_resident-h200-b6e2b8d-wt3.json; tai100a).
+cluster_store_async = intrinsic(_store_async(in_ir=True))
+cluster_store_async_generic = intrinsic(_store_async(in_ir=False))
 
 
 def supported():

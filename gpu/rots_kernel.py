@@ -95,7 +95,7 @@ def _make_kernel(shape):
     REDUCTION_SLOTS = WARPS if SHUFFLE else THREADS
     HALF_SPAN = (1 << (THREADS - 1).bit_length()) // 2  # the simulator's tree minimum: half the next power of two
     XKEYS = 2 * CLUSTER * WARPS if CLUSTER > 1 else 1  # a cluster's keys of every warp, two iterations
-    KEYS_PER_LANE = -(-CLUSTER * WARPS // 32)
+    KEY_ROUNDS, KEYS_LEFT = divmod(CLUSTER * WARPS, 32)  # a cluster's keys: whole rounds of a warp, the rest
     N_FOURS = N - N % 4  # a cas ant's roulette: four locations a step, then the rest
     MOVE_BYTES = (8 if shape["wide"] else 4) + 4  # a recomputed move sent to its owner: delta and age
     DELTA_TYPE = int64 if shape["wide"] else int32
@@ -208,15 +208,15 @@ def _make_kernel(shape):
 
         cluster_min = None
     else:
-        from .cluster import (cluster_store_async, cluster_sync, mbarrier_arrive_expect, mbarrier_done,
-                              mbarrier_init, mbarrier_init_fence)
+        from .cluster import (cluster_store_async, cluster_store_async_generic, cluster_sync, mbarrier_arrive_expect,
+                              mbarrier_done, mbarrier_init, mbarrier_init_fence)
         from .intrinsics import warp_sum
 
         @cuda.jit(device=True, inline=True)
         def put(arr, i, owner, value, bars, phase):
             """arr[i] = value in the search's block `owner` (distributed shared memory), its bytes
             counted on that block's mbarrier of this iteration's parity."""
-            cluster_store_async(arr, i, owner, value, bars, phase)
+            cluster_store_async_generic(arr, i, owner, value, bars, phase)
 
         @cuda.jit(device=True, inline=True)
         def cluster_barrier():
@@ -254,9 +254,13 @@ def _make_kernel(shape):
             while mbarrier_done(bars, phase, (step >> 1) & 1) == 0:
                 pass
             kb = NO_KEY
-            for e in range(KEYS_PER_LANE):  # constant: unrolled, unsigned indices (no wraparound code)
-                if lane + e * 32 < CLUSTER * WARPS:
-                    kb = min(kb, xkey[U64(half + lane + e * 32)])
+            # whole rounds of 32 keys unguarded, so that their loads issue together (guarded, each load
+            # waited for the last one's compare); then the rest, if any. Constant: unrolled, unsigned
+            # indices (no wraparound code)
+            for e in range(KEY_ROUNDS):
+                kb = min(kb, xkey[U64(half + lane + e * 32)])
+            if KEYS_LEFT and lane < KEYS_LEFT:
+                kb = min(kb, xkey[U64(half + lane + KEY_ROUNDS * 32)])
             return warp_min(kb)
 
     @cuda.jit(device=True, inline=True)
