@@ -150,10 +150,10 @@ def _store_async(in_ir):
     return typer
 
 
-# Two forms of one store. The exchange's keys: addresses in LLVM IR, one search on 16 blocks of 192
-# 1.02x (with the keys read in whole rounds 1.07x). The recomputed moves' puts: generic addresses
-# converted in the asm, as the IR form ran two blocks of 512 (66 searches) at 0.94-0.97x
-# (ab_resident-h200-b6e2b8d-wt2.json, ab_resident-h200-b6e2b8d-wt3.json; tai100a).
+# Two forms of one store. The exchange's keys: addresses in LLVM IR (one search on 16 blocks of 192
+# 1.02x; with the keys read in whole rounds, rots_kernel, 1.07x). The recomputed moves' puts: generic
+# addresses converted in the asm, as the IR form ran two blocks of 512 (66 searches) at 0.948-0.954x
+# in three runs (tai100a; benchmarks/results/ab_resident-h200-b6e2b8d.json, -2, -3).
 cluster_store_async = intrinsic(_store_async(in_ir=True))
 cluster_store_async_generic = intrinsic(_store_async(in_ir=False))
 
