@@ -147,6 +147,7 @@ def _store_async(in_ir):
             return context.get_dummy_value()
 
         return types.void(array, index, rank, value, bars, bar_index), codegen
+    typer.__name__ = "cluster_store_async" if in_ir else "cluster_store_async_generic"
     return typer
 
 
