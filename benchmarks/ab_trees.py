@@ -1,6 +1,6 @@
 """Before/after A/B of whole source trees on one host: the GPU figures a refactoring must keep.
 
-    python benchmarks/ab_trees.py TREE [TREE ...] [--passes 2] [--repeats 3] [--out DIR]
+    python benchmarks/ab_trees.py TREE [TREE ...] [--cases CASE,...] [--passes 2] [--repeats 3] [--out DIR]
 
 Each TREE is a checkout (e.g. `git archive COMMIT | tar -x -C DIR`). The trees are measured in turn,
 TREE1 TREE2 ... TREE1 TREE2 ... (`--passes` times), each pass a fresh process run inside the tree
@@ -9,7 +9,9 @@ once untimed (JIT and kernel compilation for that shape), then `--repeats` timed
 Ro-TS on gpu-resident, tai100a, 1 and 132 searches (it/s, all searches); cas + TS on gpu-resident,
 tai60b, seconds to the best known value (Tsutsui & Fujimoto's Table 6 target; median of seeds 1-5);
 iteration-level tabu search on `gpu` with the device-side reduction, rl5915 2-opt and ta111
-insertion (it/s). One figure per tree and case: the median of all its timed runs.
+insertion (it/s); and, not by default, `rots-cpu`: Ro-TS on the `cpu` backend (one core), tai100a,
+30,000 iterations (it/s; no GPU needed). One figure per tree and case: the median of all its timed
+runs. Each tree's own lsbench is imported, also where another checkout is installed in editable mode.
 """
 import argparse
 import json
@@ -20,20 +22,31 @@ import sys
 
 CASES = ("rots-1", "rots-132", "cas-tai60b", "rl5915-2opt", "ta111-insertion")
 HIGHER_IS_BETTER = {"rots-1": True, "rots-132": True, "cas-tai60b": False, "rl5915-2opt": True,
-                    "ta111-insertion": True}
+                    "ta111-insertion": True, "rots-cpu": True}
 
 
-def measure(repeats):
+def own_tree_first():
+    """Import lsbench from the tree this process runs in (cwd), not from an editable install's
+    finder, which would otherwise take every tree to the installed checkout."""
+    sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
+    sys.path.insert(0, os.getcwd())
+    import lsbench
+    if not os.path.abspath(lsbench.__file__).startswith(os.getcwd() + os.sep):
+        sys.exit(f"ab_trees: lsbench came from {lsbench.__file__}, not from the tree {os.getcwd()}")
+
+
+def measure(repeats, cases):
     """Runs inside one tree: {case: [figure per timed run]}."""
+    own_tree_first()
     from lsbench import instances
     from lsbench.runner import run_one
-    tai60b = instances.bks_of(instances.load("tai60b"))
 
     def rots(k, seconds):
         rec = run_one("qap", "tai100a", "rots", "gpu-resident", seed=1, seconds=seconds, searches=k)
         return rec.get("aggregate_iterations_per_s") or rec["iterations_per_s"]
 
     def cas(seeds):
+        tai60b = instances.bks_of(instances.load("tai60b"))
         times = [run_one("qap", "tai60b", "cas", "gpu-resident", seed=s, seconds=5.0, target=tai60b)["wall_s"]
                  for s in seeds]
         return statistics.median(times)
@@ -41,15 +54,19 @@ def measure(repeats):
     def iteration(problem, instance, nb, iterations):
         return run_one(problem, instance, "tabu", "gpu", nb, seed=1, iterations=iterations,
                        backend_params={"reduce": "device"})["iterations_per_s"]
+    def cpu_rots(iterations):
+        return run_one("qap", "tai100a", "rots", "cpu", seed=1, iterations=iterations)["iterations_per_s"]
     jobs = {"rots-1": (lambda: rots(1, 0.2), lambda: rots(1, 2.0)),
             "rots-132": (lambda: rots(132, 0.2), lambda: rots(132, 2.0)),
             "cas-tai60b": (lambda: cas([1]), lambda: cas([1, 2, 3, 4, 5])),
             "rl5915-2opt": (lambda: iteration("tsp", "rl5915", "2opt", 5), lambda: iteration("tsp", "rl5915",
                                                                                               "2opt", 100)),
             "ta111-insertion": (lambda: iteration("pfsp", "ta111", "insertion", 3),
-                                lambda: iteration("pfsp", "ta111", "insertion", 40))}
+                                lambda: iteration("pfsp", "ta111", "insertion", 40)),
+            "rots-cpu": (lambda: cpu_rots(200), lambda: cpu_rots(30000))}
     out = {}
-    for case, (warm, timed) in jobs.items():
+    for case in cases:
+        warm, timed = jobs[case]
         warm()
         out[case] = [timed() for _ in range(repeats)]
     return out
@@ -58,20 +75,25 @@ def measure(repeats):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("trees", nargs="*")
+    ap.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, of {', '.join(HIGHER_IS_BETTER)}")
     ap.add_argument("--passes", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out")
     ap.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    cases = args.cases.split(",")
+    if not set(cases) <= set(HIGHER_IS_BETTER):
+        ap.error(f"--cases: unknown {sorted(set(cases) - set(HIGHER_IS_BETTER))}; known: {', '.join(HIGHER_IS_BETTER)}")
     if args.measure:
-        print("AB-RESULT " + json.dumps(measure(args.repeats)), flush=True)
+        print("AB-RESULT " + json.dumps(measure(args.repeats, cases)), flush=True)
         return 0
-    figures = {tree: {case: [] for case in CASES} for tree in args.trees}
+    figures = {tree: {case: [] for case in cases} for tree in args.trees}
     for _ in range(args.passes):
         for name in args.trees:
             tree = os.path.abspath(name)
             env = {**os.environ, "PYTHONPATH": os.pathsep.join([tree, os.environ.get("PYTHONPATH", "")])}
-            r = subprocess.run([sys.executable, os.path.abspath(__file__), "--measure", "--repeats", str(args.repeats)],
+            r = subprocess.run([sys.executable, os.path.abspath(__file__), "--measure", "--repeats", str(args.repeats),
+                                "--cases", args.cases],
                                cwd=tree, env=env, capture_output=True, text=True, timeout=900)
             line = next((s for s in r.stdout.splitlines() if s.startswith("AB-RESULT ")), None)
             if line is None:
@@ -81,12 +103,12 @@ def main():
     from common import write_result
     rows = [{"tree": tree, "case": case, "median": statistics.median(v), "values": v}
             for tree, cases in figures.items() for case, v in cases.items()]
-    path = write_result("ab_trees", {"trees": args.trees, "passes": args.passes, "repeats": args.repeats,
-                                     "rows": rows}, args.out)
+    path = write_result("ab_trees", {"trees": args.trees, "cases": cases, "passes": args.passes,
+                                     "repeats": args.repeats, "rows": rows}, args.out)
     base = args.trees[0]
     print(f"median of {args.passes} x {args.repeats} runs per tree -> {path}")
     print("| case | " + " | ".join(args.trees) + " | change |")
-    for case in CASES:
+    for case in cases:
         meds = [statistics.median(figures[t][case]) for t in args.trees]
         change = meds[-1] / meds[0] if HIGHER_IS_BETTER[case] else meds[0] / meds[-1]
         print(f"| {case} | " + " | ".join(f"{m:,.4g}" for m in meds) + f" | {change - 1:+.1%} (after vs {base}) |")

@@ -12,7 +12,7 @@ from lsbench import rng
 from lsbench.errors import LsbenchError
 from lsbench.interfaces import Engine, SearchResult
 from lsbench.params import Param, with_defaults
-from lsbench.problems.qap import qap_costs
+from lsbench.problems.qap import qap_costs, symmetric_form
 from lsbench.search.cas import NO_AGE_ASPIRATION
 from lsbench.search.common import ChunkLength, ImprovementLog, Stop
 from lsbench.search.restarts import EliteRestarts
@@ -21,7 +21,7 @@ from . import device_name, require
 from .chunks import IMPROVEMENT_CAP, record_rows
 from .launch import PreparedLauncher, clusters_at_once, register_cap
 from .rots_kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
-from .rots_plan import ON_CHIP, byte_matrices, plan, row_chunk_table, symmetric_form
+from .rots_plan import ON_CHIP, byte_matrices, plan, row_chunk_table
 
 
 @dataclass

@@ -9,23 +9,12 @@ import numpy as np
 from numba import config, cuda
 
 from lsbench.errors import LsbenchError
+from lsbench.problems.qap import symmetric_form
 
 SHUFFLE = not config.ENABLE_CUDASIM  # the simulator has no warp shuffles
 STATIC_SHARED_CAP = 48 * 1024  # above this a kernel must opt in to more dynamic shared memory
 SIM_SHARED_BYTES = 64 * 1024  # what the simulator pretends a block may have
 ON_CHIP = ("delta", "matrix", "tabu_age", "flows", "tabu")  # per-block tables, most used first
-
-
-def symmetric_form(a, b):
-    """(A, B, general) with the same move costs, written with one symmetric matrix: when a is
-    symmetric the cost is sum a_ij (b_pipj + b_pjpi) / 2, so B = b + b^T and A = a (and the other
-    way round); a move then costs one product per k instead of two. `general`: neither is."""
-    a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
-    if np.array_equal(a, a.T):
-        return a, b + b.T, False
-    if np.array_equal(b, b.T):
-        return a + a.T, b, False
-    return a, b, True
 
 
 def byte_matrices(problem):

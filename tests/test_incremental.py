@@ -10,12 +10,21 @@ from lsbench.problems import PFSP, PPP, QAP, TSP, Weierstrass
 
 
 def random_qap(seed, n, symmetric):
+    """Diagonals included; `symmetric`: which matrices are symmetric ("a", "b", "both", "none"; True
+    is "both"), so that every form of the move costs runs: the general one, and the symmetric form
+    built from a symmetric a (b + b^T) or from a symmetric b (a + a^T)."""
     g = np.random.default_rng(seed)
     a = g.integers(0, 50, (n, n))
     b = g.integers(0, 50, (n, n))
-    if symmetric:
-        a, b = a + a.T, b + b.T
+    which = {True: "both", False: "none"}.get(symmetric, symmetric)
+    if which in ("a", "both"):
+        a = a + a.T
+    if which in ("b", "both"):
+        b = b + b.T
     return QAP(a, b)
+
+
+QAP_SYMMETRY = st.sampled_from(["none", "a", "b", "both"])
 
 
 def random_tsp(seed, n, symmetric):
@@ -52,13 +61,13 @@ def check_integer(problem, nb_name, seed):
 
 
 @settings(max_examples=15, deadline=None)
-@given(st.integers(0, 10**6), st.integers(4, 14), st.booleans())
+@given(st.integers(0, 10**6), st.integers(4, 14), QAP_SYMMETRY)
 def test_qap_swap(seed, n, symmetric):
     check_integer(random_qap(seed, n, symmetric), "swap", seed)
 
 
 @settings(max_examples=15, deadline=None)
-@given(st.integers(0, 10**6), st.integers(4, 12), st.booleans())
+@given(st.integers(0, 10**6), st.integers(4, 12), QAP_SYMMETRY)
 def test_qap_delta_table_updates_match_recomputation(seed, n, symmetric):
     """Taillard's O(1) update after a sequence of swaps equals the table recomputed from scratch."""
     p = random_qap(seed, n, symmetric)
@@ -184,3 +193,14 @@ def test_qap_swap_delta_bound_holds_for_every_swap(seed, n, symmetric):
                 sol[r], sol[s] = sol[s], sol[r]
     assert worst <= bound
     assert bound <= 4 * n * int(np.abs(p.a).max()) * int(np.abs(p.b).max()) * 2  # and not absurdly loose
+
+
+@pytest.mark.parametrize("symmetric, general", [("none", True), ("a", False), ("b", False), ("both", False)])
+def test_qap_takes_the_symmetric_form_where_one_matrix_is_symmetric(symmetric, general):
+    """The CPU's delta table runs on one symmetric matrix where the instance has one (one product a
+    term), and its moves cost what the general form's do, diagonals included."""
+    p = random_qap(11, 9, symmetric)
+    assert p.general is general
+    if not general:
+        assert np.array_equal(p.form_b, p.form_b.T)
+    check_integer(p, "swap", 11)

@@ -25,7 +25,7 @@ from ..interfaces import Engine, SearchResult
 from ..params import Param
 from ..neighborhoods import index_to_pair
 from ..problems.base import serial_and_parallel
-from ..problems.qap import permuted_distances, all_deltas, qap_cost, swap_and_update
+from ..problems.qap import permuted_distances, all_deltas, qap_cost, swap_and_update, symmetric_form
 from .common import Stop, Trajectory
 from .tabu import rots_chunk, rots_expiry
 
@@ -33,12 +33,13 @@ NO_AGE_ASPIRATION = np.int64(1) << np.int64(40)
 
 
 @njit(cache=True)
-def tabu_local_search(a, at, b, sol, seed, iterations, tenure):
-    """Ro-TS from `sol` (modified in place to its best) for `iterations`; returns the best cost."""
+def tabu_local_search(a, b, fa, fat, fb, general, sol, seed, iterations, tenure):
+    """Ro-TS from `sol` (modified in place to its best) for `iterations`; returns the best cost.
+    (fa, fat, fb, general): the move costs' form (lsbench.problems.qap.symmetric_form)."""
     n = sol.shape[0]
-    bp, bpt = permuted_distances(b, sol)
+    bp, bpt = permuted_distances(fb, sol, general)
     delta = np.empty(n * (n - 1) // 2, dtype=np.int64)
-    all_deltas(a, at, bp, bpt, 0, a.shape[0] - 1, delta)
+    all_deltas(fa, fat, bp, bpt, 0, n - 1, delta, general)
     expiry = rots_expiry(n)
     expiry_t = np.ascontiguousarray(expiry.T)
     state = np.empty(1, dtype=np.uint64)
@@ -46,19 +47,19 @@ def tabu_local_search(a, at, b, sol, seed, iterations, tenure):
     cur = qap_cost(a, b, sol)
     best_sol = sol.copy()
     imp = np.empty(iterations + 1, dtype=np.int64)
-    _, _, best, _ = rots_chunk(a, at, bp, bpt, sol, delta, expiry, expiry_t, state, 0, iterations, cur, cur,
-                               best_sol, 0, 0, NO_AGE_ASPIRATION, np.int64(-(1 << 62)), imp, imp, tenure)
+    _, _, best, _ = rots_chunk(fa, fat, bp, bpt, sol, delta, expiry, expiry_t, state, 0, iterations, cur, cur,
+                               best_sol, 0, 0, NO_AGE_ASPIRATION, np.int64(-(1 << 62)), imp, imp, tenure, general)
     sol[:] = best_sol
     return best
 
 
 @njit(cache=True)
-def two_opt_local_search(a, at, b, sol, iterations):
+def two_opt_local_search(a, b, fa, fat, fb, general, sol, iterations):
     """Best-improvement pair exchange until a local optimum or `iterations` moves."""
     n = sol.shape[0]
-    bp, bpt = permuted_distances(b, sol)
+    bp, bpt = permuted_distances(fb, sol, general)
     delta = np.empty(n * (n - 1) // 2, dtype=np.int64)
-    all_deltas(a, at, bp, bpt, 0, a.shape[0] - 1, delta)
+    all_deltas(fa, fat, bp, bpt, 0, n - 1, delta, general)
     cur = qap_cost(a, b, sol)
     for _ in range(iterations):
         k = np.argmin(delta)
@@ -66,16 +67,18 @@ def two_opt_local_search(a, at, b, sol, iterations):
             break
         cur += delta[k]
         r, s = index_to_pair(k, n)
-        swap_and_update(a, at, bp, bpt, sol, delta, r, s)
+        swap_and_update(fa, fat, bp, bpt, sol, delta, r, s, general)
     return cur
 
 
 def _local_search_batch(a, at, b, sols, seeds, costs, iterations, tenure, use_tabu):
+    fa, fb, general = symmetric_form(a, b)  # once a batch: O(n^2)
+    fat = np.ascontiguousarray(fa.T)
     for k in prange(sols.shape[0]):
         if use_tabu:
-            costs[k] = tabu_local_search(a, at, b, sols[k], seeds[k], iterations, tenure)
+            costs[k] = tabu_local_search(a, b, fa, fat, fb, general, sols[k], seeds[k], iterations, tenure)
         else:
-            costs[k] = two_opt_local_search(a, at, b, sols[k], iterations)
+            costs[k] = two_opt_local_search(a, b, fa, fat, fb, general, sols[k], iterations)
 
 
 local_search_batch, local_search_batch_parallel = serial_and_parallel(_local_search_batch)

@@ -203,8 +203,9 @@ def _tabu_loop(problem, nb, evaluator, stop, rng_state, sol, prm, progress):
 
 @njit(cache=True)
 def rots_chunk(a, at, bp, bpt, p, delta, expiry, expiry_t, rng_state, it0, n_iter, current, best, best_sol,
-               tenure_min, tenure_max, aspiration, target, improve_it, improve_obj, tenure_cube=0):
+               tenure_min, tenure_max, aspiration, target, improve_it, improve_obj, tenure_cube=0, general=True):
     """Compiled CPU Ro-TS loop: `n_iter` iterations from iteration it0+1, all in compiled code.
+    (a, at, bp, bpt, general): the delta table's form (lsbench.problems.qap.swap_and_update).
 
     Returns (iterations done, current, best, improvements recorded). Stops early at `target`.
     """
@@ -220,7 +221,7 @@ def rots_chunk(a, at, bp, bpt, p, delta, expiry, expiry_t, rng_state, it0, n_ite
         r, s = index_to_pair(k, n)
         rots_record(p, r, s, expiry, expiry_t, it, rng_state, tenure_min, tenure_max, tenure_cube)
         current += delta[k]
-        swap_and_update(a, at, bp, bpt, p, delta, r, s)
+        swap_and_update(a, at, bp, bpt, p, delta, r, s, general)
         if current < best:
             best = current
             best_sol[:] = p
@@ -335,8 +336,9 @@ class RobustTabuSearch:
             n_iter = chunks.next(stop, it, nb.size)
             t0 = traj.elapsed()
             done, current, best, n_imp = rots_chunk(
-                problem.a, problem.at, bp, bpt, sol, delta, expiry, expiry_t, state, it, n_iter, current, best, best_sol,
-                prm["tenure_min"], prm["tenure_max"], prm["aspiration"], target, imp_it, imp_obj)
+                problem.form_a, problem.form_at, bp, bpt, sol, delta, expiry, expiry_t, state, it, n_iter, current,
+                best, best_sol, prm["tenure_min"], prm["tenure_max"], prm["aspiration"], target, imp_it, imp_obj, 0,
+                problem.general)
             t1 = traj.elapsed()
             for m in range(n_imp):  # improvements are stamped at the end of their chunk
                 traj.improved(imp_it[m], int(imp_obj[m]), seconds=t1)
