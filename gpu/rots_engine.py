@@ -12,7 +12,7 @@ from lsbench import rng
 from lsbench.errors import LsbenchError
 from lsbench.interfaces import Engine, SearchResult
 from lsbench.params import Param, with_defaults
-from lsbench.problems.qap import qap_costs, symmetric_form
+from lsbench.problems.qap import qap_costs
 from lsbench.search.cas import NO_AGE_ASPIRATION
 from lsbench.search.common import ChunkLength, ImprovementLog, Stop
 from lsbench.search.restarts import EliteRestarts
@@ -232,7 +232,7 @@ class ResidentRots:
         self.stream = cuda.stream()
         self._configure(1)
         n = problem.n
-        A, B, general = symmetric_form(problem.a, problem.b)
+        A, B, general = problem.form_a, problem.form_b, problem.general
         data = {8: np.uint8, 16: np.int16, 32: np.int32, 64: np.int64}[self.shape["data_bits"]]
         self.data_dtype = data
 

@@ -9,7 +9,6 @@ import numpy as np
 from numba import config, cuda
 
 from lsbench.errors import LsbenchError
-from lsbench.problems.qap import symmetric_form
 
 SHUFFLE = not config.ENABLE_CUDASIM  # the simulator has no warp shuffles
 STATIC_SHARED_CAP = 48 * 1024  # above this a kernel must opt in to more dynamic shared memory
@@ -18,15 +17,11 @@ ON_CHIP = ("delta", "matrix", "tabu_age", "flows", "tabu")  # per-block tables, 
 
 
 def byte_matrices(problem):
-    """Whether the symmetric form holds bytes (0..255) only: a move's O(n) sum then takes four
-    terms an instruction (dp4a), which changes which shapes run fastest (rots_engine.CLUSTER_SHAPES)."""
-    A, B, general = symmetric_form(problem.a, problem.b)
-    return _bytes(A, B, general)
-
-
-def _bytes(A, B, general):
-    """byte_matrices on a symmetric form already built (plan builds it anyway)."""
-    return not general and min(int(A.min()), int(B.min())) >= 0 and max(int(A.max()), int(B.max())) < 1 << 8
+    """Whether the symmetric form (the problem's form_a, form_b: lsbench.problems.qap.symmetric_form)
+    holds bytes (0..255) only: a move's O(n) sum then takes four terms an instruction (dp4a), which
+    changes which shapes run fastest (rots_engine.CLUSTER_SHAPES)."""
+    A, B = problem.form_a, problem.form_b
+    return not problem.general and min(int(A.min()), int(B.min())) >= 0 and max(int(A.max()), int(B.max())) < 1 << 8
 
 
 def shared_bytes_per_block():
@@ -132,7 +127,7 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
     if queued and cluster > 1:
         raise LsbenchError("--param cluster: a search spans one block when searches queue for blocks (persistent)")
     subchunk = subchunk or (2 if config.ENABLE_CUDASIM else 128)
-    A, B, general = symmetric_form(problem.a, problem.b)
+    A, B, general = problem.form_a, problem.form_b, problem.general
     largest = max(int(np.abs(A).max()), int(np.abs(B).max()))
     if largest >= 1 << 31:
         raise LsbenchError(f"instance {problem.name}: flows/distances exceed 32 bits")
@@ -155,7 +150,7 @@ def plan(problem, threads=None, group=None, shared_limit=None, global_only=(), c
         raise LsbenchError(f"--param split: recomputing threads must be a multiple of 32 below {threads}, got {split}")
     workers = split or threads  # threads that recompute
     owners = threads - split  # threads that own moves
-    small = _bytes(A, B, general)
+    small = byte_matrices(problem)
     if auto_split:  # recomputing-only warps, one round at the lanes a sum needs alone
         lanes = group or lanes_per_sum(-(-n // 4) if small else n, small)
         split = recomputing_warps(n, threads, items, lanes, cluster)
