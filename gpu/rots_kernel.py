@@ -73,6 +73,8 @@ def _make_kernel(shape):
     PADDED_SIZE = N * ROW_STRIDE
     ROW_WORDS = ROW_STRIDE // 4  # 32-bit words a row
     DP4A = shape["dp4a"]  # 8-bit matrices on chip: four terms of a sum per dp4a
+    # each dp4a sum in two partial sums where registers allow (a lane's dependent chains half as long)
+    SUM_CHAINS = 2 if (MAX_REGISTERS or 255) >= 128 else 1
     ROW_SUMS = shape["row_sums"]  # dp4a sums without the row sum S_x, which the swaps keep (plan.keeps_row_sums)
     CLUSTER = shape["cluster"]  # block b of a search owns row chunks b CHUNKS_PER_BLOCK .. + CHUNKS_PER_BLOCK - 1
     WARPS = THREADS // 32  # warps per block
@@ -287,7 +289,7 @@ def _make_kernel(shape):
             t = DELTA_NP(t + (AT[xk] - AT[yk]) * (bpt[yk] - bpt[xk]))
         return t
 
-    lane_sum = _unrolled_packed_lane_sum(ROW_WORDS, LANES, ROW_SUMS) if DP4A else _unrolled_lane_sum(N, LANES, GENERAL, DELTA_NP, term)
+    lane_sum = _unrolled_packed_lane_sum(-(-N // 4), LANES, ROW_SUMS, SUM_CHAINS) if DP4A else _unrolled_lane_sum(N, LANES, GENERAL, DELTA_NP, term)
 
     @cuda.jit(device=True, inline=True)
     def swap_cost(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, x, y, g):
@@ -909,18 +911,27 @@ def _unrolled_lane_sum(N, G, GENERAL, DTN, term):
     return cuda.jit(device=True, inline=True)(scope["lane_sum"])
 
 
-def _unrolled_packed_lane_sum(NW, G, row_sums):
+def _unrolled_packed_lane_sum(words, G, row_sums, chains=1):
     """One lane's share of the cross products of an O(n) recomputation on byte matrices, four-word
-    quads m = g, g + G, ... of rows x and y (rows of NW words, NW a multiple of 4, 16-byte aligned:
-    plan) written out one by one, each row's quad in one 128-bit load: term k = (A_xk - A_yk)(bp_yk
+    quads m = g, g + G, ... of rows x and y (16-byte aligned rows: plan) written out one by one, each
+    row's quad in one 128-bit load, then the last `words` % 4 words (the row's last n bytes; its
+    padding is zero and adds nothing, so it is not read) one load each: term k = (A_xk - A_yk)(bp_yk
     - bp_xk) = A_xk bp_yk + A_yk bp_xk - A_xk bp_xk - A_yk bp_yk, four terms per dp4a in independent
-    sums (modulo 2^32: exact where the move costs fit in 32 bits, which plan checks; the flows' row
-    padding is zero, so padded words add nothing). `row_sums`: all but the row sum S_x (kept by the
-    kernel), returning the share less S_x and S_y's share; else all four, returning the share."""
+    sums (modulo 2^32: exact where the move costs fit in 32 bits, which plan checks). `chains`: each
+    sum kept in that many partial sums, quad by quad in turn, so that a lane's dependent dp4a chains
+    are that many times shorter (where registers allow). `row_sums`: all but the row sum S_x (kept
+    by the kernel), returning the share less S_x and S_y's share; else all four, returning the share."""
     from .intrinsics import dp4a, load_quad
-    quads = NW // 4
+    quads, tail = divmod(words, 4)
     sums = ["p1", "p2", "n2"] + ([] if row_sums else ["n1"])
-    lines = ["def lane_sum(Aw, bpw, xw, yw, g):"] + [f"    {name} = np.uint32(0)" for name in sums]
+    lines = ["def lane_sum(Aw, bpw, xw, yw, g):"] + [f"    {name}{c} = np.uint32(0)" for name in sums for c in range(chains)]
+
+    def products(c, k=None):
+        """The dp4a of word k of the loaded quads (k None: of single words) into chain c."""
+        ax, ay, bx, by = (v if k is None else f"{v}[{k}]" for v in ("ax", "ay", "bx", "by"))
+        body = [f"p1{c} = dp4a({ax}, {by}, p1{c})", f"p2{c} = dp4a({ay}, {bx}, p2{c})", f"n2{c} = dp4a({ay}, {by}, n2{c})"]
+        return body + ([] if row_sums else [f"n1{c} = dp4a({ax}, {bx}, n1{c})"])
+
     for m in range((quads + G - 1) // G):
         pad = "    " if (m + 1) * G <= quads else "        "
         if pad != "    ":
@@ -928,13 +939,21 @@ def _unrolled_packed_lane_sum(NW, G, row_sums):
         body = [f"w = (g + U({m * G})) * U(4)", "ax = load_quad(Aw, xw + w)", "ay = load_quad(Aw, yw + w)",
                 "bx = load_quad(bpw, xw + w)", "by = load_quad(bpw, yw + w)"]
         for k in range(4):
-            body += [f"p1 = dp4a(ax[{k}], by[{k}], p1)", f"p2 = dp4a(ay[{k}], bx[{k}], p2)", f"n2 = dp4a(ay[{k}], by[{k}], n2)"]
-            body += [] if row_sums else [f"n1 = dp4a(ax[{k}], bx[{k}], n1)"]
+            body += products(m % chains, k)
         lines += [pad + line for line in body]
-    lines.append("    return np.int32(np.uint32(p1 + p2) - n2), np.int32(n2)" if row_sums else
-                 "    return np.int32(np.uint32(p1 + p2) - np.uint32(n1 + n2))")
+    if tail:  # the last quad's used words, by the lane whose turn it is
+        lines.append(f"    if g == U({quads % G}):")
+        for k in range(tail):
+            w = quads * 4 + k
+            lines += ["        " + line for line in [f"ax = Aw[xw + U({w})]", f"ay = Aw[yw + U({w})]",
+                                                     f"bx = bpw[xw + U({w})]", f"by = bpw[yw + U({w})]"]
+                      + products((quads // G) % chains)]
+    total = {name: " + ".join(f"{name}{c}" for c in range(chains)) for name in sums}
+    lines.append(f"    return np.int32(np.uint32({total['p1']} + {total['p2']}) - np.uint32({total['n2']})), np.int32({total['n2']})"
+                 if row_sums else
+                 f"    return np.int32(np.uint32({total['p1']} + {total['p2']}) - np.uint32({total['n1']} + {total['n2']}))")
     scope = {"np": np, "U": np.uint64, "dp4a": dp4a, "load_quad": load_quad}
-    exec(compile("\n".join(lines), f"<packed lane_sum NW={NW} G={G}>", "exec"), scope)
+    exec(compile("\n".join(lines), f"<packed lane_sum words={words} G={G} chains={chains}>", "exec"), scope)
     return cuda.jit(device=True, inline=True)(scope["lane_sum"])
 
 
