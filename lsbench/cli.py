@@ -24,12 +24,20 @@ def cmd_instances(args):
         if not args.names:
             raise LsbenchError("instances show: give an instance name")
         for name in args.names:
-            p = registry.load(name, args.problem, args.data_dir)
             entry = registry.manifest().get(name)
-            print(f"{p.name} ({p.kind})")
-            for k, v in p.describe().items():
-                print(f"  {k}: {v}")
-            print(f"  best known value: {registry.bks_of(p)}"
+            if (entry is not None and not entry.generated and args.problem in (None, entry.problem)
+                    and not registry.local_path(entry, args.data_dir).exists()):
+                # the manifest's facts need no download: a user may look before fetching
+                print(f"{entry.name} ({entry.problem})\n  size: {entry.size}\n"
+                      f"  file: not in the data directory (`lsbench instances fetch {entry.name}`)")
+                bks = entry.bks_value()
+            else:
+                p = registry.load(name, args.problem, args.data_dir)
+                print(f"{p.name} ({p.kind})")
+                for k, v in p.describe().items():
+                    print(f"  {k}: {v}")
+                bks = registry.bks_of(p)
+            print(f"  best known value: {bks}"
                   + (f" (optimal: {entry.optimal}; source: {entry.bks_source})" if entry else ""))
             if entry:
                 print(f"  source: {entry.source_url}\n  sha256: {entry.sha256}")

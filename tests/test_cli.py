@@ -48,6 +48,17 @@ def test_run_with_instance_file_path_and_instances_listing(tmp_path, shared):
     assert show.returncode == 0 and "1278" in show.stdout and "m (machines): 5" in show.stdout
 
 
+def test_instances_show_tells_the_best_known_value_and_its_source_before_the_file_is_fetched(tmp_path, shared):
+    empty = tmp_path / "data"
+    empty.mkdir()
+    show = lsbench("instances", "show", "tai100a", "--data-dir", str(empty))
+    assert show.returncode == 0, show.stderr
+    assert "21044752" in show.stdout and "Misevi" in show.stdout and "lsbench instances fetch tai100a" in show.stdout
+    fetched = lsbench("instances", "show", "tai100a", "--data-dir", str(shared))
+    assert fetched.returncode == 0 and "n: 100" in fetched.stdout and "21044752" in fetched.stdout
+    assert "not in the data directory" not in fetched.stdout
+
+
 def _bad_file(tmp_path, name, text):
     f = tmp_path / name
     f.write_text(text)
