@@ -340,7 +340,8 @@ class ResidentRots:
             sols.append(pr.random_solution(st))
             states.append(st[0])
         prm = self.prm
-        results = self._search(sols, states, stop, prm["tenure_min"], prm["tenure_max"], prm["aspiration"], 0,
+        results = self._search(sols, states, stop, prm["tenure_min"], prm["tenure_max"], prm["aspiration"],
+                               prm.get("tenure_cube", 0),
                                progress, chunk, migration=migration)
         for result, seed in zip(results, seeds):
             result.seed = seed

@@ -241,6 +241,23 @@ def test_resident_rots_aspiration_horizon_short_or_beyond_the_32_bit_clock_follo
         _same_search(rots.run(p, nb, get_evaluator("cpu").bind(p, nb), stop, seed), dev)
 
 
+def test_resident_rots_with_cube_tenures_follows_the_cpu():
+    """tenure_cube = T: the kernel draws floor(T u^3) from the same stream words as the CPU."""
+    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench import instances as registry
+    from lsbench.registry import get_evaluator
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    p = registry.load("tai12a")
+    rots = RobustTabuSearch(tenure_cube="1n", aspiration="8n^2")
+    engine = ResidentRots(p, rots.params(p))
+    nb = p.neighbourhood("swap")
+    stop = Stop(iterations=60)
+    for seed, dev in zip([3, 4], engine.run([3, 4], stop, chunk=7)):
+        assert dev.params["tenure_cube"] == 12
+        _same_search(rots.run(p, nb, get_evaluator("cpu").bind(p, nb), stop, seed), dev)
+
+
 @pytest.mark.parametrize("blocks", [1, 2])
 def test_resident_rots_with_more_searches_than_blocks_queues_them_and_each_follows_the_cpu(blocks):
     """A persistent grid smaller than K: blocks take (search, sub-chunk of 2 iterations) items from

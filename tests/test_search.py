@@ -70,6 +70,31 @@ def test_compiled_rots_loop_equals_rots_over_the_evaluator_interface():
     assert out[0].iterations == out[1].iterations == 2000
 
 
+def test_rots_cube_tenures_run_compiled_and_over_the_evaluator_alike_and_change_the_search():
+    """tenure_cube = T: tenures floor(T u^3), the same draws in the compiled loop and over the
+    evaluator interface; not the uniform tenures' search; not with tenure_min/tenure_max."""
+    from lsbench import instances as registry
+    from lsbench.errors import LsbenchError
+    from lsbench.registry import get_evaluator
+    from lsbench.search.common import Stop
+    from lsbench.search.tabu import RobustTabuSearch
+    p = registry.load("tai25a")
+    nb = p.neighbourhood()
+    cube = RobustTabuSearch(tenure_cube="0.5n", aspiration="8n^2")
+    assert cube.params(p)["tenure_cube"] == 12
+    runs = [cube.run(p, nb, get_evaluator(backend).bind(p, nb), Stop(iterations=2000), seed=11)
+            for backend in ("cpu", "cpu-parallel")]
+    assert runs[0].trajectory and [t[::2] for t in runs[0].trajectory] == [t[::2] for t in runs[1].trajectory]
+    assert runs[0].final_objective == runs[1].final_objective and runs[0].params["tenure_cube"] == 12
+    uniform = RobustTabuSearch(aspiration="8n^2").run(p, nb, get_evaluator("cpu").bind(p, nb), Stop(iterations=2000),
+                                                      seed=11)
+    assert [t[::2] for t in uniform.trajectory] != [t[::2] for t in runs[0].trajectory]
+    with pytest.raises(LsbenchError, match="tenure_cube"):
+        RobustTabuSearch(tenure_cube="1n", tenure_min="2").params(p)
+    with pytest.raises(LsbenchError, match="tenure_cube=0.01n"):
+        RobustTabuSearch(tenure_cube="0.01n").params(p)
+
+
 def test_rots_parameters_relative_to_the_instance_size():
     """0.9n, 1.1n and 2n^2 are the defaults themselves; 0.1n is floor(0.1 n) on every instance."""
     def rots(instance, **params):

@@ -234,7 +234,9 @@ def rots_chunk(a, at, bp, bpt, p, delta, expiry, expiry_t, rng_state, it0, n_ite
 
 
 class RobustTabuSearch:
-    """Taillard's Ro-TS for QAP: tenure drawn in [0.9n, 1.1n] per move, aspiration by age 2n^2.
+    """Taillard's Ro-TS for QAP: tenure drawn in [0.9n, 1.1n] per move, aspiration by age 2n^2;
+    with `tenure_cube` = T, floor(T u^3) instead (Taillard's later non-uniform tenures: mostly
+    short, now and then long).
 
     On the `cpu` backend the whole loop runs compiled (`rots_chunk`), returning to Python only
     between chunks of iterations to check the clock; on every other backend the same selection
@@ -248,12 +250,15 @@ class RobustTabuSearch:
         size_param("tenure_max", "see tenure_min", "1.1n"),
         size_param("aspiration", "a move is aspired when one of its assignments was last forbidden this many "
                    "iterations ago", "2n^2"),
+        size_param("tenure_cube", "tenure drawn per move as floor(T u^3), u uniform in [0, 1), instead of "
+                   "[tenure_min, tenure_max]", "none"),
     )
 
-    def __init__(self, tenure_min=None, tenure_max=None, aspiration=None):
+    def __init__(self, tenure_min=None, tenure_max=None, aspiration=None, tenure_cube=None):
         self.tenure_min = tenure_min
         self.tenure_max = tenure_max
         self.aspiration = aspiration
+        self.tenure_cube = tenure_cube
 
     def params(self, problem):
         n = problem.n
@@ -265,6 +270,13 @@ class RobustTabuSearch:
         if prm["tenure_max"] < prm["tenure_min"]:
             raise LsbenchError(f"--param tenure_min/tenure_max: need tenure_min <= tenure_max on {problem.name} "
                                f"(n = {n}: {prm['tenure_min']} > {prm['tenure_max']})")
+        if self.tenure_cube is not None:
+            if self.tenure_min is not None or self.tenure_max is not None:
+                raise LsbenchError("--param tenure_cube: draws the tenures itself; give it without tenure_min/tenure_max")
+            prm["tenure_cube"] = in_size_units(self.tenure_cube, n)
+            if prm["tenure_cube"] < 1:
+                raise LsbenchError(f"--param tenure_cube={self.tenure_cube}: is {prm['tenure_cube']} on {problem.name} "
+                                   f"(n = {n}); need at least 1")
         return prm
 
     def run(self, problem, neighbourhood, evaluator, stop, seed, progress=None):
@@ -305,7 +317,8 @@ class RobustTabuSearch:
                     continue
                 delta = deltas[k]
             r, s = index_to_pair(k, problem.n)
-            rots_record(sol, r, s, expiry, expiry_t, it, state, prm["tenure_min"], prm["tenure_max"])
+            rots_record(sol, r, s, expiry, expiry_t, it, state, prm["tenure_min"], prm["tenure_max"],
+                        prm.get("tenure_cube", 0))
             if on_device:
                 evaluator.record(sol, k, expiry)
             current += int(delta)
@@ -337,8 +350,8 @@ class RobustTabuSearch:
             t0 = traj.elapsed()
             done, current, best, n_imp = rots_chunk(
                 problem.form_a, problem.form_at, bp, bpt, sol, delta, expiry, expiry_t, state, it, n_iter, current,
-                best, best_sol, prm["tenure_min"], prm["tenure_max"], prm["aspiration"], target, imp_it, imp_obj, 0,
-                problem.general)
+                best, best_sol, prm["tenure_min"], prm["tenure_max"], prm["aspiration"], target, imp_it, imp_obj,
+                prm.get("tenure_cube", 0), problem.general)
             t1 = traj.elapsed()
             for m in range(n_imp):  # improvements are stamped at the end of their chunk
                 traj.improved(imp_it[m], int(imp_obj[m]), seconds=t1)
