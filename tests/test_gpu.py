@@ -241,6 +241,41 @@ def test_resident_rots_aspiration_horizon_short_or_beyond_the_32_bit_clock_follo
         _same_search(rots.run(p, nb, get_evaluator("cpu").bind(p, nb), stop, seed), dev)
 
 
+@pytest.mark.parametrize("n", [5, 13, 16, 97, 100])
+def test_resident_rots_dp4a_lane_sums_read_only_used_words_and_add_up_in_any_split(n):
+    """The byte-matrix sums the device runs (dp4a, 128-bit loads: not the simulator's), checked by
+    running their generated source with a Python dp4a: over G lanes, in 1 to 3 partial sums, with or
+    without the kept row sum, rows padded to 16 bytes. The kernel's padding is zero; here the bytes
+    after n in the last used word are (a dp4a reads whole words), the whole words past it junk that
+    a correct sum never reads."""
+    from lsbench.gpu.rots_kernel import _unrolled_packed_lane_sum
+
+    def dp4a(a, b, c):
+        a, b = int(a), int(b)
+        return np.uint32((int(c) + sum(((a >> 8 * k) & 255) * ((b >> 8 * k) & 255) for k in range(4))) % 2 ** 32)
+    g = np.random.default_rng(n)
+    stride = -(-n // 16) * 16
+    a, b = g.integers(0, 256, (n, stride)).astype(np.uint8), g.integers(0, 256, (n, stride)).astype(np.uint8)
+    a[:, n:-(-n // 4) * 4] = b[:, n:-(-n // 4) * 4] = 0
+    aw, bw = a.reshape(-1).view(np.uint32), b.reshape(-1).view(np.uint32)
+    a64, b64 = a[:, :n].astype(np.int64), b[:, :n].astype(np.int64)
+    words = stride // 4
+    for lanes in (1, 2, 4):
+        for chains in (1, 2, 3):
+            for row_sums in (True, False):
+                f = _unrolled_packed_lane_sum(-(-n // 4), lanes, row_sums, chains).py_func
+                f.__globals__.update(dp4a=dp4a, load_quad=lambda arr, i: tuple(arr[int(i):int(i) + 4]))
+                for x, y in ((0, 1), (n - 1, 2), (3, n - 2)):
+                    out = [f(aw, bw, np.uint64(x * words), np.uint64(y * words), np.uint64(lane)) for lane in range(lanes)]
+                    cross = int((a64[x] * b64[y] + a64[y] * b64[x]).sum())
+                    sx, sy = int((a64[x] * b64[x]).sum()), int((a64[y] * b64[y]).sum())
+                    if row_sums:
+                        assert sum(int(o[0]) for o in out) % 2 ** 32 == (cross - sy) % 2 ** 32
+                        assert sum(int(o[1]) for o in out) % 2 ** 32 == sy % 2 ** 32
+                    else:
+                        assert sum(int(o) for o in out) % 2 ** 32 == (cross - sx - sy) % 2 ** 32
+
+
 def test_resident_rots_with_cube_tenures_follows_the_cpu():
     """tenure_cube = T: the kernel draws floor(T u^3) from the same stream words as the CPU."""
     from lsbench.gpu.rots_engine import ResidentRots
