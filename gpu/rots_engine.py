@@ -382,6 +382,7 @@ class ResidentRots:
         curs = np.full(K, np.iinfo(np.int64).max) if bests_only else qap_costs(pr.a, pr.b, sols)
         b = self.buffers(K)
         up, host_up, down, host_down = b.upload, b.host_upload, b.download, b.host_download
+        counts = slice(0, host_down["BEST_SOL"].ctypes.data - host_down["all"].ctypes.data)  # BEST .. DONE
         BEST_SOL, CUR, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE = \
             b.BEST_SOL, b.CUR, b.IMP_IT, b.IMP_OBJ, b.NIMP, b.DONE, b.ACTIVE
         host_up["START"][:] = sols
@@ -433,7 +434,7 @@ class ResidentRots:
             self.launch_chunk(K, (tenure_min, tenure_max, aspiration, target, it - base, n_iter, tenure_cube,
                                   1 if it == 0 else 0), gamma)
             # one copy: the bests and the queue's flag, and for a cas generation (its only wait) the best solutions
-            part = slice(None) if bests_only else slice(0, host_down["BEST"].nbytes + host_down["QUEUE"].nbytes)
+            part = slice(None) if bests_only else counts
             down[part].copy_to_host(host_down["all"][part], stream=self.stream)
             self.stream.synchronize()
             best = host_down["BEST"].copy()
@@ -443,7 +444,7 @@ class ResidentRots:
             if bests_only:  # a cas generation: only the bests come back
                 nimp = done = np.zeros(K, dtype=np.int64)
             else:
-                nimp, done = NIMP.copy_to_host(), DONE.copy_to_host()
+                nimp, done = host_down["NIMP"].copy(), host_down["DONE"].copy()  # (in the copy above)
             nimp[finished] = 0  # a finished search's block returned at once: its counts are stale
             t1 = time.perf_counter()
             kernel_s += t1 - t0
@@ -510,7 +511,9 @@ class ResidentRots:
         stagnant = policy.stagnant(it, finished).size
         if not (renewed or stagnant):
             return [], []
-        sols = self._buffers.BEST_SOL.copy_to_host()
+        b = self._buffers  # into the pinned buffer: no staging (read here only, copied where kept)
+        sols = b.BEST_SOL.copy_to_host(b.host_download["BEST_SOL"], stream=self.stream)
+        self.stream.synchronize()
         walks = policy.walks(it, sols, finished) if stagnant else []
         for q, _start in renewed + walks:
             if best[q] < record[q]:
@@ -585,9 +588,12 @@ class ResidentRots:
         # restart, which keeps its best); the kernel clears FRESH[q] once it has started
         up, host_up = _packed({"STATE": ((K, 2), np.uint64), "P": ((K, n), np.int32), "TAU": ((n * n,), np.float64),
                                "ACTIVE": ((K,), np.int32), "START": ((K, n), np.int32), "FRESH": ((K,), np.int32)})
-        # QUEUE: [items taken, 1 where a queue item's wait ran out, items handed on], right after BEST: the two
-        # come down in one copy after every chunk, BEST_SOL with them after a cas generation
-        down, host_down = _packed({"BEST": ((K,), np.int64), "QUEUE": ((3,), np.int64), "BEST_SOL": ((K, n), np.int32)})
+        # QUEUE: [items taken, 1 where a queue item's wait ran out, items handed on]; BEST, QUEUE and each
+        # search's improvements and iterations of the chunk (NIMP, DONE) come down in one copy after every
+        # chunk (separate copies cost about 0.1 ms each, a tenth of a restart run's 4,096-iteration chunk),
+        # BEST_SOL with them after a cas generation
+        down, host_down = _packed({"BEST": ((K,), np.int64), "QUEUE": ((3,), np.int64), "NIMP": ((K,), np.int64),
+                                   "DONE": ((K,), np.int64), "BEST_SOL": ((K, n), np.int32)})
         down["QUEUE"].copy_to_device(np.zeros(3, np.int64))
         # RING: the queue's items in the order they became ready, tag << 32 | search, the tag the
         # sub-chunks of the chunks before (subchunks_done) + the item's sub-chunk, which marks the launch
@@ -603,7 +609,7 @@ class ResidentRots:
             BEST=down["BEST"], BEST_SOL=down["BEST_SOL"],
             IMP_IT=cuda.device_array((self.chunk_cap, K), dtype=np.int64),  # [m, search]: read back by rows
             IMP_OBJ=cuda.device_array((self.chunk_cap, K), dtype=np.int64),
-            NIMP=cuda.device_array(K, dtype=np.int64), DONE=cuda.device_array(K, dtype=np.int64),
+            NIMP=down["NIMP"], DONE=down["DONE"],
             ACTIVE=up["ACTIVE"], START=up["START"], FRESH=up["FRESH"],
             QUEUE=down["QUEUE"], RING=cuda.to_device(np.zeros(ring, np.int64)), TAU=up["TAU"])
         self.items_taken = self.items_pushed = self.subchunks_done = 0  # the queue's counts (QUEUE, RING tags)
