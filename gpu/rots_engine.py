@@ -19,7 +19,7 @@ from lsbench.search.restarts import EliteRestarts
 
 from . import device_name, require
 from .chunks import IMPROVEMENT_CAP, record_rows
-from .launch import PreparedLauncher, clusters_at_once, register_cap
+from .launch import PreparedLauncher, clusters_at_once, copy_down, copy_up, register_cap
 from .rots_kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
 from .rots_plan import ON_CHIP, byte_matrices, plan, row_chunk_table
 
@@ -382,7 +382,7 @@ class ResidentRots:
         curs = np.full(K, np.iinfo(np.int64).max) if bests_only else qap_costs(pr.a, pr.b, sols)
         b = self.buffers(K)
         up, host_up, down, host_down = b.upload, b.host_upload, b.download, b.host_download
-        counts = slice(0, host_down["BEST_SOL"].ctypes.data - host_down["all"].ctypes.data)  # BEST .. DONE
+        counts = host_down["BEST_SOL"].ctypes.data - host_down["all"].ctypes.data  # the bytes of BEST .. DONE
         BEST_SOL, CUR, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE = \
             b.BEST_SOL, b.CUR, b.IMP_IT, b.IMP_OBJ, b.NIMP, b.DONE, b.ACTIVE
         host_up["START"][:] = sols
@@ -434,8 +434,7 @@ class ResidentRots:
             self.launch_chunk(K, (tenure_min, tenure_max, aspiration, target, it - base, n_iter, tenure_cube,
                                   1 if it == 0 else 0), gamma)
             # one copy: the bests and the queue's flag, and for a cas generation (its only wait) the best solutions
-            part = slice(None) if bests_only else counts
-            down[part].copy_to_host(host_down["all"][part], stream=self.stream)
+            copy_down(host_down["all"], down, host_down["all"].nbytes if bests_only else counts, self.stream)
             self.stream.synchronize()
             best = host_down["BEST"].copy()
             if host_down["QUEUE"][1]:
@@ -453,7 +452,10 @@ class ResidentRots:
             if nimp.any():
                 rows = int(nimp.max())
                 # stamped at the end of their chunk, as the fused CPU loop
-                searches, iterations = log.add_chunk(IMP_IT[:rows].copy_to_host(), IMP_OBJ[:rows].copy_to_host(),
+                imp_it, imp_obj = np.empty((rows, K), np.int64), np.empty((rows, K), np.int64)
+                copy_down(imp_it, IMP_IT, imp_it.nbytes)  # (the first rows; synchronous: pageable)
+                copy_down(imp_obj, IMP_OBJ, imp_obj.nbytes)
+                searches, iterations = log.add_chunk(imp_it, imp_obj,
                                                      nimp, base, t1 - t_start)
                 if policy:
                     policy.improved(searches, iterations)
@@ -512,7 +514,8 @@ class ResidentRots:
         if not (renewed or stagnant):
             return [], []
         b = self._buffers  # into the pinned buffer: no staging (read here only, copied where kept)
-        sols = b.BEST_SOL.copy_to_host(b.host_download["BEST_SOL"], stream=self.stream)
+        sols = b.host_download["BEST_SOL"]
+        copy_down(sols, b.BEST_SOL, sols.nbytes, self.stream)
         self.stream.synchronize()
         walks = policy.walks(it, sols, finished) if stagnant else []
         for q, _start in renewed + walks:
@@ -545,8 +548,8 @@ class ResidentRots:
         log.add([q for q, _c in better], [it] * len(better), [c for _q, c in better], seconds)
         for q, cost in better:
             best[q] = cost
-        b.START.copy_to_device(host_up["START"], stream=self.stream)
-        b.FRESH.copy_to_device(host_up["FRESH"], stream=self.stream)
+        copy_up(b.START, host_up["START"], host_up["START"].nbytes, self.stream)
+        copy_up(b.FRESH, host_up["FRESH"], host_up["FRESH"].nbytes, self.stream)
 
     def launch_chunk(self, K, scalars, gamma):
         """Queues one chunk of the K searches on self.stream: `scalars` = (tenure_min, tenure_max,
