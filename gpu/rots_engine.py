@@ -383,8 +383,7 @@ class ResidentRots:
         b = self.buffers(K)
         up, host_up, down, host_down = b.upload, b.host_upload, b.download, b.host_download
         counts = host_down["BEST_SOL"].ctypes.data - host_down["all"].ctypes.data  # the bytes of BEST .. DONE
-        BEST_SOL, CUR, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE = \
-            b.BEST_SOL, b.CUR, b.IMP_IT, b.IMP_OBJ, b.NIMP, b.DONE, b.ACTIVE
+        BEST_SOL, CUR, IMP_IT, IMP_OBJ, ACTIVE = b.BEST_SOL, b.CUR, b.IMP_IT, b.IMP_OBJ, b.ACTIVE
         host_up["START"][:] = sols
         host_up["FRESH"][:] = 0
         host_up["STATE"][:, 0] = states
