@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run on the device machine from the checkout: carried numpy wheel, instance copies in .devdata/, laid
+# Run on the device machine from the checkout: carried wheels in .whl/ (numpy 2.4; pytest-xdist and execnet,
+# which the tests' addopts need; their runs here are serial, -n 0), instance copies in .devdata/, laid
 # out as the data directory (qaplib/, tsplib/, taillard_pfsp/). `tests` needs what tests/test_gpu.py
 # loads: qaplib tai12a, tai40a, tai100a, tai100b, tai150b, tai256c; tsplib burma14, bays29; taillard_pfsp ta001, ta051 (a missing file
 # fails its tests); the file runs as three pytest processes side by side (the resident Ro-TS tests in two
@@ -21,7 +22,7 @@ for step in "$@"; do
            first="tai100a or two_blocks or queue or restart"
            parts=("resident_rots and ($first)" "resident_rots and not ($first)" "not resident_rots")
            for part in "${parts[@]}"; do
-             LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 560 python3 -m pytest -p no:cacheprovider -rfE \
+             LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 560 python3 -m pytest -p no:cacheprovider -n 0 -rfE \
                --durations=5 tests/test_gpu.py -k "$part" > "/tmp/tests-${part//[ ()]/_}.log" 2>&1 &
            done
            wait
@@ -58,7 +59,7 @@ for step in "$@"; do
             --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
             --section MemoryWorkloadAnalysis --section InstructionStats --section SchedulerStats ${NCU_EXTRA:-} python3 benchmarks/profile_resident.py ${step#ncu} 2>&1 | grep -v "^==PROF==" | tail -120 ;;
     pytest*) mkdir -p /tmp/lsbench-test-data-$(id -u) && cp -r .devdata/* /tmp/lsbench-test-data-$(id -u)/
-             LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 300 python3 -m pytest -p no:cacheprovider -rfE ${step#pytest} 2>&1 | tail -15
+             LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 300 python3 -m pytest -p no:cacheprovider -n 0 -rfE ${step#pytest} 2>&1 | tail -15
              echo "pytest exit ${PIPESTATUS[0]}" ;;
     profile-cas*) timeout 300 python3 benchmarks/profile_cas.py ${step#profile-cas} ;;
     makespan) (cd benchmarks && timeout 300 python3 gpu_makespan.py) ;;

@@ -36,7 +36,76 @@ def _safe_static_shared_arrays():
     kernelapi.FakeCUDAShared.array = array
 
 
+def _quicker_device_calls():
+    """A device function's call in the simulator swaps the fake cuda module into its module's
+    globals and back, through a lock, a context manager and an import, on every call (about half of a
+    resident kernel's simulated time). Here the first call of a launch swaps them (same swap, same
+    reference count) and they stay swapped until the launch returns."""
+    from numba import cuda
+    from numba.cuda.simulator import kernel, kernelapi
+    launch = kernel.FakeCUDAKernel.__call__
+    locks, refcount, originals = kernelapi._globals_locks, kernelapi._swap_refcount, kernelapi._swap_orig
+    register = kernelapi._locks_register_lock
+    swapped = {}  # id -> globals of the modules swapped during this launch
+
+    def release():
+        for gid, globs in list(swapped.items()):
+            with locks[gid]:
+                refcount[gid] -= 1
+                if refcount[gid] == 0:
+                    globs.update(originals.pop(gid))
+                    del refcount[gid]
+            del swapped[gid]
+
+    def call(self, *args):
+        fake = kernel._kernel_context
+        if fake is None:  # a launch (or a device function called outside one: the simulator's own way)
+            try:
+                return launch(self, *args)
+            finally:
+                if not self._device:
+                    release()
+        globs = self.fn.__globals__
+        gid = id(globs)
+        if gid not in swapped:
+            with register:
+                lock = locks[gid]
+            with lock:
+                if gid not in swapped:
+                    if refcount[gid] == 0:
+                        orig = originals[gid] = {k: v for k, v in globs.items() if v is cuda}
+                        for k in orig:
+                            globs[k] = fake
+                    refcount[gid] += 1
+                    swapped[gid] = globs
+        return self.fn(*args)
+
+    kernel.FakeCUDAKernel.__call__ = call
+
+
+def _quicker_array_indexing():
+    """A kernel's array index in the simulator goes through three Python calls; the same result
+    (a scalar, or a sub-array wrapped as the simulator wraps it) in one."""
+    import numpy as np
+    from numba.cuda.simulator.cudadrv import devicearray as fake
+    within, outer = fake.FakeWithinKernelCUDAArray, fake.FakeCUDAArray
+
+    def getitem(self, idx):
+        item = self._item
+        ret = item._ary[idx]
+        if type(ret) is np.ndarray or type(ret) is np.void:
+            return within(outer(ret, stream=item.stream))
+        return ret
+
+    def setitem(self, idx, val):
+        self._item._ary[idx] = val
+
+    within.__getitem__, within.__setitem__ = getitem, setitem
+
+
 _safe_static_shared_arrays()
+_quicker_device_calls()
+_quicker_array_indexing()
 
 if __name__ == "__main__":  # `python tests/simulator_safety.py ARGS`: `python -m lsbench ARGS`, made safe
     import runpy

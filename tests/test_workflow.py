@@ -160,6 +160,7 @@ def chromium():
     return path
 
 
+@pytest.mark.xdist_group("apt")  # beside the SLURM tests: either may apt-get install, one at a time
 def test_the_report_renders_in_headless_chromium_with_every_image_and_no_console_error(tmp_path, chromium):
     from playwright.sync_api import sync_playwright
     r = snakemake(tmp_path, "-c2", "--configfile", str(ROOT / "workflows" / "config" / "janiak.yaml"),
