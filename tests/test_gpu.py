@@ -53,6 +53,7 @@ def test_gpu_trajectory_equals_cpu(instance, algorithm, nb, params):
             assert [i for i, _ in t1] == [i for i, _ in t2]
             rtol = 1e-5 if params.get("precision") == 32 else 1e-12
             np.testing.assert_allclose([o for _, o in t1], [o for _, o in t2], rtol=rtol)
+            np.testing.assert_allclose(f1, f2, rtol=rtol)  # the final objectives too
             np.testing.assert_allclose(s1, s2, rtol=rtol, atol=rtol)
         else:
             assert trajectory(rec) == trajectory(ref), variant
