@@ -31,6 +31,20 @@ def _fetch_everything():
 FETCH_PROBLEM = _fetch_everything()
 
 
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto` (pyproject's addopts): one test process per core this process may use (its CPU
+    affinity and a cgroup v2 quota), at most 8; pytest-xdist would count the host's cores, which in
+    a container limited by a quota are not ours."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, int(quota) // int(period)))
+    except (OSError, ValueError):
+        pass
+    return max(1, min(cores, 8))
+
+
 @pytest.fixture(scope="session")
 def shared():
     """The data directory `lsbench instances fetch` made (QAPLIB, TSPLIB, Taillard, references)."""
