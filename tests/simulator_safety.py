@@ -40,9 +40,14 @@ def _quicker_device_calls():
     """A device function's call in the simulator swaps the fake cuda module into its module's
     globals and back, through a lock, a context manager and an import, on every call (about half of a
     resident kernel's simulated time). Here the first call of a launch swaps them (same swap, same
-    reference count) and they stay swapped until the launch returns."""
+    reference count) and they stay swapped until the launch returns (one launch at a time, as the
+    simulator itself requires). It reads numba-cuda 0.30's private names: without them (another
+    version) the simulator keeps its own way, slower."""
     from numba import cuda
     from numba.cuda.simulator import kernel, kernelapi
+    private = ("_globals_locks", "_swap_refcount", "_swap_orig", "_locks_register_lock")
+    if not all(hasattr(kernelapi, name) for name in private) or not hasattr(kernel, "_kernel_context"):
+        return
     launch = kernel.FakeCUDAKernel.__call__
     locks, refcount, originals = kernelapi._globals_locks, kernelapi._swap_refcount, kernelapi._swap_orig
     register = kernelapi._locks_register_lock
