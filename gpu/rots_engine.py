@@ -216,7 +216,7 @@ class ResidentRots:
         `persistent`: blocks of a persistent grid that take the searches' sub-chunks from a queue
         (0: one block per search; None: a queue once K exceeds what runs at once at the best shape;
         UNEVEN: a queue only where one block per search would leave SMs idle, see uneven_grid);
-        `restart`: {stagnation, elite, strength[, crossover, pools, mix, strength_max, renew]} of lsbench.search.restarts (stagnation 0: none);
+        `restart`: {stagnation, elite, strength[, crossover, pools, mix, strength_max, renew, walk, merge]} of lsbench.search.restarts (stagnation 0: none);
         `subchunk`: iterations per queue item (tests); `chunk_cap`: iterations per chunk at most
         (the improvement records' rows)."""
         require("gpu-resident")
@@ -694,6 +694,9 @@ class ResidentRotsEngine(Engine):
         Param("walk", float, "restart: the share of each pool's searches that restart from their own last "
               "local optimum and forget it (random-walk acceptance; the run keeps their records)", default=0.0,
               low=0.0, high=1.0),
+        Param("merge", int, "restart: every this many iterations neighbouring pools pair up, the worse one's "
+              "searches going on from the better one's elite (33 pools, then 17, 9, ... 1; 0: never)", default=0,
+              low=0),
         Param("perturb_max", float, "restart: random swaps drawn uniformly from perturb to this fraction of n "
               "(default: perturb, a fixed number)", low=0.0, high=4.0),
         Param("persistent", int, "blocks of a persistent grid that take the searches' chunks from a queue (0: one "
@@ -702,9 +705,12 @@ class ResidentRotsEngine(Engine):
 
     def __init__(self, problem, neighbourhood, search, params, threads=None):
         params = with_defaults(self.parameters, params)
-        for key in ("mix", "renew"):
+        for key in ("mix", "renew", "merge"):
             if params[key] and params["pools"] < 2:
                 raise LsbenchError(f"--param {key}={params[key]}: needs pools of searches (--param pools=G, G >= 2)")
+        if params["merge"] and params["renew"]:
+            raise LsbenchError(f"--param merge={params['merge']}: not with renew (a merged pool has no stall "
+                               "clock of its own)")
         if params["walk"] and params["renew"]:
             raise LsbenchError(f"--param walk={params['walk']}: not with renew (a renewal would hand a pool back "
                                "the records of its walkers)")
@@ -720,7 +726,7 @@ class ResidentRotsEngine(Engine):
                                               "strength": params["perturb"], "crossover": params["crossover"],
                                               "pools": params["pools"], "mix": params["mix"],
                                               "strength_max": params.get("perturb_max"), "renew": params["renew"],
-                                              "walk": params["walk"]})
+                                              "walk": params["walk"], "merge": params["merge"]})
         self.count = 0
         self.migration = None
 

@@ -266,9 +266,12 @@ def test_cpu_parallel_runs_a_tiny_neighbourhood_on_one_core_and_says_so(tmp_path
 @pytest.mark.parametrize("params,needle", [(["mix=0.5"], "--param mix"), (["renew=1000"], "--param renew"),
                                            (["pools=4", "perturb_max=0.1"], "--param perturb_max"),
                                            (["pools=2", "renew=1000", "walk=0.5"], "--param walk"),
-                                           (["restart=0", "walk=0.5"], "--param walk")])
+                                           (["restart=0", "walk=0.5"], "--param walk"),
+                                           (["merge=1000"], "--param merge"),
+                                           (["pools=2", "renew=1000", "merge=1000"], "--param merge")])
 def test_restart_options_that_cannot_take_effect_are_one_error_line(tmp_path, params, needle):
-    """mix and renew act between pools (one pool: nothing to mix or renew); perturb_max below
+    """mix, renew and merge act between pools (one pool: nothing to mix, renew or merge), and a
+    merged pool has no stall clock for renew; perturb_max below
     perturb is an empty range; walk acts at restarts and would hand renewed pools their walkers'
     records. Each is refused before the run, with no record written."""
     out = tmp_path / "r.json"

@@ -268,6 +268,23 @@ def test_elite_restarts_in_pools_draw_only_from_their_own_groups_elite():
     assert starts(1) == {q: 1 for q in range(6)}
 
 
+def test_elite_restarts_merge_neighbouring_pools_level_by_level():
+    """merge = 10 over pools {0, 1}, {2, 3}, {4, 5}: before iteration 10 each pool restarts from its
+    own best; from 10 the first two pools are one (their best, search 1, for all four); from 20
+    every search restarts from the best of all."""
+    from lsbench.search.restarts import EliteRestarts
+    bests = np.array([50, 10, 40, 30, 20, 60])
+    sols = [np.roll(np.arange(8), k) for k in range(6)]
+
+    def starts(iteration):
+        policy = EliteRestarts(8, 6, stagnation=5, elite=1, strength=0.0, seed=3, pools=3, merge=10)
+        return {q: int(np.argmax([np.array_equal(start, s) for s in sols]))
+                for q, start in policy.restarts(iteration, bests, sols, np.zeros(6, dtype=bool))}
+    assert starts(9) == {0: 1, 1: 1, 2: 3, 3: 3, 4: 4, 5: 4}
+    assert starts(10) == {0: 1, 1: 1, 2: 1, 3: 1, 4: 4, 5: 4}
+    assert starts(25) == {q: 1 for q in range(6)}
+
+
 def test_elite_restarts_mix_pools_and_draw_the_swaps_from_a_range():
     """mix = 1: every restart is a crossover of its pool's best and another pool's best (what both
     share stays); a swap range [2, 10] on n = 60 gives restarts of different sizes, none beyond it."""

@@ -21,7 +21,10 @@ With `walk` > 0, that share of each pool's members (its last ones) accept every 
 instead: a stagnant walker restarts from its own best since its last restart, perturbed, and
 forgets it (the run keeps its record), a random walk over local optima (the RW acceptance of
 Stützle's iterated local search for QAP), while the pool's other members draw from the pool's
-elite, walkers' records included. Otherwise a restart keeps the search's own best; the tabu list
+elite, walkers' records included. With `merge` > 0, neighbouring pools pair up every `merge`
+iterations (33 pools, then 17, 9, 5, 3, 2, 1): the members of the pool with the worse best go on
+from the better one's elite, so that the searches gather, pool by pool, where the run has gone
+deepest (successive halving over the pools). Otherwise a restart keeps the search's own best; the tabu list
 starts afresh in both. The draws
 come from one NumPy generator seeded by the run's first seed, and decisions are taken every
 `check_every` iterations, so the same seeds give the same run.
@@ -33,7 +36,7 @@ class EliteRestarts:
     """Decides, at chunk boundaries, which searches restart and from where."""
 
     def __init__(self, n, searches, stagnation, elite, strength, seed, crossover=False, pools=1, mix=0.0,
-                 strength_max=None, renew=0, walk=0.0):
+                 strength_max=None, renew=0, walk=0.0, merge=0):
         self.n, self.stagnation, self.elite, self.crossover = n, int(stagnation), int(elite), bool(crossover)
         self.groups = min(int(pools), searches)
         self.pool_of = np.arange(searches) * self.groups // searches  # each search's group
@@ -42,7 +45,7 @@ class EliteRestarts:
         self.mix = float(mix) if self.groups > 1 else 0.0
         self.rng = np.random.default_rng([int(seed), 0x1E1173])
         self.since = np.zeros(searches, dtype=np.int64)  # the iteration of each search's last gain or restart
-        self.renew = int(renew)
+        self.renew, self.merge = int(renew), int(merge)
         # the last round(walk * size) members of each pool walk
         size = np.bincount(self.pool_of, minlength=self.groups)
         rank = np.arange(searches) - np.searchsorted(self.pool_of, self.pool_of)
@@ -63,10 +66,20 @@ class EliteRestarts:
         """The searches, not finished, whose best has not improved for `stagnation` iterations."""
         return np.flatnonzero((iteration - self.since >= self.stagnation) & ~finished)
 
-    def best_members(self, bests):
-        """Each pool's search with the lowest best (the first on ties)."""
-        order = np.lexsort((bests, self.pool_of))
-        return order[np.searchsorted(self.pool_of[order], np.arange(self.groups))]
+    def pools_at(self, iteration):
+        """(each search's pool, the number of pools) at this iteration: the first pools, or with
+        `merge` their pairs, pairs of pairs, ... one level every `merge` iterations."""
+        if not self.merge:
+            return self.pool_of, self.groups
+        pool_of = self.pool_of >> min(iteration // self.merge, 62)
+        return pool_of, int(pool_of[-1]) + 1
+
+    def best_members(self, bests, pool_of=None, groups=None):
+        """Each pool's search with the lowest best (the first on ties); the first pools unless given."""
+        if pool_of is None:
+            pool_of, groups = self.pool_of, self.groups
+        order = np.lexsort((bests, pool_of))
+        return order[np.searchsorted(pool_of[order], np.arange(groups))]
 
     def renewals(self, iteration, bests, finished):
         """[(search, random permutation)]: the members, not finished, of every pool whose best (in
@@ -125,13 +138,15 @@ class EliteRestarts:
         if stagnant.size == 0:
             return []
         bests = np.asarray(bests)
+        pool_of, groups = self.pools_at(iteration)
         pools = {}
         starts = []
-        leaders = self.best_members(bests) if self.mix else None
+        mixing = self.mix and groups > 1
+        leaders = self.best_members(bests, pool_of, groups) if mixing else None
         for q in stagnant:
-            group = self.pool_of[q]
+            group = pool_of[q]
             if group not in pools:
-                members = np.flatnonzero(self.pool_of == group)
+                members = np.flatnonzero(pool_of == group)
                 _, first = np.unique(bests[members], return_index=True)  # distinct best values, lowest first
                 pools[group] = members[first[:self.elite]]
             pool = pools[group]
@@ -141,8 +156,8 @@ class EliteRestarts:
                                           np.asarray(best_sols[second], dtype=np.int64), self.rng)
             else:
                 start = np.array(best_sols[pool[self.rng.integers(pool.size)]], dtype=np.int64)
-                if self.mix and self.rng.random() < self.mix:
-                    other = (group + 1 + self.rng.integers(self.groups - 1)) % self.groups
+                if mixing and self.rng.random() < self.mix:
+                    other = (group + 1 + self.rng.integers(groups - 1)) % groups
                     start = uniform_crossover(start, np.asarray(best_sols[leaders[other]], dtype=np.int64), self.rng)
             starts.append((int(q), self.perturbed(start)))
             self.since[q] = iteration
