@@ -45,6 +45,14 @@ def pytest_xdist_auto_num_workers(config):
     return max(1, min(cores, 8))
 
 
+def pytest_collection_modifyitems(config, items):
+    """The tests marked `long` first, the others after them in their order: pytest-xdist hands the
+    tests out in this order, so the longest start at once on every process and the short ones fill
+    the end, rather than one long test started last keeping the suite waiting while the other
+    processes sit idle."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
 @pytest.fixture(scope="session")
 def shared():
     """The data directory `lsbench instances fetch` made (QAPLIB, TSPLIB, Taillard, references)."""

@@ -364,6 +364,7 @@ def test_resident_rots_queue_wait_is_bounded_and_ends_the_run_with_one_error(mon
     assert engine.buffers(2).QUEUE.copy_to_host()[1] == 1
 
 
+@pytest.mark.long
 def test_resident_rots_restarts_stagnant_searches_from_the_elite_reproducibly_and_ends_at_the_first_hit():
     """Iterated parallel tabu (restart=S): searches that stagnate restart from a perturbed elite
     solution (or a child of two) at a chunk boundary, the kernel rebuilds them (FRESH = 2) and keeps each search's best.
@@ -404,6 +405,7 @@ def test_resident_rots_restarts_stagnant_searches_from_the_elite_reproducibly_an
         assert qap_costs(p.a, p.b, np.array([r.best_solution]))[0] == r.best_objective
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("forget", ["renew", "walk"])
 def test_resident_rots_restarts_that_forget_a_best_leave_the_run_each_searchs_record(forget):
     """renew: a stalled pool's searches start afresh; walk: a stagnant walker (searches 1 and 3)
@@ -510,6 +512,7 @@ def _cpu_tabu(problem, seed, stop, **params):
     return TabuSearch(**params).run(problem, nb, get_evaluator("cpu").bind(problem, nb), stop, seed)
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("threads, searches, persistent", [(64, 1, None), (128, 1, None), (64, 3, 2), (64, 3, None)])
 def test_resident_pfsp_tabu_follows_the_cpu_trajectory(threads, searches, persistent):
     """The whole-GPU PFSP insertion tabu search: one pair of warps per block (they also find the
@@ -546,6 +549,7 @@ def test_resident_pfsp_tabu_follows_the_cpu_trajectory(threads, searches, persis
         assert devs[0].iterations < 14 and len({d.iterations for d in devs}) > 1  # some ran on after another ended
 
 
+@pytest.mark.long
 def test_resident_pfsp_tabu_cli_on_ta001_stops_at_the_target_and_verifies(tmp_path):
     out = tmp_path / "pfsp.json"
     from lsbench import instances as registry
@@ -689,6 +693,7 @@ def test_resident_grid_tabu_reduction_blocks_from_the_command_line(tmp_path):
     assert r.stderr.strip().splitlines()[-1].startswith("lsbench: error: --param blocks=0: must be >= 1")
 
 
+@pytest.mark.long
 def test_cas_with_its_tabu_local_searches_on_the_gpu_equals_cas_on_the_cpu(tmp_path):
     """One thread block per ant: same ants, same pheromone, same best as the CPU colony."""
     params = {"ants": 3, "ls_iterations": 8}

@@ -272,6 +272,7 @@ def test_workflow_grid_params_reach_every_grid_run(tmp_path):
     assert not any("scheduler=slurm" in line for line in r.stdout.splitlines() if "--backend cow" in line)
 
 
+@pytest.mark.long
 def test_multistart_fills_each_gpu_with_a_batch_of_resident_searches_two_ranks_sharing_one_device(tmp_path):
     """rots on gpu-resident: 6 searches over 2 MPI ranks sharing one (simulated) GPU run as batches
     of --searches-per-gpu 2 on each rank; every seed's record is the single run's of that seed (the

@@ -78,6 +78,7 @@ def outcome(rec):
     return rec["front"], rec["archive_sizes"], rec["iterations"], rec["best_objective"]
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("accept,iterations", [("non-dominated", 3), ("dominating", 4)])
 def test_pls_gives_the_same_archive_on_every_backend(accept, iterations, tmp_path):
     """ta011 (20 jobs, 10 machines): cpu, cpu-parallel, gpu with the archive on the host and on

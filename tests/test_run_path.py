@@ -36,6 +36,7 @@ def _first_runs_config():
     return {"experiment": "first-runs", "title": "first run of every group", "shared_cores": True, "groups": groups}
 
 
+@pytest.mark.long
 def test_every_config_runs_its_first_run_of_each_group_through_snakemake_and_run_plan(tmp_path):
     cfg = _first_runs_config()
     assert any(g["algorithm"] == "cas" and (g.get("params") or {}).get("ls") == "2opt" for g in cfg["groups"])

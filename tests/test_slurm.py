@@ -42,6 +42,7 @@ def _trajectory(path):
     return [(it, obj) for it, _t, obj in rec["trajectory"]], rec["best_solution"]
 
 
+@pytest.mark.long
 def test_the_slurm_profile_submits_every_run_as_a_job_and_writes_the_report(slurm, tmp_path):
     cfg = {"experiment": "slurm-small", "title": "SLURM: one core, all cores, MPI ranks",
            "groups": [{"name": "qap", "problem": "qap", "instances": ["rnd-qap-12-1"], "algorithm": "rots",

@@ -108,6 +108,7 @@ def _verify_all(d):
     assert r.stdout.count(": OK ") == len(files)
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("via", ["dask", "mpi"])
 def test_soak_500_searches_with_a_killed_worker_lose_nothing_and_resume(tmp_path, via):
     d = tmp_path / via

@@ -51,6 +51,7 @@ def _tiny_config(tmp_path, seeds):
     return path
 
 
+@pytest.mark.long
 def test_interrupted_run_resumes_with_only_the_missing_runs(tmp_path):
     config = _tiny_config(tmp_path, seeds=6)
     env = {**os.environ, "LSBENCH_DATA": str(SHARED), "NUMBA_ENABLE_CUDASIM": "0"}
@@ -82,6 +83,7 @@ def test_interrupted_run_resumes_with_only_the_missing_runs(tmp_path):
     assert "no GPU on this host" in html  # the GPU row says so instead of failing
 
 
+@pytest.mark.long
 def test_the_report_is_rebuilt_from_the_parquet_table_alone_with_the_papers_figures_beside_ours(tmp_path):
     """janiak's quick scale: records -> Parquet; the records deleted, the report is rendered from the
     table alone: ours beside the paper's, readable numbers, plots that exist, a note on the ratio a
@@ -113,6 +115,7 @@ def test_the_report_is_rebuilt_from_the_parquet_table_alone_with_the_papers_figu
     assert len(images) >= 6 and all((tmp_path / src).stat().st_size > 1000 for src in images)
 
 
+@pytest.mark.long
 def test_export_for_iohanalyzer_loads_in_iohinspector_and_csv_has_every_improvement(tmp_path):
     """`lsbench export` of a small experiment: IOHprofiler files that iohinspector's DataManager reads
     (one function per instance, one algorithm per backend, one run per seed, the runs' best values
