@@ -74,10 +74,10 @@ class EliteRestarts:
         pool_of = self.pool_of >> min(iteration // self.merge, 62)
         return pool_of, int(pool_of[-1]) + 1
 
-    def best_members(self, bests, pool_of=None, groups=None):
-        """Each pool's search with the lowest best (the first on ties); the first pools unless given."""
-        if pool_of is None:
-            pool_of, groups = self.pool_of, self.groups
+    @staticmethod
+    def best_members(bests, pool_of, groups):
+        """Each of `groups` pools' search (pool_of: each search's pool) with the lowest best (the first
+        on ties)."""
         order = np.lexsort((bests, pool_of))
         return order[np.searchsorted(pool_of[order], np.arange(groups))]
 
@@ -88,7 +88,7 @@ class EliteRestarts:
         if not self.renew:
             return []
         bests = np.asarray(bests)
-        lowest = bests[self.best_members(bests)]
+        lowest = bests[self.best_members(bests, self.pool_of, self.groups)]  # (renew: never merged pools)
         better = lowest < self.pool_best
         self.pool_best[better] = lowest[better]
         self.pool_since[better] = iteration
