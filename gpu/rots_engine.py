@@ -18,7 +18,7 @@ from lsbench.search.common import ChunkLength, ImprovementLog, Stop
 from lsbench.search.restarts import EliteRestarts
 
 from . import device_name, require
-from .chunks import IMPROVEMENT_CAP, record_rows
+from .chunks import IMPROVEMENT_CAP, RECORD_BYTES, record_rows
 from .launch import PreparedLauncher, clusters_at_once, copy_down, copy_up, register_cap
 from .rots_kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
 from .rots_plan import ON_CHIP, byte_matrices, plan, row_chunk_table
@@ -71,9 +71,12 @@ FULL_WAVES = 0.9
 # searches) items of 512 in chunks of 8,192 ran 1.04x faster than 256 in 4,096 and 1.03x faster than
 # 1,024 in 16,384 (benchmarks/results/ab_resident-h100-17714af.json); on the queue of one 1024-thread
 # block an SM, 1.00-1.07x faster than items of 128 at 132-166 searches and 1.06-1.07x faster than
-# 1,024 (ab_resident-h100-6b22baa-3.json, -6b22baa-4.json, -0354792.json, -0354792-2.json).
+# 1,024 (ab_resident-h100-6b22baa-3.json, -6b22baa-4.json, -0354792.json, -0354792-2.json). On an
+# H200 (tai100a), chunks of at least 48 items a search instead of 16 ran 166 searches 1.024x and 200
+# and 230 searches 1.013x (ab_resident-h200-fa2378f.json): a third as many launches, each with its
+# host round trip and its last round's idle blocks.
 LARGE_QUEUE_SUBCHUNK = 512
-QUEUE_ITEMS_A_CHUNK = 16
+QUEUE_ITEMS_A_CHUNK = 48
 RING_TAG_LIMIT = 1 << 31  # the queue ring's tags are 31 bits: at this count of sub-chunks they start afresh
 # Two blocks an SM from this many searches an SM: below it their queue holds more blocks than
 # searches, and the searches' items land on its blocks at random, so that about sms (1 - K/(2 sms))^2
@@ -175,17 +178,20 @@ def spread(searches, sms, per_sm, large):
 
 
 def queue_chunk(searches, blocks, subchunk):
-    """Iterations of a queued chunk: at least QUEUE_ITEMS_A_CHUNK items a search and IMPROVEMENT_CAP
-    iterations, and of up to a quarter more items a search, the number that leaves the fewest of the
+    """Iterations of a queued chunk: at least QUEUE_ITEMS_A_CHUNK items a search (fewer where K
+    searches' improvement records would pass RECORD_BYTES) and IMPROVEMENT_CAP iterations, and of up
+    to a quarter more items a search (within the records), the number that leaves the fewest of the
     last round's blocks idle where the searches outnumber the blocks (a launch ends with its last
-    item: 166 searches of 16 items on 132 blocks take 21 rounds with 116 of their 2,772 item slots
-    idle; of 19 items, 24 rounds with 14 idle)."""
-    least = max(QUEUE_ITEMS_A_CHUNK, -(-IMPROVEMENT_CAP // subchunk))
+    item: 166 searches of 48 items on 132 blocks take 61 rounds with 84 of their 8,052 item slots
+    idle; of 58 items, 73 rounds with 8 idle)."""
+    records = RECORD_BYTES // (16 * max(1, int(searches)) * subchunk)  # items a search the records hold
+    least = max(-(-IMPROVEMENT_CAP // subchunk), min(QUEUE_ITEMS_A_CHUNK, records))
+    most = max(least, min(least + least // 4, records))
 
     def idle(items):
         work = searches * items
         return -work % blocks / (work - work % blocks + blocks) if searches > blocks else 0.0
-    return min(range(least, least + least // 4 + 1), key=lambda items: (idle(items), items)) * subchunk
+    return min(range(least, most + 1), key=lambda items: (idle(items), items)) * subchunk
 
 
 def uneven_grid(searches, sms):
@@ -402,7 +408,7 @@ class ResidentRots:
             EliteRestarts(pr.n, K, seed=int(states[0]), **self.restart)
         cap = self.chunk_cap
         # a queue's chunks are queue_chunk's from the first: doubling from 256 stopped at a power of two
-        # past 20 ms (166 searches: 16 items, 116 idle slots in the last round, not queue_chunk's 19)
+        # past 20 ms (166 searches: 16 items, 116 idle slots in the last round, not queue_chunk's 58)
         first = cap if bests_only or self.shape["queued"] else 256
         chunks = ChunkLength(chunk or (4 if config.ENABLE_CUDASIM else first), cap, grow=not config.ENABLE_CUDASIM)
         if policy:  # fixed chunks: the restarts fall on the same iterations in every run; a queue's as

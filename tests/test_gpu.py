@@ -1258,22 +1258,30 @@ def test_resident_rots_takes_two_blocks_an_sm_from_one_and_a_half_searches_an_sm
 
 
 def test_resident_rots_queued_chunk_ends_with_few_idle_blocks():
-    """A queued chunk is at least 16 items a search and IMPROVEMENT_CAP iterations; where the searches
+    """A queued chunk is at least QUEUE_ITEMS_A_CHUNK (48) items a search, fewer only where K searches'
+    improvement records would pass RECORD_BYTES, and IMPROVEMENT_CAP iterations; where the searches
     outnumber the blocks, its items a search leave the last round as full as a quarter more items
-    allow: 166 searches on 132 blocks take 19 items (3,154 items, 14 idle slots in 24 rounds), not 16
-    (116 idle in 21). With no more searches than blocks every search runs without a break: 16."""
-    from lsbench.gpu.chunks import IMPROVEMENT_CAP
-    from lsbench.gpu.rots_engine import queue_chunk
-    assert queue_chunk(166, 132, 512) == 19 * 512
-    assert queue_chunk(140, 132, 512) == 16 * 512  # 2,240 items, 4 idle slots in 17 rounds
-    assert queue_chunk(200, 264, 512) == 16 * 512  # fewer searches than blocks
-    assert queue_chunk(300, 264, 512) == 20 * 512  # 72 idle slots in 23 rounds, 216 of 16 items
-    for k, b, sub in [(166, 132, 512), (300, 264, 512), (140, 132, 128), (5, 2, 2)]:
+    allow (within the records): 166 searches on 132 blocks take 58 items (9,628 items, 8 idle slots
+    in 73 rounds), not 48 (84 idle in 61). With no more searches than blocks every search runs
+    without a break: 48."""
+    from lsbench.gpu.chunks import IMPROVEMENT_CAP, RECORD_BYTES
+    from lsbench.gpu.rots_engine import QUEUE_ITEMS_A_CHUNK, queue_chunk
+    assert QUEUE_ITEMS_A_CHUNK == 48
+    assert queue_chunk(166, 132, 512) == 58 * 512
+    assert queue_chunk(140, 132, 512) == 49 * 512  # 6,860 items, 4 idle slots in 52 rounds
+    assert queue_chunk(200, 264, 512) == 48 * 512  # fewer searches than blocks
+    assert queue_chunk(300, 264, 512) == 51 * 512  # 12 idle slots in 58 rounds, 168 of 48 items
+    assert queue_chunk(20000, 132, 512) == 8 * 512  # the records hold no item a search: IMPROVEMENT_CAP's 8
+    assert queue_chunk(2000, 132, 512) == 8 * 512  # 8 items a search: as many as the records hold
+    for k, b, sub in [(166, 132, 512), (300, 264, 512), (140, 132, 128), (5, 2, 2), (1000, 132, 512)]:
         items = queue_chunk(k, b, sub) // sub
-        assert items >= 16 and items * sub >= IMPROVEMENT_CAP
+        records = RECORD_BYTES // (16 * k * sub)
+        least = max(-(-IMPROVEMENT_CAP // sub), min(QUEUE_ITEMS_A_CHUNK, records))
+        assert items >= least and items * sub >= IMPROVEMENT_CAP
+        assert items <= max(least, records)  # within the records' budget, unless IMPROVEMENT_CAP needs more
         idle = -(k * items) % b
         assert all(-(k * m) % b / (k * m + -(k * m) % b) >= idle / (k * items + idle)
-                   for m in range(max(16, -(-IMPROVEMENT_CAP // sub)), items))
+                   for m in range(least, items))
 
 
 def test_record_rows_lets_chunks_of_few_searches_grow_within_the_records_budget():
