@@ -1270,7 +1270,7 @@ def test_resident_rots_queued_chunk_ends_with_few_idle_blocks():
     assert queue_chunk(166, 132, 512) == 58 * 512
     assert queue_chunk(140, 132, 512) == 49 * 512  # 6,860 items, 4 idle slots in 52 rounds
     assert queue_chunk(200, 264, 512) == 48 * 512  # fewer searches than blocks
-    assert queue_chunk(300, 264, 512) == 51 * 512  # 12 idle slots in 58 rounds, 168 of 48 items
+    assert queue_chunk(300, 264, 512) == 51 * 512  # 12 idle slots in 58 rounds, 120 with 48 items
     assert queue_chunk(20000, 132, 512) == 8 * 512  # the records hold no item a search: IMPROVEMENT_CAP's 8
     assert queue_chunk(2000, 132, 512) == 8 * 512  # 8 items a search: as many as the records hold
     for k, b, sub in [(166, 132, 512), (300, 264, 512), (140, 132, 128), (5, 2, 2), (1000, 132, 512)]:
