@@ -101,6 +101,14 @@ def start_client(workers=None, scheduler=None, threads=None, allowed_failures=No
     return Client(cluster), cluster
 
 
+def connected_workers(client):
+    """The addresses of the workers connected to the client's scheduler now, sorted, asked of the
+    scheduler itself. Client.scheduler_info() returns the client's cached identity, which its own
+    periodic refresh (every 2 s, without per-worker entries) may replace between the call's fetch
+    and its return: read as no workers, every worker looked lost (distributed 2026.8)."""
+    return sorted(client.sync(client.scheduler.identity)["workers"])
+
+
 class DaskGridEvaluator(Evaluator):
     """The `grid` backend (Luong et al.'s grid baseline): the neighbourhood split over Dask workers."""
 
@@ -130,8 +138,7 @@ class DaskGridEvaluator(Evaluator):
         self.problem, self.nb = problem, neighbourhood
         self.client, self.cluster = start_client(self.workers_wanted, self.scheduler, self.threads,
                                                  slurm=self.slurm)
-        info = self.client.scheduler_info()
-        self.addresses = sorted(info["workers"])
+        self.addresses = connected_workers(self.client)
         if not self.addresses:
             raise LsbenchError(f"--scheduler {self.scheduler}: no workers connected")
         if not self.threads:
@@ -192,7 +199,7 @@ class DaskGridEvaluator(Evaluator):
                 self._fail(f"worker {self.addresses[w]} failed: {type(e).__name__}: {e}")
 
     def _check(self, futures, deadline):
-        alive = set(self.client.scheduler_info()["workers"])
+        alive = set(connected_workers(self.client))
         lost = [a for a in self.addresses if a not in alive]
         if lost:
             self._fail(f"worker(s) {', '.join(lost)} lost during the run (died or disconnected)")

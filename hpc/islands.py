@@ -174,10 +174,10 @@ def _island_on_worker(spec, seeds, position, size, name, every, migrants):
 
 def over_dask(spec, seeds, every, migrants, workers, scheduler):
     """Island i on Dask worker i (one island per worker, all at once); [(results, placement)]."""
-    from lsbench.hpc.dask_grid import start_client
+    from lsbench.hpc.dask_grid import connected_workers, start_client
     client, cluster = start_client(workers, scheduler, allowed_failures=0)
     try:
-        addresses = sorted(client.scheduler_info()["workers"])
+        addresses = connected_workers(client)
         size = min(len(addresses), len(seeds))
         name = f"lsbench-ring-{uuid.uuid4().hex}"
         futures = [client.submit(_island_on_worker, spec, part, i, size, name, every, migrants, pure=False,

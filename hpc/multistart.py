@@ -253,11 +253,11 @@ def _run_on_worker(spec, seed):
 
 def _over_dask(spec, seeds, out_dir, workers, scheduler, done):
     from distributed import as_completed
-    from lsbench.hpc.dask_grid import start_client
+    from lsbench.hpc.dask_grid import connected_workers, start_client
     # a search whose worker dies is reported failed, not silently re-run elsewhere
     client, cluster = start_client(workers, scheduler, allowed_failures=0)
     try:
-        n = len(client.scheduler_info()["workers"])
+        n = len(connected_workers(client))
         col = Collector(out_dir, seeds, spec, "dask", n, done=done)
         futures = {client.submit(_run_on_worker, spec, s, pure=False, retries=0): s for s in seeds if s not in done}
         for f in as_completed(list(futures)):

@@ -150,6 +150,30 @@ def _dask_workers_of(pid):
     return found
 
 
+def test_connected_workers_sees_every_worker_while_the_clients_own_refresh_runs():
+    """Client.scheduler_info() returns the client's cached identity, which its periodic refresh
+    (without per-worker entries) can replace before the call returns: a grid run then saw both of
+    its workers "lost" (a CI run under load, at the default 2 s refresh). The workers are asked of
+    the scheduler itself: with the refresh every millisecond, every one of 300 calls sees both."""
+    import logging
+
+    import dask
+    from distributed import Client, LocalCluster
+
+    from lsbench.hpc.dask_grid import connected_workers
+    with dask.config.set({"distributed.client.scheduler-info-interval": "1ms"}):
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address=None, silence_logs=logging.ERROR)
+        client = Client(cluster)
+        try:
+            expected = sorted(cluster.scheduler.workers)
+            assert len(expected) == 2
+            assert all(connected_workers(client) == expected for _ in range(300))
+        finally:
+            client.close()
+            cluster.close()
+
+
 @pytest.mark.parametrize("how", ["kill", "hang"])
 def test_grid_worker_that_dies_or_hangs_ends_the_run_with_an_error_and_no_record(how, tmp_path):
     out = tmp_path / f"grid-{how}.json"
