@@ -33,6 +33,12 @@ else:
         cuda.nanosleep(256)
 
 
+def rows_within_budget(searches):
+    """Rows of improvement records (an iteration and an objective, two int64, a search and row) that
+    RECORD_BYTES holds for K searches."""
+    return RECORD_BYTES // (16 * max(1, int(searches)))
+
+
 def record_rows(searches):
     """Rows of K searches' improvement records, and so the most iterations a chunk may take (an
     improvement at most every iteration): IMPROVEMENT_CAP, or up to LONGEST_CHUNK (a power of two)
@@ -40,7 +46,7 @@ def record_rows(searches):
     a chunk of fast iterations (tai100a: one search 1.04-1.06x and 7 to 66 searches 1.04-1.05x the
     it/s of chunks of at most 4,096; from 132 searches within the runs' spread,
     benchmarks/results/gpu_resident-h200-9a6aced.json, gpu_resident-h200-6e2e928.json)."""
-    rows = RECORD_BYTES // (16 * max(1, int(searches)))
+    rows = rows_within_budget(searches)
     return max(IMPROVEMENT_CAP, min(LONGEST_CHUNK, 1 << (rows.bit_length() - 1)))
 
 

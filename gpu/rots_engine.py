@@ -18,7 +18,7 @@ from lsbench.search.common import ChunkLength, ImprovementLog, Stop
 from lsbench.search.restarts import EliteRestarts
 
 from . import device_name, require
-from .chunks import IMPROVEMENT_CAP, RECORD_BYTES, record_rows
+from .chunks import IMPROVEMENT_CAP, record_rows, rows_within_budget
 from .launch import PreparedLauncher, clusters_at_once, copy_down, copy_up, register_cap
 from .rots_kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
 from .rots_plan import ON_CHIP, byte_matrices, plan, row_chunk_table
@@ -184,7 +184,7 @@ def queue_chunk(searches, blocks, subchunk):
     last round's blocks idle where the searches outnumber the blocks (a launch ends with its last
     item: 166 searches of 48 items on 132 blocks take 61 rounds with 84 of their 8,052 item slots
     idle; of 58 items, 73 rounds with 8 idle)."""
-    records = RECORD_BYTES // (16 * max(1, int(searches)) * subchunk)  # items a search the records hold
+    records = rows_within_budget(searches) // subchunk  # items a search the records hold
     least = max(-(-IMPROVEMENT_CAP // subchunk), min(QUEUE_ITEMS_A_CHUNK, records))
     most = max(least, min(least + least // 4, records))
 

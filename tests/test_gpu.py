@@ -1264,7 +1264,7 @@ def test_resident_rots_queued_chunk_ends_with_few_idle_blocks():
     allow (within the records): 166 searches on 132 blocks take 58 items (9,628 items, 8 idle slots
     in 73 rounds), not 48 (84 idle in 61). With no more searches than blocks every search runs
     without a break: 48."""
-    from lsbench.gpu.chunks import IMPROVEMENT_CAP, RECORD_BYTES
+    from lsbench.gpu.chunks import IMPROVEMENT_CAP, rows_within_budget
     from lsbench.gpu.rots_engine import QUEUE_ITEMS_A_CHUNK, queue_chunk
     assert QUEUE_ITEMS_A_CHUNK == 48
     assert queue_chunk(166, 132, 512) == 58 * 512
@@ -1275,7 +1275,7 @@ def test_resident_rots_queued_chunk_ends_with_few_idle_blocks():
     assert queue_chunk(2000, 132, 512) == 8 * 512  # 8 items a search: as many as the records hold
     for k, b, sub in [(166, 132, 512), (300, 264, 512), (140, 132, 128), (5, 2, 2), (1000, 132, 512)]:
         items = queue_chunk(k, b, sub) // sub
-        records = RECORD_BYTES // (16 * k * sub)
+        records = rows_within_budget(k) // sub
         least = max(-(-IMPROVEMENT_CAP // sub), min(QUEUE_ITEMS_A_CHUNK, records))
         assert items >= least and items * sub >= IMPROVEMENT_CAP
         assert items <= max(least, records)  # within the records' budget, unless IMPROVEMENT_CAP needs more
