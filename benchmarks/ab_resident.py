@@ -22,7 +22,7 @@ from common import write_result
 from gpu_resident import cpu_search, same_run
 
 from lsbench import instances as registry
-from lsbench.search.common import Stop
+from lsbench.interfaces import Stop
 from lsbench.search.tabu import RobustTabuSearch
 
 

@@ -24,7 +24,7 @@ from common import write_result
 from lsbench import instances as registry
 from lsbench import rng
 from lsbench.registry import get_evaluator
-from lsbench.search.common import Stop
+from lsbench.interfaces import Stop
 from lsbench.search.tabu import MODE_ARGMIN, TabuSearch
 
 # (label, problem, instance, neighbourhood, problem params, bytes-per-move model)

@@ -21,7 +21,7 @@ from common import write_result
 
 from lsbench import instances as registry
 from lsbench.registry import get_evaluator
-from lsbench.search.common import Stop
+from lsbench.interfaces import Stop
 from lsbench.search.tabu import RobustTabuSearch
 
 

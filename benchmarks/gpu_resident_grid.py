@@ -30,7 +30,7 @@ from common import run_main, write_result
 
 from lsbench import instances as registry
 from lsbench.registry import get_evaluator
-from lsbench.search.common import Stop
+from lsbench.interfaces import Stop
 from lsbench.search.tabu import TabuSearch
 
 DEFAULT = ("tsp:pr1002:2opt:20:2000,tsp:rnd-atsp-1000-1:2opt:20:2000,tsp:pr2392:swap:8:400,"

@@ -22,8 +22,9 @@ from lsbench.gpu.colony import run_generations
 from lsbench.gpu.rots_engine import ResidentRots
 from lsbench import instances as registry
 from lsbench import rng
-from lsbench.search.cas import CunningAntSystem, draw_seeds, update_pheromone
-from lsbench.search.common import Stop, Trajectory
+from lsbench.engines.cas import CunningAntSystem, draw_seeds, update_pheromone
+from lsbench.interfaces import Stop
+from lsbench.search.common import Trajectory
 
 p = registry.load(sys.argv[1] if len(sys.argv) > 1 else "tai80b")
 gens = int(sys.argv[2]) if len(sys.argv) > 2 else 10

@@ -6,7 +6,7 @@ import sys
 
 from lsbench.gpu.rots_engine import ResidentRots
 from lsbench import instances as registry
-from lsbench.search.common import Stop
+from lsbench.interfaces import Stop
 from lsbench.search.tabu import RobustTabuSearch
 
 p = registry.load(sys.argv[1] if len(sys.argv) > 1 else "tai100a")

@@ -6,7 +6,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from lsbench.gpu.resident_pfsp import ResidentPfspTabu  # noqa: E402
 from lsbench import instances as registry  # noqa: E402
-from lsbench.search.common import Stop  # noqa: E402
+from lsbench.interfaces import Stop  # noqa: E402
 from lsbench.search.tabu import TabuSearch  # noqa: E402
 
 p = registry.load(sys.argv[1] if len(sys.argv) > 1 else "ta111")

@@ -11,7 +11,8 @@ from numba import config, cuda, int64
 
 from lsbench.errors import LsbenchError
 from lsbench.interfaces import Engine, SearchResult
-from lsbench.search.common import ChunkLength, ImprovementLog, Stop
+from lsbench.interfaces import Stop
+from lsbench.search.common import ChunkLength, ImprovementLog
 
 SIM = config.ENABLE_CUDASIM
 IMPROVEMENT_CAP = 1 << 12  # improvements recorded per chunk (chunks are no longer than this)

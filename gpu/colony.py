@@ -1,6 +1,6 @@
 """cAS generations entirely on the GPU (`--algorithm cas --backend gpu-resident`).
 
-A generation of lsbench.search.cas on the host costs a launch, two copies and a wait besides its
+A generation of lsbench.engines.cas on the host costs a launch, two copies and a wait besides its
 local searches; on tai60b (one block per ant, ~1 ms of kernel) that was 0.4-0.8 ms more a
 generation. Here the colony (ants, their costs, the pheromone matrix, the best ant) stays on the
 device and each generation is three kernels queued on the engine's stream:
@@ -21,8 +21,8 @@ import numpy as np
 from numba import config, cuda, float64, int32, int64
 
 from lsbench.errors import LsbenchError
-from lsbench.params import Param
-from lsbench.search.cas import NO_AGE_ASPIRATION, HostColony, pheromone_constants
+from lsbench.params import Param, Rule
+from lsbench.engines.cas import NO_AGE_ASPIRATION, HostColony, pheromone_constants
 
 from .chunks import IMPROVEMENT_CAP
 from .device import GOLDEN, mix64
@@ -50,7 +50,7 @@ else:  # NVVM fuses a multiply and an add by default: these keep each rounding
 
 @cuda.jit
 def pheromone_kernel(ANTS, COSTS, TAU, P, STATE, COLONY, rho, one_minus_rho, one_minus_root, min_den, words):
-    """Row i = blockIdx.x of lsbench.search.cas.update_pheromone with the colony's best; then the
+    """Row i = blockIdx.x of lsbench.engines.cas.update_pheromone with the colony's best; then the
     next generation's donors (P) and stream states (STATE: the search's, the ant's)."""
     if COLONY[DONE] != 0:
         return
@@ -123,7 +123,7 @@ def select_kernel(ANTS, COSTS, CHILD_COSTS, CHILDREN, BEST_SOL, ACTIVE, COLONY, 
 
 
 def run_generations(engine, ants, costs, tau, best, best_sol, ls_iters, colony_state, prm, stop, traj, progress):
-    """lsbench.search.cas's generation loop with the colony on the device of `engine` (a
+    """lsbench.engines.cas's generation loop with the colony on the device of `engine` (a
     ResidentRots); ants, costs, tau and the colony stream state are updated in place. Returns
     (generations, local-search iterations, best, best solution)."""
     m, n = ants.shape
@@ -213,10 +213,10 @@ class DeviceColony(HostColony):
     parameters = (Param("block", int, "threads per ant's block (default: chosen for the colony size)", low=32,
                         high=1024),)
 
+    rules = (Rule(lambda v, run: v["ls"] != "tabu",
+                  "--param ls={ls}: cas on gpu-resident runs its tabu local search on the GPU (ls=tabu)"),)
+
     def __init__(self, problem, neighbourhood, search, params, threads=None):
-        if search.ls != "tabu":
-            raise LsbenchError(f"--param ls={search.ls}: cas on gpu-resident runs its tabu local search on the GPU "
-                               "(ls=tabu)")
         self.problem, self.search = problem, search
         # a colony of K ants: one wave of up to four blocks per SM where K fills the SMs evenly
         # (measured faster than the queue for cas), else the queue (rots_engine.uneven_grid)

@@ -1,7 +1,7 @@
 """Iterated greedy for the flow-shop makespan on the GPU (`--algorithm ig --backend gpu-resident`):
 one warp per search, one search per block, K searches in one launch per chunk of iterations.
 
-The algorithm is lsbench.search.iterated_greedy's, step for step, so the same seed gives the same
+The algorithm is lsbench.engines.iterated_greedy's, step for step, so the same seed gives the same
 search as the CPU build. What the warp shares: each best insertion (Taillard's acceleration)
 rebuilds the heads E and tails Q of the partial sequence in shared memory in one sweep of the
 (position x machine) grid by anti-diagonals, lane j owning machine j for the heads and machine
@@ -17,7 +17,7 @@ import numpy as np
 from numba import config, cuda, int32, int64, uint32, uint64
 
 from lsbench.errors import LsbenchError
-from lsbench.search.iterated_greedy import (BEST, CHUNK_CAP, CUR, EVALS, IT, NIMP, READY, IteratedGreedyEngine)
+from lsbench.engines.iterated_greedy import (BEST, CHUNK_CAP, CUR, EVALS, IT, NIMP, READY, IteratedGreedyEngine)
 
 from . import device as dv
 from . import device_name, require

@@ -11,10 +11,11 @@ from numba import config, cuda
 from lsbench import rng
 from lsbench.errors import LsbenchError
 from lsbench.interfaces import Engine, SearchResult
-from lsbench.params import Param, with_defaults
+from lsbench.params import Param, Rule, with_defaults
 from lsbench.problems.qap import qap_costs
-from lsbench.search.cas import NO_AGE_ASPIRATION
-from lsbench.search.common import ChunkLength, ImprovementLog, Stop
+from lsbench.engines.cas import NO_AGE_ASPIRATION
+from lsbench.interfaces import Stop
+from lsbench.search.common import ChunkLength, ImprovementLog
 from lsbench.search.restarts import EliteRestarts
 
 from . import device_name, require
@@ -354,7 +355,7 @@ class ResidentRots:
         return results
 
     def local_search_batch(self, a, at, b, sols, seeds, costs, iterations, tenure, use_tabu):
-        """lsbench.search.cas.local_search_batch on the GPU, one block per ant: Ro-TS from each of
+        """lsbench.engines.cas.local_search_batch on the GPU, one block per ant: Ro-TS from each of
         `sols` with stream state seeds[q], tenure floor(tenure u^3), no aspiration by age, for
         `iterations`; each ant becomes its best solution, `costs` their costs."""
         if not use_tabu:
@@ -365,7 +366,7 @@ class ResidentRots:
         costs[:] = best
 
     def colony_batch(self, donors, tau, gamma, colony_seeds, seeds, costs, iterations, tenure):
-        """lsbench.search.cas.construct_colony then local_search_batch, both on the GPU: block q
+        """lsbench.engines.cas.construct_colony then local_search_batch, both on the GPU: block q
         builds its ant from donors[q] with stream state colony_seeds[q] and pheromone tau (the host
         sends the donors and tau, not the ants: no colony work on the host), then runs its tabu
         search; returns the ants after their local searches, `costs` their costs."""
@@ -709,22 +710,22 @@ class ResidentRotsEngine(Engine):
               "block per search; default: a queue past one search per SM where full waves do not fit)", low=0),
     )
 
+    rules = tuple(Rule(lambda v, run, key=key: v[key] and v["pools"] < 2,
+                       f"--param {key}={{{key}}}: needs pools of searches (--param pools=G, G >= 2)")
+                  for key in ("mix", "renew", "merge")) + (
+        Rule(lambda v, run: v["merge"] and v["renew"],
+             "--param merge={merge}: not with renew (a merged pool has no stall clock of its own)"),
+        Rule(lambda v, run: v["walk"] and v["renew"],
+             "--param walk={walk}: not with renew (a renewal would hand a pool back the records of its walkers)"),
+        Rule(lambda v, run: v["walk"] and not v.get("restart"),
+             "--param walk={walk}: needs restarts (--param restart=S, S > 0)"),
+        Rule(lambda v, run: v.get("perturb_max") is not None and v["perturb_max"] < v["perturb"],
+             "--param perturb_max={perturb_max}: below perturb={perturb} (the range of random swaps runs from "
+             "perturb up to perturb_max)"),
+    )
+
     def __init__(self, problem, neighbourhood, search, params, threads=None):
         params = with_defaults(self.parameters, params)
-        for key in ("mix", "renew", "merge"):
-            if params[key] and params["pools"] < 2:
-                raise LsbenchError(f"--param {key}={params[key]}: needs pools of searches (--param pools=G, G >= 2)")
-        if params["merge"] and params["renew"]:
-            raise LsbenchError(f"--param merge={params['merge']}: not with renew (a merged pool has no stall "
-                               "clock of its own)")
-        if params["walk"] and params["renew"]:
-            raise LsbenchError(f"--param walk={params['walk']}: not with renew (a renewal would hand a pool back "
-                               "the records of its walkers)")
-        if params["walk"] and not params.get("restart"):
-            raise LsbenchError(f"--param walk={params['walk']}: needs restarts (--param restart=S, S > 0)")
-        if params.get("perturb_max") is not None and params["perturb_max"] < params["perturb"]:
-            raise LsbenchError(f"--param perturb_max={params['perturb_max']}: below perturb={params['perturb']} "
-                               "(the range of random swaps runs from perturb up to perturb_max)")
         self.searches = ResidentRots(problem, search.params(problem), threads=params.get("block"),
                                      cluster=params.get("cluster"), split=params.get("split"),
                                      persistent=params.get("persistent"),

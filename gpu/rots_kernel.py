@@ -523,7 +523,7 @@ def _make_kernel(shape):
 
     @cuda.jit(device=True)
     def construct_ant(p, free, todo, TAU, gamma, seed):
-        """lsbench.search.cas.construct on the device, word by word from the same stream, so that the
+        """lsbench.engines.cas.construct on the device, word by word from the same stream, so that the
         ant is the CPU's: facilities leave the donor p with probability gamma, then in random order
         each takes a free location with probability proportional to tau -- the float64 sums in the
         CPU's order, branch-free (a taken location adds tau * 0.0, which leaves a sum unchanged), so

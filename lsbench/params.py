@@ -95,6 +95,26 @@ class Param:
         return f"{self.name} ({kind}{', ' + ', '.join(bounds) if bounds else ''}{default}): {self.help}"
 
 
+@dataclass(frozen=True)
+class Rule:
+    """A combination of values its owner refuses: `refuses(values, run)` is true for it, where
+    `values` holds every parameter of the run (defaults filled in) and `run` its names (problem,
+    neighbourhood, algorithm, backend) and stop. `message` is the error line, formatted with the
+    values. Owners list theirs as `rules = (Rule(...), ...)`; build_spec checks them all before
+    anything is loaded, so a workflow with such a combination fails when it is planned."""
+
+    refuses: object
+    message: str
+
+
+def check_rules(owners, values, run):
+    """Raise the first declared rule that refuses this run: `owners` [(owner label, rules)]."""
+    for owner, rules in owners:
+        for rule in rules:
+            if rule.refuses(values, run):
+                raise LsbenchError(f"{rule.message.format(**values)} ({owner})")
+
+
 def _integer(value):
     if isinstance(value, bool):
         raise TypeError(value)

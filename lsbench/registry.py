@@ -10,9 +10,9 @@ import importlib
 
 from .errors import LsbenchError
 from .problems import PROBLEMS
-from .search.cas import CunningAntSystem
+from .engines.cas import CunningAntSystem
 from .search.hill_climbing import HillClimbing
-from .search.iterated_greedy import IteratedGreedy
+from .engines.iterated_greedy import IteratedGreedy
 from .search.pls import ParetoLocalSearch
 from .search.tabu import RobustTabuSearch, TabuSearch
 
@@ -32,11 +32,11 @@ ENGINES = {
     ("tabu", "gpu-resident"): {"pfsp": "lsbench.gpu.resident_pfsp:ResidentPfspEngine",
                                "tsp": "lsbench.gpu.whole_gpu_tabu:WholeGpuTabuEngine",
                                "ppp": "lsbench.gpu.whole_gpu_tabu:WholeGpuTabuEngine"},
-    ("cas", "cpu"): "lsbench.search.cas:HostColony",
-    ("cas", "cpu-parallel"): "lsbench.search.cas:ParallelHostColony",
+    ("cas", "cpu"): "lsbench.engines.cas:HostColony",
+    ("cas", "cpu-parallel"): "lsbench.engines.cas:ParallelHostColony",
     ("cas", "gpu-resident"): "lsbench.gpu.colony:DeviceColony",
-    ("ig", "cpu"): "lsbench.search.iterated_greedy:IteratedGreedyEngine",
-    ("ig", "cpu-parallel"): "lsbench.search.iterated_greedy:ParallelIteratedGreedyEngine",
+    ("ig", "cpu"): "lsbench.engines.iterated_greedy:IteratedGreedyEngine",
+    ("ig", "cpu-parallel"): "lsbench.engines.iterated_greedy:ParallelIteratedGreedyEngine",
     ("ig", "gpu-resident"): "lsbench.gpu.iterated_greedy:DeviceIteratedGreedyEngine",
 }
 BACKENDS = tuple(EVALUATORS) + ("gpu-resident",)

@@ -7,7 +7,7 @@ the backend's evaluator (SearchOverEvaluator). Nothing here depends on which bac
 import time
 
 from . import instances
-from .engines import SearchOverEvaluator
+from .engines.over_evaluator import SearchOverEvaluator
 from .errors import LsbenchError
 from .records import (gap_percent, host_info, read_record, recheck, recheck_front, reserve, versions,
                       write_or_keep)

@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass, field
 from . import instances, registry
 from .registry import ALGORITHMS
 from .errors import LsbenchError
-from .params import resolve
+from .params import check_rules, resolve, with_defaults
 from .problems import PROBLEMS
-from .search.common import Stop
+from .interfaces import Stop
 
 ROLES = ("problem", "neighbourhood", "algorithm", "backend")
 
@@ -71,14 +71,27 @@ class RunSpec:
         return d
 
 
-def declared(problem, neighbourhood, algorithm, backend):
-    """[(role, owner label, parameters)] for resolve(), in the order keys are matched."""
+def owners(problem, neighbourhood, algorithm, backend):
+    """[(role, owner label, owner class)] of a run's parameters, in the order keys are matched."""
     pcls = PROBLEMS[problem]
-    ncls = pcls.neighbourhoods[neighbourhood]
-    bcls = registry.backend_class(algorithm, backend, problem)
-    return [("problem", problem, pcls.parameters), ("neighbourhood", f"{neighbourhood} neighbourhood",
-                                                    ncls.parameters),
-            ("algorithm", algorithm, ALGORITHMS[algorithm].parameters), ("backend", backend, bcls.parameters)]
+    return [("problem", problem, pcls), ("neighbourhood", f"{neighbourhood} neighbourhood", pcls.neighbourhoods[neighbourhood]),
+            ("algorithm", algorithm, ALGORITHMS[algorithm]),
+            ("backend", backend, registry.backend_class(algorithm, backend, problem))]
+
+
+def declared(problem, neighbourhood, algorithm, backend):
+    """[(role, owner label, parameters)] for resolve()."""
+    return [(role, label, cls.parameters) for role, label, cls in owners(problem, neighbourhood, algorithm, backend)]
+
+
+@dataclass(frozen=True)
+class RunNames:
+    """What a declared Rule sees of a run besides its parameter values."""
+    problem: str
+    neighbourhood: str
+    algorithm: str
+    backend: str
+    stop: Stop
 
 
 def build_spec(instance, problem=None, algorithm="tabu", backend="cpu", neighbourhood=None, seed=1,
@@ -108,6 +121,12 @@ def build_spec(instance, problem=None, algorithm="tabu", backend="cpu", neighbou
         if value is not None and not math.isfinite(value):
             raise LsbenchError(f"{name}: must be a finite number, got {value}")
     stop = Stop(iterations, evaluations, seconds, target)
+    run_owners = owners(kind, neighbourhood, algorithm, backend)
+    values = {}
+    for role, _label, cls in run_owners:
+        values.update(with_defaults(cls.parameters, resolved[role]))
+    check_rules([(label, getattr(cls, "rules", ())) for _role, label, cls in run_owners], values,
+                RunNames(kind, neighbourhood, algorithm, backend, stop))
     return RunSpec(kind, instance, algorithm, backend, neighbourhood, seed, stop,
                    resolved["problem"], resolved["algorithm"], resolved["backend"], threads, searches, warmup,
                    data_dir, out, None if initial is None else tuple(int(v) for v in initial))

@@ -8,9 +8,7 @@ from .errors import LsbenchError
 
 GROUP_KEYS = {"name", "problem", "instances", "algorithm", "neighbourhood", "backends", "seeds", "iterations",
               "evaluations", "seconds", "target", "params", "published", "quick", "replicas"}
-RUNNABLE_BACKENDS = {"cpu", "cpu-parallel", "gpu", "gpu-resident", "cow", "grid"}
 GPU_BACKENDS = {"gpu", "gpu-resident"}
-NOT_AVAILABLE = "backend not available in this version of lsbench"
 
 
 DEFAULT_COW_RANKS = 4
@@ -114,14 +112,15 @@ def plan_runs(config, gpu_available):
                 # K searches a run take seeds s .. s + K - 1: the runs' seeds are K apart, no two runs share one
                 spacing = b["multistart"]["searches"] if b["multistart"] else b["searches"]
                 seed_list = [1 + i * spacing for i in range(seeds)] if isinstance(seeds, int) else list(seeds)
-                if b["backend"] not in RUNNABLE_BACKENDS or (b["backend"] in GPU_BACKENDS and not gpu_available):
-                    continue
                 for s in seed_list:
                     params = {**(config.get("grid_params") or {}), **b["params"]} if b["backend"] == "grid" \
                         else b["params"]  # grid_params: where grid runs find Dask (the SLURM profile)
                     path = f"results/{exp}/runs/{g['name']}/{inst}/{b['name']}-s{s}.json"
+                    # every row is built and checked, GPU rows on a host without a GPU too; those are not run
                     spec = group_spec(g, inst, b["backend"], s, {**(g.get("params") or {}), **params}, path,
                                       b["searches"])
+                    if b["backend"] in GPU_BACKENDS and not gpu_available:
+                        continue
                     runs.append({**g, "instance": inst, "backend": b["backend"], "label": b["name"], "spec": spec,
                                  "ranks": b["ranks"], "seed": s, "path": path, "multistart": b["multistart"]})
     return runs

@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, SHARED
+from conftest import DATA, ROOT, need_instances
 
 
 def lsbench(*args, timeout=120, **kw):
     return subprocess.run([sys.executable, "-m", "lsbench", *map(str, args)], capture_output=True, text=True,
-                          cwd=ROOT, env={**os.environ, "LSBENCH_DATA": str(SHARED)}, timeout=timeout, **kw)
+                          cwd=ROOT, env={**os.environ, "LSBENCH_DATA": str(DATA)}, timeout=timeout, **kw)
 
 
 def one_error_line(r, *needles):
@@ -143,8 +143,8 @@ def _reads(problem, path):
         assert str(path) in str(e)
 
 
-REAL = {"qap": SHARED / "qaplib" / "tai12a.dat", "tsp": SHARED / "tsplib" / "eil51.tsp",
-        "pfsp": SHARED / "taillard_pfsp" / "ta001.txt"}
+REAL = {"qap": DATA / "qaplib" / "tai12a.dat", "tsp": DATA / "tsplib" / "eil51.tsp",
+        "pfsp": DATA / "taillard_pfsp" / "ta001.txt"}
 FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
@@ -219,7 +219,7 @@ def test_multistart_in_turn_runs_every_search_and_says_why_one_failed(tmp_path):
     summary = json.loads((tmp_path / "ms" / "summary.json").read_text())
     assert summary["completed"] == 3 and not summary["failed"]
     assert all(lsbench("verify", tmp_path / "ms" / f"seed-{s}.json").returncode == 0 for s in (1, 2, 3))
-    no_gpu = {**os.environ, "LSBENCH_DATA": str(SHARED), "NUMBA_ENABLE_CUDASIM": "0", "CUDA_VISIBLE_DEVICES": ""}
+    no_gpu = {**os.environ, "LSBENCH_DATA": str(DATA), "NUMBA_ENABLE_CUDASIM": "0", "CUDA_VISIBLE_DEVICES": ""}
     r = subprocess.run([sys.executable, "-m", "lsbench", "multistart", "--searches", "2", "--instance", "tai12a",
                         "--iterations", "5", "--via", "local", "--backend", "gpu", "--out-dir", str(tmp_path / "ms2")],
                        capture_output=True, text=True, cwd=ROOT, timeout=300, env=no_gpu)
@@ -237,14 +237,14 @@ def test_the_default_data_directory_is_the_users_not_the_working_directory(tmp_p
 
 
 def test_fetch_brings_the_reference_solutions_checked_and_refuses_a_corrupt_one(tmp_path):
-    from conftest import MIRROR
+    need_instances("tai12a", "eil51")
     data, mirror = tmp_path / "data", tmp_path / "mirror"
-    r = lsbench("instances", "fetch", "tai12a", "eil51", "--mirror", MIRROR, "--data-dir", data)
+    r = lsbench("instances", "fetch", "tai12a", "eil51", "--mirror", DATA, "--data-dir", data)
     assert r.returncode == 0, r.stderr
-    assert (data / "qaplib" / "tai12a.sln").read_bytes() == (MIRROR / "qaplib" / "tai12a.sln").read_bytes()
+    assert (data / "qaplib" / "tai12a.sln").read_bytes() == (DATA / "qaplib" / "tai12a.sln").read_bytes()
     assert (data / "tsplib" / "eil51.opt.tour").exists()
     (mirror / "qaplib").mkdir(parents=True)
-    (mirror / "qaplib" / "tai12a.dat").write_bytes((MIRROR / "qaplib" / "tai12a.dat").read_bytes())
+    (mirror / "qaplib" / "tai12a.dat").write_bytes((DATA / "qaplib" / "tai12a.dat").read_bytes())
     (mirror / "qaplib" / "tai12a.sln").write_text("12\n224416\n1 2 3 4 5 6 7 8 9 10 11 12\n")
     r = lsbench("instances", "fetch", "tai12a", "--mirror", mirror, "--data-dir", tmp_path / "other")
     one_error_line(r, "sha256 mismatch", "tai12a.sln")
@@ -279,6 +279,6 @@ def test_restart_options_that_cannot_take_effect_are_one_error_line(tmp_path, pa
             "--param", "restart=40", *[x for p in params for x in ("--param", p)], "--iterations", "8", "--out", out,
             "--quiet"]
     r = subprocess.run([sys.executable, "-m", "lsbench", *map(str, args)], capture_output=True, text=True, cwd=ROOT,
-                       env={**os.environ, "LSBENCH_DATA": str(SHARED), "NUMBA_ENABLE_CUDASIM": "1"}, timeout=120)
+                       env={**os.environ, "LSBENCH_DATA": str(DATA), "NUMBA_ENABLE_CUDASIM": "1"}, timeout=120)
     one_error_line(r, needle)
     assert not out.exists()

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import DATA, ROOT, need_instances
 
 
 def lsbench(*args, env=None):
@@ -37,8 +37,9 @@ def test_run_then_verify(tmp_path):
     assert v.returncode == 2 and "evaluates to" in v.stderr
 
 
-def test_run_with_instance_file_path_and_instances_listing(tmp_path, shared):
-    r = lsbench("run", "--problem", "tsp", "--instance", str(shared / "tsplib" / "eil51.tsp"), "--iterations",
+def test_run_with_instance_file_path_and_instances_listing(tmp_path):
+    need_instances("eil51")
+    r = lsbench("run", "--problem", "tsp", "--instance", str(DATA / "tsplib" / "eil51.tsp"), "--iterations",
                 "50", "--quiet", "--out", str(tmp_path / "t.json"))
     assert r.returncode == 0, r.stderr
     assert lsbench("verify", str(tmp_path / "t.json")).returncode == 0
@@ -48,13 +49,14 @@ def test_run_with_instance_file_path_and_instances_listing(tmp_path, shared):
     assert show.returncode == 0 and "1278" in show.stdout and "m (machines): 5" in show.stdout
 
 
-def test_instances_show_tells_the_best_known_value_and_its_source_before_the_file_is_fetched(tmp_path, shared):
+def test_instances_show_tells_the_best_known_value_and_its_source_before_the_file_is_fetched(tmp_path):
+    need_instances("tai100a")
     empty = tmp_path / "data"
     empty.mkdir()
     show = lsbench("instances", "show", "tai100a", "--data-dir", str(empty))
     assert show.returncode == 0, show.stderr
     assert "21044752" in show.stdout and "Misevi" in show.stdout and "lsbench instances fetch tai100a" in show.stdout
-    fetched = lsbench("instances", "show", "tai100a", "--data-dir", str(shared))
+    fetched = lsbench("instances", "show", "tai100a", "--data-dir", str(DATA))
     assert fetched.returncode == 0 and "n: 100" in fetched.stdout and "21044752" in fetched.stdout
     assert "not in the data directory" not in fetched.stdout
 

@@ -73,7 +73,7 @@ def test_thread_control_recovers_from_failing_launches():
 
     from lsbench import instances as registry
     from lsbench.registry import get_evaluator
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import TabuSearch
     p = registry.load("rnd-atsp-10-1")
     nb = p.neighbourhood("2opt")
@@ -159,7 +159,7 @@ def test_resident_rots_blocks_of_any_warp_count_with_the_swaps_own_entries_on_a_
     that is no power of two (96 threads lost a warp's keys before)."""
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = registry.load("tai12a")
     engine = ResidentRots(p, RobustTabuSearch().params(p), threads=threads)
@@ -174,7 +174,7 @@ def test_resident_rots_follows_the_cpu_trajectory_on_tai12a(max_registers):
     thread, with the division: both give the CPU's tenures."""
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = registry.load("tai12a")
     engine = ResidentRots(p, RobustTabuSearch().params(p), max_registers=max_registers)
@@ -191,7 +191,7 @@ def test_resident_rots_with_64_bit_deltas_in_global_memory_and_several_searches(
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench.gpu.rots_plan import ON_CHIP
     from lsbench.problems import QAP
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     g = np.random.default_rng(4)
     p = QAP(g.integers(0, 3_000_000, (9, 9)), g.integers(0, 3_000, (9, 9)))
@@ -209,7 +209,7 @@ def test_resident_rots_in_the_symmetric_form_with_diagonals_and_a_shifted_clock(
     runs): each search is still exactly its CPU trajectory."""
     import lsbench.gpu.rots_engine as resident
     from lsbench.problems import QAP
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     g = np.random.default_rng(11)
     s = g.integers(0, 60, (9, 9))
@@ -231,7 +231,7 @@ def test_resident_rots_aspiration_horizon_short_or_beyond_the_32_bit_clock_follo
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
     from lsbench.registry import get_evaluator
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = registry.load("tai12a")
     rots = RobustTabuSearch(tenure_min="2", tenure_max="4", aspiration=aspiration)
@@ -282,7 +282,7 @@ def test_resident_rots_with_cube_tenures_follows_the_cpu():
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
     from lsbench.registry import get_evaluator
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = registry.load("tai12a")
     rots = RobustTabuSearch(tenure_cube="1n", aspiration="8n^2")
@@ -302,7 +302,7 @@ def test_resident_rots_with_more_searches_than_blocks_queues_them_and_each_follo
     the two that stop at the target in the middle of a chunk, whose later items return at once."""
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = registry.load("tai12a")
     engine = ResidentRots(p, RobustTabuSearch().params(p), persistent=blocks, subchunk=2)
@@ -331,7 +331,7 @@ def test_resident_rots_queue_ring_tags_start_afresh_and_each_search_still_follow
     and counts from 0 again between two chunks (here after every 7 sub-chunks): nothing else changes."""
     from lsbench import instances as registry
     from lsbench.gpu import rots_engine
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     monkeypatch.setattr(rots_engine, "RING_TAG_LIMIT", 7)
     p = registry.load("tai12a")
@@ -351,7 +351,7 @@ def test_resident_rots_queue_wait_is_bounded_and_ends_the_run_with_one_error(mon
     from lsbench.errors import LsbenchError
     from lsbench.gpu import rots_kernel
     from lsbench.gpu.rots_engine import ResidentRots
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     monkeypatch.setattr(rots_kernel, "WAIT_SPINS", 20)
     monkeypatch.setattr(rots_kernel, "_kernels", {})  # compiled afresh, with the short bound
@@ -372,7 +372,7 @@ def test_resident_rots_restarts_stagnant_searches_from_the_elite_reproducibly_an
     with a target the run ends as soon as any search reaches it."""
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench.problems.qap import qap_costs
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     from lsbench.problems import QAP
     g = np.random.default_rng(8)
@@ -415,7 +415,7 @@ def test_resident_rots_restarts_that_forget_a_best_leave_the_run_each_searchs_re
     the same walks."""
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench.problems.qap import qap_costs
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     from lsbench.problems import QAP
     g = np.random.default_rng(9)
@@ -467,7 +467,7 @@ def test_resident_rots_restart_from_a_solution_better_than_its_best_keeps_that_w
     skipped its part, leaving a mix of two permutations)."""
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench.problems.qap import qap_costs
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     from lsbench.problems import QAP
     g = np.random.default_rng(3)
@@ -492,7 +492,7 @@ def test_resident_rots_cli_stops_each_search_at_the_target_and_keeps_every_searc
     # searches sit out the later chunks, and their records stay exactly the CPU's
     rec = run_one("qap", "tai12a", algorithm="rots", backend="gpu-resident", seed=4, iterations=40,
                   target=224416, searches=3, out=str(out))
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench import instances as registry
     p = registry.load("tai12a")
     for entry in rec["searches"]:
@@ -524,7 +524,7 @@ def test_resident_pfsp_tabu_follows_the_cpu_trajectory(threads, searches, persis
     each exactly the CPU search with its seed."""
     from lsbench.gpu.resident_pfsp import ResidentPfspTabu
     from lsbench.problems.pfsp import PFSP
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import TabuSearch
     lockstep = persistent is None
     sim = os.environ.get("LSBENCH_TEST_REAL_GPU") != "1"
@@ -553,7 +553,7 @@ def test_resident_pfsp_tabu_follows_the_cpu_trajectory(threads, searches, persis
 def test_resident_pfsp_tabu_cli_on_ta001_stops_at_the_target_and_verifies(tmp_path):
     out = tmp_path / "pfsp.json"
     from lsbench import instances as registry
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     p = registry.load("ta001")
     cpu = _cpu_tabu(p, 2, Stop(iterations=4))
     target = cpu.trajectory[-2][2]  # reached before the end: the device must stop there too
@@ -601,7 +601,7 @@ def test_resident_grid_tabu_follows_the_cpu_trajectory(instance, nb, params, blo
     between items and launches): each search is exactly the CPU search with its seed."""
     from lsbench.gpu.whole_gpu_tabu import WholeGpuTabu
     from lsbench import instances as registry
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import TabuSearch
     p = registry.load(instance)
     neighbourhood = p.neighbourhood(nb)
@@ -621,7 +621,7 @@ def test_resident_grid_tabu_cli_stops_each_search_at_the_target_and_verifies(tmp
     the target where its CPU search stops (the others run on), the shape in backend_info, and
     `lsbench verify` re-checks every best solution."""
     from lsbench import instances as registry
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import TabuSearch
     out = tmp_path / "tsp.json"
     ref = run_one("tsp", "bays29", algorithm="tabu", backend="cpu", neighbourhood="2opt", seed=2, iterations=12)
@@ -720,8 +720,8 @@ def test_cas_colony_on_a_queue_of_fewer_blocks_than_ants_equals_cas_on_the_cpu()
     from lsbench import instances as registry
     from lsbench.gpu.colony import DeviceColony
     from lsbench.gpu.rots_engine import ResidentRots, uneven_grid
-    from lsbench.search.cas import CunningAntSystem, HostColony
-    from lsbench.search.common import Stop
+    from lsbench.engines.cas import CunningAntSystem, HostColony
+    from lsbench.interfaces import Stop
     assert [uneven_grid(k, 132) for k in (100, 132, 200, 264, 270, 1000, 1056)] == [0, 0, 132, 0, 132, 132, 0]
     p = registry.load("tai12a")
     nb = p.neighbourhood("swap")
@@ -758,14 +758,14 @@ def test_cas_colony_on_the_gpu_stops_at_its_target_in_the_same_generation_as_the
 
 
 def test_cas_colony_kernels_update_tau_and_select_ants_as_the_host():
-    """gpu/colony.py's kernels against lsbench.search.cas: tau bit for bit (deposits in ant order,
+    """gpu/colony.py's kernels against lsbench.engines.cas: tau bit for bit (deposits in ant order,
     each float64 operation rounded on its own), the donors and both stream states of the next
     generation, children replacing ants where not worse, the first lowest ant as the new best, and
     the stop at the target."""
     from numba import cuda
     from lsbench.gpu.colony import BEST, DONE, GENS, RING, pheromone_kernel, select_kernel
     from lsbench import rng
-    from lsbench.search.cas import draw_seeds, pheromone_constants, update_pheromone
+    from lsbench.engines.cas import draw_seeds, pheromone_constants, update_pheromone
     gen = np.random.default_rng(4)
     n, m, rho, p_best = 9, 21, 0.5, 0.005
     ants = np.array([gen.permutation(n) for _ in range(m)])
@@ -809,7 +809,7 @@ def test_resident_rots_uses_32_bit_move_costs_where_the_tight_bound_allows_and_f
     exactly the CPU search."""
     import lsbench.gpu.rots_engine as resident
     from lsbench.problems import QAP
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     g = np.random.default_rng(8)
     n = 16
@@ -828,7 +828,8 @@ def _clusters():
     return supported()
 
 
-@pytest.mark.skipif(not _clusters(), reason="thread block clusters need a GPU of compute capability 9.0+ (not the simulator)")
+@pytest.mark.device  # thread block clusters need a GPU of compute capability 9.0+ (not the simulator)
+@pytest.mark.skipif(not _clusters(), reason="thread block clusters need a GPU of compute capability 9.0+")
 @pytest.mark.parametrize("cluster,threads", [(2, 64), (4, 32), (8, 128)])
 def test_resident_rots_on_a_cluster_of_blocks_follows_the_cpu_trajectory(cluster, threads):
     """One search spread over a cluster of blocks (each owns a share of the moves, the keys meet in
@@ -837,7 +838,7 @@ def test_resident_rots_on_a_cluster_of_blocks_follows_the_cpu_trajectory(cluster
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
     from lsbench.problems import QAP
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     g = np.random.default_rng(cluster)
     for p in (registry.load("tai12a"), QAP(g.integers(0, 50, (31, 31)), g.integers(0, 90, (31, 31))),
@@ -864,14 +865,15 @@ def test_register_cap_fits_a_block_of_any_warp_count_on_one_sm():
     assert register_cap(192) == 255 and register_cap(1024) == 64 and register_cap(512, 2) == 64
 
 
-@pytest.mark.skipif(not _clusters(), reason="thread block clusters need a GPU of compute capability 9.0+ (not the simulator)")
+@pytest.mark.device  # thread block clusters need a GPU of compute capability 9.0+ (not the simulator)
+@pytest.mark.skipif(not _clusters(), reason="thread block clusters need a GPU of compute capability 9.0+")
 @pytest.mark.parametrize("threads", [320, 448])
 def test_resident_rots_on_tai100a_in_blocks_of_no_multiple_of_four_warps_launches_and_follows_the_cpu(threads):
     """`--param block=320 --param cluster=8` on tai100a: its kernel needs more registers than the
     block fits at 65,536 / threads; with the scheduler-wise cap it launches and is the CPU's search."""
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = registry.load("tai100a")
     engine = ResidentRots(p, RobustTabuSearch().params(p), threads=threads, cluster=8)
@@ -942,7 +944,8 @@ def test_byte_matrices_are_the_symmetric_forms_bytes():
     assert not byte_matrices(QAP(negative, g.integers(0, 9, (9, 9))))
 
 
-@pytest.mark.skipif(not _clusters(), reason="thread block clusters need a GPU of compute capability 9.0+ (not the simulator)")
+@pytest.mark.device  # thread block clusters need a GPU of compute capability 9.0+ (not the simulator)
+@pytest.mark.skipif(not _clusters(), reason="thread block clusters need a GPU of compute capability 9.0+")
 @pytest.mark.parametrize("instance, searches", [("tai100a", 8), ("tai100a", 40), ("tai100b", 12), ("tai256c", 31)])
 def test_resident_rots_default_shape_for_a_few_searches_runs_them_at_once_and_follows_the_cpu(instance, searches):
     """K searches with no shape given: K clusters that the device runs together (the driver's
@@ -951,7 +954,7 @@ def test_resident_rots_default_shape_for_a_few_searches_runs_them_at_once_and_fo
     from lsbench.gpu.launch import clusters_at_once
     from lsbench.gpu.rots_engine import ResidentRots, auto_cluster_shape
     from lsbench import instances as registry
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = registry.load(instance)
     engine = ResidentRots(p, RobustTabuSearch().params(p))
@@ -979,7 +982,7 @@ def test_resident_rots_on_byte_matrices_follows_the_cpu_trajectory(threads):
     """On a device the O(n) sums of a byte instance take four terms per dp4a; each search is still
     exactly its CPU trajectory (the cluster test runs it on a cluster too)."""
     from lsbench.gpu.rots_engine import ResidentRots
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = _byte_instance()
     engine = ResidentRots(p, RobustTabuSearch().params(p), threads=threads)
@@ -1132,7 +1135,7 @@ def test_resident_rots_with_separate_recomputing_and_updating_warps_follows_the_
     updates the others in O(1) (MATA's separate warps); still exactly the CPU search."""
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = registry.load("tai12a")
     engine = ResidentRots(p, RobustTabuSearch().params(p), threads=64, split=32)
@@ -1147,7 +1150,7 @@ def test_resident_rots_queue_with_separate_recomputing_warps_follows_the_cpu():
     items; every search is still exactly the CPU's."""
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = registry.load("tai12a")
     engine = ResidentRots(p, RobustTabuSearch().params(p), threads=64, split=32, persistent=1, subchunk=2)
@@ -1165,7 +1168,7 @@ def test_cas_ants_built_on_the_gpu_are_the_cpu_ants_after_the_same_local_search(
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
     from lsbench import rng
-    from lsbench.search.cas import construct_colony, draw_seeds, local_search_batch
+    from lsbench.engines.cas import construct_colony, draw_seeds, local_search_batch
     p = registry.load("tai12a")
     state = rng.new_state(9)
     donors = np.array([rng.permutation(state, p.n) for _ in range(5)])
@@ -1216,8 +1219,8 @@ def _ig_outcome(results):
 def _ig_both(instance, seeds, iterations, **algorithm):
     from lsbench.gpu.iterated_greedy import DeviceIteratedGreedyEngine
     from lsbench.instances import load
-    from lsbench.search.common import Stop
-    from lsbench.search.iterated_greedy import IteratedGreedy, IteratedGreedyEngine
+    from lsbench.interfaces import Stop
+    from lsbench.engines.iterated_greedy import IteratedGreedy, IteratedGreedyEngine
     p = load(instance, "pfsp")
     nb = p.neighbourhood("insertion")
     return [_ig_outcome(cls(p, nb, IteratedGreedy(**algorithm), {}).run(seeds, Stop(iterations=iterations)))
@@ -1298,7 +1301,7 @@ def test_record_rows_lets_chunks_of_few_searches_grow_within_the_records_budget(
         last = rows
 
 
-@pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="chunks grow on a device's clock only")
+@pytest.mark.device  # chunks grow on a device's clock only
 def test_resident_rots_chunks_grow_past_the_old_cap_and_follow_the_cpu():
     """One search on tai100a, 100,000 iterations: its chunks double while under 20 ms, past 4,096
     iterations (fewer than 100,000 / 4,096 chunks), and the search is still exactly the CPU's;
@@ -1306,7 +1309,7 @@ def test_resident_rots_chunks_grow_past_the_old_cap_and_follow_the_cpu():
     from lsbench import instances as registry
     from lsbench.gpu.chunks import IMPROVEMENT_CAP
     from lsbench.gpu.rots_engine import ResidentRots
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = registry.load("tai100a")
     engine = ResidentRots(p, RobustTabuSearch().params(p))
@@ -1319,7 +1322,7 @@ def test_resident_rots_chunks_grow_past_the_old_cap_and_follow_the_cpu():
     assert iterated.chunks_run == 20_000 // IMPROVEMENT_CAP + 1  # 4 chunks of 4,096 and one of 3,616
 
 
-@pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="a real GPU's SM count and its default shapes")
+@pytest.mark.device  # a real GPU's SM count and its default shapes
 @pytest.mark.parametrize("per_sm, waves, queued", [(4, True, False), (1.5, False, True)])
 def test_resident_rots_two_blocks_an_sm_in_waves_or_a_queue_each_search_follows_the_cpu(per_sm, waves, queued):
     """Past one search per SM on a large instance whose tables fit twice on an SM: 512-thread blocks,
@@ -1328,7 +1331,7 @@ def test_resident_rots_two_blocks_an_sm_in_waves_or_a_queue_each_search_follows_
     from numba import cuda
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench.problems import QAP
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
     g = np.random.default_rng(11)
@@ -1345,7 +1348,7 @@ def test_resident_rots_two_blocks_an_sm_in_waves_or_a_queue_each_search_follows_
         _same_search(_cpu_rots(p, q + 1, stop), devs[q])
 
 
-@pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="byte matrices and dp4a run on a device only")
+@pytest.mark.device  # byte matrices and dp4a run on a device only
 @pytest.mark.parametrize("per_sm", [1, 1.25, 1.5, 1.75, 2])
 def test_resident_rots_on_tai100a_at_the_engines_shapes_follows_the_cpu(per_sm):
     """tai100a at the engine's own shapes: one 1024-thread block a search with recomputing-only
@@ -1356,7 +1359,7 @@ def test_resident_rots_on_tai100a_at_the_engines_shapes_follows_the_cpu(per_sm):
     from numba import cuda
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
     p = registry.load("tai100a")
@@ -1370,7 +1373,7 @@ def test_resident_rots_on_tai100a_at_the_engines_shapes_follows_the_cpu(per_sm):
         _same_search(_cpu_rots(p, q + 1, stop), devs[q])
 
 
-@pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="a real GPU's SM count and its default shapes")
+@pytest.mark.device  # a real GPU's SM count and its default shapes
 def test_resident_rots_cas_colony_queue_keeps_short_items():
     """A cas colony that does not fill the SMs evenly queues for one block an SM (two from 1.5 ants an
     SM) with the plan's short items: a generation is only 16n iterations an ant, which 512-iteration
@@ -1392,14 +1395,14 @@ def test_resident_rots_cas_colony_queue_keeps_short_items():
     assert searches.shape["queued"] and searches.shape["subchunk"] == LARGE_QUEUE_SUBCHUNK
 
 
-@pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="sizes the simulator cannot run in time")
+@pytest.mark.device  # sizes the simulator cannot run in time
 def test_iterated_greedy_on_the_device_is_the_cpu_search_on_ta051():
     (cpu, gpu), p = _ig_both("ta051", list(range(1, 65)), 25)
     assert gpu == cpu
     assert len({r[1] for r in gpu}) > 1
 
 
-@pytest.mark.skipif(os.environ.get("LSBENCH_TEST_REAL_GPU") != "1", reason="sizes the simulator cannot run in time")
+@pytest.mark.device  # sizes the simulator cannot run in time
 def test_iterated_greedy_with_restarts_on_the_device_is_the_cpu_search():
     (cpu, gpu), _p = _ig_both("ta051", list(range(1, 65)), 64, restart=16, elite=3)
     assert gpu == cpu

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SHARED
+from conftest import DATA, ROOT
 
 BIN = Path(sys.executable).parent
 MPIEXEC = str(BIN / "mpiexec")
-ENV = {**os.environ, "LSBENCH_DATA": str(SHARED)}
+ENV = {**os.environ, "LSBENCH_DATA": str(DATA)}
 
 SMALL_CASES = [  # (instance, neighbourhood, iterations): QAP, PFSP and PPP, as the issue asks
     ("tai12a", None, 300),
@@ -114,6 +114,7 @@ def _wait_for(fn, seconds=60):
     raise AssertionError("timed out waiting")
 
 
+@pytest.mark.system  # fault injection
 @pytest.mark.parametrize("how", ["kill", "hang"])
 def test_cow_worker_that_dies_or_hangs_ends_the_run_with_an_error_and_no_record(how, tmp_path):
     out = tmp_path / f"cow-{how}.json"
@@ -174,6 +175,7 @@ def test_connected_workers_sees_every_worker_while_the_clients_own_refresh_runs(
             cluster.close()
 
 
+@pytest.mark.system  # fault injection
 @pytest.mark.parametrize("how", ["kill", "hang"])
 def test_grid_worker_that_dies_or_hangs_ends_the_run_with_an_error_and_no_record(how, tmp_path):
     out = tmp_path / f"grid-{how}.json"
@@ -209,6 +211,7 @@ def test_multistart_over_mpi_writes_every_search_equal_to_its_single_run(tmp_pat
     assert lsbench("verify", *[str(d / f"seed-{s}.json") for s in range(2, 6)]).returncode == 0
 
 
+@pytest.mark.system  # fault injection
 def test_multistart_over_dask_reports_a_killed_workers_search_as_failed_and_keeps_the_others(tmp_path):
     d = tmp_path / "ms"
     p = start("multistart", "--searches", "4", "--workers", "2", "--instance", "ta001", "--neighbourhood",

@@ -11,8 +11,10 @@ from lsbench.problems.base import sha256_of
 from lsbench.problems.pfsp import taillard_times
 from lsbench.problems.qap import read_sln
 
+from conftest import DATA, need_instances
 
-def test_taillard_generator_reproduces_all_120_files(shared):
+
+def test_taillard_generator_reproduces_all_120_files(data):
     """`instances fetch` generates ta001..ta120; each equals Taillard's published file (the
     manifest's sha256 is that file's) and the times read back are the generator's."""
     rows = registry.entries("pfsp")
@@ -20,19 +22,19 @@ def test_taillard_generator_reproduces_all_120_files(shared):
     for e in rows:
         n, m = (int(v) for v in e.size.split("x"))
         generated, _ = taillard_times(n, m, registry.taillard_seed(e))
-        from_file = PFSP.from_file(str(registry.local_path(e, shared)))
+        from_file = PFSP.from_file(str(registry.local_path(e, data)))
         assert np.array_equal(generated, from_file.times_machine_major()), e.name
-        assert e.sha256 == sha256_of(registry.local_path(e, shared))
+        assert e.sha256 == sha256_of(registry.local_path(e, data))
 
 
-def test_qaplib_solutions_reproduce_best_known_values(shared):
+def test_qaplib_solutions_reproduce_best_known_values(data):
     """The fetched .sln reference solutions reproduce the manifest's best known values."""
     checked = 0
     for e in registry.entries("qap"):
         if not e.reference_url or e.reference_note == "unverified":
             continue
-        p = QAP.from_file(str(registry.local_path(e, shared)))
-        value, perm = read_sln(str(registry.reference_path(e, shared)))
+        p = QAP.from_file(str(registry.local_path(e, data)))
+        value, perm = read_sln(str(registry.reference_path(e, data)))
         if e.reference_note.startswith("inverse"):
             perm = np.argsort(perm)
         older = "older value" in e.reference_note  # a newer best known value replaced the file's (bks_source)
@@ -52,10 +54,11 @@ def test_best_known_values_are_the_newest_with_their_sources():
 
 @pytest.mark.parametrize("name", ["eil51", "berlin52", "kroA100", "eil101", "pcb442", "gr96", "fri26",
                                   "ulysses16", "pr2392"])
-def test_tsplib_optimal_tours(shared, name):
+def test_tsplib_optimal_tours(name):
+    need_instances(name)
     e = registry.manifest()[name]
-    p = TSP.from_file(str(registry.local_path(e, shared)))
-    toks = registry.reference_path(e, shared).read_text().split("TOUR_SECTION")[1].split()
+    p = TSP.from_file(str(registry.local_path(e, DATA)))
+    toks = registry.reference_path(e, DATA).read_text().split("TOUR_SECTION")[1].split()
     tour = []
     for t in toks:
         if t in ("-1", "EOF"):
@@ -64,14 +67,15 @@ def test_tsplib_optimal_tours(shared, name):
     assert p.objective(np.array(tour)) == e.bks_value()
 
 
-def test_manifest_checksums_match_the_files(shared):
+def test_manifest_checksums_match_the_files(data):
     for e in registry.entries():
         if e.generated:
             continue
-        assert sha256_of(registry.local_path(e, shared)) == e.sha256, e.name
+        assert sha256_of(registry.local_path(e, data)) == e.sha256, e.name
 
 
 def test_load_by_name_and_generated_families():
+    need_instances("tai12a")
     assert registry.load("tai12a").n == 12
     assert registry.load("ta001").objective(np.arange(20)) > 0
     assert registry.load("73-73").m == 73
@@ -82,17 +86,18 @@ def test_load_by_name_and_generated_families():
     assert t.n == 20 and not t.symmetric and t.d.max() <= 1000
 
 
-def test_fetch_from_mirror_checks_sha256(shared, tmp_path):
-    path = registry.fetch("tai12a", data=tmp_path, mirror=str(shared))
+def test_fetch_from_mirror_checks_sha256(tmp_path):
+    need_instances("tai12a", "nug12", "ta005")
+    path = registry.fetch("tai12a", data=tmp_path, mirror=str(DATA))
     assert sha256_of(path) == registry.manifest()["tai12a"].sha256
     bad = tmp_path / "badmirror" / "qaplib"
     bad.mkdir(parents=True)
-    (bad / "nug12.dat").write_text((shared / "qaplib" / "nug12.dat").read_text().replace("1", "2", 1))
+    (bad / "nug12.dat").write_text((DATA / "qaplib" / "nug12.dat").read_text().replace("1", "2", 1))
     with pytest.raises(LsbenchError, match="sha256 mismatch"):
         registry.fetch("nug12", data=tmp_path / "d", mirror=str(tmp_path / "badmirror"))
     assert not (tmp_path / "d" / "qaplib" / "nug12.dat").exists()
     generated = registry.fetch("ta005", data=tmp_path)
-    assert sha256_of(generated) == sha256_of(shared / "taillard_pfsp" / "ta005.txt")
+    assert sha256_of(generated) == sha256_of(DATA / "taillard_pfsp" / "ta005.txt")
 
 
 @pytest.mark.parametrize("content,message", [

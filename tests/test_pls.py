@@ -158,8 +158,8 @@ def test_pls_needs_the_three_objectives(tmp_path):
 def test_pls_over_mpi_ranks_and_dask_workers_gives_the_cpu_archive(tmp_path):
     """cow (2 MPI ranks) and grid (2 Dask workers) fill the objective-vector rows slice by slice."""
     import os
-    from conftest import SHARED
-    env = {**os.environ, "LSBENCH_DATA": str(SHARED)}
+    from conftest import DATA
+    env = {**os.environ, "LSBENCH_DATA": str(DATA)}
     recs = {}
     for backend, launch, extra in (("cpu", [], []), ("cow", [str(Path(sys.executable).parent / "mpiexec"), "-n", "2"], []),
                                    ("grid", [], ["--workers", "2"])):

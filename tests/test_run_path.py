@@ -1,6 +1,5 @@
 """One run path: every workflow config through RunSpec, the same error line everywhere, one
 installed package, no import cycle, and a problem added the way docs/architecture.md says."""
-import ast
 import json
 import os
 import subprocess
@@ -9,12 +8,12 @@ import sys
 import pytest
 import yaml
 
-from conftest import ROOT, SHARED
+from conftest import DATA, ROOT, need_instances
 from lsbench.workflow import plan_runs
 
 CONFIGS = sorted((ROOT / "workflows" / "config").glob("*.yaml"))
 CPU_BACKENDS = ("cpu", "cpu-parallel")
-ENV = {**os.environ, "LSBENCH_DATA": str(SHARED), "NUMBA_ENABLE_CUDASIM": "0"}
+ENV = {**os.environ, "LSBENCH_DATA": str(DATA), "NUMBA_ENABLE_CUDASIM": "0"}
 
 
 def _first_runs_config():
@@ -61,16 +60,21 @@ def test_every_config_runs_its_first_run_of_each_group_through_snakemake_and_run
     assert "Gap to the best known value (%)" in report and "tai30a" in report  # QAPLIB's best known values
 
 
-BAD = [("tabu", ["tenure=-1"], {"tenure": -1}), ("tabu", ["colour=red"], {"colour": "red"}),
-       ("cas", ["ls=3opt"], {"ls": "3opt"})]
+BAD = [("tabu", "cpu", ["tenure=-1"], {"tenure": -1}), ("tabu", "cpu", ["colour=red"], {"colour": "red"}),
+       ("cas", "cpu", ["ls=3opt"], {"ls": "3opt"}),
+       ("rots", "cpu", ["tenure_cube=2n", "tenure_min=3"], {"tenure_cube": "2n", "tenure_min": 3}),
+       # a GPU row's combination is refused when planned on a host without a GPU too (these tests have none)
+       ("rots", "gpu-resident", ["walk=0.5"], {"walk": 0.5})]
 
 
-@pytest.mark.parametrize("algorithm, cli_params, config_params", BAD, ids=["range", "unknown", "choice"])
-def test_a_bad_parameter_gets_the_same_error_line_from_the_cli_and_from_a_workflow(tmp_path, algorithm, cli_params,
-                                                                                   config_params):
+@pytest.mark.parametrize("algorithm, backend, cli_params, config_params", BAD,
+                         ids=["range", "unknown", "choice", "combination", "gpu-combination"])
+def test_a_bad_parameter_gets_the_same_error_line_from_the_cli_and_from_a_workflow(tmp_path, algorithm, backend,
+                                                                                   cli_params, config_params):
+    need_instances("tai12a")
     out = tmp_path / "never.json"
-    args = [sys.executable, "-m", "lsbench", "run", "--instance", "tai12a", "--algorithm", algorithm, "--iterations",
-            "10", "--out", str(out)]
+    args = [sys.executable, "-m", "lsbench", "run", "--instance", "tai12a", "--algorithm", algorithm, "--backend",
+            backend, "--iterations", "10", "--out", str(out)]
     for kv in cli_params:
         args += ["--param", kv]
     cli = subprocess.run(args, capture_output=True, text=True, env=ENV, timeout=300)
@@ -78,11 +82,11 @@ def test_a_bad_parameter_gets_the_same_error_line_from_the_cli_and_from_a_workfl
     (line,) = cli.stderr.strip().splitlines()
     assert line.startswith("lsbench: error: --param ")
     cfg = {"experiment": "bad", "groups": [{"name": "g", "problem": "qap", "instances": ["tai12a"],
-                                            "algorithm": algorithm, "backends": ["cpu"], "iterations": 10,
+                                            "algorithm": algorithm, "backends": [backend], "iterations": 10,
                                             "params": config_params}]}
     config = tmp_path / "bad.yaml"
     config.write_text(yaml.safe_dump(cfg))
-    where = " (workflow config group g, backend cpu)"
+    where = f" (workflow config group g, backend {backend})"
     plan = subprocess.run([sys.executable, str(ROOT / "workflows" / "scripts" / "run_plan.py"), str(config)],
                           capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=300)
     assert plan.returncode == 2 and plan.stderr.strip().splitlines() == [line + where]
@@ -128,58 +132,6 @@ def test_the_installed_distribution_has_one_import_name(tmp_path):
                        env=env, cwd=work, timeout=300)
     assert r.returncode == 0, r.stderr
     assert json.loads((work / "r.json").read_text())["iterations"] == 50
-
-
-def _module_of(path):
-    rel = path.relative_to(ROOT)
-    parts = list(rel.with_suffix("").parts)
-    if parts[0] in ("gpu", "hpc"):
-        parts = ["lsbench"] + parts
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
-
-
-def test_no_import_cycle_in_the_package():
-    """Every import of an lsbench module, at the top or inside a function, is an edge; importing a
-    module also runs the packages above it (those not already above the importer). No cycle."""
-    files = [p for d in ("lsbench", "gpu", "hpc") for p in (ROOT / d).rglob("*.py")]
-    modules = {_module_of(p): p for p in files}
-    graph = {m: set() for m in modules}
-    for mod, path in modules.items():
-        package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
-        for node in ast.walk(ast.parse(path.read_text())):
-            targets = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    anchor = package.split(".")
-                    anchor = anchor[:len(anchor) - node.level + 1]
-                    base = ".".join(anchor + ([base] if base else []))
-                targets = [base] + [f"{base}.{a.name}" for a in node.names]
-            for t in targets:  # the module and the packages above it that are not also above `mod`
-                while t and t.startswith("lsbench") and not (mod + ".").startswith(t + "."):
-                    if t in modules:
-                        graph[mod].add(t)
-                    t = t.rpartition(".")[0]
-    assert len(graph) > 30 and sum(map(len, graph.values())) > 60  # the walk saw the package
-    state, path = {}, []
-
-    def visit(m):
-        state[m] = "open"
-        path.append(m)
-        for n in sorted(graph[m]):
-            if state.get(n) == "open":
-                pytest.fail("import cycle: " + " -> ".join(path[path.index(n):] + [n]))
-            if n not in state:
-                visit(n)
-        path.pop()
-        state[m] = "done"
-    for m in sorted(graph):
-        if m not in state:
-            visit(m)
 
 
 def test_a_toy_problem_added_as_the_walk_through_says_runs_on_cpu_and_cpu_parallel(tmp_path, monkeypatch):

@@ -56,7 +56,7 @@ def test_compiled_rots_loop_equals_rots_over_the_evaluator_interface():
     from lsbench import instances as registry
     from lsbench.interfaces import COMPILED_LOOP
     from lsbench.registry import get_evaluator
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = registry.load("tai25a")
     nb = p.neighbourhood()
@@ -76,7 +76,7 @@ def test_rots_cube_tenures_run_compiled_and_over_the_evaluator_alike_and_change_
     from lsbench import instances as registry
     from lsbench.errors import LsbenchError
     from lsbench.registry import get_evaluator
-    from lsbench.search.common import Stop
+    from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = registry.load("tai25a")
     nb = p.neighbourhood()
@@ -156,7 +156,7 @@ def test_best_insertion_is_the_first_best_place_by_brute_force():
 
 def test_neh_is_a_permutation_with_its_makespan_and_beats_the_total_time_order():
     from lsbench.instances import load
-    from lsbench.search.iterated_greedy import neh
+    from lsbench.engines.iterated_greedy import neh
     p = load("ta001", "pfsp")
     seq, cmax = neh(p.pt)
     p.check_solution(seq)
@@ -167,8 +167,8 @@ def test_neh_is_a_permutation_with_its_makespan_and_beats_the_total_time_order()
 def test_iterated_greedy_searches_are_independent_and_equal_on_one_core_and_all_cores():
     from lsbench.instances import load
     from lsbench.registry import ALGORITHMS
-    from lsbench.search.common import Stop
-    from lsbench.search.iterated_greedy import IteratedGreedyEngine, ParallelIteratedGreedyEngine
+    from lsbench.interfaces import Stop
+    from lsbench.engines.iterated_greedy import IteratedGreedyEngine, ParallelIteratedGreedyEngine
     p = load("rnd-pfsp-20x5-5", "pfsp")
     nb = p.neighbourhood("insertion")
 
@@ -190,8 +190,8 @@ def test_iterated_greedy_searches_are_independent_and_equal_on_one_core_and_all_
 def test_iterated_greedy_at_zero_temperature_never_accepts_worse():
     from lsbench.instances import load
     from lsbench.registry import ALGORITHMS
-    from lsbench.search.common import Stop
-    from lsbench.search.iterated_greedy import IteratedGreedyEngine, neh
+    from lsbench.interfaces import Stop
+    from lsbench.engines.iterated_greedy import IteratedGreedyEngine, neh
     p = load("ta001", "pfsp")
     start = neh(p.pt)[1]
     for r in IteratedGreedyEngine(p, p.neighbourhood("insertion"), ALGORITHMS["ig"](temperature=0.0), {}).run(
@@ -210,8 +210,8 @@ def test_iterated_greedy_run_records_and_reaches_ta001_within_half_a_percent(tmp
 def test_iterated_greedy_restarts_from_the_elite_and_repeats_itself():
     from lsbench.instances import load
     from lsbench.registry import ALGORITHMS
-    from lsbench.search.common import Stop
-    from lsbench.search.iterated_greedy import IteratedGreedyEngine, ParallelIteratedGreedyEngine
+    from lsbench.interfaces import Stop
+    from lsbench.engines.iterated_greedy import IteratedGreedyEngine, ParallelIteratedGreedyEngine
     p = load("ta021", "pfsp")
     nb = p.neighbourhood("insertion")
     runs = []

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT, SHARED
+from conftest import DATA, ROOT
 
-ENV = {**os.environ, "LSBENCH_DATA": str(SHARED), "NUMBA_ENABLE_CUDASIM": "0", "PYTHONUNBUFFERED": "1"}
+ENV = {**os.environ, "LSBENCH_DATA": str(DATA), "NUMBA_ENABLE_CUDASIM": "0", "PYTHONUNBUFFERED": "1"}
 LSBENCH = [sys.executable, "-m", "lsbench"]
 # one test worker runs these and the report's chromium test: either may apt-get install, one at a time
-pytestmark = pytest.mark.xdist_group("apt")
+pytestmark = [pytest.mark.system, pytest.mark.xdist_group("apt")]
 
 
 @pytest.fixture(scope="module")

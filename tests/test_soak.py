@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SHARED
+from conftest import DATA, ROOT
 
 SEEDS = 500
 MPIEXEC = str(Path(sys.executable).parent / "mpiexec")
-ENV = {**os.environ, "LSBENCH_DATA": str(SHARED), "NUMBA_ENABLE_CUDASIM": "0", "PYTHONUNBUFFERED": "1"}
+ENV = {**os.environ, "LSBENCH_DATA": str(DATA), "NUMBA_ENABLE_CUDASIM": "0", "PYTHONUNBUFFERED": "1"}
 TINY = ["multistart", "--searches", str(SEEDS), "--instance", "rnd-qap-8-1", "--algorithm", "tabu",
         "--iterations", "5", "--warmup", "0"]
 
@@ -108,6 +108,7 @@ def _verify_all(d):
     assert r.stdout.count(": OK ") == len(files)
 
 
+@pytest.mark.system
 @pytest.mark.long
 @pytest.mark.parametrize("via", ["dask", "mpi"])
 def test_soak_500_searches_with_a_killed_worker_lose_nothing_and_resume(tmp_path, via):

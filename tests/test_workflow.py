@@ -12,7 +12,7 @@ import time
 import pytest
 import yaml
 
-from conftest import ROOT, SHARED
+from conftest import DATA, ROOT
 from lsbench.workflow import plan_runs
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -20,7 +20,7 @@ CONFIGS = sorted((ROOT / "workflows" / "config").glob("*.yaml"))
 
 
 def snakemake(workdir, *args, **kw):
-    env = {**os.environ, "LSBENCH_DATA": str(SHARED), "NUMBA_ENABLE_CUDASIM": "0"}
+    env = {**os.environ, "LSBENCH_DATA": str(DATA), "NUMBA_ENABLE_CUDASIM": "0"}
     return subprocess.run([*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "-d", str(workdir), *args],
                           capture_output=True, text=True, env=env, timeout=900, **kw)
 
@@ -54,7 +54,7 @@ def _tiny_config(tmp_path, seeds):
 @pytest.mark.long
 def test_interrupted_run_resumes_with_only_the_missing_runs(tmp_path):
     config = _tiny_config(tmp_path, seeds=6)
-    env = {**os.environ, "LSBENCH_DATA": str(SHARED), "NUMBA_ENABLE_CUDASIM": "0"}
+    env = {**os.environ, "LSBENCH_DATA": str(DATA), "NUMBA_ENABLE_CUDASIM": "0"}
     proc = subprocess.Popen([*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "-d", str(tmp_path), "-c1",
                              "--configfile", str(config)], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
@@ -163,6 +163,7 @@ def chromium():
     return path
 
 
+@pytest.mark.system
 @pytest.mark.xdist_group("apt")  # beside the SLURM tests: either may apt-get install, one at a time
 def test_the_report_renders_in_headless_chromium_with_every_image_and_no_console_error(tmp_path, chromium):
     from playwright.sync_api import sync_playwright

@@ -8,8 +8,8 @@ import time
 import numba
 import numpy as np
 
-from ..errors import LsbenchError
 from ..interfaces import COMPILED_LOOP, Evaluator
+from ..threads import use_threads
 
 
 class CpuEvaluator(Evaluator):
@@ -78,12 +78,3 @@ class CpuParallelEvaluator(CpuEvaluator):
             info["serial"] = (f"one evaluation takes {self.serial_s * 1e6:.2g} us on one core, below the "
                               f"{PARALLEL_MIN_SECONDS * 1e6:.0f} us a parallel region needs to pay off")
         return info
-
-
-def use_threads(threads):
-    """Numba's parallel code on `threads` cores (None: all of them)."""
-    if threads:
-        if threads > numba.config.NUMBA_NUM_THREADS:
-            raise LsbenchError(f"--threads {threads}: this host runs at most {numba.config.NUMBA_NUM_THREADS} "
-                               "Numba threads")
-        numba.set_num_threads(int(threads))

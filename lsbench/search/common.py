@@ -1,46 +1,10 @@
-"""Pieces every search shares: stop criteria, improvement trajectory, progress lines."""
+"""Pieces every search shares: chunk lengths, improvement trajectories, progress lines."""
 import sys
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import LsbenchError
-
-
-@dataclass
-class Stop:
-    """Stop when any given budget is spent or the target objective is reached (<= target)."""
-
-    iterations: int | None = None
-    evaluations: int | None = None
-    seconds: float | None = None
-    target: float | None = None
-
-    def __post_init__(self):
-        for name in ("iterations", "evaluations", "seconds"):
-            v = getattr(self, name)
-            if v is not None and v < 0:
-                raise LsbenchError(f"--{name}: must be non-negative, got {v}")
-        if self.iterations is None and self.evaluations is None and self.seconds is None \
-                and self.target is None:
-            raise LsbenchError("no stop criterion: give --iterations, --evaluations, --seconds or --target")
-
-    def chunk(self, done, want, moves):
-        """Iterations for the next compiled or on-device chunk: `want`, cut to what is left of the
-        iteration budget and of the evaluation budget (`moves` evaluations per iteration, at least one)."""
-        n = want
-        if self.iterations is not None:
-            n = min(n, max(0, self.iterations - done))
-        if self.evaluations is not None:
-            n = min(n, max(1, -(-(self.evaluations - done * moves) // moves)))
-        return n
-
-    def reached(self, iterations, evaluations, elapsed, best):
-        return ((self.iterations is not None and iterations >= self.iterations)
-                or (self.evaluations is not None and evaluations >= self.evaluations)
-                or (self.seconds is not None and elapsed >= self.seconds)
-                or (self.target is not None and best <= self.target))
 
 
 class ChunkLength:

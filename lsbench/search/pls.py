@@ -21,9 +21,8 @@ from functools import partial
 import numpy as np
 
 from .. import rng
-from ..errors import LsbenchError
-from ..interfaces import DEVICE_ARCHIVE, SearchResult
-from ..params import Param
+from ..interfaces import SearchResult
+from ..params import Param, Rule
 from .archive import ACCEPT, ParetoArchive, insert_batch
 from .common import Trajectory, start_solution
 
@@ -51,16 +50,14 @@ class ParetoLocalSearch:
     def __init__(self, accept="dominating", archive="host"):
         self.accept, self.archive = accept, archive
 
-    def check(self, problem, evaluator):
-        if getattr(problem, "objective_name", "three") != "three":
-            raise LsbenchError("--algorithm pls: needs --param objective=three (it minimises makespan, total "
-                               "tardiness and late jobs as a vector)")
-        if self.archive == "device" and DEVICE_ARCHIVE not in evaluator.capabilities:
-            raise LsbenchError(f"--param archive=device: the archive is kept in GPU memory; --backend "
-                               f"{evaluator.name} has none (use --backend gpu, or archive=host)")
+    rules = (
+        Rule(lambda v, run: v.get("objective") != "three", "--algorithm pls: needs --param objective=three (it "
+             "minimises makespan, total tardiness and late jobs as a vector)"),
+        Rule(lambda v, run: v["archive"] == "device" and run.backend != "gpu", "--param archive=device: the "
+             "archive is kept in GPU memory, which only --backend gpu has (or use archive=host)"),
+    )
 
     def run(self, problem, nb, evaluator, stop, seed, progress=None):
-        self.check(problem, evaluator)
         state = rng.new_state(seed)
         traj = Trajectory()
         on_device = self.archive == "device"

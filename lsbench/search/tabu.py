@@ -13,7 +13,7 @@ from .. import rng
 from ..errors import LsbenchError
 from ..interfaces import COMPILED_LOOP, DEVICE_SELECT, SearchResult, plain
 from ..neighborhoods import index_to_pair
-from ..params import Param, in_size_units, size_param
+from ..params import Param, Rule, in_size_units, size_param
 from ..problems.qap import swap_and_update
 from .common import ChunkLength, Trajectory, start_solution
 
@@ -245,6 +245,13 @@ class RobustTabuSearch:
 
     name = "rots"
     problems = ("qap",)
+    rules = (
+        Rule(lambda v, run: run.neighbourhood != "swap",
+             "--algorithm rots: robust tabu search is defined for QAP (swap) only"),
+        Rule(lambda v, run: v.get("tenure_cube") is not None and (v.get("tenure_min") is not None
+                                                                   or v.get("tenure_max") is not None),
+             "--param tenure_cube: draws the tenures itself; give it without tenure_min/tenure_max"),
+    )
     parameters = (
         size_param("tenure_min", "tenure drawn per move in [tenure_min, tenure_max]", "0.9n"),
         size_param("tenure_max", "see tenure_min", "1.1n"),
@@ -271,8 +278,6 @@ class RobustTabuSearch:
             raise LsbenchError(f"--param tenure_min/tenure_max: need tenure_min <= tenure_max on {problem.name} "
                                f"(n = {n}: {prm['tenure_min']} > {prm['tenure_max']})")
         if self.tenure_cube is not None:
-            if self.tenure_min is not None or self.tenure_max is not None:
-                raise LsbenchError("--param tenure_cube: draws the tenures itself; give it without tenure_min/tenure_max")
             prm["tenure_cube"] = in_size_units(self.tenure_cube, n)
             if prm["tenure_cube"] < 1:
                 raise LsbenchError(f"--param tenure_cube={self.tenure_cube}: is {prm['tenure_cube']} on {problem.name} "
@@ -280,8 +285,6 @@ class RobustTabuSearch:
         return prm
 
     def run(self, problem, neighbourhood, evaluator, stop, seed, progress=None):
-        if problem.kind != "qap" or neighbourhood.name != "swap":
-            raise LsbenchError("--algorithm rots: robust tabu search is defined for QAP (swap) only")
         prm = self.params(problem)
         if problem.swap_delta_bound() >= 1 << 59:
             raise LsbenchError(f"instance {problem.name}: move costs may exceed 2^59, beyond Ro-TS's key range")

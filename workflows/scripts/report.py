@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pareto_report  # noqa: E402
 
-from lsbench.workflow import GPU_BACKENDS, NOT_AVAILABLE, RUNNABLE_BACKENDS, backend_entry, expand_group  # noqa: E402
+from lsbench.workflow import GPU_BACKENDS, backend_entry, expand_group  # noqa: E402
 
 TEMPLATES = ROOT / "workflows" / "templates"
 PARALLEL = {"cpu-parallel", "cow", "grid"}
@@ -129,8 +129,7 @@ def group_rows(group, summary, gpu):
         for b in map(backend_entry, group["backends"]):
             row = s[(s["instance"] == str(inst)) & (s["backend"] == b["name"])]
             if row.empty:
-                why = (gpu["name"] if b["backend"] in GPU_BACKENDS and not gpu["available"] else
-                       NOT_AVAILABLE if b["backend"] not in RUNNABLE_BACKENDS else "not run")
+                why = gpu["name"] if b["backend"] in GPU_BACKENDS and not gpu["available"] else "not run"
                 rows.append({"instance": inst, "backend": b["name"], "missing": why})
                 continue
             r = row.iloc[0]

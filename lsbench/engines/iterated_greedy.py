@@ -21,14 +21,14 @@ import numpy as np
 from numba import njit, prange
 
 from .. import rng
-from ..backends.cpu import use_threads
 from ..errors import LsbenchError
-from ..interfaces import Engine, SearchResult
-from ..params import Param
+from ..interfaces import Engine, SearchResult, Stop
+from ..params import Param, Rule
 from ..problems.base import serial_and_parallel
-from ..problems.pfsp import MAKESPAN, best_insertion, insert_at, remove_at
-from .common import ChunkLength, ImprovementLog, Stop
-from .restarts import EliteRestarts
+from ..problems.pfsp import best_insertion, insert_at, remove_at
+from ..threads import use_threads
+from ..search.common import ChunkLength, ImprovementLog
+from ..search.restarts import EliteRestarts
 
 # per-search state words
 IT, CUR, BEST, EVALS, NIMP, READY = range(6)
@@ -164,6 +164,14 @@ class IteratedGreedy:
 
     name = "ig"
     problems = ("pfsp",)
+    rules = (
+        Rule(lambda v, run: v.get("objective", "makespan") != "makespan",
+             "--algorithm ig: the iterated greedy minimises the makespan, not {objective}"),
+        Rule(lambda v, run: run.neighbourhood != "insertion",
+             "--neighbourhood: the iterated greedy re-inserts jobs (insertion)"),
+        Rule(lambda v, run: run.stop.evaluations is not None, "--evaluations: the iterated greedy stops on "
+             "--iterations, --seconds or --target (its evaluations per iteration vary)"),
+    )
     parameters = (
         Param("destruction", int, "d: jobs taken out and re-inserted each iteration", default=4, low=1),
         Param("temperature", float, "Tp: the acceptance temperature is Tp * sum(p) / (n m 10)", default=0.4,
@@ -179,9 +187,6 @@ class IteratedGreedy:
         self.restart, self.elite = int(restart), int(elite)
 
     def params(self, problem):
-        if problem.objective_code != MAKESPAN:
-            raise LsbenchError(f"--algorithm ig: the iterated greedy minimises the makespan, not "
-                               f"{problem.objective_name}")
         if self.destruction >= problem.n:
             raise LsbenchError(f"--param destruction: must be below the number of jobs ({problem.n}), "
                                f"got {self.destruction}")
@@ -200,9 +205,6 @@ class IteratedGreedyEngine(Engine):
     parallel = False
 
     def __init__(self, problem, neighbourhood, search, params, threads=None):
-        if neighbourhood.name != "insertion":
-            raise LsbenchError(f"--neighbourhood: the iterated greedy re-inserts jobs (insertion), not "
-                               f"{neighbourhood.name}")
         self.problem, self.prm = problem, search.params(problem)
         if self.parallel:
             use_threads(threads)
@@ -228,9 +230,6 @@ class IteratedGreedyEngine(Engine):
         return self.best_seqs, self.seqs
 
     def run(self, seeds, stop, progress=None):
-        if stop.evaluations is not None:
-            raise LsbenchError("--evaluations: the iterated greedy stops on --iterations, --seconds or --target "
-                               "(its evaluations per iteration vary)")
         pr, K = self.problem, len(seeds)
         self.count = K
         start, cost = neh(pr.pt)

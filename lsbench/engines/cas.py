@@ -20,14 +20,14 @@ import numpy as np
 from numba import njit, prange
 
 from .. import rng
-from ..backends.cpu import use_threads
-from ..interfaces import Engine, SearchResult
+from ..interfaces import Engine, SearchResult, Stop
 from ..params import Param
 from ..neighborhoods import index_to_pair
 from ..problems.base import serial_and_parallel
+from ..threads import use_threads
 from ..problems.qap import permuted_distances, all_deltas, qap_cost, swap_and_update, symmetric_form
-from .common import Stop, Trajectory
-from .tabu import rots_chunk, rots_expiry
+from ..search.common import Trajectory
+from ..search.tabu import rots_chunk, rots_expiry
 
 NO_AGE_ASPIRATION = np.int64(1) << np.int64(40)
 

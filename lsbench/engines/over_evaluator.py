@@ -2,8 +2,8 @@
 process, an evaluator for its neighbourhood: cpu, cpu-parallel, gpu, cow, grid)."""
 import time
 
-from .interfaces import Engine
-from .problems.base import ObjectiveVectors
+from ..interfaces import Engine
+from ..problems.base import ObjectiveVectors
 
 
 class SearchOverEvaluator(Engine):

@@ -1,0 +1,69 @@
+"""The package's import graph, read from its source (no import runs), and the layer order that
+docs/architecture.md states: tests/test_layers.py checks one against the other."""
+import ast
+import re
+from pathlib import Path
+
+PACKAGE_FOLDERS = {"lsbench": "lsbench", "gpu": "lsbench.gpu", "hpc": "lsbench.hpc"}  # pyproject's package-dir
+
+
+def module_of(path, root):
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    parts = PACKAGE_FOLDERS[parts[0]].split(".") + parts[1:]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(root):
+    """{module: modules it imports}: every import of an lsbench module, at the top or inside a
+    function; importing a module also runs the packages above it (those not already above the
+    importer)."""
+    files = [p for d in PACKAGE_FOLDERS for p in (Path(root) / d).rglob("*.py")]
+    modules = {module_of(p, root): p for p in files}
+    graph = {m: set() for m in modules}
+    for mod, path in modules.items():
+        package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")
+                    anchor = anchor[:len(anchor) - node.level + 1]
+                    base = ".".join(anchor + ([base] if base else []))
+                targets = [base] + [f"{base}.{a.name}" for a in node.names]
+            for t in targets:
+                while t and t.startswith("lsbench") and not (mod + ".").startswith(t + "."):
+                    if t in modules:
+                        graph[mod].add(t)
+                    t = t.rpartition(".")[0]
+    return graph
+
+
+def layers_from_doc(text):
+    """[[module prefix, ...], ...], top layer first, from the "Layers" table of docs/architecture.md."""
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|")][2:]
+    return [re.findall(r"`([a-z_.]+)`", row.split("|")[2]) for row in rows]
+
+
+def layer_of(module, layers):
+    """The index of the layer whose longest prefix names `module` (0 = top)."""
+    best = None
+    for index, prefixes in enumerate(layers):
+        for prefix in prefixes:
+            # "lsbench" names the package's own __init__ alone, a longer name a module or a whole package
+            if module == prefix or (prefix != "lsbench" and module.startswith(prefix + ".")):
+                if best is None or len(prefix) > best[1]:
+                    best = (index, len(prefix))
+    return None if best is None else best[0]
+
+
+def upward_imports(graph, layers):
+    """(importer, imported) pairs where the imported module sits in a higher layer, and modules that
+    no layer names."""
+    unplaced = sorted(m for m in graph if layer_of(m, layers) is None)
+    upward = sorted((m, t) for m, targets in graph.items() for t in targets
+                    if None not in (layer_of(m, layers), layer_of(t, layers)) and layer_of(t, layers) < layer_of(m, layers))
+    return upward, unplaced

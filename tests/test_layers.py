@@ -1,0 +1,65 @@
+"""The layer order of docs/architecture.md holds in the package's imports, and the check catches an
+import that goes up."""
+import shutil
+
+import pytest
+
+from conftest import ROOT
+from import_graph import import_graph, layers_from_doc, upward_imports
+
+LAYERS = layers_from_doc((ROOT / "docs" / "architecture.md").read_text())
+
+
+def test_the_layer_table_names_seven_layers_from_the_cli_down_to_the_foundations():
+    assert len(LAYERS) == 7 and "lsbench.cli" in LAYERS[0] and "lsbench.interfaces" in LAYERS[-1]
+
+
+def test_every_module_imports_only_from_its_layer_or_below():
+    graph = import_graph(ROOT)
+    assert len(graph) > 30 and sum(map(len, graph.values())) > 60  # the walk saw the package
+    upward, unplaced = upward_imports(graph, LAYERS)
+    assert not unplaced, f"modules no layer of docs/architecture.md names: {unplaced}"
+    assert not upward, f"imports that go up a layer: {upward}"
+
+
+@pytest.mark.parametrize("where, line", [
+    ("lsbench/interfaces.py", "from .search.common import Trajectory\n"),  # foundations -> searches
+    ("lsbench/search/tabu.py", "    from ..backends.cpu import CpuEvaluator\n"),  # inside a function
+    ("gpu/chunks.py", "from lsbench.runner import run\n"),  # engines -> runner
+])
+def test_a_deliberate_upward_import_in_a_copy_of_the_tree_fails_the_check(tmp_path, where, line):
+    for folder in ("lsbench", "gpu", "hpc"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    assert upward_imports(import_graph(tmp_path), LAYERS) == ([], [])
+    target = tmp_path / where
+    if line.startswith(" "):
+        line = "\n\ndef _added():\n" + line
+    target.write_text(target.read_text() + line)
+    upward, _ = upward_imports(import_graph(tmp_path), LAYERS)
+    assert upward, f"{where}: {line.strip()} went unnoticed"
+
+
+def test_a_module_no_layer_names_fails_the_check(tmp_path):
+    for folder in ("lsbench", "gpu", "hpc"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "lsbench" / "newcomer.py").write_text("from . import errors\n")
+    assert upward_imports(import_graph(tmp_path), LAYERS)[1] == ["lsbench.newcomer"]
+
+
+def test_no_import_cycle_in_the_package():
+    graph = import_graph(ROOT)
+    state, path = {}, []
+
+    def visit(m):
+        state[m] = "open"
+        path.append(m)
+        for n in sorted(graph[m]):
+            if state.get(n) == "open":
+                pytest.fail("import cycle: " + " -> ".join(path[path.index(n):] + [n]))
+            if n not in state:
+                visit(n)
+        path.pop()
+        state[m] = "done"
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
