@@ -44,9 +44,7 @@ def record_rows(searches):
     """Rows of K searches' improvement records, and so the most iterations a chunk may take (an
     improvement at most every iteration): IMPROVEMENT_CAP, or up to LONGEST_CHUNK (a power of two)
     while the records stay within RECORD_BYTES, so that ChunkLength's 20 ms, not the records, bound
-    a chunk of fast iterations (tai100a: one search 1.04-1.06x and 7 to 66 searches 1.04-1.05x the
-    it/s of chunks of at most 4,096; from 132 searches within the runs' spread,
-    benchmarks/results/gpu_resident-h200-9a6aced.json, gpu_resident-h200-6e2e928.json)."""
+    a chunk of fast iterations (fewer launches and host round trips for up to 66 searches)."""
     rows = rows_within_budget(searches)
     return max(IMPROVEMENT_CAP, min(LONGEST_CHUNK, 1 << (rows.bit_length() - 1)))
 

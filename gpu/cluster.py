@@ -151,10 +151,8 @@ def _store_async(in_ir):
     return typer
 
 
-# Two forms of one store. The exchange's keys: addresses in LLVM IR (one search on 16 blocks of 192
-# 1.02x; with the keys read in whole rounds, rots_kernel, 1.07x). The recomputed moves' puts: generic
-# addresses converted in the asm, as the IR form ran two blocks of 512 (66 searches) at 0.948-0.954x
-# in three runs (tai100a; benchmarks/results/ab_resident-h200-b6e2b8d.json, -2, -3).
+# Two forms of one store, each where it measured faster: the exchange's keys with addresses in LLVM
+# IR; the recomputed moves' puts with generic addresses converted in the asm.
 cluster_store_async = intrinsic(_store_async(in_ir=True))
 cluster_store_async_generic = intrinsic(_store_async(in_ir=False))
 

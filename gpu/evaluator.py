@@ -28,10 +28,9 @@ from .launch import ThreadControl
 TABU_KINDS = {"swap@qap": 1, "swap@pfsp": 2, "swap@tsp": 2, "2opt@tsp": 3, "insertion@pfsp": 4,
               "hamming1@ppp": 5, "hamming2@ppp": 5, "hamming3@ppp": 5, "crowns@weierstrass": 0}
 MODES = {"tabu": 0, "rots": 1, "argmin": 2}
-# reduce=auto: where the device selection was measured faster (gpu_defaults-h200-d86b168.json: TSP
-# pr2392 2-opt tabu 0.069 s vs 1.93 s); elsewhere the fitness array comes back (PFSP ta111 insertion
-# tabu: host 0.096 s, device 1.52 s, the tabu flags of insertions costing more than the copy; QAP
-# tai100a: host 0.56 s, device 1.38 s, the launches costing more than 4,950 moves)
+# reduce=auto: the device selection only where it was measured faster (TSP's large neighbourhoods,
+# benchmarks/gpu_defaults.py); elsewhere the fitness array comes back, as PFSP's insertion tabu flags
+# and QAP's few thousand moves cost more on the device than the copy
 DEVICE_REDUCE_FASTER = ("2opt@tsp", "swap@tsp")
 DEVICE_REDUCE_MIN_MOVES = 1 << 15
 PPP_THREADS = 1 << 15  # one scratch histogram row per thread

@@ -120,7 +120,7 @@ def clusters_at_once(size):
     """How many thread block clusters of `size` blocks, one block an SM, the current GPU runs at once.
     A cluster's blocks share one GPC, and GPCs hold unequal numbers of SMs, so this can fall short of
     SMs / size: an H200's 132 SMs run 7 clusters of 16, not 8, and an 8th search then waits for a
-    second wave (tai100a: 8 searches ran at 0.59x the it/s of 7). Asked of the driver, for a probe
+    second wave. Asked of the driver, for a probe
     kernel whose shared memory leaves room for one block an SM (the cluster shapes' own bound)."""
     dev = cuda.get_current_device()
     key = (dev.id, size)

@@ -67,34 +67,18 @@ UNEVEN = "uneven"  # ResidentRots(persistent=UNEVEN): see uneven_grid
 # are this full on average, else they queue for a persistent grid of those blocks (spread).
 FULL_WAVES = 0.9
 # A large instance's queue items, in iterations (an item moves its search's state, some 90 KB on
-# tai100a, through global memory); a queued chunk holds at least QUEUE_ITEMS_A_CHUNK items a search
-# (a launch ends with its slowest search; queue_chunk). On an H100 (tai100a): on the two-per-SM queue (200
-# searches) items of 512 in chunks of 8,192 ran 1.04x faster than 256 in 4,096 and 1.03x faster than
-# 1,024 in 16,384 (benchmarks/results/ab_resident-h100-17714af.json); on the queue of one 1024-thread
-# block an SM, 1.00-1.07x faster than items of 128 at 132-166 searches and 1.06-1.07x faster than
-# 1,024 (ab_resident-h100-6b22baa-3.json, -6b22baa-4.json, -0354792.json, -0354792-2.json). On an
-# H200 (tai100a), chunks of at least 48 items a search instead of 16 ran 166 searches 1.024x and 200
-# and 230 searches 1.013x (ab_resident-h200-fa2378f.json): a third as many launches, each with its
-# host round trip and its last round's idle blocks.
+# tai100a, through global memory), and the least items a queued chunk holds a search: longer items
+# and chunks mean fewer state moves, launches and host round trips, shorter ones idle blocks less
+# at a chunk's end; these were the fastest measured (benchmarks/ab_resident.py).
 LARGE_QUEUE_SUBCHUNK = 512
 QUEUE_ITEMS_A_CHUNK = 48
 RING_TAG_LIMIT = 1 << 31  # the queue ring's tags are 31 bits: at this count of sub-chunks they start afresh
 # Two blocks an SM from this many searches an SM: below it their queue holds more blocks than
 # searches, and the searches' items land on its blocks at random, so that about sms (1 - K/(2 sms))^2
-# SMs hold no running search (a sixth of them at 1.2 searches an SM). At 200 searches on 132 SMs
-# (1.52 an SM) the two-per-SM queue ran tai80a at 1.38x the queue of one 1024-thread block an SM
-# (ab_resident-h100-007d3ad.json) and tai100a at 0.898x of 132 searches, where that queue ran 0.85x
-# (gpu_resident-h100-007d3ad.json, gpu_resident-h200-3250b0a.json); fewer searches keep that queue,
-# which on an H100 ran tai100a at 1.24x the two-per-SM queue at 140 searches and 1.09x at 166
-# (ab_resident-h100-6b22baa-2.json).
+# SMs hold no running search (a sixth of them at 1.2 searches an SM).
 TWO_PER_SM_FROM = 1.5
-# Two blocks an SM gain less over one the larger the instance (on an H200, against 132 searches:
-# tai80a 1.20x at 240 searches, tai100a 1.00x at 250), and since a queue's chunks take queue_chunk's
-# items from the first, the queue of one 1024-thread block an SM leaves few SMs idle: at 200
-# searches it ran tai100a at 0.940x of 132 searches, the two-per-SM queue at 0.888x (at 230 0.952x
-# and 0.951x), while tai80a stays ahead on two an SM (1.075x against 0.918x at 200;
-# gpu_resident-h200-9bf4f56.json, -2.json, -3.json). So from n = LARGER_N two blocks an SM start
-# at this many searches an SM.
+# Two blocks an SM gain less over one the larger the instance, while the queue of one 1024-thread
+# block an SM leaves few SMs idle: from n = LARGER_N two blocks an SM start at this many searches an SM.
 TWO_PER_SM_FROM_LARGER = 1.75
 LARGER_N = 100
 
@@ -110,20 +94,12 @@ def blocks_per_sm(searches, sms, large, fits_twice, n=0):
 
 
 # A large instance's searches on thread block clusters where all of them run at once, fastest
-# first: (threads a block, blocks a search), for byte matrices (dp4a sums) and for wider ones.
-# Bytes, one search on an H200, tai100a: 16 x 192 867 k it/s; per search at 16 searches 4 x 384
-# 750 k, 2 x 512 595 k, one 1024-thread block 505 k; at 66 searches 2 x 512 603 k, one block 496 k
-# (gpu_resident-h200-0df32a5-4.json, -5.json, -6.json); at 8 and 12 searches 4 x 384 1.05x 8 x 192
-# (gpu_resident-h200-20da25b.json), sko100a 1.08-1.10x (gpu_resident-h200-a56628e-5.json). Wider
-# matrices take a term an instruction, so more blocks pay: at 8 and 15 searches 8 x 256 1.19x
-# 4 x 384 on tai150b (gpu_resident-h200-a56628e.json), tai100b 1.18-1.19x, tho150 1.17-1.18x,
-# tai80b 1.63-1.65x (gpu_resident-h200-a56628e-3.json, -4.json, -6.json).
+# first as measured: (threads a block, blocks a search), for byte matrices (dp4a sums) and for
+# wider ones; wider matrices take a term an instruction, so more blocks a search pay.
 CLUSTER_SHAPES = {True: ((192, 16), (384, 4), (512, 2)),
                   False: ((192, 16), (256, 8), (384, 4), (512, 2))}
-# Wider matrices that stay in global memory on 8-block clusters (tai256c): a search on 8 blocks of
-# 256 ran 2.7x one on 4 of 384 and 5x one on 2 of 512, so up to four waves of 8-block clusters beat
-# one wave of the others (1.33x at 16 and 30 searches, gpu_resident-h200-d1838db.json; 1.68x at 31
-# and 45, 1.27x at 60, even at 66 with five, gpu_resident-h200-fd3f897-3.json).
+# Wider matrices that stay in global memory (tai256c) run so much faster on 8-block clusters than on
+# fewer blocks a search that up to this many waves of such clusters beat one wave of the others.
 OFF_CHIP_WAVES = 4
 
 
@@ -165,8 +141,7 @@ def spread(searches, sms, per_sm, large):
     Beyond, a large instance runs waves where they are at least FULL_WAVES full (one wave where K
     nearly fills per_sm blocks an SM), else the K searches queue for a persistent grid of per_sm
     blocks an SM, which keeps every SM busy (one block a search would leave some SMs one search
-    short: on an H100, tai80a, 200 searches ran at 56.4 M it/s on the queue of 264 512-thread
-    blocks, 40.9 M on the older queue of 132 1024-thread blocks, ab_resident-h100-007d3ad.json).
+    short).
     A small instance queues beyond four blocks an SM."""
     slots = sms * per_sm
     if searches <= (sms if large else slots):
@@ -199,10 +174,10 @@ def uneven_grid(searches, sms):
     """Persistent blocks for K searches that all run the same number of iterations (a cas
     generation), or 0 for one block each. Blocks of a large instance fill an SM's issue slots, so
     an SM holding j of them takes about j times as long, and the launch ends with the busiest SM:
-    where K is not near a whole multiple of the SMs (200 ants on 132 SMs: 0.79x the it/s of 132
-    ants, benchmarks/results/cas_scaling-h200-6bacecc.json) one block per SM taking the searches'
-    sub-chunks from a queue keeps every SM busy to the end, at about 0.94x (the queue's state
-    round trips through global memory). From TWO_PER_SM_FROM ants an SM the queue, as the searches',
+    where K is not near a whole multiple of the SMs (200 ants on 132 SMs leave a round of idle SMs)
+    one block per SM taking the searches'
+    sub-chunks from a queue keeps every SM busy to the end, at the cost of the queue's state round
+    trips through global memory. From TWO_PER_SM_FROM ants an SM the queue, as the searches',
     takes two 512-thread blocks an SM where both fit (_configure)."""
     if searches <= sms:
         return 0
@@ -263,9 +238,7 @@ class ResidentRots:
         to 30, 2 of 512 up to 66); else up to one search per SM, one 1024-thread block each with
         every table on chip; from 1.5 searches an SM (1.75 from n = 100; blocks_per_sm), two
         512-thread blocks an SM where both hold every table on chip, as they hide each other's
-        barrier waits (on an H100: tai100a 1.07x the it/s of one 1024-thread block an SM at 264
-        searches, benchmarks/results/ab_resident-h100-a82cce7.json; tai80a 1.38-1.48x at 200-528
-        searches, ab_resident-h100-007d3ad.json), else one 1024-thread block an SM; in waves or on
+        barrier waits, else one 1024-thread block an SM; in waves or on
         a queue (spread). A small instance: up to four blocks per SM, one wave, then a queue for
         four blocks per SM."""
         threads, group, shared_limit, global_only, regs, cluster, split, persistent = self.options
@@ -287,9 +260,7 @@ class ResidentRots:
         if colony:  # (queued only on a large instance with more ants than SMs: auto, dev set)
             persistent = uneven_grid(searches, dev.MULTIPROCESSOR_COUNT) if auto and large and not cluster else 0
             sms = dev.MULTIPROCESSOR_COUNT if persistent else 0
-            # (a colony keeps 1.5 for every n: its generations' chunks are its own, and at 200 ants on an
-            # H100 its two-per-SM queue ran tai100a at 1.04x the other, cas_scaling-h100-51f361d.json and
-            # cas_scaling-h100-02ea5fe.json)
+            # (a colony keeps 1.5 for every n: its generations' chunks are its own, measured so)
             if persistent and blocks_per_sm(searches, sms, large, self._fits_twice(dev, group, global_only, split)) == 2:
                 per_sm, persistent = 2, 2 * sms  # its queue takes two 512-thread blocks an SM, as the searches'
         queued = bool(persistent)
@@ -314,7 +285,7 @@ class ResidentRots:
                 threads, regs, shared_limit = _blocks_an_sm(dev, per_sm, large)
         self.per_sm = per_sm
         # (a cas generation keeps the plan's short items: 512 of its 16n iterations an ant would leave a
-        # long last round; its queue was measured so, cas_scaling-h200-b4067d2.json)
+        # long last round)
         subchunk = self.subchunk or (LARGE_QUEUE_SUBCHUNK if queued and large and not colony else None)
         self.shape = plan(self.problem, threads, group, shared_limit, global_only, cluster or 1, split, queued,
                           subchunk)

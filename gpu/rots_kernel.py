@@ -129,8 +129,7 @@ def _make_kernel(shape):
     COLUMN_THREADS = COLUMN0 >= N
     # the swap's own entries (p, the tabu list, bp's 2 x 2 corners) by the first thread of a warp that
     # swaps no row or column entry, where the block has one (else by the thread of row r), so that no
-    # row warp runs both paths (tai100a side by side with eb199c4: 132 searches 1.041x, 264 1.021x;
-    # ab_resident-h200-69e236a.json)
+    # row warp runs both paths
     FREE0 = 32 * -(-N // 32)
     CORNER = FREE0 if FREE0 + 32 <= (COLUMN0 if COLUMN_THREADS else THREADS) else -1
 
@@ -141,7 +140,7 @@ def _make_kernel(shape):
 
     # the division-free draw where registers are plentiful (a cluster, or 256 threads: up to 255 a
     # thread); a shape capped at 64 keeps the division routine, whose call stays out of its hot
-    # loop's allocation (inline there: 0.93x at 132 searches, 0.96x at 264; ab_resident-h200-edf5b5f.json)
+    # loop's register allocation (inline there it ran slower)
     DIVIDE = MAX_REGISTERS is not None and MAX_REGISTERS <= 64 and CLUSTER == 1
 
     @cuda.jit(device=True, inline=True)

@@ -77,9 +77,7 @@ def recomputing_warps(n, threads, items, group, cluster=1):
     the last swap, where the block's row chunks still fit the other threads at the length every
     thread would need (tai100a, 1024 threads: 224 of them, 750 chunks of 7 moves on the other 800;
     a cluster of 16 blocks of 256: 32, 158 chunks of 2 a block on the other 224), else 0 (every
-    thread does both). The warps that recompute, the slowest of an iteration, then own no moves:
-    tai100a, 132 searches, 1.083x with the row chunks (ab_resident-h100-ad4b436.json); one search
-    on 16 blocks of 256, one lane a sum, 1.13x (gpu_resident-h200-3f8b68c-2.json)."""
+    thread does both). The warps that recompute, the slowest of an iteration, then own no moves."""
     need = -(-items * group // 32) * 32
     if need >= threads or -(-row_chunks(n, chunk_length(n, threads, cluster)) // cluster) > threads - need:
         return 0
@@ -89,8 +87,7 @@ def recomputing_warps(n, threads, items, group, cluster=1):
 def keeps_row_sums(n, split, cluster):
     """Whether a byte-matrix kernel keeps the row sums S_i = sum_k A_ik bp_ik, so that an O(n)
     recomputation needs three dp4a a word instead of four: where every thread also recomputes
-    (split 0; tai100a, H200, 264 searches at 512 threads 1.025x, but 132 at 1024 threads with
-    recomputing-only warps 0.958x, ab_resident-h200-c98a433.json), and, on a cluster, where every
+    (split 0: with recomputing-only warps the sums' upkeep costs more than it saves), and, on a cluster, where every
     block recomputes moves touching each of the two swapped rows (those recomputations store the
     rows' new sums in each block's own table): n - 2 >= the cluster's blocks."""
     return split == 0 and (cluster == 1 or n - 2 >= cluster)
@@ -99,7 +96,7 @@ def keeps_row_sums(n, split, cluster):
 def lanes_per_sum(steps, dp4a):
     """Lanes per O(n) recomputation outside a cluster: the fewest whose share of the sum's steps
     stays under a limit. With 132 searches on an H200 (a block of 1024 threads each), tai100a (25
-    dp4a words) runs faster on one lane than on two (docs/performance.md), tai256c (64 words) and
+    dp4a words) runs faster on one lane than on two, tai256c (64 words) and
     tai150b (150 terms, no dp4a) fastest on four: shuffling partial sums costs more than a longer
     sum up to about 25 words or 64 terms."""
     limit = 25 if dp4a else 64

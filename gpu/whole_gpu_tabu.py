@@ -440,8 +440,7 @@ class WholeGpuTabu:
         (no more than its moves need), lockstep: V blocks each, a grid barrier per phase. Else a
         queue: a persistent grid of up to every resident block, each block taking a search's next
         sub-chunk of iterations and running it alone, the search's state in global memory between
-        items: no barrier across the grid (on eil101 2-opt 1.3x the lockstep's it/s with one block
-        a search, benchmarks/results/tabu_scaling-h200-*.json), and K one past a multiple of the
+        items: no barrier across the grid (faster than the lockstep with one block a search), and K one past a multiple of the
         grid does not cost a wave."""
         T = self.threads
         need = max(1, -(-self.nb.size // T))

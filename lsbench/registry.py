@@ -124,9 +124,8 @@ FASTER = {
 
 def faster_backend(spec, gpu_here):
     """A backend measured faster than the one the spec asks for, running the same search (same
-    trajectory), if this host can run it (docs/performance.md: Ro-TS resident on tai100a is 30x one
-    core where the iteration-level `gpu` is slower than one core; the resident PFSP insertion tabu
-    search does 9,810 it/s on ta111 against the iteration level's 27)."""
+    trajectory), if this host can run it: the resident engines run these searches far faster than
+    the iteration-level `gpu`, whose per-iteration launches and copies dominate (docs/performance.md)."""
     better, needs = FASTER.get((spec.algorithm, spec.backend, spec.problem), (None, {}))
     if better is None or (better.startswith("gpu") and not gpu_here):
         return None

@@ -101,7 +101,7 @@ def _swap_and_update(a, at, bp, bpt, p, delta, r, s, general=True):
     w = bp[s,:]-bp[r,:], z = bp[:,s]-bp[:,r] (after the swap), the delta of a disjoint swap
     (i, j) grows by (u_i-u_j)(w_i-w_j) + (v_i-v_j)(z_i-z_j): contiguous, vectorisable rows; in a
     symmetric form (not `general`: bpt is bp) v = u or z = w folds into one product,
-    (u_i-u_j)(w_i-w_j) (tai100a: 1.52x the general update). Moves touching r or s are recomputed in O(n).
+    (u_i-u_j)(w_i-w_j), half the work of the general update. Moves touching r or s are recomputed in O(n).
     """
     n = p.shape[0]
     t = p[r]
