@@ -160,6 +160,8 @@ def test_fuzz_random_bytes(tmp_path, problem, data):
 @given(cut=st.floats(0, 1), edits=st.lists(st.tuples(st.floats(0, 1), st.sampled_from(
     [b"", b"-", b"x", b"\x00", b"1e999", b"nan", b" ", b"\n", b"99999999999999999999", b":", b"EOF"])), max_size=4))
 def test_fuzz_truncated_and_mutated_real_files(tmp_path, problem, cut, edits):
+    if not REAL[problem].exists():
+        pytest.skip(f"{REAL[problem]} is not in the data directory (set LSBENCH_TEST_DATA)")
     raw = REAL[problem].read_bytes()
     raw = raw[:max(1, int(len(raw) * cut))] if cut < 0.95 else raw
     for where, piece in edits:
@@ -213,6 +215,7 @@ def test_a_listing_cut_short_by_head_is_no_error():
 
 
 def test_multistart_in_turn_runs_every_search_and_says_why_one_failed(tmp_path):
+    need_instances("tai12a")
     r = lsbench("multistart", "--searches", "3", "--instance", "tai12a", "--algorithm", "rots", "--iterations", "50",
                 "--via", "local", "--out-dir", tmp_path / "ms")
     assert r.returncode == 0, r.stderr

@@ -58,6 +58,7 @@ def cpu_records(tmp_path_factory):
     return recs
 
 
+@pytest.mark.system  # end to end: MPI ranks
 @pytest.mark.parametrize("instance,nb,iterations", SMALL_CASES)
 def test_cow_with_three_ranks_follows_the_cpu_trajectory(instance, nb, iterations, cpu_records, tmp_path):
     out = tmp_path / "cow.json"
@@ -72,6 +73,7 @@ def test_cow_with_three_ranks_follows_the_cpu_trajectory(instance, nb, iteration
     assert lsbench("verify", str(out)).returncode == 0
 
 
+@pytest.mark.system  # end to end: a Dask cluster
 @pytest.mark.parametrize("instance,nb,iterations", SMALL_CASES)
 def test_grid_with_two_dask_workers_follows_the_cpu_trajectory(instance, nb, iterations, cpu_records, tmp_path):
     out = tmp_path / "grid.json"
@@ -196,6 +198,7 @@ def test_grid_worker_that_dies_or_hangs_ends_the_run_with_an_error_and_no_record
     assert not out.exists() and not list(tmp_path.glob("*.tmp*"))
 
 
+@pytest.mark.system  # end to end: MPI ranks
 def test_multistart_over_mpi_writes_every_search_equal_to_its_single_run(tmp_path, cpu_records):
     d = tmp_path / "ms"
     r = lsbench("multistart", "--searches", "4", "--seed", "2", "--instance", "tai12a", "--algorithm", "tabu",
@@ -238,6 +241,7 @@ def _records(d):
     return {int(f.stem.split("-")[1]): json.loads(f.read_text()) for f in d.glob("seed-*.json")}
 
 
+@pytest.mark.system  # end to end: MPI ranks
 def test_island_ring_exchanges_elites_the_same_way_locally_and_over_mpi(tmp_path):
     """Cooperative multistart: epoch 0 of each island is its independent search; islands that
     received an elite restart from it; the ring gives the same records in one process and over
@@ -285,6 +289,7 @@ def test_grid_on_slurm_builds_worker_jobs_bound_where_told_and_refuses_without_a
         cluster.close()
 
 
+@pytest.mark.system  # end to end: a Snakemake workflow
 def test_workflow_grid_params_reach_every_grid_run(tmp_path):
     """What the SLURM profile sets (`--config grid_params=...`) ends up on each grid command line."""
     env = {**ENV, "NUMBA_ENABLE_CUDASIM": "0"}
@@ -299,6 +304,7 @@ def test_workflow_grid_params_reach_every_grid_run(tmp_path):
     assert not any("scheduler=slurm" in line for line in r.stdout.splitlines() if "--backend cow" in line)
 
 
+@pytest.mark.system  # end to end: MPI ranks
 @pytest.mark.long
 def test_multistart_fills_each_gpu_with_a_batch_of_resident_searches_two_ranks_sharing_one_device(tmp_path):
     """rots on gpu-resident: 6 searches over 2 MPI ranks sharing one (simulated) GPU run as batches
@@ -422,6 +428,7 @@ def _check_live_islands(d, tmp_path, ring_size, via):
     return summary, recs
 
 
+@pytest.mark.system  # end to end: MPI ranks
 def test_live_islands_over_mpi_pass_elites_between_gpus_while_they_search_and_stop_together(tmp_path):
     """rots on gpu-resident with --exchange-every: each of 2 ranks (one simulated GPU) runs its 2
     searches as one run; elites cross ranks at chunk boundaries; a target reached on one rank stops
@@ -446,6 +453,7 @@ def test_live_islands_over_mpi_pass_elites_between_gpus_while_they_search_and_st
     assert all(i["stopped_by"] in hit_islands for i in summary["islands"] if i["position"] not in hit_islands)
 
 
+@pytest.mark.system  # end to end: a Dask cluster
 def test_live_islands_over_dask_workers_pass_elites_while_they_search(tmp_path):
     # the workers' simulated kernels share their process with Dask's threads: the tests' simulator fix
     preload = json.dumps([str(ROOT / "tests" / "simulator_safety.py")])

@@ -78,6 +78,7 @@ def outcome(rec):
     return rec["front"], rec["archive_sizes"], rec["iterations"], rec["best_objective"]
 
 
+@pytest.mark.system  # end to end: MPI ranks and a Dask cluster
 @pytest.mark.long
 @pytest.mark.parametrize("accept,iterations", [("non-dominated", 3), ("dominating", 4)])
 def test_pls_gives_the_same_archive_on_every_backend(accept, iterations, tmp_path):
@@ -155,6 +156,7 @@ def test_pls_needs_the_three_objectives(tmp_path):
     assert r.returncode == 2 and "objective=three" in r.stderr and not list(tmp_path.iterdir())
 
 
+@pytest.mark.system  # end to end: MPI ranks and a Dask cluster
 def test_pls_over_mpi_ranks_and_dask_workers_gives_the_cpu_archive(tmp_path):
     """cow (2 MPI ranks) and grid (2 Dask workers) fill the objective-vector rows slice by slice."""
     import os

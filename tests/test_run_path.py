@@ -1,6 +1,8 @@
 """One run path: every workflow config through RunSpec, the same error line everywhere, one
 installed package, no import cycle, and a problem added the way docs/architecture.md says."""
+import ast
 import json
+import re
 import os
 import subprocess
 import sys
@@ -9,6 +11,7 @@ import pytest
 import yaml
 
 from conftest import DATA, ROOT, need_instances
+from lsbench.instances import manifest
 from lsbench.workflow import plan_runs
 
 CONFIGS = sorted((ROOT / "workflows" / "config").glob("*.yaml"))
@@ -35,9 +38,11 @@ def _first_runs_config():
     return {"experiment": "first-runs", "title": "first run of every group", "shared_cores": True, "groups": groups}
 
 
+@pytest.mark.system  # end to end: every config through Snakemake
 @pytest.mark.long
 def test_every_config_runs_its_first_run_of_each_group_through_snakemake_and_run_plan(tmp_path):
     cfg = _first_runs_config()
+    need_instances(*{i for g in cfg["groups"] for i in g["instances"] if i in manifest() and not manifest()[i].generated})
     assert any(g["algorithm"] == "cas" and (g.get("params") or {}).get("ls") == "2opt" for g in cfg["groups"])
     config = tmp_path / "first.yaml"
     config.write_text(yaml.safe_dump(cfg))
@@ -96,6 +101,7 @@ def test_a_bad_parameter_gets_the_same_error_line_from_the_cli_and_from_a_workfl
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.system  # end to end: pip installs the package
 def test_the_installed_distribution_has_one_import_name(tmp_path):
     target, source = tmp_path / "site", tmp_path / "source"
     files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
@@ -172,15 +178,54 @@ def test_readme_is_short_and_its_links_into_docs_resolve():
     assert "](../" not in readme and "](/" not in readme  # no link out of the repository
 
 
-def test_performance_doc_cites_exactly_the_committed_results():
-    """docs/performance.md names each committed result file, and each name is a committed file
-    `<benchmark>-<gpu>-<commit>.json` whose recorded commit is the one in its name."""
-    import re
+ENGINE_CODE = ("gpu", "lsbench/engines", "lsbench/search", "lsbench/problems", "lsbench/backends",
+               "lsbench/neighborhoods.py", "lsbench/rng.py")
+
+
+def _code_of(source):
+    """A module's code without its comments and docstrings (what a comment edit leaves unchanged)."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def _git(*args):
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_performance_doc_is_short_and_cites_exactly_the_committed_results():
+    """docs/performance.md (250 lines at most) names each committed result file (30 at most), and
+    each name is a file `<benchmark>-<gpu>-<commit>.json` whose recorded commit is the one in its name."""
     doc = (ROOT / "docs" / "performance.md").read_text()
+    assert len(doc.splitlines()) <= 250
     cited = set(re.findall(r"[a-z_]+-[a-z0-9]+-[0-9a-f]{7}(?:-\d+)?\.json", doc))
-    committed = set(subprocess.run(["git", "ls-files", "benchmarks/results"], cwd=ROOT, capture_output=True,
-                                   text=True, check=True).stdout.split())
-    assert cited and {f"benchmarks/results/{c}" for c in cited} == committed
+    committed = set(_git("ls-files", "benchmarks/results").stdout.split())
+    assert cited and {f"benchmarks/results/{c}" for c in cited} == committed and len(committed) <= 30
     for name in cited:
         rec = json.loads((ROOT / "benchmarks" / "results" / name).read_text())
         assert name.split("-")[2].split(".")[0] == rec["versions"]["lsbench_commit"]
+
+
+def test_no_engine_changed_after_the_commit_its_figure_was_measured_on():
+    """Every result file's commit is an ancestor of this tree, and no engine's code (comments and
+    docstrings aside) differs between that commit and the working tree."""
+    doc = (ROOT / "docs" / "performance.md").read_text()
+    commits = {name.split("-")[2].split(".")[0]
+               for name in re.findall(r"[a-z_]+-[a-z0-9]+-[0-9a-f]{7}(?:-\d+)?\.json", doc)}
+    if _git("rev-parse", "HEAD").returncode != 0:
+        pytest.skip("not a git checkout: the commits cannot be compared")
+    for commit in commits:
+        if _git("cat-file", "-e", f"{commit}^{{commit}}").returncode != 0:
+            pytest.skip(f"commit {commit} is not in this clone's history (a shallow clone)")
+        assert _git("merge-base", "--is-ancestor", commit, "HEAD").returncode == 0, commit
+        then = set(_git("ls-tree", "-r", "--name-only", commit, "--", *ENGINE_CODE).stdout.split())
+        now = {str(p.relative_to(ROOT)) for d in ENGINE_CODE for p in
+               ([ROOT / d] if d.endswith(".py") else (ROOT / d).rglob("*.py"))}
+        assert {f for f in then if f.endswith(".py")} == now, f"engine files added or removed since {commit}"
+        for path in sorted(now):
+            old = _git("show", f"{commit}:{path}").stdout
+            assert _code_of(old) == _code_of((ROOT / path).read_text()), f"{path} changed after {commit}"
