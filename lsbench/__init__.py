@@ -8,7 +8,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _SOURCE_FOLDERS = {"lsbench.gpu": "gpu", "lsbench.hpc": "hpc"}
 

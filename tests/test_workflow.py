@@ -261,3 +261,21 @@ def test_a_multistart_backend_entry_plans_one_mpi_job_of_g_ranks_with_one_gpu_ea
         cfg["groups"][0]["backends"] = [{"name": "m", "backend": "cpu", "multistart": bad}]
         with pytest.raises(LsbenchError, match=f"backend m: multistart.*{field}"):
             plan_runs(cfg, gpu_available=True)
+
+
+def test_the_example_reports_were_rendered_by_the_current_report_code_and_say_what_they_show():
+    """Each report in reports/ names the report code it was rendered by: it fails here once that
+    code changes, until `python workflows/scripts/report_from_records.py --examples` renders it
+    again; its first screen says the scale, the records' commit and the GPU."""
+    sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
+    from report import report_code_fingerprint
+    from report_from_records import EXAMPLES
+    assert sorted(EXAMPLES) == sorted(p.name for p in (ROOT / "reports").iterdir() if p.is_dir())
+    for name, scale in EXAMPLES.items():
+        page = (ROOT / "reports" / name / "report.html").read_text()
+        stamp = re.search(r'<meta name="lsbench-report-code" content="([0-9a-f]+)">', page)
+        assert stamp and stamp.group(1) == report_code_fingerprint(), \
+            f"reports/{name} predates the report code: python workflows/scripts/report_from_records.py --examples"
+        first_screen = " ".join(re.sub(r"<[^>]+>", " ", page[page.index("<body>"):][:1500]).split())
+        assert f"Scale {scale}" in first_screen and re.search(r"lsbench commit [0-9a-f]{7}", first_screen)
+        assert "NVIDIA" in first_screen

@@ -7,6 +7,8 @@ the page opens from disk with no network.
     python workflows/scripts/report.py CONFIG RUNS_PARQUET OUT_HTML [--gpu "NAME"]
 """
 import argparse
+import datetime
+import hashlib
 import html
 import json
 import math
@@ -28,6 +30,26 @@ from lsbench.workflow import GPU_BACKENDS, backend_entry, expand_group  # noqa: 
 
 TEMPLATES = ROOT / "workflows" / "templates"
 PARALLEL = {"cpu-parallel", "cow", "grid"}
+# the code a report is rendered by: a committed example report that names another fingerprint is stale
+REPORT_CODE = ("workflows/scripts/report.py", "workflows/scripts/pareto_report.py",
+               "workflows/templates/report.html.j2", "lsbench/workflow.py")
+
+
+def report_code_fingerprint():
+    digest = hashlib.sha256()
+    for name in REPORT_CODE:
+        digest.update(name.encode() + b"\0" + (ROOT / name).read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def provenance(df, config, gpu):
+    """What a reader needs on the first screen: the scale, the commit(s) and GPU(s) the records were
+    made with, and the code and date the page was rendered with."""
+    commits = sorted({c for c in df.get("lsbench_commit", pd.Series(dtype=object)).dropna()}) if len(df) else []
+    devices = sorted({d for d in df["device"].dropna()}) if "device" in df and len(df) else []
+    return {"scale": config.get("scale", "paper"), "records_commits": ", ".join(commits) or "unknown",
+            "gpu": ", ".join(devices) or gpu["name"], "fingerprint": report_code_fingerprint(),
+            "rendered": datetime.date.today().isoformat()}
 
 
 # -- numbers for reading ---------------------------------------------------------------------------
@@ -391,7 +413,8 @@ def write_report(table, out, config, gpu):
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=jinja2.select_autoescape())
     page = env.get_template("report.html.j2").render(
         title=config.get("title", config["experiment"]), headlines=headlines(summary, df) if len(df) else [],
-        hardware=hardware(df, gpu), gpu=gpu, groups=groups, escape=html.escape)
+        hardware=hardware(df, gpu), gpu=gpu, groups=groups, escape=html.escape,
+        provenance=provenance(df, config, gpu))
     tmp = out.with_suffix(".tmp")
     tmp.write_text(page)
     tmp.replace(out)

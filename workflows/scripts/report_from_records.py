@@ -1,23 +1,32 @@
-"""Aggregate and report run records made on another host (e.g. the GPU machine via run_plan.py).
+"""Report run records made on another host (e.g. the GPU machine via run_plan.py), and regenerate
+the committed example reports in reports/ from their records with the current report code.
 
-    python workflows/scripts/report_from_records.py workflows/config/luong_qap.yaml RUNS_DIR OUT_DIR [quick]
+    python workflows/scripts/report_from_records.py CONFIG RUNS_DIR OUT_DIR [quick]
+    python workflows/scripts/report_from_records.py --examples
 
-The GPU line of the report names the device the records were made on, not this host's.
+The GPU line of a report names the device the records were made on, not this host's; its first
+screen says the scale, the records' commit and GPU, and the report code it was rendered by.
 """
 import json
 import sys
+import tarfile
+import tempfile
 from pathlib import Path
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lsbench.workflow import aggregate_records  # noqa: E402
 from report import write_report  # noqa: E402
 
+# reports/NAME: its config and the scale its records (reports/NAME/records.tgz) were planned at
+EXAMPLES = {"luong_qap": "quick", "tsutsui_cas": "quick", "janiak": "quick"}
 
-def main(config, runs_dir, out_dir, scale="paper"):
+
+def report(config, runs_dir, out_dir, scale="paper"):
     cfg = yaml.safe_load(open(config))
     cfg["scale"] = scale  # as the runs were planned (run_plan.py --scale)
     records = sorted(Path(runs_dir).rglob("*.json"))
@@ -32,5 +41,20 @@ def main(config, runs_dir, out_dir, scale="paper"):
     print(f"{len(records)} records -> {out / 'report.html'}")
 
 
+def regenerate_examples():
+    """Every report in reports/ again from its records.tgz with the current code."""
+    for name, scale in EXAMPLES.items():
+        folder = ROOT / "reports" / name
+        with tempfile.TemporaryDirectory() as tmp:
+            with tarfile.open(folder / "records.tgz") as archive:
+                archive.extractall(tmp, filter="data")
+            for old in (folder / "report_files").glob("*"):
+                old.unlink()
+            report(ROOT / "workflows" / "config" / f"{name}.yaml", tmp, folder, scale)
+
+
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    if sys.argv[1:] == ["--examples"]:
+        regenerate_examples()
+    else:
+        report(*sys.argv[1:5])
