@@ -98,11 +98,14 @@ def pytest_xdist_auto_num_workers(config):
     return max(1, min(cores, 8))
 
 
+@pytest.hookimpl(tryfirst=True)  # before the -m selection reads the markers
 def pytest_collection_modifyitems(config, items):
-    """The tests marked `long` first, the others after them in their order: pytest-xdist hands the
-    tests out in this order, so the longest start at once on every process and the short ones fill
-    the end, rather than one long test started last keeping the suite waiting while the other
-    processes sit idle."""
+    """A test marked `long` belongs to the system tier (the fast tier stays within minutes), and
+    runs first: pytest-xdist hands the tests out in this order, so the longest start at once on
+    every process and the short ones fill the end."""
+    for item in items:
+        if item.get_closest_marker("long"):
+            item.add_marker(pytest.mark.system)
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 

@@ -214,6 +214,7 @@ def test_a_listing_cut_short_by_head_is_no_error():
     assert r.returncode == 0 and len(r.stdout.splitlines()) == 3 and "Traceback" not in r.stderr
 
 
+@pytest.mark.long
 def test_multistart_in_turn_runs_every_search_and_says_why_one_failed(tmp_path):
     need_instances("tai12a")
     r = lsbench("multistart", "--searches", "3", "--instance", "tai12a", "--algorithm", "rots", "--iterations", "50",

@@ -461,6 +461,7 @@ class _Inject:
         self.withdrawn.append((searches, iteration))
 
 
+@pytest.mark.long
 def test_resident_rots_restart_from_a_solution_better_than_its_best_keeps_that_whole_solution():
     """A restart (FRESH = 2) from a start better than the search's best: every thread writes its
     part of the new best solution (a thread that read the best after thread 0 lowered it once
@@ -713,6 +714,7 @@ def test_cas_with_its_tabu_local_searches_on_the_gpu_equals_cas_on_the_cpu(tmp_p
                 algorithm_params={**params, "ls": "2opt"}, warmup=0)
 
 
+@pytest.mark.long
 def test_cas_colony_on_a_queue_of_fewer_blocks_than_ants_equals_cas_on_the_cpu():
     """Where the ants do not fill the SMs evenly the colony's searches queue for a persistent grid
     (rots_engine.uneven_grid): 5 ants on 2 blocks, sub-chunks of 2 iterations -- every generation's

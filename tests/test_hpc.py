@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -106,6 +107,25 @@ def _processes_with(marker, env_key=None, env_value=None):
     return pids
 
 
+class StderrLines:
+    """Reads a started process's stderr on a thread, so that a test can wait for a line (the
+    search's progress line says it is past start-up and warm-up) and still read all of it after."""
+
+    def __init__(self, process):
+        self.lines, self.process = [], process
+        self.thread = threading.Thread(target=lambda: self.lines.extend(process.stderr), daemon=True)
+        self.thread.start()
+
+    def wait_for(self, text, seconds=120):
+        return _wait_for(lambda: any(text in line for line in list(self.lines)), seconds)
+
+    def finish(self, seconds):
+        """stdout and the whole stderr once the process has ended (within `seconds`)."""
+        self.process.wait(timeout=seconds)
+        self.thread.join(timeout=10)
+        return self.process.stdout.read(), "".join(self.lines)
+
+
 def _wait_for(fn, seconds=60):
     end = time.time() + seconds
     while time.time() < end:
@@ -121,13 +141,14 @@ def _wait_for(fn, seconds=60):
 def test_cow_worker_that_dies_or_hangs_ends_the_run_with_an_error_and_no_record(how, tmp_path):
     out = tmp_path / f"cow-{how}.json"
     p = start("run", "--instance", "ta001", "--neighbourhood", "insertion", "--backend", "cow", "--seconds", "120",
-              "--param", "worker_timeout=4", "--out", str(out), "--quiet", mpi=3)
+              "--param", "worker_timeout=4", "--out", str(out), mpi=3)
     try:
+        stderr = StderrLines(p)
         worker = _wait_for(lambda: _processes_with(str(out), "PMI_RANK", "1"))[0]
-        time.sleep(3)  # the search is running (past warm-up)
+        stderr.wait_for("] iteration")  # the search is running (past warm-up)
         t = time.time()
         os.kill(worker, signal.SIGKILL if how == "kill" else signal.SIGSTOP)
-        _out, err = p.communicate(timeout=60)
+        _out, err = stderr.finish(60)
         assert time.time() - t < 30  # bounded: far less than the 120 s the run asked for
     finally:
         if p.poll() is None:
@@ -182,13 +203,14 @@ def test_connected_workers_sees_every_worker_while_the_clients_own_refresh_runs(
 def test_grid_worker_that_dies_or_hangs_ends_the_run_with_an_error_and_no_record(how, tmp_path):
     out = tmp_path / f"grid-{how}.json"
     p = start("run", "--instance", "ta001", "--neighbourhood", "insertion", "--backend", "grid", "--workers", "2",
-              "--seconds", "120", "--param", "worker_timeout=5", "--out", str(out), "--quiet")
+              "--seconds", "120", "--param", "worker_timeout=5", "--out", str(out))
     try:
+        stderr = StderrLines(p)
         workers = _wait_for(lambda: len(_dask_workers_of(p.pid)) == 2 and _dask_workers_of(p.pid))
-        time.sleep(6)  # the search is running (past cluster start and warm-up)
+        stderr.wait_for("] iteration")  # the search is running (past cluster start and warm-up)
         t = time.time()
         os.kill(workers[0], signal.SIGKILL if how == "kill" else signal.SIGSTOP)
-        _out, err = p.communicate(timeout=90)
+        _out, err = stderr.finish(90)
         assert time.time() - t < 60
     finally:
         if p.poll() is None:

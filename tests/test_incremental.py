@@ -66,6 +66,7 @@ def test_qap_swap(seed, n, symmetric):
     check_integer(random_qap(seed, n, symmetric), "swap", seed)
 
 
+@pytest.mark.long
 @settings(max_examples=15, deadline=None)
 @given(st.integers(0, 10**6), st.integers(4, 12), QAP_SYMMETRY)
 def test_qap_delta_table_updates_match_recomputation(seed, n, symmetric):
@@ -97,6 +98,7 @@ def test_tsp(seed, n, symmetric, nb_name):
 @settings(max_examples=10, deadline=None)
 @given(st.integers(0, 10**6), st.integers(3, 15), st.integers(3, 13),
        st.sampled_from(["hamming1", "hamming2", "hamming3"]))
+@pytest.mark.long
 def test_ppp(seed, m, n, nb_name):
     p = PPP.pointcheval(m, n, seed)
     check_integer(p, nb_name, seed)

@@ -228,6 +228,7 @@ def test_indicators_refuse_a_reference_point_that_does_not_bound_the_front(tmp_p
     assert r.returncode == 0 and json.loads((tmp_path / "ind.json").read_text())[0]["hypervolume"] > 0
 
 
+@pytest.mark.long
 def test_pls_swap_neighbourhood_gives_the_cpu_archive_with_the_device_archive(tmp_path):
     recs = []
     for backend, extra in (("cpu", []), ("gpu", ["--param", "archive=device", "--param", "block=32"])):

@@ -89,8 +89,9 @@ def test_rots_cube_tenures_run_compiled_and_over_the_evaluator_alike_and_change_
     uniform = RobustTabuSearch(aspiration="8n^2").run(p, nb, get_evaluator("cpu").bind(p, nb), Stop(iterations=2000),
                                                       seed=11)
     assert [t[::2] for t in uniform.trajectory] != [t[::2] for t in runs[0].trajectory]
-    with pytest.raises(LsbenchError, match="tenure_cube"):
-        RobustTabuSearch(tenure_cube="1n", tenure_min="2").params(p)
+    from lsbench.spec import build_spec
+    with pytest.raises(LsbenchError, match=r"tenure_cube: draws the tenures itself.*\(rots\)"):
+        build_spec("rnd-qap-12-1", algorithm="rots", iterations=5, params={"tenure_cube": "1n", "tenure_min": "2"})
     with pytest.raises(LsbenchError, match="tenure_cube=0.01n"):
         RobustTabuSearch(tenure_cube="0.01n").params(p)
 
@@ -119,6 +120,7 @@ def test_stop_criteria():
     assert rec["iterations"] == 0
 
 
+@pytest.mark.long
 def test_cas_is_identical_on_cpu_and_cpu_parallel_and_improves():
     recs = [run(instance="tai25a", algorithm="cas", iterations=40000, seed=2, backend=b,
                 algorithm_params={"ls_iterations": 100}) for b in ("cpu", "cpu-parallel")]
