@@ -39,9 +39,10 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--cap", type=float, default=30.0, help="seconds a run")
     ap.add_argument("--searches", type=int, default=0, help="K (0: one per SM)")
-    ap.add_argument("--restart", type=int, help="rots: stagnation limit (default 0: no restarts)")
-    ap.add_argument("--elite", type=int, help="rots (default 4)")
-    ap.add_argument("--perturb", type=float, help="rots (default 0.25)")
+    # rots' restart settings; left out, the engine's declared defaults (lsbench describe) hold
+    ap.add_argument("--restart", type=int, help="rots: stagnation limit")
+    ap.add_argument("--elite", type=int, help="rots")
+    ap.add_argument("--perturb", type=float, help="rots")
     ap.add_argument("--param", action="append", metavar="KEY=VALUE",
                     help="an algorithm or backend parameter for every run (e.g. ants=132 for cas); repeatable")
     ap.add_argument("--first-seed", type=int, default=1, help="run r takes seeds FIRST + r K .. (more runs: start past the last)")
@@ -56,8 +57,7 @@ def main():
     k = 1 if cas else args.searches or (gpu or {}).get("multiprocessors")
     if not k:
         ap.error(f"no GPU found ({(gpu or {}).get('unavailable', 'none visible')}): give --searches K")
-    defaults = {"restart": 0, "elite": 4, "perturb": 0.25}
-    params = {} if cas else {key: defaults[key] if v is None else v for key, v in restart_args.items()}
+    params = {} if cas else {key: v for key, v in restart_args.items() if v is not None}
     try:
         params.update(split_pairs(args.param or []))
     except LsbenchError as e:

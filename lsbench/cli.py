@@ -196,7 +196,7 @@ def describe_text(problem=None, algorithm=None, backend=None):
 
 def cmd_verify(args):
     """Every file is checked and named; exit 2 if any fails."""
-    from .runner import verify_record
+    from .verify import verify_record
     failed = 0
     for path in args.records:
         try:

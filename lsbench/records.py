@@ -1,4 +1,5 @@
 """Run records: one JSON per run, re-checked from scratch and written atomically."""
+import hashlib
 import json
 import math
 import os
@@ -60,6 +61,14 @@ def gap_percent(best, bks):
     if bks == 0:
         return 0.0 if best == 0 else None
     return round(100.0 * (best - bks) / abs(bks), 6)
+
+
+def instance_digest(prob):
+    """The instance's sha256, or for a generated one the digest of its generator description
+    (stable, checkable)."""
+    if prob.sha256:
+        return prob.sha256
+    return "generated:" + hashlib.sha256(repr(sorted(prob.describe().items())).encode()).hexdigest()
 
 
 def recheck(problem, solution, reported):

@@ -146,7 +146,8 @@ def test_a_toy_problem_added_as_the_walk_through_says_runs_on_cpu_and_cpu_parall
     follow the same trajectory to re-checked records."""
     from lsbench.errors import LsbenchError
     from lsbench.problems import PROBLEMS
-    from lsbench.runner import run_one, verify_record
+    from lsbench.runner import run_one
+    from lsbench.verify import verify_record
     from toy_problem import WeightedPositions
     monkeypatch.setitem(PROBLEMS, "toy", WeightedPositions)
     instance = tmp_path / "toy20.txt"
