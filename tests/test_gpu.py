@@ -1229,6 +1229,7 @@ def _ig_both(instance, seeds, iterations, **algorithm):
             for cls in (IteratedGreedyEngine, DeviceIteratedGreedyEngine)], p
 
 
+@pytest.mark.long
 def test_iterated_greedy_on_the_device_is_the_cpu_search():
     """Seed 3 finds a better sequence at iteration 2; seed 4 too, then accepts a worse one."""
     (cpu, gpu), p = _ig_both("rnd-pfsp-7x3-75", [3, 4], 3, destruction=2, temperature=10.0)

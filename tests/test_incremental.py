@@ -84,6 +84,7 @@ def test_qap_delta_table_updates_match_recomputation(seed, n, symmetric):
 @settings(max_examples=10, deadline=None)
 @given(st.integers(0, 10**6), st.integers(3, 12), st.integers(1, 5),
        st.sampled_from(["makespan", "flowtime", "three"]), st.sampled_from(["insertion", "swap"]))
+@pytest.mark.long
 def test_pfsp(seed, n, m, objective, nb_name):
     p = PFSP.random("r", n, m, seed, objective=objective, weights=(3, 1, 7))
     check_integer(p, nb_name, seed)
