@@ -8,13 +8,12 @@ import threading
 import time
 import uuid
 from collections import deque
+from functools import partial
 
 from lsbench.errors import LsbenchError
-from lsbench.records import host_info
 from lsbench.search.islands import LoopbackRing, Migration
 
-from . import mpi
-from .batch import place_rank, run_batch
+from .batch import run_batch
 
 TAG_RING = 23
 MIN_CLOSE_WAIT_S = 600.0  # an island waits this long (or twice its own run) for its neighbour's end
@@ -147,51 +146,19 @@ def run_island(spec, seeds, ring, every, migrants):
     return results
 
 
-def local(spec, seeds, every, migrants):
-    """One island in this process: a ring of one."""
-    return [(run_island(spec, seeds, LoopbackRing(), every, migrants), {"host": host_info()["hostname"]})]
+def island_seeds(seeds, via, places):
+    """The seeds of each island, one island a place (a rank, a worker; one in this process)."""
+    if via == "mpi" and len(seeds) < places:
+        raise LsbenchError(f"--searches {len(seeds)}: fewer searches than the {places} islands (ranks)")
+    return share(seeds, min(places, len(seeds)))
 
 
-def over_mpi(spec, seeds, every, migrants):
-    """Island r on rank r, its share of the seeds on its GPU; rank 0 gets every island's records
-    ([(results, placement)]), the other ranks None."""
-    MPI = mpi("lsbench multistart --via mpi")
-    comm = MPI.COMM_WORLD
-    rank, size = comm.Get_rank(), comm.Get_size()
-    if len(seeds) < size:
-        raise LsbenchError(f"--searches {len(seeds)}: fewer searches than the {size} islands (ranks)")
-    where = place_rank(MPI, comm, spec.backend)
-    results = run_island(spec, share(seeds, size)[rank], MpiRing(comm), every, migrants)
-    gathered = comm.gather((results, where), root=0)
-    return gathered if rank == 0 else None
+def runner(spec, every, migrants):
+    """run_unit for hpc.dispatch: an island on its place, with the ring of that kind of place."""
+    return partial(_island_at, spec, every, migrants, f"lsbench-ring-{uuid.uuid4().hex}")
 
 
-def _island_on_worker(spec, seeds, position, size, name, every, migrants):
-    import distributed
-    where = {"host": host_info()["hostname"], "worker": distributed.get_worker().address}
-    return run_island(spec, seeds, DaskRing(name, position, size), every, migrants), where
-
-
-def over_dask(spec, seeds, every, migrants, workers, scheduler):
-    """Island i on Dask worker i (one island per worker, all at once); [(results, placement)]."""
-    from lsbench.hpc.dask_grid import connected_workers, start_client
-    client, cluster = start_client(workers, scheduler, allowed_failures=0)
-    try:
-        addresses = connected_workers(client)
-        size = min(len(addresses), len(seeds))
-        name = f"lsbench-ring-{uuid.uuid4().hex}"
-        futures = [client.submit(_island_on_worker, spec, part, i, size, name, every, migrants, pure=False,
-                                 retries=0, workers=[addresses[i]], allow_other_workers=False)
-                   for i, part in enumerate(share(seeds, size))]
-        out = []
-        for f, part in zip(futures, share(seeds, size)):
-            try:
-                out.append(f.result())
-            except Exception as e:
-                why = f"worker lost or failed: {type(e).__name__}: {e}"
-                out.append(({s: {"seed": s, "error": why} for s in part}, None))
-        return out
-    finally:
-        client.close(timeout=10)
-        if cluster is not None:
-            cluster.close(timeout=10)
+def _island_at(spec, every, migrants, ring_name, seeds, place):
+    ring = {"local": LoopbackRing, "mpi": lambda: MpiRing(place.comm),
+            "dask": lambda: DaskRing(ring_name, place.index, place.size)}[place.via]()
+    return run_island(spec, seeds, ring, every, migrants)

@@ -13,14 +13,14 @@ import statistics
 import threading
 import time
 from dataclasses import replace
+from functools import partial
 
 from lsbench.errors import LsbenchError
 from lsbench.records import host_info, read_record, reserve, versions, write_atomic
 
 from . import mpi
-from .batch import batch_size, batches, place_rank, run_batch
-
-TAG_RESULT = 21
+from .batch import batch_size, batches, run_batch
+from .dispatch import dispatch
 
 
 def under_mpi():
@@ -174,18 +174,16 @@ def run_multistart_searches(spec, searches, out_dir, via="auto", workers=None, s
     done = finished_records(out_dir, seeds, spec)  # a rerun completes only the missing searches
     if searches_per_gpu is not None and searches_per_gpu < 1:
         raise LsbenchError(f"--searches-per-gpu: must be at least 1, got {searches_per_gpu}")
-    if via == "mpi":
-        return _over_mpi(spec, seeds, out_dir, done, searches_per_gpu)
-    if via == "dask":
-        return _over_dask(spec, seeds, out_dir, workers, scheduler, done)
-    if via != "local":
-        raise LsbenchError(f"--via: unknown {via!r} (known: auto, local, mpi, dask)")
-    col = Collector(out_dir, seeds, spec, "local", 1, done=done)
     size = batch_size(spec, searches_per_gpu)
-    for batch in batches([s for s in seeds if s not in done], size):
-        for s, result in run_batch(spec, batch).items():
-            col.add(s, result, {"host": host_info()["hostname"]})
-    return col.summary()
+    # batches of consecutive seeds (one seed each, or a GPU full of resident searches)
+    col = dispatch(via, lambda places: batches([s for s in seeds if s not in done], size),
+                   partial(_run_batch_at, spec), lambda places: Collector(out_dir, seeds, spec, via, places, done=done),
+                   spec.backend, workers, scheduler)
+    return None if col is None else col.summary()
+
+
+def _run_batch_at(spec, batch, place):
+    return run_batch(spec, batch)
 
 
 def finished_records(out_dir, seeds, spec):
@@ -214,67 +212,6 @@ def check_output_folder(out_dir):
         raise LsbenchError(str(e).replace("--out ", "--out-dir ", 1)) from None
 
 
-def _over_mpi(spec, seeds, out_dir, done, searches_per_gpu=None):
-    MPI = mpi("lsbench multistart --via mpi")
-    comm = MPI.COMM_WORLD
-    rank, size = comm.Get_rank(), comm.Get_size()
-    where = place_rank(MPI, comm, spec.backend)
-    todo = comm.bcast([s for s in seeds if s not in done], root=0)  # rank 0's folder decides
-    # batches of consecutive seeds (one seed each, or a GPU full of resident searches), dealt round the ranks
-    runs = batches(todo, batch_size(spec, searches_per_gpu))[rank::size]
-    mine = [s for batch in runs for s in batch]
-    if rank != 0:
-        for batch in runs:
-            for s, result in run_batch(spec, batch).items():
-                comm.send((s, result, where), dest=0, tag=TAG_RESULT)
-        return None
-    col = Collector(out_dir, seeds, spec, "mpi", size, done=done)
-    expected = len(todo) - len(mine)
-
-    def receive():  # records from the other ranks are written while rank 0 searches too
-        for _ in range(expected):
-            s, result, at = comm.recv(source=MPI.ANY_SOURCE, tag=TAG_RESULT)
-            col.add(s, result, at)
-
-    listener = threading.Thread(target=receive, daemon=True)
-    listener.start()
-    for batch in runs:
-        for s, result in run_batch(spec, batch).items():
-            col.add(s, result, where)
-    listener.join()
-    return col.summary()
-
-
-def _run_on_worker(spec, seed):
-    import distributed
-    where = {"host": host_info()["hostname"], "worker": distributed.get_worker().address}
-    return _one(spec, seed), where
-
-
-def _over_dask(spec, seeds, out_dir, workers, scheduler, done):
-    from distributed import as_completed
-    from lsbench.hpc.dask_grid import connected_workers, start_client
-    # a search whose worker dies is reported failed, not silently re-run elsewhere
-    client, cluster = start_client(workers, scheduler, allowed_failures=0)
-    try:
-        n = len(connected_workers(client))
-        col = Collector(out_dir, seeds, spec, "dask", n, done=done)
-        futures = {client.submit(_run_on_worker, spec, s, pure=False, retries=0): s for s in seeds if s not in done}
-        for f in as_completed(list(futures)):
-            s = futures[f]
-            try:
-                result, where = f.result()
-                col.add(s, result, where)
-            except Exception as e:
-                col.fail(s, f"worker lost or failed: {type(e).__name__}: {e}")
-        return col.summary()
-    finally:
-        client.close(timeout=10)
-        if cluster is not None:
-            cluster.close(timeout=10)
-
-
-# -- cooperative variant: an island ring ----------------------------------------------------------
 def _takes_migration(spec):
     from lsbench.registry import engine_path, load_class
     path = engine_path(spec.algorithm, spec.backend, spec.problem)
@@ -286,21 +223,10 @@ def _live_islands(spec, seeds, out_dir, via, every, migrants, workers, scheduler
     from . import islands
     if every < 1 or migrants < 1:
         raise LsbenchError(f"--exchange-every {every} / --migrants {migrants}: both must be at least 1")
-    if via == "mpi":
-        parts = islands.over_mpi(spec, seeds, every, migrants)
-        if parts is None:  # not rank 0
-            return None
-    elif via == "dask":
-        parts = islands.over_dask(spec, seeds, every, migrants, workers, scheduler)
-    elif via == "local":
-        parts = islands.local(spec, seeds, every, migrants)
-    else:
-        raise LsbenchError(f"--via: unknown {via!r} (known: auto, local, mpi, dask)")
-    col = Collector(out_dir, seeds, spec, f"{via}-islands", len(parts), every)
-    for results, where in parts:
-        for s in sorted(results):
-            col.add(s, results[s], where)
-    return col.summary()
+    col = dispatch(via, partial(islands.island_seeds, seeds, via), islands.runner(spec, every, migrants),
+                   lambda places: Collector(out_dir, seeds, spec, f"{via}-islands", places, every),
+                   spec.backend, workers, scheduler, at_once=True)
+    return None if col is None else col.summary()
 
 
 def _islands(spec, seeds, out_dir, via, every):

@@ -1,0 +1,127 @@
+"""Where a multistart's units of work run: in this process, on MPI ranks or on Dask workers.
+
+A unit is a list of seeds run as one (`run_unit(unit, place) -> {seed: result}`): a batch of
+searches that fills a GPU, or an island whose searches pass elites round a ring. The driver (this
+process, MPI rank 0 or the Dask client) receives each unit's results as the unit ends; only results
+travel, so nodes need no shared file system. Independent units are dealt round the places; units
+that must run at the same time (island rings) take one place each.
+"""
+import threading
+from dataclasses import dataclass
+
+from lsbench.errors import LsbenchError
+from lsbench.records import host_info
+
+from . import mpi
+from .batch import place_rank
+
+VIAS = ("local", "mpi", "dask")
+TAG_RESULT = 21
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a unit runs: its index among `size` places, the MPI communicator there (None
+    elsewhere), and what the records say of it (`where`)."""
+
+    via: str
+    index: int
+    size: int
+    where: dict
+    comm: object = None
+
+
+def dispatch(via, make_units, run_unit, start, backend, workers=None, scheduler=None, at_once=False):
+    """Run every unit of `make_units(places)` by `run_unit(unit, place)`; on the driver, `start(n)`
+    (n: the places, or with `at_once` the units) makes the collector whose `add(seed, result,
+    where)` takes each result as its unit ends. `at_once`: unit i runs on place i, all at the same
+    time; else the units are dealt round the places. Returns the collector on the driver, None on
+    the other MPI ranks. A unit whose Dask worker is lost comes back as an error for each of its
+    seeds; an error of `make_units` is raised on every rank."""
+    if via == "local":
+        place = Place("local", 0, 1, {"host": host_info()["hostname"]})
+        units = make_units(1)
+        collector = start(len(units) if at_once else 1)
+        for unit in units:
+            _add_all(collector, run_unit(unit, place), place.where)
+        return collector
+    if via == "mpi":
+        return _over_mpi(make_units, run_unit, start, backend, at_once)
+    if via == "dask":
+        return _over_dask(make_units, run_unit, start, workers, scheduler, at_once)
+    raise LsbenchError(f"--via: unknown {via!r} (known: auto, {', '.join(VIAS)})")
+
+
+def _add_all(collector, results, where):
+    for seed in sorted(results):
+        collector.add(seed, results[seed], where)
+
+
+def _over_mpi(make_units, run_unit, start, backend, at_once):
+    MPI = mpi("lsbench multistart --via mpi")
+    comm = MPI.COMM_WORLD
+    rank, size = comm.Get_rank(), comm.Get_size()
+    where = place_rank(MPI, comm, backend)
+    plan = None
+    if rank == 0:  # rank 0 decides (its output folder says which searches are done)
+        try:
+            plan = ("units", make_units(size))
+        except LsbenchError as e:
+            plan = ("error", str(e))
+    kind, units = comm.bcast(plan, root=0)
+    if kind == "error":
+        raise LsbenchError(units)
+    mine = units[rank:rank + 1] if at_once else units[rank::size]
+    place = Place("mpi", rank, size, where, comm)
+    if rank != 0:
+        for unit in mine:
+            for seed, result in run_unit(unit, place).items():
+                comm.send((seed, result, where), dest=0, tag=TAG_RESULT)
+        return None
+    collector = start(len(units) if at_once else size)
+    expected = sum(len(u) for u in units) - sum(len(u) for u in mine)
+
+    def listen():  # the other ranks' results are received while rank 0 runs its own units
+        for _ in range(expected):
+            collector.add(*comm.recv(source=MPI.ANY_SOURCE, tag=TAG_RESULT))
+
+    listener = threading.Thread(target=listen, daemon=True)
+    listener.start()
+    for unit in mine:
+        _add_all(collector, run_unit(unit, place), where)
+    listener.join()
+    return collector
+
+
+def _on_worker(run_unit, unit, index, size):
+    import distributed
+    where = {"host": host_info()["hostname"], "worker": distributed.get_worker().address}
+    return run_unit(unit, Place("dask", index, size, where)), where
+
+
+def _over_dask(make_units, run_unit, start, workers, scheduler, at_once):
+    from distributed import as_completed
+    from lsbench.hpc.dask_grid import connected_workers, start_client
+    # a unit whose worker dies is reported failed, not silently run again elsewhere
+    client, cluster = start_client(workers, scheduler, allowed_failures=0)
+    try:
+        addresses = connected_workers(client)
+        units = make_units(len(addresses))
+        collector = start(len(units) if at_once else len(addresses))
+        futures = {}
+        for i, unit in enumerate(units):
+            pinned = {"workers": [addresses[i]], "allow_other_workers": False} if at_once else {}
+            size = len(units) if at_once else len(addresses)
+            futures[client.submit(_on_worker, run_unit, unit, i, size, pure=False, retries=0, **pinned)] = unit
+        for future in as_completed(list(futures)):
+            try:
+                results, where = future.result()
+            except Exception as e:  # noqa: BLE001 (the worker's failure becomes each seed's error)
+                why = f"worker lost or failed: {type(e).__name__}: {e}"
+                results, where = {s: {"seed": s, "error": why} for s in futures[future]}, None
+            _add_all(collector, results, where)
+        return collector
+    finally:
+        client.close(timeout=10)
+        if cluster is not None:
+            cluster.close(timeout=10)
