@@ -78,7 +78,6 @@ def outcome(rec):
     return rec["front"], rec["archive_sizes"], rec["iterations"], rec["best_objective"]
 
 
-@pytest.mark.system  # end to end: MPI ranks and a Dask cluster
 @pytest.mark.long
 @pytest.mark.parametrize("accept,iterations", [("non-dominated", 3), ("dominating", 4)])
 def test_pls_gives_the_same_archive_on_every_backend(accept, iterations, tmp_path):
