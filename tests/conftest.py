@@ -1,13 +1,13 @@
 import os
-import sys
 import re
+import sys
 from pathlib import Path
-
 
 
 def _device_tier():
     """`pytest -m device` (the real-GPU tier) was asked for on the command line."""
-    marks = [a for i, a in enumerate(sys.argv) if sys.argv[i - 1] == "-m"] + [a[2:] for a in sys.argv if a.startswith("-m") and len(a) > 2]
+    marks = [a for i, a in enumerate(sys.argv[1:], 1) if sys.argv[i - 1] == "-m"]
+    marks += [a[2:] for a in sys.argv if a.startswith("-m") and len(a) > 2]
     return any("device" in m and "not device" not in m for m in marks)
 
 
