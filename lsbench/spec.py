@@ -79,11 +79,6 @@ def owners(problem, neighbourhood, algorithm, backend):
             ("backend", backend, registry.backend_class(algorithm, backend, problem))]
 
 
-def declared(problem, neighbourhood, algorithm, backend):
-    """[(role, owner label, parameters)] for resolve()."""
-    return [(role, label, cls.parameters) for role, label, cls in owners(problem, neighbourhood, algorithm, backend)]
-
-
 @dataclass(frozen=True)
 class RunNames:
     """What a declared Rule sees of a run besides its parameter values."""
@@ -109,7 +104,8 @@ def build_spec(instance, problem=None, algorithm="tabu", backend="cpu", neighbou
     if neighbourhood not in nbs:
         raise LsbenchError(f"--neighbourhood: unknown neighbourhood {neighbourhood!r} for {kind} "
                            f"(known: {', '.join(sorted(nbs))})")
-    resolved = resolve(declared(kind, neighbourhood, algorithm, backend), dict(params or {}))
+    run_owners = owners(kind, neighbourhood, algorithm, backend)
+    resolved = resolve([(role, label, cls.parameters) for role, label, cls in run_owners], dict(params or {}))
     _check_int("--seed", seed, 0, (1 << 64) - 1)
     # the untimed warm-up stays within the run's own budget: it must never outlast the search
     _check_int("--warmup", warmup, 0, max(2, iterations) if isinstance(iterations, int) else 100)
@@ -121,7 +117,6 @@ def build_spec(instance, problem=None, algorithm="tabu", backend="cpu", neighbou
         if value is not None and not math.isfinite(value):
             raise LsbenchError(f"{name}: must be a finite number, got {value}")
     stop = Stop(iterations, evaluations, seconds, target)
-    run_owners = owners(kind, neighbourhood, algorithm, backend)
     values = {}
     for role, _label, cls in run_owners:
         values.update(with_defaults(cls.parameters, resolved[role]))
