@@ -10,6 +10,15 @@ include: "workflows/rules/common.smk"
 include: "workflows/rules/runs.smk"
 
 
+# on a cluster, downloads (compute nodes may have no network), the table and the report run where
+# Snakemake runs, not as jobs in the queue
+localrules:
+    all,
+    fetch_instance,
+    aggregate,
+    report,
+
+
 rule all:
     input:
         f"results/{EXPERIMENT}/report.html",

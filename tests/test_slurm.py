@@ -54,6 +54,7 @@ def test_the_slurm_profile_submits_every_run_as_a_job_and_writes_the_report(slur
     r = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(tmp_path),
                         "--profile", str(ROOT / "workflows" / "profiles" / "slurm"), "--configfile", str(config),
                         "--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "1",
+                        "--seconds-between-status-checks", "2",
                         "--slurm-keep-successful-logs", "--config", "shared_cores=true", "mpi_launcher=srun",
                         "grid_params={scheduler: slurm, slurm_host: 127.0.0.1}"],
                        capture_output=True, text=True, env=ENV, timeout=900)

@@ -296,10 +296,11 @@ def _plt():
 
 
 def _finish(plt, fig, ax, path):
-    """Legend where there are lines, then the PNG."""
+    """Legend where there are lines, then the PNG. Fixed margins that fit the labels of a 5.2 x 3.2
+    inch plot: tight_layout drew every figure twice (half of a report's time)."""
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7)
-    fig.tight_layout()
+    fig.subplots_adjust(left=0.14, right=0.97, bottom=0.15, top=0.9)
     fig.savefig(path, dpi=100)
     plt.close(fig)
 
