@@ -1,0 +1,137 @@
+"""TSP 2-opt side by side with TSP_GPU (O'Neil & Burtscher, GPGPU-8 2015), one process, one GPU.
+
+    python benchmarks/tsp_peer.py [--instance pr2392] [--repeats 3] [--peer .peers/tsp_gpu]
+
+The peer's CUDA source is not part of lsbench: place its `main.cu` (TSP_GPU v2.3, e.g. from
+HeCBench's src/tsp-cuda) in the ignored folder `--peer`; this script builds it with nvcc (its own
+flags: -O3 -use_fast_math) and feeds it the instance in the layout its reader needs (six header
+lines, the coordinates, `EOF`). Rows alternate, peer then lsbench, `--repeats` times:
+
+- the peer: random-restart 2-opt hill climbing, one climb per block, `--restarts` climbs (one full
+  wave on an H100/H200); moves/s as it reports them: climbs x (n-1)(n-2)/2 over its kernel time;
+  its best tour in its own metric (float32 distances truncated, not TSPLIB's rounding);
+- lsbench: `--algorithm tabu --backend gpu-resident --searches K` for the peer's median kernel
+  time; moves/s = all searches' iterations x n(n-1)/2 over the timed seconds; its best tour in
+  TSPLIB's metric, re-checked.
+Medians of the repeats, after each tool's warm-up (the peer's first launch, lsbench's JIT compile).
+"""
+import argparse
+import re
+import shutil
+import statistics
+import subprocess
+from pathlib import Path
+
+from common import run_main, write_result
+
+from lsbench import instances as registry
+from lsbench.errors import LsbenchError
+
+PEER_FLAGS = ["-std=c++17", "-O3", "-use_fast_math"]  # the peer's own Makefile's optimisation flags
+
+
+def peer_input(tsplib_path, out_path):
+    """The instance as TSP_GPU's reader takes it: NAME, COMMENT, TYPE, DIMENSION, EDGE_WEIGHT_TYPE,
+    NODE_COORD_SECTION, one `index x y` line per city, EOF (its reader skips the first three lines by
+    count and needs the coordinates to end with `EOF`)."""
+    lines = Path(tsplib_path).read_text().splitlines()
+    fields = dict(re.match(r"\s*([A-Z_]+)\s*:\s*(.*)", line).groups() for line in lines
+                  if re.match(r"\s*[A-Z_]+\s*:", line))
+    if fields.get("EDGE_WEIGHT_TYPE", "").strip() != "EUC_2D":
+        raise LsbenchError(f"{tsplib_path}: TSP_GPU computes Euclidean distances; give an EUC_2D instance")
+    start = next(k for k, line in enumerate(lines) if line.strip().startswith("NODE_COORD_SECTION")) + 1
+    coords = []
+    for line in lines[start:]:
+        if line.strip() in ("EOF", ""):
+            break
+        coords.append(" ".join(line.split()[:3]))
+    n = int(fields["DIMENSION"])
+    if len(coords) != n:
+        raise LsbenchError(f"{tsplib_path}: {len(coords)} coordinates for DIMENSION {n}")
+    header = [f"NAME : {fields.get('NAME', '').strip()}", "COMMENT : for TSP_GPU", "TYPE : TSP", f"DIMENSION : {n}",
+              "EDGE_WEIGHT_TYPE : EUC_2D", "NODE_COORD_SECTION"]
+    Path(out_path).write_text("\n".join(header + coords + ["EOF"]) + "\n")
+    return n
+
+
+def build_peer(folder):
+    source = Path(folder) / "main.cu"
+    if not source.exists():
+        raise LsbenchError(f"--peer {folder}: no main.cu there (place TSP_GPU v2.3's CUDA source in that ignored "
+                           "folder; its code never enters this repository)")
+    if shutil.which("nvcc") is None:
+        raise LsbenchError("nvcc not found: the peer is built from its CUDA source")
+    binary = Path(folder) / "tsp_gpu"
+    subprocess.run(["nvcc", *PEER_FLAGS, "-arch=native", str(source), "-o", str(binary)], check=True, timeout=600)
+    return binary
+
+
+def parse_peer(text):
+    """The peer's own report: kernel seconds, G moves/s, best tour and climbs."""
+    kernel = float(re.search(r"Average kernel time: ([0-9.]+) s", text).group(1))
+    gmoves = float(re.search(r"([0-9.]+) Gmoves/s", text).group(1))
+    best, climbs = (int(v) for v in re.search(r"Best found tour length is (\d+) with (\d+) climbers", text).groups())
+    return {"kernel_s": kernel, "moves_per_s": gmoves * 1e9, "best_truncated_metric": best, "climbs": climbs}
+
+
+def run_peer(binary, instance_file, restarts):
+    """One measured launch after one warm-up launch (the peer times launches after its first)."""
+    r = subprocess.run([str(binary), str(instance_file), str(restarts), "1"], capture_output=True, text=True,
+                       timeout=900)
+    return parse_peer(r.stdout)
+
+
+def run_lsbench(instance, searches, seconds, data):
+    from lsbench.runner import run_one
+    rec = run_one("tsp", instance, "tabu", "gpu-resident", "2opt", seed=1, seconds=seconds, searches=searches,
+                  data=data)
+    iterations = rec.get("aggregate_iterations", rec["iterations"])
+    return {"seconds": rec["wall_s"], "iterations": iterations,
+            "moves_per_s": iterations * rec["neighbourhood_size"] / rec["wall_s"],
+            "best_tsplib_metric": rec["best_objective"], "gap_percent": rec["gap_percent"], "searches": searches}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--instance", default="pr2392")
+    ap.add_argument("--peer", default=str(Path(__file__).resolve().parent.parent / ".peers" / "tsp_gpu"))
+    ap.add_argument("--restarts", type=int, default=1056, help="the peer's climbs a launch (8 blocks x 132 SMs)")
+    ap.add_argument("--searches", type=int, default=528, help="lsbench's resident searches (the issue's best)")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--data-dir")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    entry = registry.manifest().get(args.instance)
+    if entry is None or entry.problem != "tsp":
+        raise LsbenchError(f"--instance {args.instance}: not a TSPLIB instance of the manifest")
+    source = registry.local_path(entry, args.data_dir)
+    if not source.exists():
+        raise LsbenchError(f"--instance {args.instance}: {source} not found (lsbench instances fetch {args.instance})")
+    binary = build_peer(args.peer)
+    peer_file = Path(args.peer) / f"{args.instance}.tsp"
+    n = peer_input(source, peer_file)
+    run_lsbench(args.instance, args.searches, 1.0, args.data_dir)  # JIT compile and first launches
+    rows = []
+    for _ in range(args.repeats):  # interleaved: the peer, then lsbench in the peer's time
+        peer = run_peer(binary, peer_file, args.restarts)
+        ours = run_lsbench(args.instance, args.searches, peer["kernel_s"], args.data_dir)
+        rows.append({"peer": peer, "lsbench": ours})
+        print(f"peer {peer['moves_per_s'] / 1e9:8.1f} G moves/s in {peer['kernel_s']:.2f} s (best "
+              f"{peer['best_truncated_metric']}, truncated)   lsbench {ours['moves_per_s'] / 1e9:8.1f} G moves/s "
+              f"(best {ours['best_tsplib_metric']}, TSPLIB)", flush=True)
+    peer_rate = statistics.median(r["peer"]["moves_per_s"] for r in rows)
+    ours_rate = statistics.median(r["lsbench"]["moves_per_s"] for r in rows)
+    summary = {"instance": args.instance, "n": n, "peer_moves_per_s": peer_rate, "lsbench_moves_per_s": ours_rate,
+               "ratio_lsbench_to_peer": ours_rate / peer_rate,
+               "peer_best_truncated_metric": min(r["peer"]["best_truncated_metric"] for r in rows),
+               "lsbench_best_tsplib_metric": min(r["lsbench"]["best_tsplib_metric"] for r in rows)}
+    path = write_result("tsp_peer", {"peer": "TSP_GPU v2.3 (O'Neil & Burtscher 2015)", "peer_flags": PEER_FLAGS,
+                                     "restarts": args.restarts, "searches": args.searches, "rows": rows,
+                                     "summary": summary}, args.out)
+    print(f"{args.instance}: lsbench {ours_rate / 1e9:.1f} G moves/s, peer {peer_rate / 1e9:.1f} G moves/s, "
+          f"ratio {ours_rate / peer_rate:.3f} -> {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_main(main))

@@ -1,0 +1,45 @@
+"""The benchmark scripts' own logic, without a GPU: the peer's input file and the reading of its
+report (benchmarks/tsp_peer.py)."""
+import sys
+
+import pytest
+
+from conftest import DATA, ROOT, need_instances
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def test_the_peer_gets_six_header_lines_every_city_and_eof(tmp_path):
+    need_instances("eil101")
+    from lsbench import instances
+    from tsp_peer import peer_input
+    source = instances.local_path(instances.manifest()["eil101"], str(DATA))
+    out = tmp_path / "eil101.tsp"
+    assert peer_input(source, out) == 101
+    lines = out.read_text().splitlines()
+    assert [line.split(":")[0].strip() for line in lines[:5]] == ["NAME", "COMMENT", "TYPE", "DIMENSION",
+                                                                  "EDGE_WEIGHT_TYPE"]
+    assert lines[3] == "DIMENSION : 101" and lines[5] == "NODE_COORD_SECTION" and lines[-1] == "EOF"
+    coords = [line.split() for line in lines[6:-1]]
+    assert len(coords) == 101 and [int(c[0]) for c in coords] == list(range(1, 102))
+    original = [line.split()[:3] for line in source.read_text().splitlines()
+                if line.split() and line.split()[0].isdigit() and len(line.split()) == 3]
+    assert coords == original
+
+
+def test_a_non_euclidean_instance_is_refused_for_the_peer(tmp_path):
+    from lsbench.errors import LsbenchError
+    from tsp_peer import peer_input
+    att = tmp_path / "att.tsp"
+    att.write_text("NAME: x\nTYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: ATT\nNODE_COORD_SECTION\n1 0 0\n2 1 1\n3 2 2\nEOF\n")
+    with pytest.raises(LsbenchError, match="EUC_2D"):
+        peer_input(att, tmp_path / "out.tsp")
+
+
+def test_the_peers_report_is_read_in_its_own_units():
+    from tsp_peer import parse_peer
+    report = ("2-opt TSP CUDA GPU code v2.3\nconfiguration: 2392 cities, 1056 restarts, x.tsp input\n"
+              "thread block size: 256\nAverage kernel time: 12.3456 s\n588.123 Gmoves/s\n"
+              "Best found tour length is 398765 with 3800000 climbers\nFAIL\n")
+    assert parse_peer(report) == {"kernel_s": 12.3456, "moves_per_s": 588.123e9, "best_truncated_metric": 398765,
+                                  "climbs": 3800000}
