@@ -9,7 +9,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lsbench.records import host_info, versions, write_atomic  # noqa: E402
+from lsbench.files import write_atomic  # noqa: E402
+from lsbench.provenance import host_info, versions  # noqa: E402
 
 
 def gpu_info():

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from common import gpu_info, write_result
 
-from lsbench.records import write_atomic
+from lsbench.files import write_atomic
 from lsbench.runner import run_one
 
 MARKS = (1.0, 5.0, 10.0)

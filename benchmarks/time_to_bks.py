@@ -21,7 +21,7 @@ from common import gpu_info, run_main, write_result
 
 from lsbench.errors import LsbenchError
 from lsbench.params import split_pairs
-from lsbench.records import write_atomic
+from lsbench.files import write_atomic
 from lsbench.runner import run_one
 
 

@@ -8,7 +8,6 @@ import traceback
 from dataclasses import replace
 
 from lsbench.errors import LsbenchError
-from lsbench.records import gap_percent, host_info
 
 
 def run_batch(spec, seeds, migration=None):
@@ -18,30 +17,10 @@ def run_batch(spec, seeds, migration=None):
     from lsbench.runner import run
     try:
         record = run(replace(spec, seed=seeds[0], searches=len(seeds), out=None), migration=migration)
-        return {seeds[0]: record} if len(seeds) == 1 else split_record(record, seeds)
+        return record.split(seeds)
     except Exception as e:  # a failed search is reported, the others go on
         msg = str(e) if isinstance(e, LsbenchError) else f"{type(e).__name__}: {e}"
         return {s: {"seed": s, "error": msg, "traceback": traceback.format_exc(limit=3)} for s in seeds}
-
-
-def split_record(record, seeds):
-    """One record per search of a several-searches run, each as the single run of its seed would
-    write it (its run_spec included), plus `batch`: the run it shared and that run's aggregate rate."""
-    shared = {k: v for k, v in record.items()
-              if k not in ("searches", "best_seed", "aggregate_iterations", "aggregate_iterations_per_s")}
-    batch = {"first_seed": seeds[0], "searches": len(seeds),
-             "aggregate_iterations_per_s": record.get("aggregate_iterations_per_s")}
-    out, wall = {}, record["wall_s"]
-    for entry in record["searches"]:
-        out[entry["seed"]] = {
-            **shared, "seed": entry["seed"], "best_objective": entry["best_objective"],
-            "best_solution": entry["best_solution"], "final_objective": entry["final_objective"],
-            "trajectory": entry["trajectory"], "iterations": entry["iterations"],
-            "evaluations": entry["iterations"] * record["neighbourhood_size"],
-            "iterations_per_s": round(entry["iterations"] / wall, 3) if wall > 0 else None,
-            "gap_percent": gap_percent(entry["best_objective"], record["bks"]),
-            "run_spec": {**record["run_spec"], "seed": entry["seed"], "searches": 1}, "batch": batch}
-    return out
 
 
 def batch_size(spec, searches_per_gpu=None):

@@ -10,7 +10,7 @@ import threading
 from dataclasses import dataclass
 
 from lsbench.errors import LsbenchError
-from lsbench.records import host_info
+from lsbench.provenance import host_info
 
 from . import mpi
 from .batch import place_rank

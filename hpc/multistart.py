@@ -16,7 +16,11 @@ from dataclasses import replace
 from functools import partial
 
 from lsbench.errors import LsbenchError
-from lsbench.records import host_info, read_record, reserve, versions, write_atomic
+from lsbench.files import release, reserve, write_atomic
+from lsbench.provenance import host_info, versions
+from lsbench.record import Record
+from lsbench.registry import GPU_BACKENDS
+from lsbench.spec import MAX_SEARCHES, check_seed_range
 
 from . import mpi
 from .batch import batch_size, batches, run_batch
@@ -134,17 +138,21 @@ def run_multistart(spec, searches, out_dir, via="auto", workers=None, scheduler=
     """run_multistart_searches, and with `out`, the multistart's run record there (rank 0)."""
     if out:
         reserve(out)  # before any search: a path that cannot take the record fails now
-    summary = run_multistart_searches(spec, searches, out_dir, via, workers, scheduler, exchange_every,
-                                      searches_per_gpu, migrants)
-    if summary is not None and out and summary["completed"]:
-        write_atomic(out, multistart_record(summary, out_dir))
-    return summary
+    try:
+        summary = run_multistart_searches(spec, searches, out_dir, via, workers, scheduler, exchange_every,
+                                          searches_per_gpu, migrants)
+        if summary is not None and out and summary["completed"]:
+            write_atomic(out, multistart_record(summary, out_dir))
+        return summary
+    finally:
+        for path in ([out] if out else []) + [os.path.join(out_dir, "summary.json")]:
+            release(path)
 
 
 def multistart_record(summary, out_dir):
     """The multistart as one run, for workflows and reports: the best search's record (re-checked
     when it was written), with the multistart's aggregate rate, time to target and islands."""
-    best = read_record(os.path.join(out_dir, f"seed-{summary['best_seed']}.json"))
+    best = Record.read(os.path.join(out_dir, f"seed-{summary['best_seed']}.json"))
     keep = ("searches", "seeds", "via", "workers", "completed", "failed", "aggregate_iterations_per_s",
             "timed_union_s", "median_objective", "runs_at_target", "median_time_to_target_s",
             "first_time_to_target_s", "islands")
@@ -159,10 +167,14 @@ def run_multistart_searches(spec, searches, out_dir, via="auto", workers=None, s
     holds several searches, each rank runs its share as batches that fill its GPU. With
     `exchange_every`, islands: live on an engine that takes migration (hpc/islands.py), else in
     epochs run one after another."""
-    if searches < 1:
-        raise LsbenchError(f"--searches: must be at least 1, got {searches}")
+    if not 1 <= searches <= MAX_SEARCHES:
+        raise LsbenchError(f"--searches: must be within [1, {MAX_SEARCHES}], got {searches}")
+    check_seed_range(spec.seed, searches)
     if via == "auto":
         via = "mpi" if under_mpi() else ("dask" if workers or scheduler else "local")
+    if via in ("local", "mpi") and spec.backend in GPU_BACKENDS:  # once, before any search (Dask: on the workers)
+        from lsbench.gpu import require
+        require(spec.backend)
     check_output_folder(out_dir)
     seeds = list(range(spec.seed, spec.seed + searches))
     if exchange_every:
@@ -194,7 +206,7 @@ def finished_records(out_dir, seeds, spec):
         path = os.path.join(out_dir, f"seed-{s}.json")
         if not os.path.exists(path):
             continue
-        rec = read_record(path)
+        rec = Record.read(path)
         ours = {**spec.as_record(), "seed": s}
         if rec.get("run_spec") != ours:
             raise LsbenchError(f"--out-dir {out_dir}: {path} is the record of another run; use another folder")
@@ -235,7 +247,7 @@ def _islands(spec, seeds, out_dir, via, every):
     of island i is exactly the independent search with seed s_i. Over MPI, ranks exchange only
     the islands' best objectives and solutions (allgather), then the records go to rank 0."""
     from lsbench import instances
-    from lsbench.records import gap_percent, recheck
+    from lsbench.record import recheck
     total = spec.stop.iterations
     if every < 1 or not total:
         raise LsbenchError("--exchange-every: needs a positive epoch length and --iterations (the budget per island)")
@@ -257,7 +269,7 @@ def _islands(spec, seeds, out_dir, via, every):
         for i in mine:
             seed = seeds[i] if e == 0 else seeds[i] * 1_000_003 + e  # a fresh stream per epoch
             rec = _epoch(spec, seed, budget, starts[i])
-            merged[i] = _merge(merged[i], rec)
+            merged[i] = Record(rec, epoch_seeds=[rec["seed"]]) if merged[i] is None else merged[i].merged(rec)
             bests.append((i, merged[i]["best_objective"], merged[i]["best_solution"]))
         everyone = [b for part in comm.allgather(bests) for b in part] if comm else bests
         by_island = {i: (obj, sol) for i, obj, sol in everyone}
@@ -276,8 +288,7 @@ def _islands(spec, seeds, out_dir, via, every):
         rec = merged[i]
         if prob is None:
             prob = instances.load(spec.instance, spec.problem, spec.data_dir, spec.problem_params)
-        rec["best_objective"] = recheck(prob, prob.solution_from_list(rec["best_solution"]), rec["best_objective"])
-        rec["gap_percent"] = gap_percent(rec["best_objective"], rec["bks"])
+        rec.set_best(recheck(prob, prob.solution_from_list(rec["best_solution"]), rec["best_objective"]))
         rec["seed"] = seeds[i]
         rec["params"]["islands"] = {"exchange_every": every, "epochs": epochs, "ring_size": len(seeds),
                                     "received_at_epochs": received[i]}
@@ -297,28 +308,3 @@ def _epoch(spec, seed, iterations, start):
     from lsbench.runner import run
     return run(replace(spec, seed=seed, stop=replace(spec.stop, iterations=iterations), out=None,
                        initial=None if start is None else tuple(int(v) for v in start)))
-
-
-def _merge(acc, rec):
-    """One island's record over its epochs: iterations and times add up, the trajectory keeps the
-    island's own improvements (shifted to the island's clock), the best is the best of all."""
-    if acc is None:
-        return {**rec, "epoch_seeds": [rec["seed"]]}
-    it0, t0 = acc["iterations"], acc["wall_s"]
-    out = dict(acc)
-    points, best = list(acc["trajectory"]), acc["best_objective"]
-    for it, t, obj in rec["trajectory"]:
-        if obj < best:
-            points.append([it + it0, round(t + t0, 6), obj])
-            best = obj
-    out["trajectory"] = points
-    if rec["best_objective"] < acc["best_objective"]:
-        out["best_objective"], out["best_solution"] = rec["best_objective"], rec["best_solution"]
-    for key in ("iterations", "evaluations", "wall_s", "warmup_s"):
-        out[key] = acc[key] + rec[key]
-    out["iterations_per_s"] = round(out["iterations"] / out["wall_s"], 3) if out["wall_s"] > 0 else None
-    out["final_objective"] = rec["final_objective"]
-    if "timed_interval" in acc and "timed_interval" in rec:  # the island's epochs, exchanges between included
-        out["timed_interval"] = [acc["timed_interval"][0], rec["timed_interval"][1]]
-    out["epoch_seeds"] = acc["epoch_seeds"] + [rec["seed"]]
-    return out

@@ -1,13 +1,15 @@
-"""Command line: `lsbench instances|run|multistart|describe|export|verify ...`.
+"""Command line: `lsbench instances|run|multistart|describe|export|indicators|verify ...`.
 
 Every user error ends with one line `lsbench: error: ...` on stderr and exit code 2.
 """
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from . import instances as registry
 from .errors import LsbenchError
+from .files import launcher_rank
 from .params import split_pairs
 
 
@@ -59,6 +61,9 @@ def spec_from_args(args, searches=1, out=None):
         if getattr(args, option) is not None:
             if args.backend != "grid" and args.command == "run":
                 raise LsbenchError(f"--{option}: only for --backend grid")
+            if option in params and str(params[option]) != str(getattr(args, option)):
+                raise LsbenchError(f"--{option} {getattr(args, option)} and --param {option}={params[option]}: "
+                                   "give one")
             if args.backend == "grid":
                 params[option] = getattr(args, option)
     return build_spec(args.instance, args.problem, args.algorithm, args.backend, args.neighbourhood,
@@ -100,9 +105,18 @@ def cmd_multistart(args):
     if args.backend in ("cow", "grid"):
         raise LsbenchError(f"--backend {args.backend}: multistart runs whole searches on each rank or worker; "
                            "use cpu, cpu-parallel or gpu there")
+    if args.migrants is not None and (not args.exchange_every or args.migrants < 1):
+        raise LsbenchError(f"--migrants {args.migrants}: islands pass at least one solution, and only with "
+                           "--exchange-every")
     spec = spec_from_args(args)
-    summary = run_multistart(spec, args.searches, args.out_dir, args.via, args.workers, args.scheduler,
-                             args.exchange_every, args.searches_per_gpu, args.migrants, args.out)
+    try:
+        summary = run_multistart(spec, args.searches, args.out_dir, args.via, args.workers, args.scheduler,
+                                 args.exchange_every, args.searches_per_gpu, args.migrants or 4, args.out)
+    except KeyboardInterrupt:
+        kept = len(list(Path(args.out_dir).glob("seed-*.json"))) if Path(args.out_dir).is_dir() else 0
+        print(f"lsbench: interrupted; {kept} search record(s) kept in {args.out_dir}; the same command again "
+              "runs only the missing searches", file=sys.stderr)
+        return 130
     if summary is None:  # an MPI rank other than 0: rank 0 reports
         return 0
     line = (f"{summary['completed']}/{summary['searches']} searches done via {summary['via']}"
@@ -125,13 +139,21 @@ def cmd_export(args):
 def cmd_indicators(args):
     import json
     from .indicators import evaluate_records
-    from .records import reserve, write_text_atomic
+    from .files import release, reserve, write_text_atomic
     point = None
     if args.reference_point:
         try:
             point = [float(v) for v in args.reference_point.split(",")]
         except ValueError:
             raise LsbenchError(f"--reference-point {args.reference_point!r}: need comma-separated numbers")
+    if args.reference_front:
+        try:
+            front_path = args.reference_front.format(instance="INSTANCE")
+        except (KeyError, IndexError, ValueError) as e:
+            raise LsbenchError(f"--reference-front {args.reference_front}: only {{instance}} may be a placeholder "
+                               f"({type(e).__name__}: {e})") from None
+        reserve(front_path, "--reference-front")
+        release(front_path)
     if args.out:
         reserve(args.out)
     rows = evaluate_records(args.records, args.reference_front, point)
@@ -161,6 +183,13 @@ def describe_text(problem=None, algorithm=None, backend=None):
         raise LsbenchError(f"--backend: unknown backend {backend!r} (known: {', '.join(registry.BACKENDS)})")
     rows = [c for c in registry.combinations() if (problem, algorithm, backend)[0] in (None, c[0])
             and algorithm in (None, c[1]) and backend in (None, c[2])]
+    if not rows:
+        if problem and algorithm and not registry.runs_on(algorithm, problem):
+            raise LsbenchError(f"--algorithm {algorithm} is defined for "
+                               f"{', '.join(ALGORITHMS[algorithm].problems)}, not {problem}")
+        asked = ", ".join(f"{k} {v}" for k, v in (("problem", problem), ("algorithm", algorithm),
+                                                    ("backend", backend)) if v)
+        raise LsbenchError(f"nothing runs with {asked} (`lsbench describe` lists every combination)")
     out = ["combinations (problem, algorithm, backend) that run:"]
     for p in dict.fromkeys(r[0] for r in rows):
         for a in dict.fromkeys(r[1] for r in rows if r[0] == p):
@@ -172,14 +201,14 @@ def describe_text(problem=None, algorithm=None, backend=None):
                          f"{pcls.default_neighbourhood})", pcls.parameters))
     for a in dict.fromkeys(r[1] for r in rows):
         sections.append((f"algorithm {a}", ALGORITHMS[a].parameters))
-    owners = set()
+    owners = {}  # each engine or evaluator once, with the problems it runs where the engine depends on it
     for p, a, b in rows:
         engine = registry.engine_path(a, b, p)
-        owner = engine or registry.EVALUATORS[b]
-        if owner in owners:
-            continue
-        owners.add(owner)
-        label = f"backend {b}" + (f" with --algorithm {a}" if engine else "") + f": {registry.BACKEND_HELP[b]}"
+        owners.setdefault(engine or registry.EVALUATORS[b], (a, b, engine, []))[3].append(p)
+    for owner, (a, b, engine, problems) in owners.items():
+        per_problem = isinstance(registry.ENGINES.get((a, b)), dict)
+        label = (f"backend {b}" + (f" with --algorithm {a}" if engine else "")
+                 + (f" on {', '.join(problems)}" if per_problem else "") + f": {registry.BACKEND_HELP[b]}")
         try:
             params = registry.load_class(owner).parameters
         except ImportError as e:
@@ -196,11 +225,11 @@ def describe_text(problem=None, algorithm=None, backend=None):
 
 def cmd_verify(args):
     """Every file is checked and named; exit 2 if any fails."""
-    from .verify import verify_record
+    from .record import Record
     failed = 0
     for path in args.records:
         try:
-            print(f"{path}: OK {verify_record(path, args.data_dir)}", flush=True)
+            print(f"{path}: OK {Record.read(path).verify(args.data_dir)}", flush=True)
         except LsbenchError as e:
             failed += 1
             message = str(e)
@@ -214,7 +243,8 @@ def cmd_verify(args):
 def add_search_arguments(p):
     p.add_argument("--problem", help="qap, pfsp, tsp, ppp or weierstrass (needed with a file path)")
     p.add_argument("--instance", required=True, help="known instance name or instance file path")
-    p.add_argument("--algorithm", default="tabu", help="tabu, rots (QAP), hc, cas (QAP); see `lsbench describe`")
+    p.add_argument("--algorithm", default="tabu", help="tabu, rots (QAP), hc, cas (QAP), pls (PFSP, three "
+                   "objectives), ig (PFSP); see `lsbench describe`")
     p.add_argument("--neighbourhood", "--neighborhood", dest="neighbourhood")
     p.add_argument("--backend", default="cpu", help="cpu, cpu-parallel, gpu, gpu-resident, cow (under mpiexec), "
                    "grid (Dask)")
@@ -231,27 +261,39 @@ def add_search_arguments(p):
                    help="problem, algorithm or backend parameter, e.g. tenure=7, objective=flowtime")
     p.add_argument("--warmup", type=int, default=2,
                    help="untimed iterations first (JIT compile, GPU launch tuning); 0 for none")
-    p.add_argument("--data-dir")
+    p.add_argument("--data-dir", type=path_argument)
 
 
 class Parser(argparse.ArgumentParser):
-    """`lsbench run --help` ends with every --param, from the declarations (built only when asked)."""
+    """Errors in README's one-line form (`lsbench: error: ...`, exit 2), not a usage block; `lsbench
+    run --help` ends with every --param, from the declarations (built only when asked)."""
 
     parameters_in_help = False
+
+    def error(self, message):
+        command = self.prog.split(" ", 1)[1] if " " in self.prog else ""
+        self.exit(2, f"lsbench: error: {command + ': ' if command else ''}{message} (see {self.prog} --help)\n")
 
     def format_help(self):
         return super().format_help() + ("\n" + describe_text() + "\n" if self.parameters_in_help else "")
 
 
+def path_argument(text):
+    """A file or folder argument: an empty one is refused, not read as 'none given'."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path")
+    return text
+
+
 def build_parser():
-    ap = argparse.ArgumentParser(prog="lsbench", description=__doc__.splitlines()[0])
+    ap = Parser(prog="lsbench", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     pi = sub.add_parser("instances", help="list, show or fetch benchmark instances")
     pi.add_argument("action", choices=["list", "show", "fetch"])
     pi.add_argument("names", nargs="*")
     pi.add_argument("--problem")
-    pi.add_argument("--data-dir", help="instance data directory (default $LSBENCH_DATA, else the user's data folder)")
+    pi.add_argument("--data-dir", type=path_argument, help="instance data directory (default $LSBENCH_DATA, else the user's data folder)")
     pi.add_argument("--mirror", help="fetch from this local folder or base URL instead of the public source")
     pi.set_defaults(func=cmd_instances)
 
@@ -261,7 +303,7 @@ def build_parser():
     pr.add_argument("--seed", type=int, default=1)
     pr.add_argument("--searches", type=int, default=1,
                     help="gpu-resident: K independent searches (seeds s..s+K-1) on the GPU at once")
-    pr.add_argument("--out", help="run record path (JSON, written atomically)")
+    pr.add_argument("--out", type=path_argument, help="run record path (JSON, written atomically)")
     pr.add_argument("--quiet", action="store_true", help="no progress lines")
     pr.set_defaults(func=cmd_run)
 
@@ -275,14 +317,14 @@ def build_parser():
                     help="cooperative islands: every E iterations each island passes its best to the next in a "
                          "ring (rots on gpu-resident: an island is a rank's GPU of searches, passing elites while "
                          "they run; elsewhere each search is an island, run in epochs; 0: independent searches)")
-    pm.add_argument("--migrants", type=int, default=4, metavar="M",
+    pm.add_argument("--migrants", type=int, metavar="M",
                     help="live islands (rots on gpu-resident): the best distinct solutions an island sends each "
                          "time (default 4)")
     pm.add_argument("--searches-per-gpu", type=int, metavar="B",
                     help="engines that hold several searches (rots on gpu-resident): each rank runs its share in "
                          "runs of B searches (default: one per multiprocessor of its GPU)")
-    pm.add_argument("--out-dir", required=True, help="folder for one record per search and summary.json")
-    pm.add_argument("--out", help="also the multistart as one run record (the best search's, with the aggregate "
+    pm.add_argument("--out-dir", type=path_argument, required=True, help="folder for one record per search and summary.json")
+    pm.add_argument("--out", type=path_argument, help="also the multistart as one run record (the best search's, with the aggregate "
                                   "rate; what a workflow's report reads)")
     pm.set_defaults(func=cmd_multistart)
 
@@ -295,21 +337,21 @@ def build_parser():
     px = sub.add_parser("export", help="an experiment's runs for IOHanalyzer/iohinspector or a spreadsheet")
     px.add_argument("source", help="results/<experiment>/runs.parquet or its folder")
     px.add_argument("--format", required=True, choices=["iohanalyzer", "csv"])
-    px.add_argument("--out", required=True, help="a folder (iohanalyzer) or a .csv file")
+    px.add_argument("--out", type=path_argument, required=True, help="a folder (iohanalyzer) or a .csv file")
     px.set_defaults(func=cmd_export)
 
     pq = sub.add_parser("indicators", help="hypervolume, additive epsilon and IGD+ of PLS fronts (moocore), "
                         "against the non-dominated union of the records given, per instance")
     pq.add_argument("records", nargs="+")
-    pq.add_argument("--reference-front", help="write each instance's reference front here ({instance} in the path)")
+    pq.add_argument("--reference-front", type=path_argument, help="write each instance's reference front here ({instance} in the path)")
     pq.add_argument("--reference-point", help="hypervolume reference point in objective values, e.g. 3000,90000,50 "
                     "(default: 1.1 x the reference front's range beyond its ideal point)")
-    pq.add_argument("--out", help="the rows as JSON")
+    pq.add_argument("--out", type=path_argument, help="the rows as JSON")
     pq.set_defaults(func=cmd_indicators)
 
     pv = sub.add_parser("verify", help="re-check run records from scratch")
     pv.add_argument("records", nargs="+")
-    pv.add_argument("--data-dir")
+    pv.add_argument("--data-dir", type=path_argument)
     pv.set_defaults(func=cmd_verify)
     return ap
 
@@ -319,7 +361,8 @@ def main(argv=None):
     try:
         return args.func(args)
     except LsbenchError as e:
-        print(f"lsbench: error: {e}", file=sys.stderr)
+        if launcher_rank() == 0:  # the ranks of an MPI job refuse alike: the line once, from rank 0
+            print(f"lsbench: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("lsbench: interrupted; no record written", file=sys.stderr)

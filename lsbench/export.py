@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from .errors import LsbenchError
-from .records import write_text_atomic
+from .files import release, reserve, write_text_atomic
 
 FORMATS = ("iohanalyzer", "csv")
 
@@ -28,7 +28,11 @@ def load_table(source):
         path = path / "runs.parquet"
     if not path.is_file():
         raise LsbenchError(f"lsbench export: {path} not found (give runs.parquet or its experiment folder)")
-    df = pd.read_parquet(path)
+    try:
+        df = pd.read_parquet(path)
+    except Exception as e:  # noqa: BLE001 (pyarrow's errors for a file that is not Parquet vary by version)
+        raise LsbenchError(f"lsbench export: {path} is not a Parquet table ({type(e).__name__}: "
+                           f"{str(e).splitlines()[0] if str(e) else ''})") from None
     if "trajectory" not in df.columns:
         raise LsbenchError(f"lsbench export: {path} has no trajectories (made by an older lsbench: rerun the "
                            "workflow's aggregate step)")
@@ -52,6 +56,10 @@ def improvements(df):
 def export(source, fmt, out):
     if fmt not in FORMATS:
         raise LsbenchError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
+    # before the table is read: a .csv is one file, iohanalyzer's output a folder with one file a run
+    target = Path(out) if fmt == "csv" else Path(out) / ".lsbench-export-check"
+    reserve(target)
+    release(target)
     df = load_table(source)
     return (export_csv if fmt == "csv" else export_iohanalyzer)(df, Path(out))
 

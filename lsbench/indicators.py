@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from .errors import LsbenchError
-from .records import read_record, write_text_atomic
+from .files import write_text_atomic
+from .record import Record
 
 REFERENCE_POINT = 1.1  # in normalised objectives
 
@@ -90,7 +91,7 @@ def evaluate_records(paths, reference_file=None, raw_point=None):
     front (`reference_file` formats the path with {instance}). Returns a list of rows."""
     by_instance = {}
     for path in paths:
-        rec = read_record(path)
+        rec = Record.read(path)
         by_instance.setdefault(rec["instance"], []).append((path, rec, front_of(rec)))
     rows = []
     for instance, runs in sorted(by_instance.items()):

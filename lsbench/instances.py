@@ -22,7 +22,7 @@ from pathlib import Path
 from .errors import LsbenchError
 from .problems import PROBLEMS
 from .problems.base import sha256_of
-from .records import current_umask
+from .files import current_umask, release, reserve
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _INSTALLED_MANIFEST = Path(__file__).resolve().parent / "data" / "manifest.csv"  # pip install . puts it here
@@ -30,12 +30,45 @@ MANIFEST = _INSTALLED_MANIFEST if _INSTALLED_MANIFEST.exists() else PROJECT_ROOT
 FOLDERS = {"qap": "qaplib", "tsp": "tsplib", "pfsp": "taillard_pfsp"}
 EXTENSIONS = {"qap": ".dat", "tsp": ".tsp", "pfsp": ".txt"}
 GENERATED_PATTERNS = {
-    "ppp": re.compile(r"(?:ppp-)?\d+-\d+(?:-s\d+)?"),
-    "weierstrass": re.compile(r"weierstrass-\d+"),
+    "ppp": re.compile(r"(?:ppp-)?(\d+)-(\d+)(?:-s(\d+))?"),
+    "weierstrass": re.compile(r"weierstrass-(\d+)"),
     "pfsp": re.compile(r"rnd-pfsp-(\d+)x(\d+)-(\d+)"),
     "tsp": re.compile(r"rnd-atsp-(\d+)-(\d+)"),
     "qap": re.compile(r"rnd-qap-(\d+)-(\d+)"),
 }
+SEED_MAX = (1 << 64) - 1  # lsbench's generator takes 64-bit seeds: a larger one would alias a smaller
+# each family's sizes (named as in its pattern, in order; the seed last), their ranges, and what the
+# instance holds in memory (bytes): the generators draw one number at a time, so the ranges also
+# keep generation within seconds
+GENERATED_SIZES = {
+    "ppp": (("m", 1, 10_000), ("n", 1, 10_000)),
+    "weierstrass": (("d", 1, 100_000),),
+    "pfsp": (("n", 2, 5_000), ("m", 1, 500)),
+    "tsp": (("n", 3, 1_000),),
+    "qap": (("n", 2, 1_000),),
+}
+GENERATED_MEMORY = {"ppp": lambda m, n: 8 * m * n, "weierstrass": lambda d: 8 * d, "pfsp": lambda n, m: 8 * n * m,
+                    "tsp": lambda n: 4 * n * n, "qap": lambda n: 16 * n * n}
+GENERATED_MEMORY_LIMIT = 1 << 27  # 128 MiB
+
+
+def check_generated(spec, kind):
+    """A generated family's name within its declared sizes, seed and memory, before anything is
+    allocated; one line naming the limit otherwise."""
+    groups = GENERATED_PATTERNS[kind].fullmatch(spec).groups()
+    sizes = [int(v) for v in groups[:len(GENERATED_SIZES[kind])]]
+    for (name, low, high), value in zip(GENERATED_SIZES[kind], sizes):
+        if not low <= value <= high:
+            raise LsbenchError(f"--instance {spec}: {name} = {value} is outside the generated {kind} family's "
+                               f"range [{low}, {high}]")
+    memory = GENERATED_MEMORY[kind](*sizes)
+    if memory > GENERATED_MEMORY_LIMIT:
+        raise LsbenchError(f"--instance {spec}: the instance would take {memory / 2**20:.0f} MiB, past the generated "
+                           f"families' limit of {GENERATED_MEMORY_LIMIT >> 20} MiB")
+    seed = groups[len(sizes)] if len(groups) > len(sizes) else None
+    if seed is not None and int(seed) > SEED_MAX:
+        raise LsbenchError(f"--instance {spec}: the family seed {seed} is past 2^64 - 1 (it would alias a smaller "
+                           "seed's instance)")
 
 
 @dataclass
@@ -111,6 +144,7 @@ def kind_of(spec, problem=None):
         return entry.problem
     for kind, pattern in GENERATED_PATTERNS.items():
         if pattern.fullmatch(spec) and problem in (None, kind):
+            check_generated(spec, kind)
             return kind
     if os.path.exists(spec):
         if problem is None:
@@ -182,6 +216,8 @@ def fetch(name, data=None, mirror=None):
     if entry is None:
         raise LsbenchError(f"instances fetch: unknown instance {name!r}")
     target = local_path(entry, data)
+    reserve(target, "instances fetch: the data directory's")  # before any download
+    release(target)
     if entry.generated:
         cls = PROBLEMS[entry.problem]
         n, m = (int(v) for v in entry.size.split("x"))

@@ -12,6 +12,8 @@ from fractions import Fraction
 
 from .errors import LsbenchError
 
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1  # integer parameters are compiled code's int64
+
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
@@ -53,6 +55,8 @@ class Param:
                 raise LsbenchError(f"{where}: must be {'>' if self.open_low else '>='} {_num(self.low)} ({owner})")
             if self.high is not None and (v > self.high or (self.open_high and v == self.high)):
                 raise LsbenchError(f"{where}: must be {'<' if self.open_high else '<='} {_num(self.high)} ({owner})")
+            if isinstance(v, int) and not isinstance(v, bool) and not INT64_MIN <= v <= INT64_MAX:
+                raise LsbenchError(f"{where}: past the 64-bit integers the search computes in ({owner})")
         return typed
 
     def _typed(self, value):

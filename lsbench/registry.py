@@ -19,6 +19,8 @@ from .search.tabu import RobustTabuSearch, TabuSearch
 ALGORITHMS = {"tabu": TabuSearch, "rots": RobustTabuSearch, "hc": HillClimbing, "cas": CunningAntSystem,
               "pls": ParetoLocalSearch, "ig": IteratedGreedy}
 
+GPU_BACKENDS = {"gpu", "gpu-resident"}  # the backends that need a CUDA GPU on the host that runs the search
+
 EVALUATORS = {
     "cpu": "lsbench.backends.cpu:CpuEvaluator",
     "cpu-parallel": "lsbench.backends.cpu:CpuParallelEvaluator",

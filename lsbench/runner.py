@@ -9,7 +9,8 @@ import time
 from . import instances
 from .engines.over_evaluator import SearchOverEvaluator
 from .errors import LsbenchError
-from .records import gap_percent, host_info, instance_digest, recheck, recheck_front, reserve, versions, write_or_keep
+from .files import release, reserve
+from .record import Record
 from .registry import ALGORITHMS, EVALUATORS, engine_path, load_class
 from .search.common import Progress
 from .spec import build_spec
@@ -52,6 +53,14 @@ def run(spec, progress=False, migration=None):
     `migration` (lsbench.search.islands): the run is one island of a ring."""
     if spec.out:
         reserve(spec.out)
+    try:
+        return _run(spec, progress, migration)
+    finally:
+        if spec.out:
+            release(spec.out)
+
+
+def _run(spec, progress, migration):
     prob = instances.load(spec.instance, spec.problem, spec.data_dir, spec.problem_params)
     nb = prob.neighbourhood(spec.neighbourhood)
     engine = make_engine(spec, prob, nb)
@@ -79,48 +88,8 @@ def run(spec, progress=False, migration=None):
         info = engine.describe()
     finally:
         engine.close()  # distributed backends: release workers, also on errors
-    record = make_record(spec, prob, nb, info, results, wall, warmup_s)
+    record = Record.of_run(spec, prob, nb, info, results, wall, warmup_s)
     record["timed_interval"] = interval
     if spec.out:
-        write_or_keep(spec.out, record)
-    return record
-
-
-def make_record(spec, prob, nb, backend_info, results, wall, warmup_s):
-    """The run record: the best search's result, its solution re-checked from scratch; with K
-    searches, every search's (each re-checked) and the aggregate rate."""
-    checked = [recheck(prob, r.best_solution, r.best_objective) for r in results]
-    top = min(range(len(results)), key=lambda q: (checked[q], q))
-    result, best = results[top], checked[top]
-    bks = instances.bks_of(prob)
-    record = {
-        "problem": prob.kind, "instance": prob.name, "instance_source": prob.source,
-        "instance_sha256": instance_digest(prob),
-        "algorithm": spec.algorithm, "neighbourhood": nb.name, "neighbourhood_size": nb.size,
-        "backend": spec.backend, "backend_info": backend_info, "seed": spec.seed,
-        "params": {**result.params, **spec.problem_params, **spec.backend_params, "stop": spec.as_record()["stop"]},
-        "run_spec": spec.as_record(),
-        "host": host_info(), "versions": versions(),
-        "iterations": result.iterations, "evaluations": result.evaluations, "wall_s": round(wall, 6),
-        "warmup_s": round(warmup_s, 6),
-        "iterations_per_s": round(result.iterations / wall, 3) if wall > 0 else None,
-        "best_objective": best, "best_solution": prob.solution_to_list(result.best_solution),
-        "final_objective": result.final_objective,
-        "trajectory": result.trajectory, "bks": bks, "gap_percent": gap_percent(best, bks),
-    }
-    if hasattr(prob, "objectives"):
-        record["objectives"] = prob.objectives(result.best_solution)
-    if result.pareto is not None:  # anyone can re-check the front from the record alone
-        record.update({"objective_names": list(prob.vector_names), "due_dates": prob.due.tolist(),
-                       "front": recheck_front(prob, result.pareto["front"]),
-                       "archive_sizes": result.pareto["archive_sizes"],
-                       "pareto_time_split": result.pareto["time_split"]})
-    if len(results) > 1:
-        total = sum(r.iterations for r in results)
-        record.update({"best_seed": result.seed, "aggregate_iterations": total,
-                       "aggregate_iterations_per_s": round(total / wall, 3) if wall > 0 else None,
-                       "searches": [{"seed": r.seed, "best_objective": c,
-                                     "best_solution": prob.solution_to_list(r.best_solution),
-                                     "iterations": r.iterations, "final_objective": r.final_objective,
-                                     "trajectory": r.trajectory} for r, c in zip(results, checked)]})
+        record.write(spec.out)
     return record

@@ -4,7 +4,7 @@
 `build_spec`, so a bad value gets the same error line wherever it was written. Parameters are
 checked against the declarations of the problem, neighbourhood, algorithm and backend of the run
 (lsbench/params.py); nothing is loaded or run before the whole spec holds (the output path is proven writable when the
-run starts: lsbench.records.reserve).
+run starts: lsbench.files.reserve).
 """
 import math
 from dataclasses import asdict, dataclass, field
@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from . import instances, registry
 from .registry import ALGORITHMS
 from .errors import LsbenchError
-from .params import check_rules, resolve, with_defaults
+from .params import INT64_MAX, INT64_MIN, check_rules, resolve, with_defaults
 from .problems import PROBLEMS
 from .interfaces import Stop
 
@@ -89,6 +89,17 @@ class RunNames:
     stop: Stop
 
 
+MAX_SEARCHES = 1 << 20
+
+
+def check_seed_range(seed, searches):
+    """Seeds s .. s + K - 1 all within 64 bits: past 2^64 - 1 a seed's trajectory is a smaller one's."""
+    if seed + searches - 1 > instances.SEED_MAX:
+        raise LsbenchError(f"--seed {seed} with --searches {searches}: the last seed {seed + searches - 1} is past "
+                           "2^64 - 1 (it would repeat seed "
+                           f"{(seed + searches - 1) & instances.SEED_MAX}'s search)")
+
+
 def build_spec(instance, problem=None, algorithm="tabu", backend="cpu", neighbourhood=None, seed=1,
                iterations=None, evaluations=None, seconds=None, target=None, params=None, threads=None,
                searches=1, warmup=2, data_dir=None, out=None, initial=None):
@@ -108,14 +119,22 @@ def build_spec(instance, problem=None, algorithm="tabu", backend="cpu", neighbou
     resolved = resolve([(role, label, cls.parameters) for role, label, cls in run_owners], dict(params or {}))
     _check_int("--seed", seed, 0, (1 << 64) - 1)
     # the untimed warm-up stays within the run's own budget: it must never outlast the search
+    for name, budget in (("--iterations", iterations), ("--evaluations", evaluations)):
+        if budget is not None:  # counters are compiled code's int64
+            _check_int(name, budget, 0, INT64_MAX)
     _check_int("--warmup", warmup, 0, max(2, iterations) if isinstance(iterations, int) else 100)
-    _check_int("--searches", searches, 1, 1 << 20)
+    _check_int("--searches", searches, 1, MAX_SEARCHES)
+    check_seed_range(seed, searches)
     if threads is not None:
         _check_int("--threads", threads, 1, 4096)
+        if backend == "cpu":
+            raise LsbenchError("--threads: the cpu backend runs on one core (cpu-parallel takes --threads)")
     target = target_value(target, instance, kind, resolved["problem"])
     for name, value in (("--seconds", seconds), ("--target", target)):
         if value is not None and not math.isfinite(value):
             raise LsbenchError(f"{name}: must be a finite number, got {value}")
+    if target is not None and not INT64_MIN <= target <= INT64_MAX:
+        raise LsbenchError(f"--target {target}: past the 64-bit integers the search compares objectives in")
     stop = Stop(iterations, evaluations, seconds, target)
     values = {}
     for role, _label, cls in run_owners:

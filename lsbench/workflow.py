@@ -5,10 +5,10 @@ import shlex
 from pathlib import Path
 
 from .errors import LsbenchError
+from .registry import GPU_BACKENDS
 
 GROUP_KEYS = {"name", "problem", "instances", "algorithm", "neighbourhood", "backends", "seeds", "iterations",
               "evaluations", "seconds", "target", "params", "published", "quick", "replicas"}
-GPU_BACKENDS = {"gpu", "gpu-resident"}
 
 
 DEFAULT_COW_RANKS = 4
@@ -94,7 +94,7 @@ def plan_runs(config, gpu_available):
     exp = config.get("experiment")
     if not exp:
         raise LsbenchError("workflow config: missing field 'experiment'")
-    runs = []
+    runs, planned = [], 0
     scale = config.get("scale", "paper")
     if scale not in ("paper", "quick"):
         raise LsbenchError(f"workflow config: scale must be paper or quick, got {scale!r}")
@@ -106,13 +106,14 @@ def plan_runs(config, gpu_available):
         for field in ("name", "problem", "instances", "algorithm", "backends"):
             if field not in g:
                 raise LsbenchError(f"workflow config group {g.get('name', '?')}: missing field '{field}'")
-        seeds = g.get("seeds", 1)
+        seeds = _seeds(g)
         for inst in g["instances"]:
             for b in map(backend_entry, g["backends"]):
                 # K searches a run take seeds s .. s + K - 1: the runs' seeds are K apart, no two runs share one
                 spacing = b["multistart"]["searches"] if b["multistart"] else b["searches"]
                 seed_list = [1 + i * spacing for i in range(seeds)] if isinstance(seeds, int) else list(seeds)
                 for s in seed_list:
+                    planned += 1
                     params = {**(config.get("grid_params") or {}), **b["params"]} if b["backend"] == "grid" \
                         else b["params"]  # grid_params: where grid runs find Dask (the SLURM profile)
                     path = f"results/{exp}/runs/{g['name']}/{inst}/{b['name']}-s{s}.json"
@@ -123,7 +124,23 @@ def plan_runs(config, gpu_available):
                         continue
                     runs.append({**g, "instance": inst, "backend": b["backend"], "label": b["name"], "spec": spec,
                                  "ranks": b["ranks"], "seed": s, "path": path, "multistart": b["multistart"]})
+    if not planned:
+        raise LsbenchError("workflow config: it plans no runs (give groups, each with instances, backends and seeds)")
     return runs
+
+
+def _seeds(group):
+    """A group's seeds: a count of at least 1 (seeds 1, 1 + K, ...) or a non-empty list of seeds."""
+    seeds = group.get("seeds", 1)
+    if isinstance(seeds, bool) or not (isinstance(seeds, int) and seeds >= 1 or isinstance(seeds, list) and seeds
+                                       and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                                               for v in seeds)):
+        raise LsbenchError(f"workflow config group {group['name']}: seeds must be a count of at least 1 or a "
+                           f"non-empty list of seeds, got {seeds!r}")
+    for field in ("instances", "backends"):
+        if not isinstance(group[field], list) or not group[field]:
+            raise LsbenchError(f"workflow config group {group['name']}: {field} must be a non-empty list")
+    return seeds
 
 
 def group_spec(group, instance, backend, seed, params, out, searches=1):

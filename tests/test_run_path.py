@@ -147,7 +147,7 @@ def test_a_toy_problem_added_as_the_walk_through_says_runs_on_cpu_and_cpu_parall
     from lsbench.errors import LsbenchError
     from lsbench.problems import PROBLEMS
     from lsbench.runner import run_one
-    from lsbench.verify import verify_record
+    from lsbench.record import Record
     from toy_problem import WeightedPositions
     monkeypatch.setitem(PROBLEMS, "toy", WeightedPositions)
     instance = tmp_path / "toy20.txt"
@@ -158,7 +158,7 @@ def test_a_toy_problem_added_as_the_walk_through_says_runs_on_cpu_and_cpu_parall
         out = tmp_path / f"{backend}.json"
         rec = run_one("toy", str(instance), "tabu", backend, seed=3, iterations=60, problem_params={"scale": 2},
                       out=str(out))
-        assert "re-checked" in verify_record(str(out))
+        assert "re-checked" in Record.read(str(out)).verify()
         records.append(rec)
     assert records[0]["trajectory"][-1][::2] == records[1]["trajectory"][-1][::2]
     assert records[0]["best_solution"] == records[1]["best_solution"]

@@ -3,7 +3,8 @@ import sys
 from pathlib import Path
 
 from lsbench.errors import LsbenchError
-from lsbench.workflow import GPU_BACKENDS, gpu_status, mpi_tasks, plan_runs, run_command
+from lsbench.registry import GPU_BACKENDS
+from lsbench.workflow import gpu_status, mpi_tasks, plan_runs, run_command
 
 EXPERIMENT = config["experiment"]
 GPU = gpu_status()

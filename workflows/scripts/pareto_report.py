@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from lsbench.indicators import score_fronts, write_front_csv
-from lsbench.records import write_text_atomic
+from lsbench.files import write_text_atomic
 
 OBJECTIVES = ("makespan", "tardiness", "late_jobs")
 

@@ -26,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pareto_report  # noqa: E402
 
-from lsbench.workflow import GPU_BACKENDS, backend_entry, expand_group  # noqa: E402
+from lsbench.registry import GPU_BACKENDS  # noqa: E402
+from lsbench.workflow import backend_entry, expand_group  # noqa: E402
 
 TEMPLATES = ROOT / "workflows" / "templates"
 PARALLEL = {"cpu-parallel", "cow", "grid"}
@@ -373,8 +374,15 @@ def write_report(table, out, config, gpu):
     `<out stem>_files/` beside it; both written to temp names first, then renamed."""
     import jinja2
     df = pd.read_parquet(table)
-    summary = summarise(df)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=jinja2.select_autoescape())
     out = Path(out)
+    if df.empty:  # e.g. only GPU rows, on a host without a GPU: the page says so
+        page = env.get_template("report.html.j2").render(
+            title=config.get("title", config["experiment"]), hardware=[], gpu=gpu, groups=[], escape=html.escape,
+            headlines=[f"No run records: nothing in this experiment ran here (GPU: {gpu['name']})."],
+            provenance=provenance(df, config, gpu))
+        return _write_page(out, page)
+    summary = summarise(df)
     files = out.parent / f"{out.stem}_files"
     files.mkdir(parents=True, exist_ok=True)
     groups = []
@@ -411,11 +419,14 @@ def write_report(table, out, config, gpu):
                        "profile": pareto_report.profile_rows(df, g["name"]) if "pareto_time_split" in df else [],
                        "files": files.name,
                        "notes": notes(summary[summary["group"] == g["name"]])})
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=jinja2.select_autoescape())
     page = env.get_template("report.html.j2").render(
-        title=config.get("title", config["experiment"]), headlines=headlines(summary, df) if len(df) else [],
+        title=config.get("title", config["experiment"]), headlines=headlines(summary, df),
         hardware=hardware(df, gpu), gpu=gpu, groups=groups, escape=html.escape,
         provenance=provenance(df, config, gpu))
+    return _write_page(out, page)
+
+
+def _write_page(out, page):
     tmp = out.with_suffix(".tmp")
     tmp.write_text(page)
     tmp.replace(out)

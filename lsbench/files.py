@@ -1,0 +1,141 @@
+"""Files written whole: a temp file beside the target, then a rename; outputs proven writable
+before any work; JSON read back with one line naming what is wrong."""
+import fcntl
+import json
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .errors import LsbenchError
+
+
+def write_atomic(path, record):
+    """A run record as JSON, never partial (write_text_atomic)."""
+    write_text_atomic(path, json.dumps(record, indent=1, default=_json_default) + "\n")
+
+
+def write_text_atomic(path, text):
+    """Write to a temp file beside `path`, then rename: never a partial file. The file gets the
+    permissions of an ordinary new file (the umask), not mkstemp's 0600."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    refuse_unless_ordinary(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chmod(tmp, 0o666 & ~current_umask())
+        refuse_unless_ordinary(path)  # again: something may have been put there meanwhile
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+         (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
+
+
+def refuse_unless_ordinary(path, what="output"):
+    """An output path that exists must be a regular file: a rename would replace a device node, a
+    FIFO, a socket or a symbolic link (with whatever it pointed to left unwritten)."""
+    if not str(path).strip():
+        raise LsbenchError(f"{what}: an empty path")
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise LsbenchError(f"{what} {path}: cannot be checked ({e.strerror})")
+    for test, kind in KINDS:
+        if test(mode):
+            raise LsbenchError(f"{what} {path}: exists and is {kind}, not a regular file; nothing was replaced")
+
+
+def current_umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_HELD = {}  # output path -> the open lock file that keeps other lsbench processes off it
+
+
+def reserve(path, flag="--out"):
+    """Before any work: the output is a regular file or new, its folder exists and takes a file
+    (permissions alone do not say it: root ignores them, read-only mounts do not), and no other
+    lsbench process is writing it (a lock beside it, released by `release` or the process's end)."""
+    path = Path(path)
+    refuse_unless_ordinary(path, flag)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise LsbenchError(f"{flag} {path}: cannot write there ({e.strerror}); nothing was run")
+    key = str(path.resolve())
+    if key in _HELD or launcher_rank() != 0:  # the ranks of one MPI job share its output; rank 0 writes
+        return
+    lock = os.open(path.parent / f".{path.name}.lock", os.O_RDWR | os.O_CREAT, 0o666 & ~current_umask())
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(lock)
+        raise LsbenchError(f"{flag} {path}: another lsbench process is writing it now; nothing was run")
+    _HELD[key] = lock
+
+
+def launcher_rank():
+    """This process's rank as its MPI launcher (Open MPI, MPICH, PMIx, srun) set it; 0 outside MPI."""
+    for name in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"):
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return 0
+
+
+def release(path):
+    """The lock `reserve` took: its file removed, then let go."""
+    lock = _HELD.pop(str(Path(path).resolve()), None)
+    if lock is not None:
+        try:
+            os.unlink(Path(path).parent / f".{Path(path).name}.lock")
+        except OSError:
+            pass
+        os.close(lock)
+
+
+def write_or_keep(path, record):
+    """write_atomic, and where that fails at the end of a run, the record goes to a fallback file
+    named in the error line instead of being lost."""
+    try:
+        write_atomic(path, record)
+    except OSError as e:
+        fallback = Path(tempfile.gettempdir()) / f"lsbench-record-{os.getpid()}-{Path(path).name}"
+        write_atomic(fallback, record)
+        raise LsbenchError(f"--out {path}: cannot write the record ({e.strerror}); it was saved to {fallback}")
+
+
+def _json_default(x):
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"not JSON serialisable: {type(x)}")
+
+
+def read_json(path, what):
+    """A JSON file, or one line naming the file and why it is not `what`."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        raise LsbenchError(f"{path}: cannot read {what} ({e.strerror})")
+    except json.JSONDecodeError as e:
+        raise LsbenchError(f"{path}: not a JSON {what} ({e.msg} at line {e.lineno})")

@@ -1,0 +1,263 @@
+"""Nothing replaced, nothing aliased, nothing unchecked: the cases a newcomer's probe found (issue
+57), each a command whose exit code, one error line and files left (none) are checked; and
+tampered records of several algorithms that `lsbench verify` must refuse, each naming the field."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import DATA, ROOT
+
+ENV = {**os.environ, "LSBENCH_DATA": str(DATA), "NUMBA_ENABLE_CUDASIM": "0"}
+TINY = ["--iterations", "5"]
+
+
+def lsbench(*args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "lsbench", *map(str, args)], capture_output=True, text=True,
+                          cwd=ROOT, env=ENV, timeout=timeout)
+
+
+def in_process(capsys, *args):
+    """`lsbench ARGS` in this process (no interpreter start): (exit code, stderr lines)."""
+    from lsbench.cli import main
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as e:
+        code = e.code
+    return code, capsys.readouterr().err.strip().splitlines()
+
+
+def one_line(code, lines, *needles):
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("lsbench: error: "), (code, lines)
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+
+
+def listing(folder):
+    return sorted(p.name for p in folder.iterdir())
+
+
+# -- outputs: never a rename over something that is not a regular file ---------------------------
+@pytest.mark.parametrize("kind", ["fifo", "symlink to /dev/null", "symlink to a file", "directory"])
+def test_an_output_that_is_not_a_regular_file_survives_unchanged(tmp_path, capsys, kind):
+    out = tmp_path / "out.json"
+    if kind == "fifo":
+        os.mkfifo(out)
+    elif kind == "directory":
+        out.mkdir()
+    else:
+        target = "/dev/null" if kind == "symlink to /dev/null" else tmp_path / "real.json"
+        if kind == "symlink to a file":
+            target.write_text("{}")
+        out.symlink_to(target)
+    before = (listing(tmp_path), os.lstat(out).st_mode, os.readlink(out) if out.is_symlink() else None)
+    code, lines = in_process(capsys, "run", "--instance", "rnd-qap-8-1", *TINY, "--out", out)
+    one_line(code, lines, "--out", str(out))
+    assert (listing(tmp_path), os.lstat(out).st_mode, os.readlink(out) if out.is_symlink() else None) == before
+    assert os.stat("/dev/null").st_mode & 0o170000 == 0o020000  # still the character device
+
+
+@pytest.mark.parametrize("args", [["run", "--instance", "rnd-qap-8-1", "--out", ""],
+                                  ["multistart", "--instance", "rnd-qap-8-1", "--searches", "2", "--out-dir", ""],
+                                  ["run", "--instance", "rnd-qap-8-1", "--data-dir", " "]],
+                         ids=["run --out", "multistart --out-dir", "--data-dir"])
+def test_an_empty_path_is_refused(tmp_path, capsys, monkeypatch, args):
+    monkeypatch.chdir(tmp_path)
+    code, lines = in_process(capsys, *args)
+    one_line(code, lines, "an empty path")
+    assert listing(tmp_path) == []
+
+
+def test_a_second_writer_of_one_output_is_refused_while_the_first_holds_it(tmp_path, capsys):
+    from lsbench.files import release, reserve
+    out = tmp_path / "r.json"
+    reserve(out)  # this process is the first writer
+    try:
+        r = lsbench("run", "--instance", "rnd-qap-8-1", *TINY, "--out", out)
+        assert r.returncode == 2 and "another lsbench process is writing it" in r.stderr and not out.exists()
+    finally:
+        release(out)
+    r = lsbench("run", "--instance", "rnd-qap-8-1", *TINY, "--out", out)
+    assert r.returncode == 0 and out.exists()
+    assert listing(tmp_path) == ["r.json"]  # the lock beside it went with its writer
+
+
+# -- sizes, seeds and ranges, before anything is allocated ----------------------------------------
+ALIASES_AND_SIZES = [
+    (["multistart", "--seed", 2**64 - 2, "--searches", 4], "past 2^64 - 1"),
+    (["run", "--seed", 2**64 - 2, "--searches", 4, "--backend", "gpu-resident", "--algorithm", "rots"], "past 2^64 - 1"),
+    (["run", "--instance", "rnd-qap-12-18446744073709551617"], "past 2^64 - 1"),
+    (["run", "--instance", "73-73-s18446744073709551617"], "past 2^64 - 1"),
+    (["run", "--instance", "rnd-qap-1000000-1"], "range [2, 1000]"),
+    (["run", "--instance", "rnd-qap-1-1"], "range [2, 1000]"),
+    (["run", "--instance", "weierstrass-100000000"], "range [1, 100000]"),
+    (["run", "--instance", "rnd-pfsp-100000x100000-1"], "range [2, 5000]"),
+    (["run", "--instance", "rnd-atsp-20000-1"], "range [3, 1000]"),
+    (["run", "--instance", "0-5"], "range [1, 10000]"),
+    (["run", "--instance", "10000-10000"], "MiB"),
+    (["multistart", "--searches", 10**11], "--searches"),
+]
+
+
+@pytest.mark.parametrize("args, needle", ALIASES_AND_SIZES, ids=[" ".join(map(str, a[1:3])) for a, _ in ALIASES_AND_SIZES])
+def test_sizes_and_seeds_past_their_ranges_are_one_line_and_leave_nothing(tmp_path, capsys, args, needle):
+    command, rest = args[0], list(args[1:])
+    if "--instance" not in rest:
+        rest += ["--instance", "rnd-qap-8-1"]
+    out = ["--out-dir", tmp_path / "ms"] if command == "multistart" else ["--out", tmp_path / "r.json"]
+    code, lines = in_process(capsys, command, *rest, *TINY, *out)
+    one_line(code, lines, needle)
+    assert listing(tmp_path) == []
+
+
+# -- argparse's errors in the one-line form ------------------------------------------------------
+@pytest.mark.parametrize("args, needle", [
+    (["run"], "the following arguments are required: --instance"),
+    (["run", "--instance", "tai12a", "--iterations", "x"], "invalid int value"),
+    (["frobnicate"], "invalid choice"),
+    (["multistart", "--instance", "tai12a", "--out-dir", "d"], "--searches"),
+    (["export", "x.parquet", "--format", "pdf", "--out", "y"], "invalid choice"),
+    (["run", "--instance", "tai12a", "--no-such-option"], "unrecognized arguments"),
+], ids=["missing", "not an int", "subcommand", "multistart missing", "choice", "unknown option"])
+def test_command_line_mistakes_are_one_line(capsys, args, needle):
+    code, lines = in_process(capsys, *args)
+    one_line(code, lines, needle)
+
+
+# -- verify re-derives what a record claims --------------------------------------------------------
+@pytest.fixture(scope="module")
+def records(tmp_path_factory):
+    """Real records of a permutation search, several searches in one run, a Pareto search and a
+    real-valued one."""
+    folder = tmp_path_factory.mktemp("records")
+    runs = {"tabu": ["--instance", "rnd-qap-12-3", "--algorithm", "tabu", "--iterations", "60"],
+            "pls": ["--problem", "pfsp", "--instance", "rnd-pfsp-8x3-2", "--algorithm", "pls", "--param",
+                    "objective=three", "--iterations", "30"],
+            "weierstrass": ["--instance", "weierstrass-2", "--algorithm", "tabu", "--iterations", "30"]}
+    out = {}
+    for name, args in runs.items():
+        out[name] = folder / f"{name}.json"
+        r = lsbench("run", *args, "--quiet", "--out", out[name])
+        assert r.returncode == 0, r.stderr
+    return {name: json.loads(path.read_text()) for name, path in out.items()}
+
+
+def _first_int(solution, value):
+    return [value] + solution[1:]
+
+
+TAMPERING = [
+    ("tabu", lambda r: {**r, "best_solution": _first_int(r["best_solution"], r["best_solution"][0] + 0.5)}, "integers"),
+    ("tabu", lambda r: {**r, "best_solution": _first_int(r["best_solution"], float(r["best_solution"][0]))},
+     "integers"),
+    ("tabu", lambda r: {**r, "instance": "rnd-qap-12-4"}, "instance_sha256"),
+    ("tabu", lambda r: {**r, "instance": "no-such-instance"}, "unknown instance"),
+    ("tabu", lambda r: {**r, "final_objective": r["best_objective"] - 1}, "final_objective"),
+    ("tabu", lambda r: {**r, "seed": 1.5}, "seed"),
+    ("tabu", lambda r: {**r, "seed": 2**64}, "seed"),
+    ("tabu", lambda r: {**r, "best_objective": r["best_objective"] - 1}, "objective"),
+    ("tabu", lambda r: {**r, "algorithm": "sa"}, "unknown algorithm"),
+    ("pls", lambda r: {k: v for k, v in r.items() if k != "front"}, "front"),
+    ("pls", lambda r: {**r, "objectives": {**r["objectives"], "tardiness": r["objectives"]["tardiness"] + 1}},
+     "objectives"),
+    ("pls", lambda r: {**r, "front": [{**r["front"][0], "objectives": [v + 1 for v in r["front"][0]["objectives"]]}]
+                       + r["front"][1:]}, "front point"),
+    ("weierstrass", lambda r: {**r, "best_solution": ["x"] + r["best_solution"][1:]}, "finite numbers"),
+]
+
+
+@pytest.mark.parametrize("kind, tamper, needle", TAMPERING, ids=[f"{k}-{n}-{i}" for i, (k, _t, n) in enumerate(TAMPERING)])
+def test_verify_refuses_a_tampered_record_naming_the_field(tmp_path, capsys, records, kind, tamper, needle):
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(records[kind]))
+    bad.write_text(json.dumps(tamper(records[kind])))
+    code, lines = in_process(capsys, "verify", good)
+    assert code in (0, None), lines
+    code, lines = in_process(capsys, "verify", bad)
+    one_line(code, lines, str(bad), needle)
+
+
+# -- options that do not apply are refused, not ignored --------------------------------------------
+@pytest.mark.parametrize("args, needle", [
+    (["run", "--target", "1e30"], "64-bit"),
+    (["run", "--param", "tenure=99999999999999999999"], "64-bit"),
+    (["run", "--threads", "2"], "--threads"),
+    (["multistart", "--searches", "2", "--migrants", "3"], "--migrants"),
+    (["multistart", "--searches", "2", "--exchange-every", "5", "--migrants", "0"], "--migrants"),
+    (["run", "--backend", "grid", "--workers", "2", "--param", "workers=3"], "give one"),
+], ids=["target", "tenure", "threads on cpu", "migrants without islands", "no migrants", "workers twice"])
+def test_values_past_their_range_and_options_that_do_not_apply_are_one_line(tmp_path, capsys, args, needle):
+    out = ["--out-dir", tmp_path / "ms"] if args[0] == "multistart" else ["--out", tmp_path / "r.json"]
+    code, lines = in_process(capsys, *args, "--instance", "rnd-qap-8-1", *TINY, *out)
+    one_line(code, lines, needle)
+    assert listing(tmp_path) == []
+
+
+def test_describe_explains_a_combination_that_does_not_exist(capsys):
+    code, lines = in_process(capsys, "describe", "--problem", "tsp", "--algorithm", "rots")
+    one_line(code, lines, "defined for qap, not tsp")
+
+
+@pytest.mark.parametrize("group, needle", [
+    ({"seeds": -3}, "seeds"), ({"seeds": []}, "seeds"), ({"seeds": 1.5}, "seeds"), ({"instances": []}, "instances"),
+    ({"backends": []}, "backends"),
+], ids=["negative seeds", "no seeds", "fractional seeds", "no instances", "no backends"])
+def test_a_workflow_that_plans_nothing_or_bad_seeds_fails_when_planned(group, needle):
+    from lsbench.errors import LsbenchError
+    from lsbench.workflow import plan_runs
+    base = {"name": "g", "problem": "qap", "instances": ["rnd-qap-8-1"], "algorithm": "tabu", "backends": ["cpu"],
+            "iterations": 5}
+    with pytest.raises(LsbenchError, match=needle):
+        plan_runs({"experiment": "x", "groups": [{**base, **group}]}, gpu_available=False)
+    with pytest.raises(LsbenchError, match="plans no runs"):
+        plan_runs({"experiment": "x", "groups": []}, gpu_available=False)
+
+
+# -- generative: any size, seed and value gives a verified record or one line ------------------------
+FAMILIES = {"qap": "rnd-qap-{a}-{seed}", "pfsp": "rnd-pfsp-{a}x{b}-{seed}", "tsp": "rnd-atsp-{a}-{seed}",
+            "ppp": "{a}-{b}-s{seed}", "weierstrass": "weierstrass-{a}"}
+ALGORITHM_OF = {"qap": ["tabu", "rots", "hc"], "pfsp": ["tabu", "hc", "ig"], "tsp": ["tabu", "hc"],
+                "ppp": ["tabu", "hc"], "weierstrass": ["tabu", "hc"]}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(family=st.sampled_from(sorted(FAMILIES)), data=st.data())
+def test_random_sizes_seeds_and_values_give_a_verified_record_or_one_line(tmp_path, capsys, family, data):
+    # sizes a test can run in seconds, or past every family's declared range (refused before any allocation)
+    size = st.one_of(st.integers(-2, 60), st.integers(10**5 + 1, 10**7), st.just(2**64))
+    name = FAMILIES[family].format(a=data.draw(size, "a"), b=data.draw(size, "b"),
+                                   seed=data.draw(st.one_of(st.integers(0, 1000), st.integers(2**64 - 3, 2**64 + 3))))
+    algorithm = data.draw(st.sampled_from(ALGORITHM_OF[family]), "algorithm")
+    # small values, or values past the 64-bit integers (legal huge budgets would run for ever)
+    value = data.draw(st.one_of(st.integers(-5, 50), st.integers(2**63, 2**64 + 5), st.just("x")), "value")
+    key = data.draw(st.sampled_from(["tenure", "seed", "iterations", "searches"]), "key")
+    args = ["run", "--instance", name, "--algorithm", algorithm, "--iterations", "3", "--quiet",
+            "--warmup", "0"]
+    args += {"tenure": ["--param", f"tenure={value}"], "seed": ["--seed", value], "iterations": ["--iterations", value],
+             "searches": ["--searches", value]}[key]
+    out = tmp_path / f"r{abs(hash(tuple(map(str, args))))}.json"
+    code, lines = in_process(capsys, *args, "--out", out)
+    if code == 0:
+        code, lines = in_process(capsys, "verify", out)
+        assert code in (0, None), lines
+    else:
+        one_line(code, lines)
+        assert not out.exists()
+
+
+def test_the_report_of_a_table_without_runs_says_so(tmp_path):
+    """Only GPU rows, on a host without a GPU: the table is empty and the page says why."""
+    sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
+    import report
+    from lsbench.workflow import aggregate_records
+    table = tmp_path / "runs.parquet"
+    aggregate_records([], table)
+    config = {"experiment": "gpu-only", "groups": [{"name": "g", "problem": "qap", "instances": ["rnd-qap-8-1"],
+                                                    "algorithm": "tabu", "backends": ["gpu"]}]}
+    page = report.write_report(table, tmp_path / "report.html", config, {"name": "no GPU on this host",
+                                                                          "available": False}).read_text()
+    assert "No run records: nothing in this experiment ran here (GPU: no GPU on this host)." in page
