@@ -8,6 +8,7 @@ import traceback
 from dataclasses import replace
 
 from lsbench.errors import LsbenchError
+from lsbench.provenance import host_info
 
 
 def run_batch(spec, seeds, migration=None):

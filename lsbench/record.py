@@ -195,6 +195,8 @@ class Record(dict):
         out["trajectory"] = points
         if epoch["best_objective"] < self["best_objective"]:
             out.set_best(epoch["best_objective"], epoch["best_solution"])
+            if "objectives" in epoch:  # the best solution's own objective vector goes with it
+                out["objectives"] = epoch["objectives"]
         for key in ("iterations", "evaluations", "wall_s", "warmup_s"):
             out[key] = self[key] + epoch[key]
         out["iterations_per_s"] = rate(out["iterations"], out["wall_s"])

@@ -227,7 +227,11 @@ def test_multistart_in_turn_runs_every_search_and_says_why_one_failed(tmp_path):
     r = subprocess.run([sys.executable, "-m", "lsbench", "multistart", "--searches", "2", "--instance", "tai12a",
                         "--iterations", "5", "--via", "local", "--backend", "gpu", "--out-dir", str(tmp_path / "ms2")],
                        capture_output=True, text=True, cwd=ROOT, timeout=300, env=no_gpu)
-    assert r.returncode == 1 and "seed 1: --backend gpu: no CUDA GPU" in r.stdout
+    # refused once, before any search or file (each seed failing alike said nothing more)
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        "lsbench: error: --backend gpu: no CUDA GPU on this host (numba.cuda.is_available() is False; set "
+        "NUMBA_ENABLE_CUDASIM=1 to run the kernels in Numba's simulator)"]
+    assert not (tmp_path / "ms2").exists()
 
 
 # -- data where the user expects it, tests on what the documented commands produce ------------------
