@@ -170,6 +170,7 @@ TAMPERING = [
 ]
 
 
+@pytest.mark.xdist_group("records")  # one test process makes the records (three runs), not each
 @pytest.mark.parametrize("kind, tamper, needle", TAMPERING, ids=[f"{k}-{n}-{i}" for i, (k, _t, n) in enumerate(TAMPERING)])
 def test_verify_refuses_a_tampered_record_naming_the_field(tmp_path, capsys, records, kind, tamper, needle):
     good, bad = tmp_path / "good.json", tmp_path / "bad.json"
