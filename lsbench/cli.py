@@ -139,7 +139,7 @@ def cmd_export(args):
 def cmd_indicators(args):
     import json
     from .indicators import evaluate_records
-    from .files import release, reserve, write_text_atomic
+    from .files import check_writable, reserve, write_text_atomic
     point = None
     if args.reference_point:
         try:
@@ -152,8 +152,7 @@ def cmd_indicators(args):
         except (KeyError, IndexError, ValueError) as e:
             raise LsbenchError(f"--reference-front {args.reference_front}: only {{instance}} may be a placeholder "
                                f"({type(e).__name__}: {e})") from None
-        reserve(front_path, "--reference-front")
-        release(front_path)
+        check_writable(front_path, "--reference-front")
     if args.out:
         reserve(args.out)
     rows = evaluate_records(args.records, args.reference_front, point)

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from .errors import LsbenchError
-from .files import release, reserve, write_text_atomic
+from .files import check_writable, write_text_atomic
 
 FORMATS = ("iohanalyzer", "csv")
 
@@ -58,8 +58,7 @@ def export(source, fmt, out):
         raise LsbenchError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
     # before the table is read: a .csv is one file, iohanalyzer's output a folder with one file a run
     target = Path(out) if fmt == "csv" else Path(out) / ".lsbench-export-check"
-    reserve(target)
-    release(target)
+    check_writable(target)
     df = load_table(source)
     return (export_csv if fmt == "csv" else export_iohanalyzer)(df, Path(out))
 

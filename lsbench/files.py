@@ -70,14 +70,7 @@ def reserve(path, flag="--out"):
     (permissions alone do not say it: root ignores them, read-only mounts do not), and no other
     lsbench process is writing it (a lock beside it, released by `release` or the process's end)."""
     path = Path(path)
-    refuse_unless_ordinary(path, flag)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError as e:
-        raise LsbenchError(f"{flag} {path}: cannot write there ({e.strerror}); nothing was run")
+    check_writable(path, flag)
     key = str(path.resolve())
     if key in _HELD or launcher_rank() != 0:  # the ranks of one MPI job share its output; rank 0 writes
         return
@@ -88,6 +81,19 @@ def reserve(path, flag="--out"):
         os.close(lock)
         raise LsbenchError(f"{flag} {path}: another lsbench process is writing it now; nothing was run")
     _HELD[key] = lock
+
+
+def check_writable(path, flag="--out"):
+    """The output is a regular file or new, and its folder exists (made here) and takes a file."""
+    path = Path(path)
+    refuse_unless_ordinary(path, flag)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise LsbenchError(f"{flag} {path}: cannot write there ({e.strerror}); nothing was run")
 
 
 def launcher_rank():

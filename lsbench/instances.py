@@ -22,7 +22,7 @@ from pathlib import Path
 from .errors import LsbenchError
 from .problems import PROBLEMS
 from .problems.base import sha256_of
-from .files import current_umask, release, reserve
+from .files import check_writable, current_umask
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _INSTALLED_MANIFEST = Path(__file__).resolve().parent / "data" / "manifest.csv"  # pip install . puts it here
@@ -216,8 +216,7 @@ def fetch(name, data=None, mirror=None):
     if entry is None:
         raise LsbenchError(f"instances fetch: unknown instance {name!r}")
     target = local_path(entry, data)
-    reserve(target, "instances fetch: the data directory's")  # before any download
-    release(target)
+    check_writable(target, "instances fetch: the data directory's")  # before any download
     if entry.generated:
         cls = PROBLEMS[entry.problem]
         n, m = (int(v) for v in entry.size.split("x"))
