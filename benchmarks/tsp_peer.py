@@ -1,19 +1,23 @@
 """TSP 2-opt side by side with TSP_GPU (O'Neil & Burtscher, GPGPU-8 2015), one process, one GPU.
 
-    python benchmarks/tsp_peer.py [--instance pr2392] [--repeats 3] [--peer .peers/tsp_gpu]
+    python benchmarks/tsp_peer.py [--instances pr2392,rl5915] [--algorithms hc,tabu] [--repeats 3]
+                                  [--peer .peers/tsp_gpu]
 
 The peer's CUDA source is not part of lsbench: place its `main.cu` (TSP_GPU v2.3, e.g. from
 HeCBench's src/tsp-cuda) in the ignored folder `--peer`; this script builds it with nvcc (its own
 flags: -O3 -use_fast_math) and feeds it the instance in the layout its reader needs (six header
-lines, the coordinates, `EOF`). Rows alternate, peer then lsbench, `--repeats` times:
+lines, the coordinates, `EOF`). Per instance, rows alternate, the peer then each lsbench algorithm,
+`--repeats` times:
 
 - the peer: random-restart 2-opt hill climbing, one climb per block, `--restarts` climbs (one full
   wave on an H100/H200); moves/s as it reports them: climbs x (n-1)(n-2)/2 over its kernel time;
   its best tour in its own metric (float32 distances truncated, not TSPLIB's rounding);
-- lsbench: `--algorithm tabu --backend gpu-resident --searches K` for the peer's median kernel
-  time; moves/s = all searches' iterations x n(n-1)/2 over the timed seconds; its best tour in
-  TSPLIB's metric, re-checked.
+- lsbench: `--algorithm hc|tabu --backend gpu-resident --searches K` for the peer's kernel time;
+  moves/s = all searches' iterations x n(n-1)/2 over the timed seconds; its best tour in TSPLIB's
+  metric, re-checked.
 Medians of the repeats, after each tool's warm-up (the peer's first launch, lsbench's JIT compile).
+Before timing, the first two searches of each algorithm run `--check` iterations on the GPU and on
+the CPU with the same seeds, and their trajectories must be equal.
 """
 import argparse
 import re
@@ -81,9 +85,9 @@ def run_peer(binary, instance_file, restarts):
     return parse_peer(r.stdout)
 
 
-def run_lsbench(instance, searches, seconds, data):
+def run_lsbench(instance, algorithm, searches, seconds, data):
     from lsbench.runner import run_one
-    rec = run_one("tsp", instance, "tabu", "gpu-resident", "2opt", seed=1, seconds=seconds, searches=searches,
+    rec = run_one("tsp", instance, algorithm, "gpu-resident", "2opt", seed=1, seconds=seconds, searches=searches,
                   data=data)
     iterations = rec.get("aggregate_iterations", rec["iterations"])
     return {"seconds": rec["wall_s"], "iterations": iterations,
@@ -91,45 +95,75 @@ def run_lsbench(instance, searches, seconds, data):
             "best_tsplib_metric": rec["best_objective"], "gap_percent": rec["gap_percent"], "searches": searches}
 
 
+def same_as_cpu(instance, algorithm, iterations, data):
+    """Whether the GPU's first two searches follow the CPU searches with the same seeds."""
+    from lsbench.runner import run_one
+    dev = run_one("tsp", instance, algorithm, "gpu-resident", "2opt", seed=1, iterations=iterations, searches=2,
+                  data=data)
+    for entry in dev["searches"]:
+        cpu = run_one("tsp", instance, algorithm, "cpu", "2opt", seed=entry["seed"], iterations=iterations, data=data)
+        if [p[::2] for p in cpu["trajectory"]] != [p[::2] for p in entry["trajectory"]] or \
+                cpu["best_solution"] != entry["best_solution"]:
+            return False
+    return True
+
+
+def compare(args, instance, binary):
+    """The peer and each algorithm, interleaved; medians and ratios."""
+    entry = registry.manifest().get(instance)
+    if entry is None or entry.problem != "tsp":
+        raise LsbenchError(f"--instances {instance}: not a TSPLIB instance of the manifest")
+    source = registry.local_path(entry, args.data_dir)
+    if not source.exists():
+        raise LsbenchError(f"--instances {instance}: {source} not found (lsbench instances fetch {instance})")
+    peer_file = Path(args.peer) / f"{instance}.tsp"
+    n = peer_input(source, peer_file)
+    checks = {a: same_as_cpu(instance, a, args.check, args.data_dir) for a in args.algorithms}
+    for a in args.algorithms:
+        run_lsbench(instance, a, args.searches, 1.0, args.data_dir)  # JIT compile and first launches
+    rows = []
+    for _ in range(args.repeats):
+        peer = run_peer(binary, peer_file, args.restarts)
+        row = {"peer": peer}
+        for a in args.algorithms:
+            row[a] = run_lsbench(instance, a, args.searches, peer["kernel_s"], args.data_dir)
+        rows.append(row)
+        print(f"{instance} peer {peer['moves_per_s'] / 1e9:8.1f} G moves/s in {peer['kernel_s']:.2f} s   " +
+              "   ".join(f"{a} {row[a]['moves_per_s'] / 1e9:8.1f} G (best {row[a]['best_tsplib_metric']})"
+                         for a in args.algorithms), flush=True)
+    peer_rate = statistics.median(r["peer"]["moves_per_s"] for r in rows)
+    summary = {"instance": instance, "n": n, "peer_moves_per_s": peer_rate,
+               "peer_best_truncated_metric": min(r["peer"]["best_truncated_metric"] for r in rows)}
+    for a in args.algorithms:
+        rate = statistics.median(r[a]["moves_per_s"] for r in rows)
+        summary[a] = {"moves_per_s": rate, "ratio_to_peer": rate / peer_rate, "same_trajectory_as_cpu": checks[a],
+                      "best_tsplib_metric": min(r[a]["best_tsplib_metric"] for r in rows)}
+    return {"rows": rows, "summary": summary}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--instance", default="pr2392")
+    ap.add_argument("--instances", default="pr2392,rl5915", type=lambda v: v.split(","))
+    ap.add_argument("--algorithms", default="hc,tabu", type=lambda v: v.split(","))
     ap.add_argument("--peer", default=str(Path(__file__).resolve().parent.parent / ".peers" / "tsp_gpu"))
     ap.add_argument("--restarts", type=int, default=1056, help="the peer's climbs a launch (8 blocks x 132 SMs)")
-    ap.add_argument("--searches", type=int, default=528, help="lsbench's resident searches (the issue's best)")
+    ap.add_argument("--searches", type=int, default=1056, help="lsbench's resident searches")
+    ap.add_argument("--check", type=int, default=30, help="iterations of the GPU-against-CPU trajectory check")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--data-dir")
     ap.add_argument("--out")
     args = ap.parse_args()
-    entry = registry.manifest().get(args.instance)
-    if entry is None or entry.problem != "tsp":
-        raise LsbenchError(f"--instance {args.instance}: not a TSPLIB instance of the manifest")
-    source = registry.local_path(entry, args.data_dir)
-    if not source.exists():
-        raise LsbenchError(f"--instance {args.instance}: {source} not found (lsbench instances fetch {args.instance})")
     binary = build_peer(args.peer)
-    peer_file = Path(args.peer) / f"{args.instance}.tsp"
-    n = peer_input(source, peer_file)
-    run_lsbench(args.instance, args.searches, 1.0, args.data_dir)  # JIT compile and first launches
-    rows = []
-    for _ in range(args.repeats):  # interleaved: the peer, then lsbench in the peer's time
-        peer = run_peer(binary, peer_file, args.restarts)
-        ours = run_lsbench(args.instance, args.searches, peer["kernel_s"], args.data_dir)
-        rows.append({"peer": peer, "lsbench": ours})
-        print(f"peer {peer['moves_per_s'] / 1e9:8.1f} G moves/s in {peer['kernel_s']:.2f} s (best "
-              f"{peer['best_truncated_metric']}, truncated)   lsbench {ours['moves_per_s'] / 1e9:8.1f} G moves/s "
-              f"(best {ours['best_tsplib_metric']}, TSPLIB)", flush=True)
-    peer_rate = statistics.median(r["peer"]["moves_per_s"] for r in rows)
-    ours_rate = statistics.median(r["lsbench"]["moves_per_s"] for r in rows)
-    summary = {"instance": args.instance, "n": n, "peer_moves_per_s": peer_rate, "lsbench_moves_per_s": ours_rate,
-               "ratio_lsbench_to_peer": ours_rate / peer_rate,
-               "peer_best_truncated_metric": min(r["peer"]["best_truncated_metric"] for r in rows),
-               "lsbench_best_tsplib_metric": min(r["lsbench"]["best_tsplib_metric"] for r in rows)}
+    cases = [compare(args, instance, binary) for instance in args.instances]
     path = write_result("tsp_peer", {"peer": "TSP_GPU v2.3 (O'Neil & Burtscher 2015)", "peer_flags": PEER_FLAGS,
-                                     "restarts": args.restarts, "searches": args.searches, "rows": rows,
-                                     "summary": summary}, args.out)
-    print(f"{args.instance}: lsbench {ours_rate / 1e9:.1f} G moves/s, peer {peer_rate / 1e9:.1f} G moves/s, "
-          f"ratio {ours_rate / peer_rate:.3f} -> {path}")
+                                     "restarts": args.restarts, "searches": args.searches, "cases": cases}, args.out)
+    for case in cases:
+        sm = case["summary"]
+        print(f"{sm['instance']:>8} peer {sm['peer_moves_per_s'] / 1e9:7.1f} G moves/s   " +
+              "   ".join(f"{a} {sm[a]['moves_per_s'] / 1e9:7.1f} G x{sm[a]['ratio_to_peer']:.2f} "
+                         f"cpu-trajectory {'same' if sm[a]['same_trajectory_as_cpu'] else 'DIFFERS'}"
+                         for a in args.algorithms))
+    print(f"-> {path}")
     return 0
 
 

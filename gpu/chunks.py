@@ -230,8 +230,8 @@ def run_searches(launch, dev, stop, moves, starts, seeds, prm, progress=None, ch
             log.add_chunk(dev["IMP_IT"][:rows].copy_to_host(), dev["IMP_OBJ"][:rows].copy_to_host(), st[:, 3], 0,
                           t1 - t_start)
         it += n_iter
-        if (st[:, 2] <= target).all():
-            break
+        if (st[:, 2] <= target).all() or ("FLAGS" in dev and dev["FLAGS"].copy_to_host()[:, 1].all()):
+            break  # every search at its target, or ended (hill climbing without restarts)
         chunks.took(t1 - t0)
         if progress:
             progress.tick(it, int(st[:, 2].min()))

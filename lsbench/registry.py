@@ -32,8 +32,9 @@ SEARCHES_OVER_EVALUATORS = ("tabu", "rots", "hc", "pls")
 ENGINES = {
     ("rots", "gpu-resident"): "lsbench.gpu.rots_engine:ResidentRotsEngine",
     ("tabu", "gpu-resident"): {"pfsp": "lsbench.gpu.resident_pfsp:ResidentPfspEngine",
-                               "tsp": "lsbench.gpu.whole_gpu_tabu:WholeGpuTabuEngine",
+                               "tsp": "lsbench.gpu.engine.local_search:ResidentLocalSearchEngine",
                                "ppp": "lsbench.gpu.whole_gpu_tabu:WholeGpuTabuEngine"},
+    ("hc", "gpu-resident"): {"tsp": "lsbench.gpu.engine.local_search:ResidentLocalSearchEngine"},
     ("cas", "cpu"): "lsbench.engines.cas:HostColony",
     ("cas", "cpu-parallel"): "lsbench.engines.cas:ParallelHostColony",
     ("cas", "gpu-resident"): "lsbench.gpu.colony:DeviceColony",

@@ -67,11 +67,22 @@ def uniform(state):
 @njit(cache=True)
 def permutation(state, n):
     """A uniformly random permutation of 0..n-1 (Fisher-Yates)."""
-    p = np.arange(n)
+    p = np.empty(n, dtype=np.int64)
+    fill_permutation(state, p)
+    return p
+
+
+@njit(cache=True)
+def fill_permutation(state, p):
+    """permutation(state, len(p)) written into p (a GPU thread's way: it may not allocate)."""
+    n = p.shape[0]
+    for i in range(n):
+        p[i] = i
     for i in range(n - 1, 0, -1):
         j = below(state, i + 1)
-        p[i], p[j] = p[j], p[i]
-    return p
+        t = p[i]
+        p[i] = p[j]
+        p[j] = t
 
 
 @njit(cache=True)

@@ -102,7 +102,7 @@ def explicit_to_matrix(fmt, values, n, path):
 
 
 def read_tsplib(path):
-    """Parse a TSPLIB .tsp file into (name, distance matrix, edge weight type)."""
+    """Parse a TSPLIB .tsp file into (name, distance matrix, edge weight type, coordinates or None)."""
     lines = read_text(path).splitlines()
     spec = {}
     section = None
@@ -155,7 +155,74 @@ def read_tsplib(path):
             d = coords_to_matrix(kind, nums.reshape(n, 3)[:, 1:], path)
     except ValueError as e:
         raise InstanceFormatError(path, f"non-numeric value in data section ({e})")
-    return spec.get("NAME", os.path.basename(path).rsplit(".", 1)[0]), d, kind
+    xy = None if kind == "EXPLICIT" else nums.reshape(n, 3)[:, 1:]
+    return spec.get("NAME", os.path.basename(path).rsplit(".", 1)[0]), d, kind, xy
+
+
+# ---------------------------------------------------------------------------------------------
+# Distances from integer coordinates (the resident GPU engine's on-chip form)
+# ---------------------------------------------------------------------------------------------
+ROUNDED, CEILING, PSEUDO_EUCLIDEAN = 0, 1, 2  # EUC_2D, CEIL_2D, ATT
+INTEGER_RULES = {"EUC_2D": ROUNDED, "CEIL_2D": CEILING, "ATT": PSEUDO_EUCLIDEAN}
+COORDINATE_LIMIT = 1 << 23  # scaled coordinates stay exact in float32 (the GPU's estimates)
+
+
+@njit(cache=True)
+def integer_distance(rule, q2, xa, ya, xb, yb):
+    """TSPLIB's distance between cities at integer coordinates (the file's times a power of ten q;
+    q2 = q^2), in integer arithmetic: ROUNDED nint(r), CEILING ceil(r), PSEUDO_EUCLIDEAN ceil(r /
+    sqrt(10)), r the true distance; a float estimate corrected by exact comparisons of squares."""
+    dx = xa - xb
+    dy = ya - yb
+    s = dx * dx + dy * dy
+    if rule == ROUNDED:  # k = nint(sqrt(s / q2)) <=> q2 (2k - 1)^2 <= 4 s < q2 (2k + 1)^2
+        k = np.int64(np.sqrt(s / q2) + 0.5)
+        while q2 * (2 * k + 1) * (2 * k + 1) <= 4 * s:
+            k += 1
+        while k > 0 and q2 * (2 * k - 1) * (2 * k - 1) > 4 * s:
+            k -= 1
+        return k
+    m = q2 if rule == CEILING else 10 * q2  # the least c with m c^2 >= s
+    c = np.int64(np.sqrt(s / m))
+    while m * c * c < s:
+        c += 1
+    while c > 0 and m * (c - 1) * (c - 1) >= s:
+        c -= 1
+    return c
+
+
+@njit(cache=True)
+def integer_distances_match(rule, q2, ix, iy, d):
+    """Whether integer_distance gives the distance matrix at every pair."""
+    n = ix.shape[0]
+    for a in range(n):
+        for b in range(n):
+            if a != b and integer_distance(rule, q2, ix[a], iy[a], ix[b], iy[b]) != d[a, b]:
+                return False
+    return True
+
+
+def integer_coordinates(xy, weight_type, d):
+    """(rule, q, integer x, integer y): the cities as integers (the file's coordinates times the
+    least power of ten q <= 1000 that makes them whole, each below COORDINATE_LIMIT) under which
+    integer_distance gives `d` at every pair (checked here, so a device that computes distances
+    from them agrees with the matrix); None where there is no such form (GEO, explicit weights)."""
+    if xy is None or weight_type not in INTEGER_RULES:
+        return None
+    for q in (1, 10, 100, 1000):
+        scaled = xy * q
+        whole = np.round(scaled)
+        if np.abs(scaled - whole).max() <= 1e-6 * max(1.0, np.abs(scaled).max()):
+            break
+    else:
+        return None
+    if np.abs(whole).max() >= COORDINATE_LIMIT:
+        return None
+    ix, iy = whole[:, 0].astype(np.int64), whole[:, 1].astype(np.int64)
+    rule = INTEGER_RULES[weight_type]
+    if not integer_distances_match(rule, np.int64(q * q), ix, iy, d):
+        return None
+    return rule, q, ix, iy
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,8 +419,10 @@ class TSP(Problem):
     neighbourhoods = {"swap": TspSwap, "2opt": TspTwoOpt}
     default_neighbourhood = "2opt"
 
-    def __init__(self, d, name="tsp", source=None, sha256=None, weight_type="EXPLICIT", generator=None):
+    def __init__(self, d, name="tsp", source=None, sha256=None, weight_type="EXPLICIT", generator=None,
+                 coordinates=None):
         super().__init__(name, source, sha256)
+        self.coordinates = coordinates  # the file's (x, y) per city, None for explicit weights
         self.d = np.ascontiguousarray(d, dtype=np.int32)
         self.n = self.d.shape[0]
         self.size = self.n
@@ -363,9 +432,9 @@ class TSP(Problem):
 
     @classmethod
     def from_file(cls, path, name=None):
-        fname, d, kind = read_tsplib(path)
+        fname, d, kind, xy = read_tsplib(path)
         return cls(d, name or os.path.basename(path).rsplit(".", 1)[0], source=str(path),
-                   sha256=sha256_of(path), weight_type=kind)
+                   sha256=sha256_of(path), weight_type=kind, coordinates=xy)
 
     @classmethod
     def random_asymmetric(cls, name, n, seed):

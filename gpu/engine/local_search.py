@@ -1,0 +1,271 @@
+"""The resident local search engine: hill climbing and tabu search, whole searches on the GPU, over
+a problem's device adapter (gpu/adapters/).
+
+The engine owns the search: a persistent grid whose blocks take (search, sub-chunk) items from a
+queue (gpu/chunks.py), one block a search at a time, the search's state in global memory between
+items; per iteration the adapter's scan gives each thread its best move under the rule, a block
+reduction picks the search's move, then hill climbing moves while it improves and restarts from a
+random solution at a local optimum (`lsbench.search.hill_climbing`), tabu search draws the tenure,
+records the move's tabu attribute and moves (`lsbench.search.tabu`); improvements are recorded and
+the best solution kept. Search q gives exactly the CPU search's trajectory with seed q.
+
+An adapter supplies device functions (see gpu/adapters/tsp_two_opt.py):
+    load(data, SOL, s, sh, tid, T) -> this thread's share of the solution's objective (fills sh)
+    scan(data, SOL, MEM, s, sh, tabu_rule, use_tabu, it, current, aspiration, tie_key, tid, T)
+        -> this thread's best (delta, rank, move), move -1 if none
+    record(data, SOL, MEM, s, move, it, until)    (one thread, before the move)
+    apply(data, SOL, s, sh, move, tid, T)
+and on the host: data (device arrays and scalars), shared_bytes, memory(K, tenure_max) -> MEM,
+moves (the neighbourhood's size).
+"""
+import numpy as np
+from numba import config, cuda, float32, int64, uint64
+
+from lsbench.errors import LsbenchError
+from lsbench.interfaces import Engine, Stop
+from lsbench.params import Param
+
+from .. import device as dv
+from .. import device_name, require
+from ..chunks import (IMPROVEMENT_CAP, NO_ASPIRATION, WholeGpuEngine, chunk_launcher, end_item, run_searches, save_search, start_item, tabu_starts,
+                      take_item)
+from ..kernels import block_min
+from ..launch import PreparedLauncher, allow_dynamic_shared
+from ..whole_gpu_tabu import WholeGpuTabu, WholeGpuTabuEngine, next_tenure
+
+SIM = config.ENABLE_CUDASIM
+QUEUE_ITEM = 64  # iterations of a search per queue item, at most
+
+
+@cuda.jit(device=True, inline=True)
+def block_sum(red, tid, T, v):
+    """The block's sum of v (T a power of two), read by every thread."""
+    red[tid] = v
+    cuda.syncthreads()
+    step = T // 2
+    while step > 0:
+        if tid < step:
+            red[tid] += red[tid + step]
+        cuda.syncthreads()
+        step //= 2
+    total = red[0]
+    cuda.syncthreads()
+    return total
+
+
+def make_kernel(adapter_functions, threads, tabu_rule):
+    """The search loop of hill climbing (tabu_rule False) or tabu search over one adapter, for
+    blocks of `threads` threads."""
+    load, scan, record, apply = adapter_functions
+
+    @cuda.jit(device=True)
+    def choose(data, SOL, MEM, s, sh, red_c, red_d, red_r, red_i, it, current, asp, key, tid):
+        """(move, delta) of the iteration: the best under the rule; tabu search with every move tabu
+        takes the least bad (lsbench.search.tabu.select_least_bad)."""
+        bd, br, bk = scan(data, SOL, MEM, s, sh, tabu_rule, True, it, current, asp, key, tid, threads)
+        block_min(red_c, red_d, red_r, red_i, tid, threads, int64(0), bd, br, bk)
+        move = red_i[0]
+        delta = red_d[0]
+        cuda.syncthreads()
+        if tabu_rule and move < 0:
+            bd, br, bk = scan(data, SOL, MEM, s, sh, tabu_rule, False, it, current, asp, key, tid, threads)
+            block_min(red_c, red_d, red_r, red_i, tid, threads, int64(0), bd, br, bk)
+            move = red_i[0]
+            delta = red_d[0]
+            cuda.syncthreads()
+        return move, delta
+
+    @cuda.jit(device=True)
+    def improved(SOL, BEST_SOL, IMP_IT, IMP_OBJ, s, it, current, n_imp, tid):
+        """Records a new best: the iteration and objective, and the solution."""
+        if tid == 0:
+            IMP_IT[n_imp, s] = it
+            IMP_OBJ[n_imp, s] = current
+        for k in range(tid, SOL.shape[1], threads):
+            BEST_SOL[s, k] = SOL[s, k]
+
+    @cuda.jit
+    def kernel(data, SOL, MEM, STATE, RNG, FLAGS, BEST_SOL, IMP_IT, IMP_OBJ, ERR, QS, restarts, subchunk,
+               tenure_min, tenure_max, use_aspiration, target, n_iter):
+        sh = cuda.shared.array(0, float32)
+        red_c = cuda.shared.array(threads, int64)
+        red_d = cuda.shared.array(threads, int64)
+        red_r = cuda.shared.array(threads, uint64)
+        red_i = cuda.shared.array(threads, int64)
+        job = cuda.shared.array(2, int64)
+        drawn = cuda.shared.array(1, uint64)
+        stream = cuda.local.array(1, uint64)
+        tid = cuda.threadIdx.x
+        K = SOL.shape[0]
+        subchunks = (n_iter + subchunk - 1) // subchunk
+        while True:
+            s, sub = take_item(QS, ERR, job, K, subchunks, tid)
+            if s < 0:
+                return
+            its, current, best, n_imp, state = start_item(STATE, RNG, s, sub)
+            if block_sum(red_d, tid, threads, load(data, SOL, s, sh, tid, threads)) != current and tid == 0:
+                ERR[0] = its
+                ERR[1] = s + 1
+            for step in range(min(subchunk, n_iter - sub * subchunk)):
+                if best <= target or FLAGS[s, 1] != 0:
+                    break
+                it = its + 1
+                key = uint64(0)
+                if tabu_rule:
+                    state += dv.GOLDEN
+                    key = dv.mix64(state)
+                asp = best if use_aspiration else NO_ASPIRATION
+                move, delta = choose(data, SOL, MEM, s, sh, red_c, red_d, red_r, red_i, it, current, asp, key, tid)
+                its = it
+                if tabu_rule:
+                    state, tenure = next_tenure(state, tenure_min, tenure_max)
+                    if tid == 0:
+                        record(data, SOL, MEM, s, move, it, it + tenure)
+                    cuda.syncthreads()
+                    apply(data, SOL, s, sh, move, tid, threads)
+                    current += delta
+                elif delta < 0:
+                    apply(data, SOL, s, sh, move, tid, threads)
+                    current += delta
+                elif restarts:  # a local optimum: a random solution from the search's stream
+                    if tid == 0:
+                        stream[0] = state
+                        dv.fill_permutation(stream, SOL[s])
+                        drawn[0] = stream[0]
+                        FLAGS[s, 0] += 1
+                    cuda.syncthreads()
+                    state = drawn[0]
+                    current = block_sum(red_d, tid, threads, load(data, SOL, s, sh, tid, threads))
+                else:
+                    if tid == 0:
+                        FLAGS[s, 1] = 1
+                    break
+                if current < best:
+                    best = current
+                    improved(SOL, BEST_SOL, IMP_IT, IMP_OBJ, s, it, current, n_imp, tid)
+                    n_imp += 1
+                cuda.syncthreads()
+            if tid == 0:
+                save_search(STATE, RNG, s, its, current, best, n_imp, state)
+            end_item(QS, s, sub, tid)
+
+    return kernel
+
+
+_KERNELS = {}
+
+
+class ResidentLocalSearch:
+    """K hill climbing or tabu searches over an adapter; `run` returns, per seed, what the CPU
+    search returns with that seed."""
+
+    def __init__(self, problem, nb, adapter, algorithm, prm, threads=None, persistent=None):
+        require("gpu-resident")
+        self.problem, self.nb, self.adapter, self.algorithm, self.prm = problem, nb, adapter, algorithm, prm
+        self.threads = int(threads) if threads else (32 if SIM else 256)
+        if self.threads < 32 or self.threads > 1024 or self.threads & (self.threads - 1):
+            raise LsbenchError(f"--param block: threads per block must be a power of two in [32, 1024], "
+                               f"got {self.threads}")
+        self.want_persistent = persistent
+        key = (type(adapter), adapter.rows, self.threads, algorithm)
+        if key not in _KERNELS:
+            _KERNELS[key] = make_kernel(adapter.device_functions(), self.threads, algorithm == "tabu")
+        self.launcher = PreparedLauncher(_KERNELS[key])
+        self.shape = None
+        self.kernel_s = 0.0
+
+    def _args(self, sols, K):
+        """(kernel arguments, {name: the per-search arrays the host reads and writes})."""
+        n = self.problem.size
+        tenure_max = self.prm.get("tenure_max", 0)
+        named = {"SOL": cuda.to_device(np.array(sols, np.int32)), "MEM": self.adapter.memory(K, tenure_max),
+                 "STATE": cuda.device_array((K, 4), np.int64), "RNG": cuda.device_array(K, np.uint64),
+                 "FLAGS": cuda.to_device(np.zeros((K, 2), np.int64)),
+                 "BEST_SOL": cuda.device_array((K, n), np.int32),
+                 "IMP_IT": cuda.device_array((IMPROVEMENT_CAP, K), np.int64),
+                 "IMP_OBJ": cuda.device_array((IMPROVEMENT_CAP, K), np.int64),
+                 "ERR": cuda.to_device(np.zeros(2, np.int64)), "QS": cuda.to_device(np.zeros(K + 1, np.int64))}
+        prm = self.prm
+        scalars = (1 if prm.get("restarts") else 0, QUEUE_ITEM, prm.get("tenure_min", 0), tenure_max,
+                   1 if prm.get("aspiration") else 0, 0, 1)
+        return [self.adapter.data, *named.values(), *(np.int64(x) for x in scalars)], named
+
+    def _blocks(self, K, args):
+        """Blocks of the persistent grid: every search's own, up to what runs at once."""
+        if self.want_persistent:
+            return min(K, int(self.want_persistent))
+        if SIM:
+            return 1
+        compiled = self.launcher.compiled_for(args)
+        allow_dynamic_shared(compiled, self.adapter.shared_bytes)
+        fit = compiled.max_cooperative_grid_blocks(self.threads, self.adapter.shared_bytes)
+        if fit < 1:
+            raise LsbenchError(f"--param block: {self.threads} threads and {self.adapter.shared_bytes} bytes of "
+                               "shared memory a block do not fit an SM")
+        return min(K, fit)
+
+    def run(self, seeds, stop, progress=None, chunk=None):
+        pr, nb, prm = self.problem, self.nb, self.prm
+        sols, states, starts = tabu_starts(pr, seeds)
+        K = len(seeds)
+        args, dev = self._args(sols, K)
+        blocks = self._blocks(K, args)
+        self.shape = {"searches": K, "mode": "queue", "blocks": blocks, "threads": self.threads,
+                      "shared_bytes": self.adapter.shared_bytes, "iterations_per_queue_item": QUEUE_ITEM}
+
+        def kernel(*a):
+            self.launcher(blocks, self.threads, self.adapter.shared_bytes, list(a))
+        launch = chunk_launcher(kernel, args, dev, sols, states, starts, blocks, True)
+        results, self.kernel_s = run_searches(launch, dev, stop, self.adapter.moves, starts, seeds, prm, progress,
+                                              chunk, f"gpu-resident {self.algorithm} {nb.name}@{pr.kind}")
+        if self.algorithm == "hc":
+            flags = dev["FLAGS"].copy_to_host()
+            for q, res in enumerate(results):
+                res.params = {"restarts": bool(prm["restarts"]), "restarts_done": int(flags[q, 0])}
+        return results
+
+    def describe(self):
+        shape = self.shape or {}
+        how = (f"{shape.get('searches', 1)} {self.algorithm} searches ({self.nb.name}, {type(self.adapter).__name__}) "
+               f"on a persistent grid of {shape.get('blocks')} blocks, one search a block, taking sub-chunks of up "
+               f"to {QUEUE_ITEM} iterations from a queue")
+        return {"backend": "gpu-resident", "device": device_name(), "model": how, **shape}
+
+
+def adapter_for(problem, neighbourhood):
+    """The problem's device adapter for this neighbourhood; LsbenchError where it has none."""
+    from ..adapters.tsp_two_opt import TspTwoOptAdapter
+    adapters = {("tsp", "2opt"): TspTwoOptAdapter}
+    if (problem.kind, neighbourhood.name) not in adapters:
+        raise LsbenchError(f"no device adapter for {neighbourhood.name} on {problem.kind}")
+    return adapters[problem.kind, neighbourhood.name](problem, neighbourhood)
+
+
+class ResidentLocalSearchEngine(WholeGpuEngine):
+    """The registry's engine for `--algorithm hc|tabu --backend gpu-resident` where a problem has a
+    device adapter; tabu search on instances without one (explicit or GEO weights, swap) runs the
+    matrix kernel of gpu/whole_gpu_tabu.py."""
+
+    problems = ("tsp",)
+    parameters = WholeGpuTabuEngine.parameters
+
+    def __init__(self, problem, neighbourhood, search, params, threads=None):
+        algorithm = search.name
+        try:
+            adapter = adapter_for(problem, neighbourhood)
+        except LsbenchError as why:
+            if algorithm != "tabu":
+                raise LsbenchError(f"--algorithm {algorithm} --backend gpu-resident runs TSP 2-opt on instances "
+                                   f"with integer coordinates (EUC_2D, CEIL_2D, ATT): {why}") from None
+            self.search = WholeGpuTabu(problem, neighbourhood, search.params(neighbourhood),
+                                       threads=params.get("block"), blocks=params.get("blocks"),
+                                       persistent=params.get("persistent"))
+            return
+        if params.get("blocks") is not None:
+            raise LsbenchError("--param blocks: the on-chip 2-opt search runs one block a search; leave it out")
+        prm = search.params(neighbourhood) if algorithm == "tabu" else {"restarts": bool(search.restarts)}
+        self.search = ResidentLocalSearch(problem, neighbourhood, adapter, algorithm, prm,
+                                          threads=params.get("block"), persistent=params.get("persistent"))
+
+    def build(self, problem, neighbourhood, prm, params):
+        raise NotImplementedError  # __init__ builds the search
