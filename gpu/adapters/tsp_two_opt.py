@@ -25,7 +25,7 @@ that stores only the entries that can still be live, so the same moves are tabu 
 import math
 
 import numpy as np
-from numba import cuda, float32, int64, uint64
+from numba import cuda, float32, int64, uint32, uint64
 
 from lsbench.errors import LsbenchError
 from lsbench.problems.tsp import integer_coordinates, integer_distance, pair_count
@@ -65,6 +65,7 @@ def tabu_list_put(TA, TB, TU, s, a, b, until, it):
 def make_adapter(rows=ROWS):
     """The device functions of the 2-opt adapter for lanes of `rows` rows (a compile-time constant)."""
     span = WARP * rows
+    points = rows + 1  # the cities at positions i-1 .. i+rows-1 of a lane's rows
 
     @cuda.jit(device=True, inline=True)
     def exact_edge(X, Y, rule, q2, a, b):
@@ -151,11 +152,11 @@ def make_adapter(rows=ROWS):
         n = SOL.shape[1]
         X, Y, EF = shared_views(sh, n)
         bd, br, bk = best
-        rx = cuda.local.array(rows + 1, float32)
-        ry = cuda.local.array(rows + 1, float32)
+        rx = cuda.local.array(points, float32)
+        ry = cuda.local.array(points, float32)
         base = cuda.local.array(rows, float32)
         lim = cuda.local.array(rows, float32)
-        dnext = cuda.local.array(rows + 1, float32)
+        dnext = cuda.local.array(points, float32)
         i0 = g * span + lane * rows
         for r in range(rows + 1):
             p = (i0 - 1 + r + n) % n
@@ -172,9 +173,10 @@ def make_adapter(rows=ROWS):
             dy = ry[r + 1] - yj
             dnext[r + 1] = math.sqrt(dx * dx + dy * dy)
         for j in range(top, c * span - 1, -1):
-            xj = X[j]
-            yj = Y[j]
-            ej = EF[j]
+            ju = uint32(j)  # unsigned: no negative-index wrap-around test on the hot loads
+            xj = X[ju]
+            yj = Y[ju]
+            ej = EF[ju]
             hit = False
             for r in range(rows):
                 dx = rx[r] - xj

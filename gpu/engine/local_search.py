@@ -35,6 +35,7 @@ from ..whole_gpu_tabu import WholeGpuTabu, WholeGpuTabuEngine, next_tenure
 
 SIM = config.ENABLE_CUDASIM
 QUEUE_ITEM = 64  # iterations of a search per queue item, at most
+REGISTERS = 96  # a thread's registers at most: the rare exact path spills, the scan keeps its values
 
 
 @cuda.jit(device=True, inline=True)
@@ -53,9 +54,9 @@ def block_sum(red, tid, T, v):
     return total
 
 
-def make_kernel(adapter_functions, threads, tabu_rule):
+def make_kernel(adapter_functions, threads, tabu_rule, registers):
     """The search loop of hill climbing (tabu_rule False) or tabu search over one adapter, for
-    blocks of `threads` threads."""
+    blocks of `threads` threads of at most `registers` registers each."""
     load, scan, record, apply = adapter_functions
 
     @cuda.jit(device=True)
@@ -84,7 +85,7 @@ def make_kernel(adapter_functions, threads, tabu_rule):
         for k in range(tid, SOL.shape[1], threads):
             BEST_SOL[s, k] = SOL[s, k]
 
-    @cuda.jit
+    @cuda.jit(fastmath=True, max_registers=registers)  # fastmath: the estimates' approximate square roots
     def kernel(data, SOL, MEM, STATE, RNG, FLAGS, BEST_SOL, IMP_IT, IMP_OBJ, ERR, QS, restarts, subchunk,
                tenure_min, tenure_max, use_aspiration, target, n_iter):
         sh = cuda.shared.array(0, float32)
@@ -159,7 +160,7 @@ class ResidentLocalSearch:
     """K hill climbing or tabu searches over an adapter; `run` returns, per seed, what the CPU
     search returns with that seed."""
 
-    def __init__(self, problem, nb, adapter, algorithm, prm, threads=None, persistent=None):
+    def __init__(self, problem, nb, adapter, algorithm, prm, threads=None, persistent=None, registers=None):
         require("gpu-resident")
         self.problem, self.nb, self.adapter, self.algorithm, self.prm = problem, nb, adapter, algorithm, prm
         self.threads = int(threads) if threads else (32 if SIM else 256)
@@ -167,9 +168,10 @@ class ResidentLocalSearch:
             raise LsbenchError(f"--param block: threads per block must be a power of two in [32, 1024], "
                                f"got {self.threads}")
         self.want_persistent = persistent
-        key = (type(adapter), adapter.rows, self.threads, algorithm)
+        self.registers = None if SIM else int(registers or REGISTERS)
+        key = (type(adapter), adapter.rows, self.threads, algorithm, self.registers)
         if key not in _KERNELS:
-            _KERNELS[key] = make_kernel(adapter.device_functions(), self.threads, algorithm == "tabu")
+            _KERNELS[key] = make_kernel(adapter.device_functions(), self.threads, algorithm == "tabu", self.registers)
         self.launcher = PreparedLauncher(_KERNELS[key])
         self.shape = None
         self.kernel_s = 0.0

@@ -4,6 +4,7 @@ A solution is the tour as a permutation of the cities. Neighbourhoods: swap (exc
 at positions i < j) and 2-opt (reverse positions i..j), both O(1) per move; 2-opt on asymmetric
 distances uses per-iteration prefix sums of the forward and backward path lengths.
 """
+import math
 import os
 
 import numpy as np
@@ -176,14 +177,14 @@ def integer_distance(rule, q2, xa, ya, xb, yb):
     dy = ya - yb
     s = dx * dx + dy * dy
     if rule == ROUNDED:  # k = nint(sqrt(s / q2)) <=> q2 (2k - 1)^2 <= 4 s < q2 (2k + 1)^2
-        k = np.int64(np.sqrt(s / q2) + 0.5)
+        k = np.int64(math.sqrt(s / q2) + 0.5)
         while q2 * (2 * k + 1) * (2 * k + 1) <= 4 * s:
             k += 1
         while k > 0 and q2 * (2 * k - 1) * (2 * k - 1) > 4 * s:
             k -= 1
         return k
     m = q2 if rule == CEILING else 10 * q2  # the least c with m c^2 >= s
-    c = np.int64(np.sqrt(s / m))
+    c = np.int64(math.sqrt(s / m))
     while m * c * c < s:
         c += 1
     while c > 0 and m * (c - 1) * (c - 1) >= s:
