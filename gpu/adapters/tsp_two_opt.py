@@ -138,22 +138,14 @@ def make_adapter(rows=ROWS):
         return d, r, k
 
     @cuda.jit(device=True, inline=True)
-    def limit(best, margin, scale):
-        """The largest scaled estimate whose exact delta can still be at most `best`."""
-        if best >= NO_BEST:
+    def limit(bd, margin, scale):
+        """The largest scaled estimate that can still be at most the exact best."""
+        if bd >= NO_BEST:
             return float32(3.0e38)
-        return float32((best + margin) * scale)
-
-    @cuda.jit(device=True, inline=True)
-    def shared_best(BEST, bd):
-        """Publishes the thread's best delta to the block's (the threshold every thread filters by:
-        a move above the block's best cannot be the iteration's move) and returns the block's."""
-        if bd < BEST[0]:
-            cuda.atomic.min(BEST, 0, bd)
-        return BEST[0]
+        return float32((bd + margin) * scale)
 
     @cuda.jit(device=True, fastmath=True)
-    def scan_block(data, SOL, MEM, s, sh, BEST, rule_tabu, use_tabu, it, current, asp, key, g, c, lane, best):
+    def scan_block(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c, lane, best):
         """Rows g*span + lane*rows ... (+rows) against columns c*span ... (+span), c > g: every move
         valid, a distance computed once serves two moves."""
         margin, scale = data[5], data[4]
@@ -166,13 +158,12 @@ def make_adapter(rows=ROWS):
         lim = cuda.local.array(rows, float32)
         dnext = cuda.local.array(points, float32)
         i0 = g * span + lane * rows
-        for r in range(points):
+        for r in range(rows + 1):
             p = (i0 - 1 + r + n) % n
             rx[r] = X[p]
             ry[r] = Y[p]
         top = min(c * span + span, n) - 1
-        known = shared_best(BEST, bd)
-        thr = limit(known, margin, scale)
+        thr = limit(bd, margin, scale)
         xj = X[(top + 1) % n]
         yj = Y[(top + 1) % n]
         for r in range(rows):
@@ -206,55 +197,45 @@ def make_adapter(rows=ROWS):
                     if dnext[r] + math.sqrt(dx * dx + dy * dy) - ej <= lim[r]:
                         bd, br, bk = consider(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key,
                                               i0 + r, j, bd, br, bk)
-            if hit or (ju & uint32(15)) == 0:  # other threads' finds tighten this one's threshold
-                now = shared_best(BEST, bd)
-                if now < known:
-                    known = now
-                    thr = limit(known, margin, scale)
-                    for r in range(rows):
-                        lim[r] = thr + base[r]
+                thr = limit(bd, margin, scale)
+                for r in range(rows):
+                    lim[r] = thr + base[r]
         return bd, br, bk
 
     @cuda.jit(device=True, fastmath=True)
-    def scan_diagonal(data, SOL, MEM, s, sh, BEST, rule_tabu, use_tabu, it, current, asp, key, g, lane, best):
+    def scan_diagonal(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, lane, best):
         """Rows and columns of block g (j > i): one move at a time."""
         margin, scale = data[5], data[4]
         n = SOL.shape[1]
         X, Y, EF = shared_views(sh, n)
         bd, br, bk = best
         end = min(g * span + span, n)
-        thr = limit(shared_best(BEST, bd), margin, scale)
         for r in range(rows):
             i = g * span + lane * rows + r
             h = (i - 1 + n) % n
             for j in range(i + 1, end):
                 k = (j + 1) % n
                 v = estimate(X, Y, h, j) + estimate(X, Y, i, k) - EF[h] - EF[j]
-                if v <= thr:
+                if v <= limit(bd, margin, scale):
                     bd, br, bk = consider(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key,
                                           i, j, bd, br, bk)
-                    thr = limit(shared_best(BEST, bd), margin, scale)
         return bd, br, bk
 
     @cuda.jit(device=True)
     def scan(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, tid, T):
         """This thread's best (delta, rank, move) over its lanes' items; move -1 if it saw none."""
-        BEST = cuda.shared.array(1, int64)
         n = SOL.shape[1]
         lane = tid % WARP
         blocks = (n + span - 1) // span
-        if tid == 0:
-            BEST[0] = NO_BEST
-        cuda.syncthreads()
         best = (int64(NO_BEST), uint64(0), int64(-1))
         for u in range(tid // WARP, blocks * (blocks + 1) // 2, T // WARP):
             g, c1 = dv.index_to_pair(u, blocks + 1)
             if g == c1 - 1:
-                best = scan_diagonal(data, SOL, MEM, s, sh, BEST, rule_tabu, use_tabu, it, current, asp, key, g,
-                                     lane, best)
+                best = scan_diagonal(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, lane,
+                                     best)
             else:
-                best = scan_block(data, SOL, MEM, s, sh, BEST, rule_tabu, use_tabu, it, current, asp, key, g,
-                                  c1 - 1, lane, best)
+                best = scan_block(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c1 - 1,
+                                  lane, best)
         return best
 
     @cuda.jit(device=True)

@@ -85,9 +85,7 @@ def make_kernel(adapter_functions, threads, tabu_rule, registers):
         for k in range(tid, SOL.shape[1], threads):
             BEST_SOL[s, k] = SOL[s, k]
 
-    cap = {"max_registers": registers} if registers else {}  # (the simulator takes no cap)
-
-    @cuda.jit(fastmath=True, **cap)  # fastmath: the adapters' estimates take approximate square roots
+    @cuda.jit(fastmath=True, max_registers=registers)  # fastmath: the estimates' approximate square roots
     def kernel(data, SOL, MEM, STATE, RNG, FLAGS, BEST_SOL, IMP_IT, IMP_OBJ, ERR, QS, restarts, subchunk,
                tenure_min, tenure_max, use_aspiration, target, n_iter):
         sh = cuda.shared.array(0, float32)
