@@ -35,7 +35,7 @@ from ..whole_gpu_tabu import WholeGpuTabu, WholeGpuTabuEngine, next_tenure
 
 SIM = config.ENABLE_CUDASIM
 QUEUE_ITEM = 64  # iterations of a search per queue item, at most
-REGISTERS = 96  # a thread's registers at most: the rare exact path spills, the scan keeps its values
+REGISTERS = 80  # a thread's registers at most (measured best of 64-128): the rare exact path spills
 
 
 @cuda.jit(device=True, inline=True)
@@ -85,7 +85,9 @@ def make_kernel(adapter_functions, threads, tabu_rule, registers):
         for k in range(tid, SOL.shape[1], threads):
             BEST_SOL[s, k] = SOL[s, k]
 
-    @cuda.jit(fastmath=True, max_registers=registers)  # fastmath: the estimates' approximate square roots
+    cap = {"max_registers": registers} if registers else {}  # (the simulator takes no cap)
+
+    @cuda.jit(fastmath=True, **cap)  # fastmath: the adapters' estimates take approximate square roots
     def kernel(data, SOL, MEM, STATE, RNG, FLAGS, BEST_SOL, IMP_IT, IMP_OBJ, ERR, QS, restarts, subchunk,
                tenure_min, tenure_max, use_aspiration, target, n_iter):
         sh = cuda.shared.array(0, float32)
@@ -245,29 +247,41 @@ def adapter_for(problem, neighbourhood):
 
 class ResidentLocalSearchEngine(WholeGpuEngine):
     """The registry's engine for `--algorithm hc|tabu --backend gpu-resident` where a problem has a
-    device adapter; tabu search on instances without one (explicit or GEO weights, swap) runs the
-    matrix kernel of gpu/whole_gpu_tabu.py."""
+    device adapter. Tabu search runs the matrix kernel of gpu/whole_gpu_tabu.py on instances without
+    an adapter (explicit or GEO weights, swap), when `blocks` is given, and for fewer searches than
+    the GPU has SMs (its lockstep spreads one search over many blocks; the adapter's kernel runs one
+    block a search)."""
 
     problems = ("tsp",)
     parameters = WholeGpuTabuEngine.parameters
 
     def __init__(self, problem, neighbourhood, search, params, threads=None):
         algorithm = search.name
+        self.onchip = self.matrix = None
         try:
             adapter = adapter_for(problem, neighbourhood)
         except LsbenchError as why:
             if algorithm != "tabu":
                 raise LsbenchError(f"--algorithm {algorithm} --backend gpu-resident runs TSP 2-opt on instances "
                                    f"with integer coordinates (EUC_2D, CEIL_2D, ATT): {why}") from None
-            self.search = WholeGpuTabu(problem, neighbourhood, search.params(neighbourhood),
-                                       threads=params.get("block"), blocks=params.get("blocks"),
-                                       persistent=params.get("persistent"))
-            return
-        if params.get("blocks") is not None:
-            raise LsbenchError("--param blocks: the on-chip 2-opt search runs one block a search; leave it out")
-        prm = search.params(neighbourhood) if algorithm == "tabu" else {"restarts": bool(search.restarts)}
-        self.search = ResidentLocalSearch(problem, neighbourhood, adapter, algorithm, prm,
-                                          threads=params.get("block"), persistent=params.get("persistent"))
+            adapter = None
+        if algorithm == "tabu":
+            prm = search.params(neighbourhood)
+            self.matrix = WholeGpuTabu(problem, neighbourhood, prm, threads=params.get("block"),
+                                       blocks=params.get("blocks"), persistent=params.get("persistent"))
+        elif params.get("blocks") is not None:
+            raise LsbenchError("--param blocks: hill climbing runs one block a search; leave it out")
+        else:
+            prm = {"restarts": bool(search.restarts)}
+        if adapter is not None and params.get("blocks") is None:
+            self.onchip = ResidentLocalSearch(problem, neighbourhood, adapter, algorithm, prm,
+                                              threads=params.get("block"), persistent=params.get("persistent"))
+        self.search = self.onchip or self.matrix
 
     def build(self, problem, neighbourhood, prm, params):
-        raise NotImplementedError  # __init__ builds the search
+        raise NotImplementedError  # __init__ builds the searches
+
+    def run(self, seeds, stop, progress=None):
+        few = not SIM and len(seeds) < cuda.get_current_device().MULTIPROCESSOR_COUNT
+        self.search = self.matrix if self.onchip is None or (few and self.matrix is not None) else self.onchip
+        return self.search.run(list(seeds), stop, progress)

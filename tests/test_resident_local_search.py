@@ -1,0 +1,122 @@
+"""The resident local search engine (gpu/engine/local_search.py) over the TSP 2-opt adapter
+(gpu/adapters/tsp_two_opt.py), in the CUDA simulator: each search is the CPU search with its seed."""
+import numpy as np
+import pytest
+
+from lsbench.errors import LsbenchError
+from lsbench.interfaces import Stop
+from lsbench.problems.tsp import TSP, integer_coordinates, integer_distance
+from lsbench.registry import get_evaluator
+from lsbench.runner import run_one
+from lsbench.search.hill_climbing import HillClimbing
+from lsbench.search.tabu import TabuSearch
+
+
+def tsplib_file(folder, n, weight_type, decimals=0, seed=0, extra=()):
+    """A TSPLIB file of n random cities (coordinates below 1000, `decimals` places) plus `extra`."""
+    rng = np.random.default_rng(seed)
+    xy = np.round(rng.uniform(0, 1000, size=(n - len(extra), 2)), decimals).tolist() + [list(p) for p in extra]
+    lines = [f"NAME : rnd{n}", "TYPE : TSP", f"DIMENSION : {n}", f"EDGE_WEIGHT_TYPE : {weight_type}",
+             "NODE_COORD_SECTION"] + [f"{k + 1} {x} {y}" for k, (x, y) in enumerate(xy)] + ["EOF"]
+    path = folder / f"rnd{n}-{weight_type}-{decimals}-{seed}.tsp"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("weight_type, decimals", [("EUC_2D", 0), ("EUC_2D", 1), ("CEIL_2D", 2), ("ATT", 0)])
+def test_integer_coordinates_give_the_distance_matrix_at_every_pair(tmp_path, weight_type, decimals):
+    p = TSP.from_file(tsplib_file(tmp_path, 30, weight_type, decimals))
+    rule, q, ix, iy = integer_coordinates(p.coordinates, p.weight_type, p.d)
+    assert q == 10 ** decimals
+    got = [[integer_distance(rule, q * q, ix[a], iy[a], ix[b], iy[b]) for b in range(30)] for a in range(30)]
+    assert (np.array(got) == p.d).all()
+
+
+def test_coordinates_whose_exact_rounding_differs_from_tsplibs_double_arithmetic_have_no_integer_form(tmp_path):
+    """(0, 0) to (5.6, 3.3) is 6.5 exactly: exact arithmetic rounds it to 7, TSPLIB's doubles to 6;
+    the matrix is the reference, so the on-chip form is refused (the matrix kernel runs it)."""
+    p = TSP.from_file(tsplib_file(tmp_path, 12, "EUC_2D", 1, extra=[(0.0, 0.0), (5.6, 3.3)]))
+    assert p.d[10, 11] == 6 and integer_coordinates(p.coordinates, p.weight_type, p.d) is None
+    geo = tmp_path / "geo.tsp"
+    geo.write_text(tsplib_file(tmp_path, 8, "EUC_2D").read_text().replace("EUC_2D", "GEO"))
+    p = TSP.from_file(geo)
+    assert integer_coordinates(p.coordinates, p.weight_type, p.d) is None
+
+
+def _resident(p, algorithm, search, rows, seeds, iterations):
+    from lsbench.gpu.adapters.tsp_two_opt import TspTwoOptAdapter
+    from lsbench.gpu.engine.local_search import ResidentLocalSearch
+    nb = p.neighbourhood("2opt")
+    prm = search.params(nb) if algorithm == "tabu" else {"restarts": search.restarts}
+    engine = ResidentLocalSearch(p, nb, TspTwoOptAdapter(p, nb, rows=rows), algorithm, prm, threads=32)
+    return engine.run(seeds, Stop(iterations=iterations), chunk=3)
+
+
+def _same(cpu, dev):
+    assert [(i, o) for i, _t, o in cpu.trajectory] == [(i, o) for i, _t, o in dev.trajectory]
+    assert list(cpu.best_solution) == list(dev.best_solution)
+    assert (cpu.best_objective, cpu.final_objective, cpu.iterations) == \
+        (dev.best_objective, dev.final_objective, dev.iterations)
+
+
+HC_CASES = [  # cities, weight type, decimals, rows a lane, restarts, iterations
+    (9, "CEIL_2D", 1, 2, True, 40),  # several local optima, each a restart from the search's stream
+    (9, "EUC_2D", 0, 1, False, 40),  # ends at its first local optimum
+    (40, "EUC_2D", 0, 1, True, 10),  # past one warp's rows: the blocks of rows against columns
+]
+
+
+@pytest.mark.parametrize("n, weight_type, decimals, rows, restarts, iterations", HC_CASES)
+def test_resident_hill_climbing_follows_the_cpu(tmp_path, n, weight_type, decimals, rows, restarts, iterations):
+    p = TSP.from_file(tsplib_file(tmp_path, n, weight_type, decimals, seed=n))
+    search = HillClimbing(restarts=restarts)
+    nb = p.neighbourhood("2opt")
+    devs = _resident(p, "hc", search, rows, [4, 5], iterations)
+    for seed, dev in zip([4, 5], devs):
+        cpu = search.run(p, nb, get_evaluator("cpu").bind(p, nb), Stop(iterations=iterations), seed)
+        _same(cpu, dev)
+        assert dev.params == cpu.params
+    if not restarts:
+        assert max(d.iterations for d in devs) < iterations  # stopped at the local optimum
+    elif n < 32:
+        assert min(d.params["restarts_done"] for d in devs) >= 2
+
+
+TABU_CASES = [  # cities, weight type, decimals, rows a lane, tabu parameters, iterations
+    (10, "ATT", 0, 2, {"tenure_min": 1, "tenure_max": 4}, 40),
+    (10, "EUC_2D", 1, 1, {"aspiration": False}, 30),
+    (36, "EUC_2D", 0, 1, {}, 8),
+]
+
+
+@pytest.mark.parametrize("n, weight_type, decimals, rows, params, iterations", TABU_CASES)
+def test_resident_tabu_on_chip_follows_the_cpu(tmp_path, n, weight_type, decimals, rows, params, iterations):
+    """Past the local optimum (the edges' tabu list on the device decides), with random tenures."""
+    p = TSP.from_file(tsplib_file(tmp_path, n, weight_type, decimals, seed=n))
+    search = TabuSearch(**params)
+    nb = p.neighbourhood("2opt")
+    devs = _resident(p, "tabu", search, rows, [6, 7], iterations)
+    for seed, dev in zip([6, 7], devs):
+        cpu = search.run(p, nb, get_evaluator("cpu").bind(p, nb), Stop(iterations=iterations), seed)
+        _same(cpu, dev)
+        assert len(cpu.trajectory) >= 3
+        if n <= 10:  # ten iterations past its best on ten cities: past a local optimum, where tabu decides
+            assert cpu.trajectory[-1][0] <= iterations - 10
+
+
+def test_hill_climbing_on_gpu_resident_refuses_an_instance_without_integer_coordinates():
+    with pytest.raises(LsbenchError, match=r"^--algorithm hc --backend gpu-resident runs TSP 2-opt on instances "
+                                           r"with integer coordinates .*burma14"):
+        run_one("tsp", "burma14", algorithm="hc", backend="gpu-resident", seed=1, iterations=2)
+
+
+def test_hill_climbing_on_gpu_resident_runs_from_the_command_line_and_verifies(tmp_path):
+    import subprocess
+    import sys
+    out = tmp_path / "hc.json"
+    path = tsplib_file(tmp_path, 9, "EUC_2D", seed=3)
+    rec = run_one("tsp", str(path), algorithm="hc", backend="gpu-resident", seed=2, iterations=12, searches=2,
+                  out=str(out))
+    assert [e["seed"] for e in rec["searches"]] == [2, 3] and rec["backend_info"]["mode"] == "queue"
+    r = subprocess.run([sys.executable, "-m", "lsbench", "verify", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
