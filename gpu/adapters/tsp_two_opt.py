@@ -2,9 +2,9 @@
 tour's cities as coordinates on chip, distances computed, not read, so the scan is compute-bound.
 
 On chip, for the block's search: X[k], Y[k], the coordinates of the city at tour position k (whole
-numbers, exact in float32: `lsbench.problems.tsp.integer_coordinates`), and EF[k], the length of
-edge k -> k+1 times `scale` (float32). The tour itself (city ids) stays in global memory, read only
-by the rare exact path, the tabu test and the record.
+numbers, exact in float32: `lsbench.problems.tsp.integer_coordinates`), EF[k], the length of edge
+k -> k+1 times `scale`, and EX[k], its exact length (float32, exact below 2^24). The tour itself
+(city ids) stays in global memory, read only by the tabu test, the record and the moves.
 
 The scan (O'Neil & Burtscher's compute-bound idea, with TSPLIB's rounding kept exact):
 - Every move's delta is first *estimated* in float32 without rounding (sqrt of squared distances);
@@ -17,6 +17,8 @@ The scan (O'Neil & Burtscher's compute-bound idea, with TSPLIB's rounding kept e
   (i-1, j) and (i, j+1)), so a move costs (R+1)/R square roots, not two.
 - A warp's 32 lanes take 32 R consecutive rows and walk the same column together (broadcast shared
   loads); its work items are (row block, column block) pairs of a triangle, dealt round the warps.
+  One loop serves every item, so the exact path is compiled once (a kernel too large for the
+  instruction cache measured a third of its stalls waiting for instructions).
 
 Tabu attribute (as `two_opt_tabu_record`): the two removed edges, as directed city pairs, each with
 its expiry, in a per-search list of 2 (tenure_max + 1) entries in global memory: an expiry matrix
@@ -25,7 +27,7 @@ that stores only the entries that can still be live, so the same moves are tabu 
 import math
 
 import numpy as np
-from numba import cuda, float32, int64, uint32, uint64
+from numba import cuda, float32, int32, int64, uint32, uint64
 
 from lsbench.errors import LsbenchError
 from lsbench.problems.tsp import integer_coordinates, integer_distance, pair_count
@@ -35,6 +37,7 @@ from .. import device as dv
 WARP = 32
 ROWS = 2  # rows a lane evaluates together: (ROWS + 1) / ROWS square roots a move (2 measured fastest)
 NO_BEST = np.int64(1) << np.int64(61)
+FLOAT_EXACT = 1 << 24  # edge lengths below this are exact in float32 (kept on chip so)
 exact_distance = dv.twin(integer_distance)
 
 
@@ -62,41 +65,36 @@ def tabu_list_put(TA, TB, TU, s, a, b, until, it):
     TU[s, free] = until
 
 
+@cuda.jit(device=True, inline=True)
+def wrap(p, n):
+    """p mod n for -n <= p < 2n, without a 64-bit division."""
+    if p < 0:
+        return p + n
+    if p >= n:
+        return p - n
+    return p
+
+
 def make_adapter(rows=ROWS):
     """The device functions of the 2-opt adapter for lanes of `rows` rows (a compile-time constant)."""
     span = WARP * rows
     points = rows + 1  # the cities at positions i-1 .. i+rows-1 of a lane's rows
 
     @cuda.jit(device=True, inline=True)
+    def shared_views(sh, n):
+        """X, Y: coordinates by tour position; EF: edge k -> k+1 times scale; EX: its exact length."""
+        return sh[0:n], sh[n:2 * n], sh[2 * n:3 * n], sh[3 * n:4 * n]
+
+    @cuda.jit(device=True, inline=True)
     def exact_edge(X, Y, rule, q2, a, b):
         return exact_distance(rule, q2, int64(X[a]), int64(Y[a]), int64(X[b]), int64(Y[b]))
 
-    @cuda.jit(device=True, inline=True)
-    def exact_delta(X, Y, rule, q2, n, i, j):
-        """lsbench.problems.tsp.two_opt_delta for symmetric distances (reversing the whole tour: 0)."""
-        if i == 0 and j == n - 1:
-            return int64(0)
-        h = (i - 1 + n) % n
-        k = (j + 1) % n
-        return (exact_edge(X, Y, rule, q2, h, j) + exact_edge(X, Y, rule, q2, i, k)
-                - exact_edge(X, Y, rule, q2, h, i) - exact_edge(X, Y, rule, q2, j, k))
-
-    @cuda.jit(device=True, inline=True, fastmath=True)
-    def estimate(X, Y, a, b):
-        dx = X[a] - X[b]
-        dy = Y[a] - Y[b]
-        return math.sqrt(dx * dx + dy * dy)
-
-    @cuda.jit(device=True, inline=True)
-    def shared_views(sh, n):
-        return sh[0:n], sh[n:2 * n], sh[2 * n:3 * n]
-
     @cuda.jit(device=True)
     def load(data, SOL, s, sh, tid, T):
-        """The search's tour into X, Y, EF; returns this thread's share of the tour's length."""
+        """The search's tour into X, Y, EF, EX; returns this thread's share of the tour's length."""
         FX, FY, rule, q2, scale = data[0], data[1], data[2], data[3], data[4]
         n = SOL.shape[1]
-        X, Y, EF = shared_views(sh, n)
+        X, Y, EF, EX = shared_views(sh, n)
         for k in range(tid, n, T):
             c = SOL[s, k]
             X[k] = FX[c]
@@ -104,20 +102,27 @@ def make_adapter(rows=ROWS):
         cuda.syncthreads()
         part = int64(0)
         for k in range(tid, n, T):
-            e = exact_edge(X, Y, rule, q2, k, (k + 1) % n)
+            e = exact_edge(X, Y, rule, q2, k, wrap(k + 1, n))
             EF[k] = float32(e * scale)
+            EX[k] = float32(e)
             part += e
         cuda.syncthreads()
         return part
 
     @cuda.jit(device=True)
     def consider(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, i, j, bd, br, bk):
-        """The thread's best (delta, rank, move) once move (i, j) is looked at exactly: hill climbing
-        keeps the least delta, lowest move first; tabu search the least admissible delta, ties by
-        rank (lsbench.search.tabu.select_admissible)."""
+        """The thread's best (delta, rank, move) once move (i, j) is looked at exactly
+        (lsbench.problems.tsp.two_opt_delta for symmetric distances): hill climbing keeps the least
+        delta, lowest move first; tabu search the least admissible delta, ties by rank
+        (lsbench.search.tabu.select_admissible)."""
         n = SOL.shape[1]
-        X, Y, EF = shared_views(sh, n)
-        d = exact_delta(X, Y, data[2], data[3], n, i, j)
+        X, Y, EF, EX = shared_views(sh, n)
+        h = wrap(i - 1, n)
+        nx = wrap(j + 1, n)
+        d = int64(0)
+        if i != 0 or j != n - 1:  # reversing the whole tour changes nothing
+            d = (exact_edge(X, Y, data[2], data[3], h, j) + exact_edge(X, Y, data[2], data[3], i, nx)
+                 - int64(EX[h]) - int64(EX[j]))
         k = int64(i * (2 * n - i - 1) // 2 + j - i - 1)
         if not rule_tabu:
             if d < bd or (d == bd and k < bk):
@@ -130,27 +135,26 @@ def make_adapter(rows=ROWS):
             return bd, br, bk
         if use_tabu and not current + d < asp:
             TA, TB, TU = MEM
-            ci = SOL[s, i]
-            cj = SOL[s, j]
-            if (tabu_list_has(TA, TB, TU, s, SOL[s, (i - 1 + n) % n], cj, it)
-                    or tabu_list_has(TA, TB, TU, s, ci, SOL[s, (j + 1) % n], it)):
+            if (tabu_list_has(TA, TB, TU, s, SOL[s, h], SOL[s, j], it)
+                    or tabu_list_has(TA, TB, TU, s, SOL[s, i], SOL[s, nx], it)):
                 return bd, br, bk
         return d, r, k
 
     @cuda.jit(device=True, inline=True)
     def limit(bd, margin, scale):
-        """The largest scaled estimate that can still be at most the exact best."""
+        """The largest scaled estimate whose exact delta can still be at most the thread's best."""
         if bd >= NO_BEST:
             return float32(3.0e38)
         return float32((bd + margin) * scale)
 
     @cuda.jit(device=True, fastmath=True)
-    def scan_block(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c, lane, best):
-        """Rows g*span + lane*rows ... (+rows) against columns c*span ... (+span), c > g: every move
-        valid, a distance computed once serves two moves."""
+    def scan_item(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c, lane, best):
+        """Rows g*span + lane*rows ... (+rows) against columns c*span ... (+span), g <= c: a distance
+        computed once serves two moves; on the diagonal block (g == c) the estimates of j <= i are
+        other moves' and are dropped where they pass the threshold."""
         margin, scale = data[5], data[4]
         n = SOL.shape[1]
-        X, Y, EF = shared_views(sh, n)
+        X, Y, EF, EX = shared_views(sh, n)
         bd, br, bk = best
         rx = cuda.local.array(points, float32)
         ry = cuda.local.array(points, float32)
@@ -158,21 +162,21 @@ def make_adapter(rows=ROWS):
         lim = cuda.local.array(rows, float32)
         dnext = cuda.local.array(points, float32)
         i0 = g * span + lane * rows
-        for r in range(rows + 1):
-            p = (i0 - 1 + r + n) % n
+        for r in range(points):
+            p = int32(i0 - 1 + r) % int32(n)
             rx[r] = X[p]
             ry[r] = Y[p]
         top = min(c * span + span, n) - 1
         thr = limit(bd, margin, scale)
-        xj = X[(top + 1) % n]
-        yj = Y[(top + 1) % n]
+        xj = X[wrap(top + 1, n)]
+        yj = Y[wrap(top + 1, n)]
         for r in range(rows):
-            base[r] = EF[(i0 - 1 + r + n) % n]
+            base[r] = EF[int32(i0 - 1 + r) % int32(n)]
             lim[r] = thr + base[r]
             dx = rx[r + 1] - xj
             dy = ry[r + 1] - yj
             dnext[r + 1] = math.sqrt(dx * dx + dy * dy)
-        for j in range(top, c * span - 1, -1):
+        for j in range(int32(top), int32(c * span - 1), int32(-1)):
             ju = uint32(j)  # unsigned: no negative-index wrap-around test on the hot loads
             xj = X[ju]
             yj = Y[ju]
@@ -188,39 +192,18 @@ def make_adapter(rows=ROWS):
             dx = rx[rows] - xj
             dy = ry[rows] - yj
             dnext[rows] = math.sqrt(dx * dx + dy * dy)
-            if hit:  # rare: recompute this column's candidates exactly
+            if hit:  # rare: this column's candidates exactly
+                xr = X[wrap(j + 1, n)]
+                yr = Y[wrap(j + 1, n)]
                 for r in range(rows):
-                    xr = X[j + 1] if j + 1 < n else X[0]
-                    yr = Y[j + 1] if j + 1 < n else Y[0]
                     dx = rx[r + 1] - xr
                     dy = ry[r + 1] - yr
-                    if dnext[r] + math.sqrt(dx * dx + dy * dy) - ej <= lim[r]:
+                    if j > i0 + r and dnext[r] + math.sqrt(dx * dx + dy * dy) - ej <= lim[r]:
                         bd, br, bk = consider(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key,
-                                              i0 + r, j, bd, br, bk)
+                                              int64(i0 + r), int64(j), bd, br, bk)
                 thr = limit(bd, margin, scale)
                 for r in range(rows):
                     lim[r] = thr + base[r]
-        return bd, br, bk
-
-    @cuda.jit(device=True, fastmath=True)
-    def scan_diagonal(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, lane, best):
-        """Rows and columns of block g (j > i): one move at a time."""
-        margin, scale = data[5], data[4]
-        n = SOL.shape[1]
-        X, Y, EF = shared_views(sh, n)
-        bd, br, bk = best
-        end = min(g * span + span, n)
-        thr = limit(bd, margin, scale)
-        for r in range(rows):
-            i = g * span + lane * rows + r
-            h = (i - 1 + n) % n
-            for j in range(i + 1, end):
-                k = (j + 1) % n
-                v = estimate(X, Y, h, j) + estimate(X, Y, i, k) - EF[h] - EF[j]
-                if v <= thr:
-                    bd, br, bk = consider(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key,
-                                          i, j, bd, br, bk)
-                    thr = limit(bd, margin, scale)
         return bd, br, bk
 
     @cuda.jit(device=True)
@@ -232,12 +215,8 @@ def make_adapter(rows=ROWS):
         best = (int64(NO_BEST), uint64(0), int64(-1))
         for u in range(tid // WARP, blocks * (blocks + 1) // 2, T // WARP):
             g, c1 = dv.index_to_pair(u, blocks + 1)
-            if g == c1 - 1:
-                best = scan_diagonal(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, lane,
-                                     best)
-            else:
-                best = scan_block(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c1 - 1,
-                                  lane, best)
+            best = scan_item(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c1 - 1, lane,
+                             best)
         return best
 
     @cuda.jit(device=True)
@@ -246,15 +225,15 @@ def make_adapter(rows=ROWS):
         n = SOL.shape[1]
         TA, TB, TU = MEM
         i, j = dv.index_to_pair(move, n)
-        tabu_list_put(TA, TB, TU, s, SOL[s, (i - 1 + n) % n], SOL[s, i], until, it)
-        tabu_list_put(TA, TB, TU, s, SOL[s, j], SOL[s, (j + 1) % n], until, it)
+        tabu_list_put(TA, TB, TU, s, SOL[s, wrap(i - 1, n)], SOL[s, i], until, it)
+        tabu_list_put(TA, TB, TU, s, SOL[s, j], SOL[s, wrap(j + 1, n)], until, it)
 
     @cuda.jit(device=True)
     def apply(data, SOL, s, sh, move, tid, T):
         """Reverses positions i..j of the tour and of X, Y, the edges inside, and the two new edges."""
         rule, q2, scale = data[2], data[3], data[4]
         n = SOL.shape[1]
-        X, Y, EF = shared_views(sh, n)
+        X, Y, EF, EX = shared_views(sh, n)
         i, j = dv.index_to_pair(move, n)
         for k in range(tid, (j - i + 1) // 2, T):
             a = i + k
@@ -266,11 +245,16 @@ def make_adapter(rows=ROWS):
             a = i + k
             b = j - 1 - k
             EF[a], EF[b] = EF[b], EF[a]
+            EX[a], EX[b] = EX[b], EX[a]
         cuda.syncthreads()
         if tid == 0:
-            h = (i - 1 + n) % n
-            EF[h] = float32(exact_edge(X, Y, rule, q2, h, i) * scale)
-            EF[j] = float32(exact_edge(X, Y, rule, q2, j, (j + 1) % n) * scale)
+            h = wrap(i - 1, n)
+            e = exact_edge(X, Y, rule, q2, h, i)
+            EF[h] = float32(e * scale)
+            EX[h] = float32(e)
+            e = exact_edge(X, Y, rule, q2, j, wrap(j + 1, n))
+            EF[j] = float32(e * scale)
+            EX[j] = float32(e)
         cuda.syncthreads()
 
     return load, scan, record, apply
@@ -288,7 +272,7 @@ class TspTwoOptAdapter:
     def __init__(self, problem, nb, rows=None):
         form = integer_coordinates(problem.coordinates, problem.weight_type, problem.d) \
             if getattr(problem, "coordinates", None) is not None else None
-        if form is None or nb.name != "2opt":
+        if form is None or nb.name != "2opt" or problem.d.max() >= FLOAT_EXACT:
             raise LsbenchError(f"{problem.name}: no integer coordinate form for the on-chip 2-opt adapter")
         rule, q, ix, iy = form
         self.rows = int(rows or ROWS)
@@ -302,7 +286,7 @@ class TspTwoOptAdapter:
         margin = 2 * rounding + longest * 2.0 ** -16 + 0.01
         self.data = (cuda.to_device(ix.astype(np.float32)), cuda.to_device(iy.astype(np.float32)),
                      np.int64(rule), np.int64(q * q), np.float64(scale), np.float64(margin))
-        self.shared_bytes = 3 * 4 * self.n
+        self.shared_bytes = 4 * 4 * self.n
 
     def memory(self, K, tenure_max):
         """K empty tabu lists (every expiry -1): room for every entry that can be live at once."""

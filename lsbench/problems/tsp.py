@@ -172,19 +172,21 @@ COORDINATE_LIMIT = 1 << 23  # scaled coordinates stay exact in float32 (the GPU'
 def integer_distance(rule, q2, xa, ya, xb, yb):
     """TSPLIB's distance between cities at integer coordinates (the file's times a power of ten q;
     q2 = q^2), in integer arithmetic: ROUNDED nint(r), CEILING ceil(r), PSEUDO_EUCLIDEAN ceil(r /
-    sqrt(10)), r the true distance; a float estimate corrected by exact comparisons of squares."""
+    sqrt(10)), r the true distance; a float32 estimate corrected by exact comparisons of squares
+    (a GPU thread's cheap way: no 64-bit division)."""
     dx = xa - xb
     dy = ya - yb
     s = dx * dx + dy * dy
+    m = q2 if rule != PSEUDO_EUCLIDEAN else 10 * q2
+    r = math.sqrt(np.float32(s) / np.float32(m))
     if rule == ROUNDED:  # k = nint(sqrt(s / q2)) <=> q2 (2k - 1)^2 <= 4 s < q2 (2k + 1)^2
-        k = np.int64(math.sqrt(s / q2) + 0.5)
-        while q2 * (2 * k + 1) * (2 * k + 1) <= 4 * s:
+        k = np.int64(r + 0.5)
+        while m * (2 * k + 1) * (2 * k + 1) <= 4 * s:
             k += 1
-        while k > 0 and q2 * (2 * k - 1) * (2 * k - 1) > 4 * s:
+        while k > 0 and m * (2 * k - 1) * (2 * k - 1) > 4 * s:
             k -= 1
         return k
-    m = q2 if rule == CEILING else 10 * q2  # the least c with m c^2 >= s
-    c = np.int64(math.sqrt(s / m))
+    c = np.int64(r)  # the least c with m c^2 >= s
     while m * c * c < s:
         c += 1
     while c > 0 and m * (c - 1) * (c - 1) >= s:
