@@ -90,6 +90,11 @@ def bench_case(spec, seed, repeats, threads):
             "seed": seed, "sides": sides}
 
 
+def searcher(engine):
+    """The object that ran the last searches (the registry's TSP engine picks one per K)."""
+    return getattr(engine, "search", engine)
+
+
 def scaling(cases, counts, seconds, repeats, seed, threads, check):
     """Aggregate it/s of K searches for each K (see the module docstring)."""
     from lsbench.gpu.whole_gpu_tabu import WholeGpuTabu
@@ -102,6 +107,10 @@ def scaling(cases, counts, seconds, repeats, seed, threads, check):
         if kind == "pfsp":
             from lsbench.gpu.resident_pfsp import ResidentPfspTabu
             engines = {k: ResidentPfspTabu(p, TabuSearch().params(nb), threads=threads) for k in ks}
+        elif kind == "tsp":  # what `--backend gpu-resident` runs: on chip from one search an SM, else the matrix
+            from lsbench.gpu.engine.local_search import ResidentLocalSearchEngine
+            engines = {k: ResidentLocalSearchEngine(p, nb, TabuSearch(), {"block": threads} if threads else {})
+                       for k in ks}
         else:
             engines = {k: WholeGpuTabu(p, nb, TabuSearch().params(nb), threads=threads) for k in ks}
         checked = {}
@@ -114,13 +123,13 @@ def scaling(cases, counts, seconds, repeats, seed, threads, check):
         for _ in range(repeats):
             for k in ks:
                 res = engines[k].run(list(range(seed, seed + k)), Stop(seconds=seconds))
-                rates[k].append(sum(r.iterations for r in res) / engines[k].kernel_s)
+                rates[k].append(sum(r.iterations for r in res) / searcher(engines[k]).kernel_s)
         ref = statistics.median(rates[132]) if 132 in rates else None
         for k in ks:
             med = statistics.median(rates[k])
             row = {"problem": kind, "instance": p.name, "neighbourhood": nb.name, "moves_per_iteration": nb.size,
                    "searches": k, "iterations_per_s": med, "repeats": rates[k],
-                   "vs_132": med / ref if ref else None, "same_trajectory_as_cpu": checked[k], **engines[k].shape}
+                   "vs_132": med / ref if ref else None, "same_trajectory_as_cpu": checked[k], **searcher(engines[k]).shape}
             rows.append(row)
             print(f"| {p.name} {nb.name} | {k} | {row['mode']} | {row['blocks']} | {row.get('reduction_blocks', '-')} "
                   f"| {med:,.0f} | {row['vs_132'] or 0:.2f} | {checked[k]} |", flush=True)

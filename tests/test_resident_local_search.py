@@ -83,7 +83,7 @@ def test_resident_hill_climbing_follows_the_cpu(tmp_path, n, weight_type, decima
 
 
 TABU_CASES = [  # cities, weight type, decimals, rows a lane, tabu parameters, iterations
-    (10, "ATT", 0, 2, {"tenure_min": 1, "tenure_max": 4}, 40),
+    (10, "ATT", 0, 4, {"tenure_min": 1, "tenure_max": 4}, 40),
     (10, "EUC_2D", 1, 1, {"aspiration": False}, 30),
     (36, "EUC_2D", 0, 1, {}, 8),
 ]
@@ -104,10 +104,15 @@ def test_resident_tabu_on_chip_follows_the_cpu(tmp_path, n, weight_type, decimal
             assert cpu.trajectory[-1][0] <= iterations - 10
 
 
-def test_hill_climbing_on_gpu_resident_refuses_an_instance_without_integer_coordinates():
+def test_hill_climbing_on_gpu_resident_refuses_an_instance_without_integer_coordinates(tmp_path):
+    geo = tmp_path / "geo9.tsp"
+    geo.write_text(tsplib_file(tmp_path, 9, "EUC_2D").read_text().replace("EUC_2D", "GEO"))
     with pytest.raises(LsbenchError, match=r"^--algorithm hc --backend gpu-resident runs TSP 2-opt on instances "
-                                           r"with integer coordinates .*burma14"):
-        run_one("tsp", "burma14", algorithm="hc", backend="gpu-resident", seed=1, iterations=2)
+                                           r"with integer coordinates .*geo9"):
+        run_one("tsp", str(geo), algorithm="hc", backend="gpu-resident", seed=1, iterations=2)
+    with pytest.raises(LsbenchError, match=r"^--param blocks: hill climbing runs one block a search"):
+        run_one("tsp", str(tsplib_file(tmp_path, 9, "EUC_2D")), algorithm="hc", backend="gpu-resident", seed=1,
+                iterations=2, backend_params={"blocks": 2})
 
 
 def test_hill_climbing_on_gpu_resident_runs_from_the_command_line_and_verifies(tmp_path):

@@ -35,7 +35,7 @@ from lsbench.problems.tsp import integer_coordinates, integer_distance, pair_cou
 from .. import device as dv
 
 WARP = 32
-ROWS = 2  # rows a lane evaluates together: (ROWS + 1) / ROWS square roots a move (2 measured fastest)
+ROWS = 4  # rows a lane evaluates together: (ROWS + 1) / ROWS square roots a move (4 measured fastest)
 NO_BEST = np.int64(1) << np.int64(61)
 FLOAT_EXACT = 1 << 24  # edge lengths below this are exact in float32 (kept on chip so)
 exact_distance = dv.twin(integer_distance)

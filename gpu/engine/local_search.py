@@ -35,7 +35,7 @@ from ..whole_gpu_tabu import WholeGpuTabu, WholeGpuTabuEngine, next_tenure
 
 SIM = config.ENABLE_CUDASIM
 QUEUE_ITEM = 64  # iterations of a search per queue item, at most
-REGISTERS = 80  # a thread's registers at most (measured best of 64-128): the rare exact path spills
+REGISTERS = 96  # a thread's registers at most (measured best of 64-96): the rare exact path spills
 
 
 @cuda.jit(device=True, inline=True)
@@ -158,6 +158,14 @@ def make_kernel(adapter_functions, threads, tabu_rule, registers):
 _KERNELS = {}
 
 
+def default_threads(shared_bytes):
+    """Threads a block: 128 where four or more blocks fit an SM's shared memory (measured fastest
+    on pr2392), else more threads a block so that an SM still holds 16 warps."""
+    sm_shared = cuda.get_current_device().MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+    fit = sm_shared // (shared_bytes + 8192)  # the block's own and its reduction's
+    return 128 if fit >= 4 else (256 if fit >= 2 else 512)
+
+
 class ResidentLocalSearch:
     """K hill climbing or tabu searches over an adapter; `run` returns, per seed, what the CPU
     search returns with that seed."""
@@ -165,7 +173,7 @@ class ResidentLocalSearch:
     def __init__(self, problem, nb, adapter, algorithm, prm, threads=None, persistent=None, registers=None):
         require("gpu-resident")
         self.problem, self.nb, self.adapter, self.algorithm, self.prm = problem, nb, adapter, algorithm, prm
-        self.threads = int(threads) if threads else (32 if SIM else 256)
+        self.threads = int(threads) if threads else (32 if SIM else default_threads(adapter.shared_bytes))
         if self.threads < 32 or self.threads > 1024 or self.threads & (self.threads - 1):
             raise LsbenchError(f"--param block: threads per block must be a power of two in [32, 1024], "
                                f"got {self.threads}")
