@@ -71,7 +71,7 @@ def bench_case(spec, seed, repeats, threads):
         sides[side] = {"iterations_per_s": statistics.median(rates), "repeats": rates, "iterations": iters,
                        "same_trajectory_as_cpu": ok}
         print(f"  {side}: {sides[side]['iterations_per_s']:.2f} it/s", flush=True)
-    engine = WholeGpuTabu(p, nb, TabuSearch().params(nb), threads=threads)
+    engine = WholeGpuTabu(p, nb, TabuSearch().params(nb), threads=threads or 256)
     engine.run([seed], Stop(iterations=4))  # JIT, cooperative grid sizing
     ok = same(ref, engine.run([seed], Stop(iterations=cpu_it))[0])
     rates = []
@@ -106,13 +106,13 @@ def scaling(cases, counts, seconds, repeats, seed, threads, check):
         ks = [k for k in counts if not cap or k <= int(cap[0])]
         if kind == "pfsp":
             from lsbench.gpu.resident_pfsp import ResidentPfspTabu
-            engines = {k: ResidentPfspTabu(p, TabuSearch().params(nb), threads=threads) for k in ks}
+            engines = {k: ResidentPfspTabu(p, TabuSearch().params(nb), threads=threads or 256) for k in ks}
         elif kind == "tsp":  # what `--backend gpu-resident` runs: on chip from one search an SM, else the matrix
             from lsbench.gpu.engine.local_search import ResidentLocalSearchEngine
             engines = {k: ResidentLocalSearchEngine(p, nb, TabuSearch(), {"block": threads} if threads else {})
                        for k in ks}
         else:
-            engines = {k: WholeGpuTabu(p, nb, TabuSearch().params(nb), threads=threads) for k in ks}
+            engines = {k: WholeGpuTabu(p, nb, TabuSearch().params(nb), threads=threads or 256) for k in ks}
         checked = {}
         for k in ks:  # JIT, grid sizing; one search of K against the CPU
             res = engines[k].run(list(range(seed, seed + k)), Stop(iterations=check))
@@ -145,7 +145,7 @@ def main():
     ap.add_argument("--check", type=int, default=30, help="--scaling: iterations of the trajectory check")
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=256)
+    ap.add_argument("--threads", type=int, help="threads a block (default: 256; TSP: the engine's own choice)")
     ap.add_argument("--out")
     args = ap.parse_args()
     if args.scaling:
