@@ -138,14 +138,25 @@ def run_multistart(spec, searches, out_dir, via="auto", workers=None, scheduler=
     """run_multistart_searches, and with `out`, the multistart's run record there (rank 0)."""
     if out:
         reserve(out)  # before any search: a path that cannot take the record fails now
+    created = not os.path.exists(out_dir)
+    locks = ([out] if out else []) + [os.path.join(out_dir, "summary.json")]
     try:
         summary = run_multistart_searches(spec, searches, out_dir, via, workers, scheduler, exchange_every,
                                           searches_per_gpu, migrants)
         if summary is not None and out and summary["completed"]:
             write_atomic(out, multistart_record(summary, out_dir))
         return summary
+    except LsbenchError:
+        for path in locks:
+            release(path)
+        if created:  # a refusal leaves no empty folder behind (one with records stays)
+            try:
+                os.rmdir(out_dir)
+            except OSError:
+                pass
+        raise
     finally:
-        for path in ([out] if out else []) + [os.path.join(out_dir, "summary.json")]:
+        for path in locks:
             release(path)
 
 
