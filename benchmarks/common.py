@@ -4,11 +4,15 @@ import platform
 import re
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if "LSBENCH_SOURCE_LOG" not in os.environ:  # lsbench processes this benchmark starts list the modules they ran
+    os.environ["LSBENCH_SOURCE_LOG"] = str(Path(tempfile.mkdtemp(prefix="lsbench-sources-")) / "loaded.txt")
 
+from lsbench import loaded_source_files  # noqa: E402
 from lsbench.files import write_atomic  # noqa: E402
 from lsbench.provenance import host_info, versions  # noqa: E402
 
@@ -50,6 +54,14 @@ def timed(fn):
     return time.perf_counter() - t
 
 
+def source_files_run():
+    """This process's lsbench modules and those its lsbench child processes logged (MPI ranks,
+    `lsbench run` subprocesses), sorted."""
+    log = Path(os.environ["LSBENCH_SOURCE_LOG"])
+    children = set(log.read_text().split()) if log.exists() else set()
+    return sorted(loaded_source_files() | children)
+
+
 def write_result(name, payload, out_dir=None, gpu_tag=None):
     """`<benchmark>-<gpu>-<commit>.json` (docs/performance.md's rule): the commit recorded is
     $LSBENCH_COMMIT where the tree is a copy whose git metadata may lag, else git's HEAD.
@@ -58,7 +70,8 @@ def write_result(name, payload, out_dir=None, gpu_tag=None):
     gpu = gpu_info()
     record = {"benchmark": name, "command": " ".join([sys.executable] + sys.argv),
               "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host": host_info(), "versions": versions(),
-              "gpu": gpu, "python_implementation": platform.python_implementation(), **payload}
+              "gpu": gpu, "python_implementation": platform.python_implementation(),
+              "source_files": source_files_run(), **payload}
     gpu_tag = gpu_tag or ((gpu or {}).get("name", "cpu").lower().replace("nvidia", "").strip().split()[0]
                           if gpu and "name" in gpu else "cpu")
     # the file name in letters, digits, '.', '_' and '-' alone (a '+' kept a device run's files from coming back)

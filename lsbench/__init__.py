@@ -4,7 +4,9 @@ The CUDA code lives in the top-level folder `gpu/` and the cluster code in `hpc/
 for them); both install as `lsbench.gpu` and `lsbench.hpc` (pyproject's package-dir). Run from a
 source checkout without installing, the same two names are mapped here, and nothing else is.
 """
+import atexit
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -30,3 +32,27 @@ class _SourceTreeFolders:
 
 if not (Path(__file__).parent / "gpu").exists() and _SourceTreeFolders not in sys.meta_path:
     sys.meta_path.append(_SourceTreeFolders)
+
+
+def loaded_source_files():
+    """Repository paths of the lsbench modules this process has loaded: a benchmark's result file
+    lists them, its child processes' too (LSBENCH_SOURCE_LOG), so that a figure is re-measured
+    when code it ran changes (tests/test_run_path.py)."""
+    files = set()
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None) if name == "lsbench" or name.startswith("lsbench.") else None
+        if path:
+            try:
+                files.add(Path(path).resolve().relative_to(_SourceTreeFolders.root).as_posix())
+            except ValueError:  # an installed copy outside a checkout: no repository path
+                files.add(Path(path).resolve().as_posix())
+    return files
+
+
+def _log_loaded_source_files():
+    with open(os.environ["LSBENCH_SOURCE_LOG"], "a") as log:
+        log.write("".join(f"{path}\n" for path in sorted(loaded_source_files())))
+
+
+if os.environ.get("LSBENCH_SOURCE_LOG"):
+    atexit.register(_log_loaded_source_files)

@@ -43,3 +43,20 @@ def test_the_peers_report_is_read_in_its_own_units():
               "Best found tour length is 398765 with 3800000 climbers\nFAIL\n")
     assert parse_peer(report) == {"kernel_s": 12.3456, "moves_per_s": 588.123e9, "best_truncated_metric": 398765,
                                   "climbs": 3800000}
+
+
+def test_a_result_file_lists_the_modules_its_process_and_its_lsbench_children_ran(tmp_path, monkeypatch):
+    """write_result's `source_files`: the benchmark's own lsbench modules and those an lsbench child
+    process logged at exit, so a figure is checked against the engine code it ran."""
+    import json
+    import os
+    import subprocess
+    from common import write_result
+    import lsbench.params  # noqa: F401  (a module of this process)
+    monkeypatch.setenv("LSBENCH_SOURCE_LOG", str(tmp_path / "loaded.txt"))  # this test's children alone
+    child = "import lsbench.neighborhoods"
+    subprocess.run([sys.executable, "-c", child], check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    logged = open(os.environ["LSBENCH_SOURCE_LOG"]).read().split()  # what the child wrote at its exit
+    assert "lsbench/neighborhoods.py" in logged and "lsbench/params.py" not in logged
+    rec = json.loads(write_result("probe", {}, tmp_path, gpu_tag="none").read_text())
+    assert {"lsbench/params.py", "lsbench/neighborhoods.py", "lsbench/__init__.py"} <= set(rec["source_files"])

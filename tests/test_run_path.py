@@ -211,22 +211,35 @@ def test_performance_doc_is_short_and_cites_exactly_the_committed_results():
         assert name.split("-")[2].split(".")[0] == rec["versions"]["lsbench_commit"]
 
 
+def _engine_file(path):
+    return any(path == d or path.startswith(d + "/") for d in ENGINE_CODE) and path.endswith(".py")
+
+
 def test_no_engine_changed_after_the_commit_its_figure_was_measured_on():
-    """Every result file's commit is an ancestor of this tree, and no engine's code (comments and
-    docstrings aside) differs between that commit and the working tree."""
+    """Every result file's commit is an ancestor of this tree, and no engine code (comments and
+    docstrings aside) that the figure ran differs between that commit and the working tree: the
+    engine files its processes loaded, as the result file lists them (`source_files`), or every
+    engine file where it lists none (or paths outside this repository)."""
     doc = (ROOT / "docs" / "performance.md").read_text()
-    commits = {name.split("-")[2].split(".")[0]
-               for name in re.findall(r"[a-z_]+-[a-z0-9]+-[0-9a-f]{7}(?:-\d+)?\.json", doc)}
+    cited = re.findall(r"[a-z_]+-[a-z0-9]+-[0-9a-f]{7}(?:-\d+)?\.json", doc)
     if _git("rev-parse", "HEAD").returncode != 0:
         pytest.skip("not a git checkout: the commits cannot be compared")
-    for commit in commits:
+    now = {str(p.relative_to(ROOT)) for d in ENGINE_CODE for p in
+           ([ROOT / d] if d.endswith(".py") else (ROOT / d).rglob("*.py"))}
+    for name in cited:
+        commit = name.split("-")[2].split(".")[0]
         if _git("cat-file", "-e", f"{commit}^{{commit}}").returncode != 0:
             pytest.skip(f"commit {commit} is not in this clone's history (a shallow clone)")
         assert _git("merge-base", "--is-ancestor", commit, "HEAD").returncode == 0, commit
-        then = set(_git("ls-tree", "-r", "--name-only", commit, "--", *ENGINE_CODE).stdout.split())
-        now = {str(p.relative_to(ROOT)) for d in ENGINE_CODE for p in
-               ([ROOT / d] if d.endswith(".py") else (ROOT / d).rglob("*.py"))}
-        assert {f for f in then if f.endswith(".py")} == now, f"engine files added or removed since {commit}"
-        for path in sorted(now):
+        then = {f for f in _git("ls-tree", "-r", "--name-only", commit, "--", *ENGINE_CODE).stdout.split()
+                if f.endswith(".py")}
+        ran = json.loads((ROOT / "benchmarks" / "results" / name).read_text()).get("source_files")
+        if ran is not None and all(not p.startswith("/") for p in ran):
+            files = {p for p in ran if _engine_file(p)}
+            assert files <= then and files <= now, f"{name}: engine files it ran were removed since {commit}"
+        else:
+            assert then == now, f"engine files added or removed since {commit}"
+            files = now
+        for path in sorted(files):
             old = _git("show", f"{commit}:{path}").stdout
             assert _code_of(old) == _code_of((ROOT / path).read_text()), f"{path} changed after {commit}"
