@@ -8,7 +8,7 @@
 # its 55 tests left; at b949855 the three took 6:49 (the cluster tests then in the first), 2:26 and
 # 3:33; their slowest tests come with the summary.
 # Usage: bash benchmarks/device_run.sh [tests] ['iteration ARGS'] [makespan] [rots] ['plan CONFIG ARGS']
-#        ['resident ARGS'] ['ab TREE... ARGS'] ['pfsp ARGS'] ['pls ARGS'] ['grid ARGS'] ['cas ARGS'] ['cas-scaling ARGS'] ['ttb ARGS'] ['ig ARGS'] ['cow ARGS'] ['multistart ARGS'] ['sharing ARGS'] ['islands ARGS'] ['pytest ARGS']
+#        ['resident ARGS'] ['ab TREE... ARGS'] ['pfsp ARGS'] ['pls ARGS'] ['grid ARGS'] ['cas ARGS'] ['cas-scaling ARGS'] ['ttb ARGS'] ['ig ARGS'] ['tsp ARGS'] ['cow ARGS'] ['multistart ARGS'] ['sharing ARGS'] ['islands ARGS'] ['pytest ARGS']
 #        ['profile-cas INSTANCE GENERATIONS'] ['ncu-cas INSTANCE GENERATIONS'] ['ncu-source INSTANCE SEARCHES']
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
@@ -37,6 +37,7 @@ for step in "$@"; do
     defaults*) (cd benchmarks && timeout 400 python3 gpu_defaults.py ${step#defaults} --out "${OUT:-results}") ;;
     pls*) (cd benchmarks && timeout "${PLS_TIMEOUT:-560}" python3 pls_tables.py ${step#pls} --out "${OUT:-results}") ;;
     ig*) (cd benchmarks && timeout 590 python3 ig_pfsp.py ${step#ig} --out "${OUT:-results}") ;;
+    tsp*) (cd benchmarks && timeout 590 python3 tsp_peer.py ${step#tsp} --out "${OUT:-results}") ;;
     ttb*) (cd benchmarks && timeout 590 python3 time_to_bks.py ${step#ttb} --out "${OUT:-results}") ;;
     cas-scaling*) (cd benchmarks && timeout 560 python3 cas_scaling.py ${step#cas-scaling} --out "${OUT:-results}") ;;
     cas*) (cd benchmarks && timeout 560 python3 cas_gpu.py ${step#cas} --out "${OUT:-results}") ;;
