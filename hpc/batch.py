@@ -11,13 +11,15 @@ from lsbench.errors import LsbenchError
 from lsbench.provenance import host_info
 
 
-def run_batch(spec, seeds, migration=None):
+def run_batch(spec, seeds, migration=None, start_gate=None):
     """Consecutive seeds as one run of an engine that holds several searches (a GPU full of
     resident searches), split into one record per seed; never raises: a failure is
-    {'seed', 'error'} for each seed of the batch. `migration`: the run is a live island."""
+    {'seed', 'error'} for each seed of the batch. `migration`: the run is a live island;
+    `start_gate`: called between the run's warm-up and its timed searches."""
     from lsbench.runner import run
     try:
-        record = run(replace(spec, seed=seeds[0], searches=len(seeds), out=None), migration=migration)
+        record = run(replace(spec, seed=seeds[0], searches=len(seeds), out=None), migration=migration,
+                     start_gate=start_gate)
         return record.split(seeds)
     except Exception as e:  # a failed search is reported, the others go on
         msg = str(e) if isinstance(e, LsbenchError) else f"{type(e).__name__}: {e}"

@@ -29,6 +29,23 @@ class Place:
     size: int
     where: dict
     comm: object = None
+    gate: object = None  # called once a run has compiled and warmed up, before it is timed
+
+
+class StartGate:
+    """MPI ranks start their timed searches together: each rank waits here once, after its first
+    run's compilation and warm-up (a rank with nothing to run, at its end), so that the aggregate
+    rate measures the GPUs, not the ranks' start-up skew."""
+
+    def __init__(self, comm, after=None):
+        self.comm, self.after, self.passed = comm, after, False
+
+    def __call__(self):
+        if not self.passed:
+            self.passed = True
+            self.comm.Barrier()
+            if self.after:
+                self.after()
 
 
 def dispatch(via, make_units, run_unit, start, backend, workers=None, scheduler=None, at_once=False):
@@ -72,11 +89,17 @@ def _over_mpi(make_units, run_unit, start, backend, at_once):
     if kind == "error":
         raise LsbenchError(units)
     mine = units[rank:rank + 1] if at_once else units[rank::size]
-    place = Place("mpi", rank, size, where, comm)
     if rank != 0:
+        gate = None if at_once else StartGate(comm)  # (live islands start together through their ring)
+        place = Place("mpi", rank, size, where, comm, gate)
         for unit in mine:
-            for seed, result in run_unit(unit, place).items():
+            results = run_unit(unit, place)
+            if gate:  # (a run that failed before its warm-up ended passes it here: sends follow the barrier)
+                gate()
+            for seed, result in results.items():
                 comm.send((seed, result, where), dest=0, tag=TAG_RESULT)
+        if gate:
+            gate()
         return None
     collector = start(len(units) if at_once else size)
     expected = sum(len(u) for u in units) - sum(len(u) for u in mine)
@@ -86,9 +109,15 @@ def _over_mpi(make_units, run_unit, start, backend, at_once):
             collector.add(*comm.recv(source=MPI.ANY_SOURCE, tag=TAG_RESULT))
 
     listener = threading.Thread(target=listen, daemon=True)
-    listener.start()
+    # the other ranks send only after the gate: listening starts there, so no MPI call runs beside the barrier
+    gate = None if at_once else StartGate(comm, after=listener.start)
+    if gate is None:
+        listener.start()
+    place = Place("mpi", rank, size, where, comm, gate)
     for unit in mine:
         _add_all(collector, run_unit(unit, place), where)
+    if gate:
+        gate()
     listener.join()
     return collector
 

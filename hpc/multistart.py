@@ -51,6 +51,22 @@ def union_seconds(intervals):
     return total
 
 
+def placement_rates(done):
+    """Each rank's (worker's) own rate, iterations over the union of its timed intervals, and the
+    start skew: how far apart the ranks' first timed searches began."""
+    by = {}
+    for r in done.values():
+        if "timed_interval" in r:
+            where = r.get("placement") or {}
+            label = str(where.get("rank", where.get("worker", "local")))
+            by.setdefault(label, []).append(r)
+    firsts = [min(r["timed_interval"][0] for r in rs) for rs in by.values()]
+    rates = {label: round(sum(r["iterations"] for r in rs) / union_seconds([r["timed_interval"] for r in rs]), 3)
+             for label, rs in sorted(by.items()) if union_seconds([r["timed_interval"] for r in rs]) > 0}
+    return {"placement_iterations_per_s": rates,
+            "start_skew_s": round(max(firsts) - min(firsts), 6) if firsts else None}
+
+
 class Collector:
     """Writes records as they arrive and keeps the summary file current."""
 
@@ -99,6 +115,7 @@ class Collector:
                 busy[key] = busy.get(key, 0.0) + r["wall_s"]
             span = max(busy.values())
             timed = union_seconds([r["timed_interval"] for r in done.values() if "timed_interval" in r])
+            out.update(placement_rates(done))
             out.update({"best_objective": min(bests), "best_seed": best_seed,
                         "median_objective": statistics.median(bests), "gap_percent_of_best":
                         done[best_seed]["gap_percent"], "iterations": iters,
@@ -206,7 +223,7 @@ def run_multistart_searches(spec, searches, out_dir, via="auto", workers=None, s
 
 
 def _run_batch_at(spec, batch, place):
-    return run_batch(spec, batch)
+    return run_batch(spec, batch, start_gate=place.gate)
 
 
 def finished_records(out_dir, seeds, spec):

@@ -48,19 +48,20 @@ def make_engine(spec, prob, nb):
     return engine
 
 
-def run(spec, progress=False, migration=None):
+def run(spec, progress=False, migration=None, start_gate=None):
     """Run the spec; returns its record (None on a worker rank, whose searching rank reports).
-    `migration` (lsbench.search.islands): the run is one island of a ring."""
+    `migration` (lsbench.search.islands): the run is one island of a ring; `start_gate`: called
+    after the warm-up, before the timed searches (MPI ranks start together)."""
     if spec.out:
         reserve(spec.out)
     try:
-        return _run(spec, progress, migration)
+        return _run(spec, progress, migration, start_gate)
     finally:
         if spec.out:
             release(spec.out)
 
 
-def _run(spec, progress, migration):
+def _run(spec, progress, migration, start_gate=None):
     prob = instances.load(spec.instance, spec.problem, spec.data_dir, spec.problem_params)
     nb = prob.neighbourhood(spec.neighbourhood)
     engine = make_engine(spec, prob, nb)
@@ -78,6 +79,8 @@ def _run(spec, progress, migration):
         warmup_s = time.perf_counter() - tw
         if migration is not None:  # islands start their timed runs together
             migration.start()
+        if start_gate is not None:
+            start_gate()
         label = f"{prob.name} {spec.algorithm}/{spec.backend} seed {spec.seed}" + \
             (f" x{spec.searches}" if spec.searches > 1 else "")
         t0, started = time.perf_counter(), time.time()

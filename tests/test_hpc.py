@@ -357,6 +357,8 @@ def test_multistart_fills_each_gpu_with_a_batch_of_resident_searches_two_ranks_s
     spans = sorted({tuple(rec["timed_interval"]) for rec in recs.values()})
     assert len(spans) == 3 and max(per_rank) - 1e-5 <= summary["timed_union_s"] <= sum(b - a for a, b in spans) + 1e-5
     assert summary["aggregate_iterations_per_s"] == pytest.approx(6 * 20 / summary["timed_union_s"], rel=1e-3)
+    # the ranks passed a barrier after their first warm-up: their first timed searches began together
+    assert set(summary["placement_iterations_per_s"]) == {"0", "1"} and 0 <= summary["start_skew_s"] < 0.5
     again = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-m", "lsbench", *args], capture_output=True, text=True,
                            cwd=ROOT, env=env, timeout=900)
     assert again.returncode == 0 and json.loads((d / "summary.json").read_text())["resumed"] == 6
@@ -491,3 +493,15 @@ def test_live_islands_over_dask_workers_pass_elites_while_they_search(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     summary, recs = _check_live_islands(d, tmp_path, 2, "dask-islands")
     assert len({rec["placement"]["worker"] for rec in recs.values()}) == 2
+
+
+def test_each_placement_has_its_own_rate_and_the_start_skew_is_reported():
+    """placement_rates: a rank's iterations over the union of its timed intervals (a batch's
+    searches share one), and how far apart the ranks' first timed searches began."""
+    from lsbench.hpc.multistart import placement_rates
+    done = {1: {"iterations": 10, "timed_interval": [100.0, 102.0], "placement": {"rank": 0}},
+            2: {"iterations": 10, "timed_interval": [100.0, 102.0], "placement": {"rank": 0}},
+            3: {"iterations": 30, "timed_interval": [100.5, 103.5], "placement": {"rank": 1}},
+            4: {"iterations": 30, "timed_interval": [103.5, 104.5], "placement": {"rank": 1}}}
+    out = placement_rates(done)
+    assert out == {"placement_iterations_per_s": {"0": 10.0, "1": 15.0}, "start_skew_s": 0.5}
