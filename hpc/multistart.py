@@ -61,8 +61,11 @@ def placement_rates(done):
             label = str(where.get("rank", where.get("worker", "local")))
             by.setdefault(label, []).append(r)
     firsts = [min(r["timed_interval"][0] for r in rs) for rs in by.values()]
-    rates = {label: round(sum(r["iterations"] for r in rs) / union_seconds([r["timed_interval"] for r in rs]), 3)
-             for label, rs in sorted(by.items()) if union_seconds([r["timed_interval"] for r in rs]) > 0}
+    rates = {}
+    for label, rs in sorted(by.items()):
+        seconds = union_seconds([r["timed_interval"] for r in rs])
+        if seconds > 0:
+            rates[label] = round(sum(r["iterations"] for r in rs) / seconds, 3)
     return {"placement_iterations_per_s": rates,
             "start_skew_s": round(max(firsts) - min(firsts), 6) if firsts else None}
 
@@ -155,26 +158,19 @@ def run_multistart(spec, searches, out_dir, via="auto", workers=None, scheduler=
     """run_multistart_searches, and with `out`, the multistart's run record there (rank 0)."""
     if out:
         reserve(out)  # before any search: a path that cannot take the record fails now
-    created = not os.path.exists(out_dir)
-    locks = ([out] if out else []) + [os.path.join(out_dir, "summary.json")]
+    created, finished = not os.path.exists(out_dir), False
     try:
         summary = run_multistart_searches(spec, searches, out_dir, via, workers, scheduler, exchange_every,
                                           searches_per_gpu, migrants)
         if summary is not None and out and summary["completed"]:
             write_atomic(out, multistart_record(summary, out_dir))
+        finished = True
         return summary
-    except LsbenchError:
-        for path in locks:
-            release(path)
-        if created:  # a refusal leaves no empty folder behind (one with records stays)
-            try:
-                os.rmdir(out_dir)
-            except OSError:
-                pass
-        raise
     finally:
-        for path in locks:
+        for path in ([out] if out else []) + [os.path.join(out_dir, "summary.json")]:
             release(path)
+        if not finished and created and os.path.isdir(out_dir) and not os.listdir(out_dir):
+            os.rmdir(out_dir)  # a refused multistart leaves no empty folder behind
 
 
 def multistart_record(summary, out_dir):
