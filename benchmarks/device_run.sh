@@ -42,7 +42,7 @@ for step in "$@"; do
     cas-scaling*) (cd benchmarks && timeout 560 python3 cas_scaling.py ${step#cas-scaling} --out "${OUT:-results}") ;;
     cas*) (cd benchmarks && timeout 560 python3 cas_gpu.py ${step#cas} --out "${OUT:-results}") ;;
     cow*) (cd benchmarks && timeout 560 python3 cow_table.py ${step#cow} --out "${OUT:-results}") ;;
-    multistart*) (cd benchmarks && timeout 560 python3 multistart_scaling.py ${step#multistart} --out "${OUT:-results}") ;;
+    multistart*) (cd benchmarks && timeout 590 python3 multistart_scaling.py ${step#multistart} --out "${OUT:-results}") ;;
     ncu-pfsp*) timeout 300 /usr/local/cuda/bin/ncu --kernel-name regex:pfsp --launch-skip 2 --launch-count 1 \
             --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
             --section SourceCounters --section InstructionStats --section SchedulerStats ${NCU_EXTRA:-} python3 benchmarks/profile_resident_pfsp.py ${step#ncu-pfsp} 2>&1 | grep -v "^==PROF==" | tail -120 ;;
