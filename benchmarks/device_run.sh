@@ -9,9 +9,11 @@
 # 3:33; their slowest tests come with the summary.
 # Usage: bash benchmarks/device_run.sh [tests] ['iteration ARGS'] [makespan] [rots] ['plan CONFIG ARGS']
 #        ['resident ARGS'] ['ab TREE... ARGS'] ['pfsp ARGS'] ['pls ARGS'] ['grid ARGS'] ['cas ARGS'] ['cas-scaling ARGS'] ['ttb ARGS'] ['ig ARGS'] ['tsp ARGS'] ['cow ARGS'] ['multistart ARGS'] ['sharing ARGS'] ['islands ARGS'] ['pytest ARGS']
+#        ['snakemake ARGS' (from .smk/smk_site.tgz: Snakemake 9 for Python 3.12, its dependencies beside it)]
 #        ['profile-cas INSTANCE GENERATIONS'] ['ncu-cas INSTANCE GENERATIONS'] ['ncu-source INSTANCE SEARCHES']
 set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+[ -n "${LSBENCH_INSTALLED:-}" ] ||  # (benchmarks/remeasure_tables.sh installs once for its lanes)
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD LSBENCH_DATA=$PWD/.devdata PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
 [ -n "${LSBENCH_COMMIT:-}" ] || echo "LSBENCH_COMMIT unset: result files take this copy's git HEAD, which may lag the checkout's"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
@@ -65,6 +67,9 @@ for step in "$@"; do
     profile-cas*) timeout 300 python3 benchmarks/profile_cas.py ${step#profile-cas} ;;
     makespan) (cd benchmarks && timeout 300 python3 gpu_makespan.py) ;;
     rots) (cd benchmarks && timeout 200 python3 cpu_rots.py --iterations 20000 --repeats 5) ;;
+    snakemake*) [ -d /tmp/smk_site ] || tar xzf .smk/smk_site.tgz -C /tmp  # carried: Snakemake 9 and its dependencies
+           PYTHONPATH=/tmp/smk_site:$PYTHONPATH timeout "${SNAKEMAKE_TIMEOUT:-580}" python3 -m snakemake ${step#snakemake} 2>&1 | tail -40
+           tar czf "${OUT:-.}/workflow-results.tgz" results ;;
     plan*) set -- ${step#plan}
            timeout "${PLAN_TIMEOUT:-480}" python3 workflows/scripts/run_plan.py "$@" | tail -40
            tar czf "${OUT:-.}/runs.tgz" results ;;

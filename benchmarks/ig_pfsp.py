@@ -56,7 +56,7 @@ def main():
     ap.add_argument("--out")
     args = ap.parse_args()
     gpu = gpu_info()
-    cores = os.cpu_count()
+    cores = len(os.sched_getaffinity(0))  # the cores this process may use (a lane of a shared host)
     params = {"restart": args.restart, "elite": args.elite}
     cpu_params = {"restart": args.cpu_restart, "elite": args.elite}
     if args.probe:

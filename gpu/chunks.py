@@ -242,20 +242,13 @@ def run_searches(launch, dev, stop, moves, starts, seeds, prm, progress=None, ch
     return results, kernel_s
 
 
-class WholeGpuEngine(Engine):
-    """The registry's engine for K device-resident tabu searches in one run; subclasses `build` the
-    search object (gpu/resident_pfsp.py, gpu/whole_gpu_tabu.py), whose run(seeds, stop, progress)
-    returns a SearchResult per seed, sets kernel_s and describes its shape."""
+class ResidentEngine(Engine):
+    """The registry's engine over a search object (self.search) that runs K device-resident
+    searches at once: its run(seeds, stop, progress) returns a SearchResult per seed, sets kernel_s
+    and describes its shape."""
 
     name = "gpu-resident"
     several_searches = True
-
-    def __init__(self, problem, neighbourhood, search, params, threads=None):
-        self.search = self.build(problem, neighbourhood, search.params(neighbourhood), params)
-
-    @abstractmethod
-    def build(self, problem, neighbourhood, prm, params):
-        """The search object, from the tabu parameters and the engine's own."""
 
     def warm_up(self, seeds, iterations):
         """Compiles the kernel and sizes the grid for K = len(seeds) searches: two untimed
@@ -267,3 +260,15 @@ class WholeGpuEngine(Engine):
 
     def describe(self):
         return {**self.search.describe(), "kernel_s": round(self.search.kernel_s, 6)}
+
+
+class WholeGpuEngine(ResidentEngine):
+    """A resident engine whose subclass `build`s its search object (gpu/resident_pfsp.py,
+    gpu/whole_gpu_tabu.py) from the tabu parameters and the engine's own."""
+
+    def __init__(self, problem, neighbourhood, search, params, threads=None):
+        self.search = self.build(problem, neighbourhood, search.params(neighbourhood), params)
+
+    @abstractmethod
+    def build(self, problem, neighbourhood, prm, params):
+        """The search object, from the tabu parameters and the engine's own."""

@@ -387,8 +387,6 @@ class ResidentRots:
             # long as before, else 4,096 iterations at most (a restart, and a target's time, that late)
             fixed = cap if self.shape["queued"] else min(cap, IMPROVEMENT_CAP)
             chunks = ChunkLength(chunk or policy.check_every(fixed), cap, grow=False)
-        if migration:
-            chunks.cap = migration.chunk_cap(chunks.cap)
         t_start = time.perf_counter()
         it = 0
         base = 0  # the kernels count iterations from base (see rebase_kernel)

@@ -448,9 +448,6 @@ class _Inject:
     def __init__(self, solution, at=0):
         self.solution, self.at, self.given, self.withdrawn = solution, at, False, []
 
-    def chunk_cap(self, cap):
-        return cap
-
     def at_chunk(self, iteration, bests, best_solutions, finished, target_reached):
         if self.given or iteration < self.at:
             return [], False

@@ -399,6 +399,13 @@ def test_migration_sends_every_period_restarts_only_worse_searches_and_passes_a_
                          "solutions": [sols[2].tolist(), sols[1].tolist()]}]
     a.at_chunk(12, np.array([50, 40, 30]), lambda: sols, none, False)
     assert len(boxes[1]) == 1  # the next send is at 20
+    # chunks longer than the period (the engine's own, never cut for the ring): one send at the
+    # boundary past several periods, the next from the next multiple on
+    far = {0: [], 1: []}
+    d = Migration(_Pipe(0, 2, far), every=10, migrants=1)
+    for boundary, sends in ((37, 1), (39, 1), (40, 2), (75, 3)):
+        d.at_chunk(boundary, np.array([50, 40, 30]), lambda: sols, none, False)
+        assert len(far[1]) == sends
     # island 1: its worst (45) takes 30; 40 is already one of its bests; 44 is better than nothing left
     starts, stop = b.at_chunk(13, np.array([45, 40, 35]), lambda: sols, np.array([False, False, False]), False)
     assert stop is False and [(q, s.tolist()) for q, s in starts] == [(0, sols[2].tolist())]

@@ -75,77 +75,123 @@ def wrap(p, n):
     return p
 
 
+@cuda.jit(device=True, inline=True)
+def shared_views(sh, n):
+    """X, Y: coordinates by tour position; EF: edge k -> k+1 times scale; EX: its exact length."""
+    return sh[0:n], sh[n:2 * n], sh[2 * n:3 * n], sh[3 * n:4 * n]
+
+
+@cuda.jit(device=True, inline=True)
+def exact_edge(X, Y, rule, q2, a, b):
+    return exact_distance(rule, q2, int64(X[a]), int64(Y[a]), int64(X[b]), int64(Y[b]))
+
+
+@cuda.jit(device=True)
+def load(data, SOL, s, sh, tid, T):
+    """The search's tour into X, Y, EF, EX; returns this thread's share of the tour's length."""
+    FX, FY, rule, q2, scale = data[0], data[1], data[2], data[3], data[4]
+    n = SOL.shape[1]
+    X, Y, EF, EX = shared_views(sh, n)
+    for k in range(tid, n, T):
+        c = SOL[s, k]
+        X[k] = FX[c]
+        Y[k] = FY[c]
+    cuda.syncthreads()
+    part = int64(0)
+    for k in range(tid, n, T):
+        e = exact_edge(X, Y, rule, q2, k, wrap(k + 1, n))
+        EF[k] = float32(e * scale)
+        EX[k] = float32(e)
+        part += e
+    cuda.syncthreads()
+    return part
+
+
+@cuda.jit(device=True)
+def consider(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, i, j, bd, br, bk):
+    """The thread's best (delta, rank, move) once move (i, j) is looked at exactly
+    (lsbench.problems.tsp.two_opt_delta for symmetric distances): hill climbing keeps the least
+    delta, lowest move first; tabu search the least admissible delta, ties by rank
+    (lsbench.search.tabu.select_admissible)."""
+    n = SOL.shape[1]
+    X, Y, EF, EX = shared_views(sh, n)
+    h = wrap(i - 1, n)
+    nx = wrap(j + 1, n)
+    d = int64(0)
+    if i != 0 or j != n - 1:  # reversing the whole tour changes nothing
+        d = (exact_edge(X, Y, data[2], data[3], h, j) + exact_edge(X, Y, data[2], data[3], i, nx)
+             - int64(EX[h]) - int64(EX[j]))
+    k = int64(i * (2 * n - i - 1) // 2 + j - i - 1)
+    if not rule_tabu:
+        if d < bd or (d == bd and k < bk):
+            return d, br, k
+        return bd, br, bk
+    if d > bd:
+        return bd, br, bk
+    r = dv.tie_rank(k, key)
+    if d == bd and r >= br:
+        return bd, br, bk
+    if use_tabu and not current + d < asp:
+        TA, TB, TU = MEM
+        if (tabu_list_has(TA, TB, TU, s, SOL[s, h], SOL[s, j], it)
+                or tabu_list_has(TA, TB, TU, s, SOL[s, i], SOL[s, nx], it)):
+            return bd, br, bk
+    return d, r, k
+
+
+@cuda.jit(device=True, inline=True)
+def limit(bd, margin, scale):
+    """The largest scaled estimate whose exact delta can still be at most the thread's best."""
+    if bd >= NO_BEST:
+        return float32(3.0e38)
+    return float32((bd + margin) * scale)
+
+
+@cuda.jit(device=True)
+def record(data, SOL, MEM, s, move, it, until):
+    """lsbench.problems.tsp.two_opt_tabu_record: the removed edges (i-1, i) and (j, j+1)."""
+    n = SOL.shape[1]
+    TA, TB, TU = MEM
+    i, j = dv.index_to_pair(move, n)
+    tabu_list_put(TA, TB, TU, s, SOL[s, wrap(i - 1, n)], SOL[s, i], until, it)
+    tabu_list_put(TA, TB, TU, s, SOL[s, j], SOL[s, wrap(j + 1, n)], until, it)
+
+
+@cuda.jit(device=True)
+def apply(data, SOL, s, sh, move, tid, T):
+    """Reverses positions i..j of the tour and of X, Y, the edges inside, and the two new edges."""
+    rule, q2, scale = data[2], data[3], data[4]
+    n = SOL.shape[1]
+    X, Y, EF, EX = shared_views(sh, n)
+    i, j = dv.index_to_pair(move, n)
+    for k in range(tid, (j - i + 1) // 2, T):
+        a = i + k
+        b = j - k
+        SOL[s, a], SOL[s, b] = SOL[s, b], SOL[s, a]
+        X[a], X[b] = X[b], X[a]
+        Y[a], Y[b] = Y[b], Y[a]
+    for k in range(tid, (j - i) // 2, T):
+        a = i + k
+        b = j - 1 - k
+        EF[a], EF[b] = EF[b], EF[a]
+        EX[a], EX[b] = EX[b], EX[a]
+    cuda.syncthreads()
+    if tid == 0:
+        h = wrap(i - 1, n)
+        e = exact_edge(X, Y, rule, q2, h, i)
+        EF[h] = float32(e * scale)
+        EX[h] = float32(e)
+        e = exact_edge(X, Y, rule, q2, j, wrap(j + 1, n))
+        EF[j] = float32(e * scale)
+        EX[j] = float32(e)
+    cuda.syncthreads()
+
+
 def make_adapter(rows=ROWS):
-    """The device functions of the 2-opt adapter for lanes of `rows` rows (a compile-time constant)."""
+    """The adapter's device functions: this module's load, record and apply, and the scan for lanes
+    of `rows` rows (a compile-time constant)."""
     span = WARP * rows
     points = rows + 1  # the cities at positions i-1 .. i+rows-1 of a lane's rows
-
-    @cuda.jit(device=True, inline=True)
-    def shared_views(sh, n):
-        """X, Y: coordinates by tour position; EF: edge k -> k+1 times scale; EX: its exact length."""
-        return sh[0:n], sh[n:2 * n], sh[2 * n:3 * n], sh[3 * n:4 * n]
-
-    @cuda.jit(device=True, inline=True)
-    def exact_edge(X, Y, rule, q2, a, b):
-        return exact_distance(rule, q2, int64(X[a]), int64(Y[a]), int64(X[b]), int64(Y[b]))
-
-    @cuda.jit(device=True)
-    def load(data, SOL, s, sh, tid, T):
-        """The search's tour into X, Y, EF, EX; returns this thread's share of the tour's length."""
-        FX, FY, rule, q2, scale = data[0], data[1], data[2], data[3], data[4]
-        n = SOL.shape[1]
-        X, Y, EF, EX = shared_views(sh, n)
-        for k in range(tid, n, T):
-            c = SOL[s, k]
-            X[k] = FX[c]
-            Y[k] = FY[c]
-        cuda.syncthreads()
-        part = int64(0)
-        for k in range(tid, n, T):
-            e = exact_edge(X, Y, rule, q2, k, wrap(k + 1, n))
-            EF[k] = float32(e * scale)
-            EX[k] = float32(e)
-            part += e
-        cuda.syncthreads()
-        return part
-
-    @cuda.jit(device=True)
-    def consider(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, i, j, bd, br, bk):
-        """The thread's best (delta, rank, move) once move (i, j) is looked at exactly
-        (lsbench.problems.tsp.two_opt_delta for symmetric distances): hill climbing keeps the least
-        delta, lowest move first; tabu search the least admissible delta, ties by rank
-        (lsbench.search.tabu.select_admissible)."""
-        n = SOL.shape[1]
-        X, Y, EF, EX = shared_views(sh, n)
-        h = wrap(i - 1, n)
-        nx = wrap(j + 1, n)
-        d = int64(0)
-        if i != 0 or j != n - 1:  # reversing the whole tour changes nothing
-            d = (exact_edge(X, Y, data[2], data[3], h, j) + exact_edge(X, Y, data[2], data[3], i, nx)
-                 - int64(EX[h]) - int64(EX[j]))
-        k = int64(i * (2 * n - i - 1) // 2 + j - i - 1)
-        if not rule_tabu:
-            if d < bd or (d == bd and k < bk):
-                return d, br, k
-            return bd, br, bk
-        if d > bd:
-            return bd, br, bk
-        r = dv.tie_rank(k, key)
-        if d == bd and r >= br:
-            return bd, br, bk
-        if use_tabu and not current + d < asp:
-            TA, TB, TU = MEM
-            if (tabu_list_has(TA, TB, TU, s, SOL[s, h], SOL[s, j], it)
-                    or tabu_list_has(TA, TB, TU, s, SOL[s, i], SOL[s, nx], it)):
-                return bd, br, bk
-        return d, r, k
-
-    @cuda.jit(device=True, inline=True)
-    def limit(bd, margin, scale):
-        """The largest scaled estimate whose exact delta can still be at most the thread's best."""
-        if bd >= NO_BEST:
-            return float32(3.0e38)
-        return float32((bd + margin) * scale)
 
     @cuda.jit(device=True, fastmath=True)
     def scan_item(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c, lane, best):
@@ -218,44 +264,6 @@ def make_adapter(rows=ROWS):
             best = scan_item(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c1 - 1, lane,
                              best)
         return best
-
-    @cuda.jit(device=True)
-    def record(data, SOL, MEM, s, move, it, until):
-        """lsbench.problems.tsp.two_opt_tabu_record: the removed edges (i-1, i) and (j, j+1)."""
-        n = SOL.shape[1]
-        TA, TB, TU = MEM
-        i, j = dv.index_to_pair(move, n)
-        tabu_list_put(TA, TB, TU, s, SOL[s, wrap(i - 1, n)], SOL[s, i], until, it)
-        tabu_list_put(TA, TB, TU, s, SOL[s, j], SOL[s, wrap(j + 1, n)], until, it)
-
-    @cuda.jit(device=True)
-    def apply(data, SOL, s, sh, move, tid, T):
-        """Reverses positions i..j of the tour and of X, Y, the edges inside, and the two new edges."""
-        rule, q2, scale = data[2], data[3], data[4]
-        n = SOL.shape[1]
-        X, Y, EF, EX = shared_views(sh, n)
-        i, j = dv.index_to_pair(move, n)
-        for k in range(tid, (j - i + 1) // 2, T):
-            a = i + k
-            b = j - k
-            SOL[s, a], SOL[s, b] = SOL[s, b], SOL[s, a]
-            X[a], X[b] = X[b], X[a]
-            Y[a], Y[b] = Y[b], Y[a]
-        for k in range(tid, (j - i) // 2, T):
-            a = i + k
-            b = j - 1 - k
-            EF[a], EF[b] = EF[b], EF[a]
-            EX[a], EX[b] = EX[b], EX[a]
-        cuda.syncthreads()
-        if tid == 0:
-            h = wrap(i - 1, n)
-            e = exact_edge(X, Y, rule, q2, h, i)
-            EF[h] = float32(e * scale)
-            EX[h] = float32(e)
-            e = exact_edge(X, Y, rule, q2, j, wrap(j + 1, n))
-            EF[j] = float32(e * scale)
-            EX[j] = float32(e)
-        cuda.syncthreads()
 
     return load, scan, record, apply
 

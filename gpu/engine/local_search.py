@@ -22,12 +22,10 @@ import numpy as np
 from numba import config, cuda, float32, int64, uint64
 
 from lsbench.errors import LsbenchError
-from lsbench.interfaces import Engine, Stop
-from lsbench.params import Param
 
 from .. import device as dv
 from .. import device_name, require
-from ..chunks import (IMPROVEMENT_CAP, NO_ASPIRATION, WholeGpuEngine, chunk_launcher, end_item, run_searches, save_search, start_item, tabu_starts,
+from ..chunks import (IMPROVEMENT_CAP, NO_ASPIRATION, ResidentEngine, chunk_launcher, end_item, run_searches, save_search, start_item, tabu_starts,
                       take_item)
 from ..kernels import block_min
 from ..launch import PreparedLauncher, allow_dynamic_shared
@@ -178,6 +176,11 @@ class ResidentLocalSearch:
         if self.threads < 32 or self.threads > 1024 or self.threads & (self.threads - 1):
             raise LsbenchError(f"--param block: threads per block must be a power of two in [32, 1024], "
                                f"got {self.threads}")
+        need = adapter.shared_bytes + 32 * self.threads + 64  # the adapter's arrays and the block reduction
+        if not SIM and need > cuda.get_current_device().MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+            raise LsbenchError(f"{problem.name}: {problem.size} elements need {need} bytes of shared memory a block "
+                               f"on chip ({type(adapter).__name__}, {self.threads} threads); this GPU allows "
+                               f"{cuda.get_current_device().MAX_SHARED_MEMORY_PER_BLOCK_OPTIN}")
         self.want_persistent = persistent
         self.registers = None if SIM else int(registers or REGISTERS)
         key = (type(adapter), adapter.rows, self.threads, algorithm, self.registers)
@@ -254,7 +257,7 @@ def adapter_for(problem, neighbourhood):
     return adapters[problem.kind, neighbourhood.name](problem, neighbourhood)
 
 
-class ResidentLocalSearchEngine(WholeGpuEngine):
+class ResidentLocalSearchEngine(ResidentEngine):
     """The registry's engine for `--algorithm hc|tabu --backend gpu-resident` where a problem has a
     device adapter. Tabu search runs the matrix kernel of gpu/whole_gpu_tabu.py on instances without
     an adapter (explicit or GEO weights, swap), when `blocks` is given, for fewer searches than the
@@ -284,16 +287,25 @@ class ResidentLocalSearchEngine(WholeGpuEngine):
         else:
             prm = {"restarts": bool(search.restarts)}
         if adapter is not None and params.get("blocks") is None:
-            self.onchip = ResidentLocalSearch(problem, neighbourhood, adapter, algorithm, prm,
-                                              threads=params.get("block"), persistent=params.get("persistent"))
+            try:
+                self.onchip = ResidentLocalSearch(problem, neighbourhood, adapter, algorithm, prm,
+                                                  threads=params.get("block"), persistent=params.get("persistent"))
+            except LsbenchError:
+                if self.matrix is None:  # hill climbing has no other kernel
+                    raise
         self.search = self.onchip or self.matrix
 
-    def build(self, problem, neighbourhood, prm, params):
-        raise NotImplementedError  # __init__ builds the searches
-
-    def run(self, seeds, stop, progress=None):
+    def _pick(self, seeds):
+        """The search object for K = len(seeds) searches (see the class's note)."""
         few = not SIM and len(seeds) < cuda.get_current_device().MULTIPROCESSOR_COUNT
         small = not SIM and self.onchip is not None and self.onchip.adapter.moves < ONCHIP_FROM_MOVES
         matrix = self.matrix is not None and (self.onchip is None or few or small)
         self.search = self.matrix if matrix else self.onchip
-        return self.search.run(list(seeds), stop, progress)
+        return self.search
+
+    def warm_up(self, seeds, iterations):
+        self._pick(seeds)
+        super().warm_up(seeds, iterations)
+
+    def run(self, seeds, stop, progress=None):
+        return self._pick(seeds).run(list(seeds), stop, progress)

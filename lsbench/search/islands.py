@@ -3,8 +3,9 @@ islands form a ring (`lsbench multistart --exchange-every E`, hpc/islands.py car
 over MPI ranks or Dask workers).
 
 The engine calls `Migration.at_chunk` at each chunk boundary, between two launches, so the device
-never waits for the ring: every E iterations the island's best distinct solutions go to the next
-island (only permutations and costs travel, and the send does not wait for the receiver), and the
+never waits for the ring, and the chunks stay the engine's own (cut to the exchange period, they
+cost the searches 5 % of their rate): at the first boundary from every E iterations on, the
+island's best distinct solutions go to the next island (only permutations and costs travel, and the send does not wait for the receiver), and the
 solutions that have arrived restart this island's worst searches (a restart that keeps the
 search's own best, as an elite restart does). An island that reaches the target tells the ring,
 and every island stops at its next chunk boundary. Arrival times depend on the other islands'
@@ -127,10 +128,6 @@ class Migration:
         """The restarts of `searches` picked at `iteration` did not happen (the run ended there)."""
         gone = set(searches)
         self.replaced = [r for r in self.replaced if not (r[0] in gone and r[1] == iteration)]
-
-    def chunk_cap(self, cap):
-        """Chunks no longer than the exchange period: an island sends on time."""
-        return max(1, min(cap, self.every))
 
     def describe(self):
         return {"exchange_every": self.every, "migrants": self.migrants, "ring_size": self.ring.size,

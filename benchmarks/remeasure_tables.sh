@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Re-measures the one-GPU tables of docs/performance.md at once on a host of 4 GPUs and 64 cores:
+# four lanes side by side, each on its own GPU and its own 16 cores (taskset; NUMBA_NUM_THREADS=16),
+# so that each lane sees what one GPU and 16 cores of the one-GPU machine would. The commands are
+# the tables' own. Run from the checkout on the device machine, with LSBENCH_COMMIT set; each
+# lane's log is $OUT/lane-G.log, its result files land in $OUT.
+set -u
+bash benchmarks/device_run.sh > /dev/null  # installs the carried wheels once, before the lanes start
+QAP_CLASS_I="--first-seed 5001 --runs 3 --cap 30 --restart 100000 --elite 1 --param tenure_min=0.05n
+  --param tenure_max=0.2n --param aspiration=8n^2 --param pools=33"
+lane() {
+  local gpu=$1
+  shift
+  local pin=()
+  command -v taskset > /dev/null && pin=(taskset -c $((16 * gpu))-$((16 * gpu + 15)))
+  CUDA_VISIBLE_DEVICES=$gpu NUMBA_NUM_THREADS=16 LSBENCH_INSTALLED=1 "${pin[@]}" \
+    bash benchmarks/device_run.sh "$@" > "${OUT:-.}/lane-$gpu.log" 2>&1
+}
+lane 0 "resident --threads auto --searches 1,66,132,166,200,264,528,1056,4096 --seconds 2.5 --repeats 3" \
+  "pfsp --threads 256 --repeats 3" "cas --runs 3 --cpu-runs 0 --cap 10" &
+lane 1 "grid --scaling tsp:eil101:2opt,ppp:101-117:hamming2,tsp:pr2392:2opt,pfsp:ta001:insertion,pfsp:ta111:insertion:1056
+  --searches 1,66,132,200,264,1056 --seconds 1 --repeats 3 --check 8" &
+lane 2 "ttb --instances tai100a --searches 132 $QAP_CLASS_I" "ttb --instances tai80a --searches 264 $QAP_CLASS_I" &
+lane 3 "tsp --instances pr2392 --repeats 3" "ig --instances ta051 --runs 3 --cap 30 --restart 1000 --elite 16" &
+wait
+for log in "${OUT:-.}"/lane-*.log; do echo "== $log"; grep -v "^{" "$log" | tail -n 30; done
