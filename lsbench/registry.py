@@ -9,6 +9,7 @@ pulls in no CUDA, MPI or Dask.
 import importlib
 
 from .errors import LsbenchError
+from .gpu.adapters import has_adapter
 from .problems import PROBLEMS
 from .engines.cas import CunningAntSystem
 from .search.hill_climbing import HillClimbing
@@ -32,9 +33,8 @@ SEARCHES_OVER_EVALUATORS = ("tabu", "rots", "hc", "pls")
 ENGINES = {
     ("rots", "gpu-resident"): "lsbench.gpu.rots_engine:ResidentRotsEngine",
     ("tabu", "gpu-resident"): {"pfsp": "lsbench.gpu.resident_pfsp:ResidentPfspEngine",
-                               "tsp": "lsbench.gpu.engine.local_search:ResidentLocalSearchEngine",
                                "ppp": "lsbench.gpu.whole_gpu_tabu:WholeGpuTabuEngine"},
-    ("hc", "gpu-resident"): {"tsp": "lsbench.gpu.engine.local_search:ResidentLocalSearchEngine"},
+    ("hc", "gpu-resident"): {},
     ("cas", "cpu"): "lsbench.engines.cas:HostColony",
     ("cas", "cpu-parallel"): "lsbench.engines.cas:ParallelHostColony",
     ("cas", "gpu-resident"): "lsbench.gpu.colony:DeviceColony",
@@ -42,6 +42,10 @@ ENGINES = {
     ("ig", "cpu-parallel"): "lsbench.engines.iterated_greedy:ParallelIteratedGreedyEngine",
     ("ig", "gpu-resident"): "lsbench.gpu.iterated_greedy:DeviceIteratedGreedyEngine",
 }
+# these run on the resident local search engine for every other problem with a device adapter
+# (lsbench.gpu.adapters.ADAPTERS)
+ON_ADAPTERS = {("hc", "gpu-resident"), ("tabu", "gpu-resident")}
+LOCAL_SEARCH_ENGINE = "lsbench.gpu.engine.local_search:ResidentLocalSearchEngine"
 BACKENDS = tuple(EVALUATORS) + ("gpu-resident",)
 BACKEND_HELP = {
     "cpu": "one core, Numba njit (searches that can run their whole loop compiled do)",
@@ -83,6 +87,8 @@ def _lookup(algorithm, backend, problem):
     entry = ENGINES.get((algorithm, backend))
     if isinstance(entry, dict):
         entry = entry.get(problem)
+        if entry is None and (algorithm, backend) in ON_ADAPTERS and has_adapter(problem):
+            entry = LOCAL_SEARCH_ENGINE
         return entry is not None, entry
     if entry is not None:
         return True, entry

@@ -168,6 +168,35 @@ def test_a_toy_problem_added_as_the_walk_through_says_runs_on_cpu_and_cpu_parall
         run_one("toy", str(instance), "tabu", "cpu", iterations=5, problem_params={"scale": 0})
 
 
+def test_the_toy_problem_runs_whole_on_the_gpu_through_its_device_adapter(tmp_path, monkeypatch):
+    """docs/architecture.md, "Add a problem", step 7: with its adapter in ADAPTERS, hill climbing
+    (with restarts) and tabu search run on gpu-resident (the simulator here), each search the CPU
+    search with its seed, move by move, to re-checked records."""
+    from lsbench.gpu.adapters import ADAPTERS
+    from lsbench.problems import PROBLEMS
+    from lsbench.record import Record
+    from lsbench.registry import backends_of
+    from lsbench.runner import run_one
+    from toy_problem import WeightedPositions
+    monkeypatch.setitem(PROBLEMS, "toy", WeightedPositions)
+    assert "gpu-resident" not in backends_of("hc", "toy")
+    monkeypatch.setitem(ADAPTERS, ("toy", "swap"), "toy_problem:ToySwapAdapter")
+    assert "gpu-resident" in backends_of("hc", "toy") and "gpu-resident" in backends_of("tabu", "toy")
+    instance = tmp_path / "toy9.txt"
+    instance.write_text("9\n5 3 8 1 9 2 7 4 6\n")
+    for algorithm, iterations, params in (("hc", 30, {"restarts": True}), ("tabu", 25, {})):
+        records = {}
+        for backend in ("cpu", "gpu-resident"):
+            out = tmp_path / f"{algorithm}-{backend}.json"
+            records[backend] = run_one("toy", str(instance), algorithm, backend, seed=4, iterations=iterations,
+                                       algorithm_params=params, out=str(out))
+            assert "re-checked" in Record.read(str(out)).verify()
+        cpu, gpu = records["cpu"], records["gpu-resident"]
+        assert [t[::2] for t in cpu["trajectory"]] == [t[::2] for t in gpu["trajectory"]], algorithm
+        assert (cpu["best_solution"], cpu["final_objective"]) == (gpu["best_solution"], gpu["final_objective"])
+        assert len(cpu["trajectory"]) >= 3
+
+
 def test_readme_is_short_and_its_links_into_docs_resolve():
     readme = (ROOT / "README.md").read_text()
     assert len(readme.splitlines()) <= 150

@@ -4,14 +4,18 @@ A permutation p of n jobs costs sum_i w[p_i] * i (the job at position i pays its
 the optimum orders the jobs by decreasing weight. Moves swap positions i < j; a move's delta is
 w[p_j] i + w[p_i] j - w[p_i] i - w[p_j] j = (j - i) (w[p_i] - w[p_j]), O(1).
 Instance file: n, then n integer weights.
+
+Step 7 of the walk-through: `ToySwapAdapter`, its device adapter, so that hill climbing and tabu
+search run whole on the GPU (`--backend gpu-resident`, gpu/engine/local_search.py).
 """
 import os
 
 import numpy as np
-from numba import njit, prange
+from numba import cuda, int64, njit, prange, uint64
 
 from lsbench import rng
 from lsbench.errors import InstanceFormatError
+from lsbench.gpu import device as dv
 from lsbench.neighborhoods import pair_count, pair_row_starts
 from lsbench.params import Param
 from lsbench.problems.base import (Neighbourhood, Problem, check_permutation, read_numbers, serial_and_parallel,
@@ -93,3 +97,76 @@ class WeightedPositions(Problem):
 
     def describe(self):
         return {"n": self.n, "weights": self.w[:12].tolist()}
+
+
+# Step 7: the device adapter. The engine owns the search loop, the rule's ties, tenures and
+# aspiration, the block reduction and the records; the adapter says what a solution costs, what
+# each move changes, how a move is done and what it makes tabu, per search s (SOL[s]).
+NO_MOVE = 1 << 61
+
+
+@cuda.jit(device=True)
+def toy_load(data, SOL, s, sh, tid, T):
+    """This thread's share of the objective (the engine sums the block's)."""
+    w = data[0]
+    part = int64(0)
+    for k in range(tid, SOL.shape[1], T):
+        part += w[SOL[s, k]] * k
+    return part
+
+
+@cuda.jit(device=True)
+def toy_scan(data, SOL, MEM, s, sh, tabu_rule, use_tabu, it, current, asp, key, tid, T):
+    """This thread's best (delta, rank, move) over moves tid, tid + T, ...: hill climbing the least
+    delta, tabu search the least admissible one, ties by rank (lsbench.search.tabu)."""
+    w = data[0]
+    n = SOL.shape[1]
+    bd, br, bk = int64(NO_MOVE), uint64(0), int64(-1)
+    for k in range(tid, n * (n - 1) // 2, T):
+        i, j = dv.index_to_pair(k, n)
+        d = (j - i) * (w[SOL[s, i]] - w[SOL[s, j]])
+        if not tabu_rule:
+            if d < bd:
+                bd, bk = d, k
+            continue
+        r = dv.tie_rank(k, key)
+        if d > bd or (d == bd and r >= br):
+            continue
+        if use_tabu and not current + d < asp and MEM[s, SOL[s, j], SOL[s, i]] >= it:  # position_swap_tabu_flags
+            continue
+        bd, br, bk = d, r, k
+    return bd, br, bk
+
+
+@cuda.jit(device=True)
+def toy_record(data, SOL, MEM, s, move, it, until):
+    """position_swap_tabu_record, before the move."""
+    i, j = dv.index_to_pair(move, SOL.shape[1])
+    MEM[s, SOL[s, i], SOL[s, j]] = until
+
+
+@cuda.jit(device=True)
+def toy_apply(data, SOL, s, sh, move, tid, T):
+    if tid == 0:
+        i, j = dv.index_to_pair(move, SOL.shape[1])
+        SOL[s, i], SOL[s, j] = SOL[s, j], SOL[s, i]
+    cuda.syncthreads()
+
+
+class ToySwapAdapter:
+    """Host side: the weights on the device, no shared memory, an n x n expiry matrix a search."""
+
+    neighbourhood = "swap"
+    rows = 1
+
+    def __init__(self, problem, nb):
+        self.n = problem.n
+        self.moves = pair_count(self.n)
+        self.data = (cuda.to_device(problem.w),)
+        self.shared_bytes = 0
+
+    def memory(self, K, tenure_max):
+        return cuda.to_device(np.full((K, self.n, self.n), -1, np.int64))
+
+    def device_functions(self):
+        return toy_load, toy_scan, toy_record, toy_apply

@@ -281,7 +281,8 @@ class TspTwoOptAdapter:
         form = integer_coordinates(problem.coordinates, problem.weight_type, problem.d) \
             if getattr(problem, "coordinates", None) is not None else None
         if form is None or nb.name != "2opt" or problem.d.max() >= FLOAT_EXACT:
-            raise LsbenchError(f"{problem.name}: no integer coordinate form for the on-chip 2-opt adapter")
+            raise LsbenchError(f"{problem.name}: the on-chip 2-opt adapter needs integer coordinates (EUC_2D, CEIL_2D "
+                               "or ATT, their exact distances TSPLIB's, the longest below 2^24)")
         rule, q, ix, iy = form
         self.rows = int(rows or ROWS)
         self.n = problem.n

@@ -24,6 +24,7 @@ from numba import config, cuda, float32, int64, uint64
 from lsbench.errors import LsbenchError
 
 from .. import device as dv
+from ..adapters import adapter_for
 from .. import device_name, require
 from ..chunks import (IMPROVEMENT_CAP, NO_ASPIRATION, ResidentEngine, chunk_launcher, end_item, run_searches, save_search, start_item, tabu_starts,
                       take_item)
@@ -248,15 +249,6 @@ class ResidentLocalSearch:
         return {"backend": "gpu-resident", "device": device_name(), "model": how, **shape}
 
 
-def adapter_for(problem, neighbourhood):
-    """The problem's device adapter for this neighbourhood; LsbenchError where it has none."""
-    from ..adapters.tsp_two_opt import TspTwoOptAdapter
-    adapters = {("tsp", "2opt"): TspTwoOptAdapter}
-    if (problem.kind, neighbourhood.name) not in adapters:
-        raise LsbenchError(f"no device adapter for {neighbourhood.name} on {problem.kind}")
-    return adapters[problem.kind, neighbourhood.name](problem, neighbourhood)
-
-
 class ResidentLocalSearchEngine(ResidentEngine):
     """The registry's engine for `--algorithm hc|tabu --backend gpu-resident` where a problem has a
     device adapter. Tabu search runs the matrix kernel of gpu/whole_gpu_tabu.py on instances without
@@ -265,7 +257,6 @@ class ResidentLocalSearchEngine(ResidentEngine):
     block a search), and on neighbourhoods below ONCHIP_FROM_MOVES (measured: eil101's 5,050 moves
     ran 14x faster on the matrix queue, pr2392's 2.9 M moves 40x faster on chip)."""
 
-    problems = ("tsp",)
     parameters = WholeGpuTabuEngine.parameters
 
     def __init__(self, problem, neighbourhood, search, params, threads=None):
@@ -274,24 +265,23 @@ class ResidentLocalSearchEngine(ResidentEngine):
         try:
             adapter = adapter_for(problem, neighbourhood)
         except LsbenchError as why:
-            if algorithm != "tabu":
-                raise LsbenchError(f"--algorithm {algorithm} --backend gpu-resident runs TSP 2-opt on instances "
-                                   f"with integer coordinates (EUC_2D, CEIL_2D, ATT): {why}") from None
+            if algorithm != "tabu" or problem.kind not in WholeGpuTabuEngine.problems:
+                raise LsbenchError(f"--algorithm {algorithm} --backend gpu-resident: {why}") from None
             adapter = None
-        if algorithm == "tabu":
+        if algorithm == "tabu" and problem.kind in WholeGpuTabuEngine.problems:
             prm = search.params(neighbourhood)
             self.matrix = WholeGpuTabu(problem, neighbourhood, prm, threads=params.get("block"),
                                        blocks=params.get("blocks"), persistent=params.get("persistent"))
         elif params.get("blocks") is not None:
-            raise LsbenchError("--param blocks: hill climbing runs one block a search; leave it out")
+            raise LsbenchError(f"--param blocks: {algorithm} on {problem.kind} runs one block a search; leave it out")
         else:
-            prm = {"restarts": bool(search.restarts)}
+            prm = search.params(neighbourhood) if algorithm == "tabu" else {"restarts": bool(search.restarts)}
         if adapter is not None and params.get("blocks") is None:
             try:
                 self.onchip = ResidentLocalSearch(problem, neighbourhood, adapter, algorithm, prm,
                                                   threads=params.get("block"), persistent=params.get("persistent"))
             except LsbenchError:
-                if self.matrix is None:  # hill climbing has no other kernel
+                if self.matrix is None:  # no other kernel runs it
                     raise
         self.search = self.onchip or self.matrix
 
