@@ -126,6 +126,8 @@ def test_grid_on_slurm_without_sbatch_is_one_line_at_once(tmp_path):
                        "3 2 2\n4 3 3\n5 4 4\nEOF\n", "node 1 appears twice"),
     ("tsp", "nan.tsp", "NAME: d\nDIMENSION: 5\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 nan 1\n"
                        "3 2 2\n4 3 3\n5 4 4\nEOF\n", "non-finite"),
+    ("tsp", "half.tsp", "NAME: h\nDIMENSION: 5\nEDGE_WEIGHT_TYPE: EXPLICIT\nEDGE_WEIGHT_FORMAT: UPPER_ROW\n"
+                        "EDGE_WEIGHT_SECTION\n1 2 3 4\n1.5 2 3\n4 5\n6\nEOF\n", "weight 1.5 is not an integer"),
     ("pfsp", "bin.txt", b"\xff\xfe\x00\x01", "not a text file"),
 ])
 def test_malformed_instance_files_are_one_line_naming_the_file(tmp_path, problem, name, content, needle):

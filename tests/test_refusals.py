@@ -191,11 +191,14 @@ def test_verify_refuses_a_tampered_record_naming_the_field(tmp_path, capsys, rec
     (["multistart", "--searches", "2", "--exchange-every", "5", "--migrants", "0"], "--migrants"),
     (["run", "--backend", "grid", "--workers", "2", "--param", "workers=3"], "give one"),
     (["multistart", "--searches", "2", "--searches-per-gpu", "0"], "--searches-per-gpu"),
+    (["run", "--instance", "rnd-pfsp-8x3-1", "--param", "weights=1,2,3"], "objective=three"),
+    (["run", "--instance", "weierstrass-2", "--param", "neighbours=100000000000"], "--param neighbours"),
 ], ids=["target", "tenure", "threads on cpu", "migrants without islands", "no migrants", "workers twice",
-        "a refusal after the output folder was made"])
+        "a refusal after the output folder was made", "weights without objective=three", "neighbours 10^11"])
 def test_values_past_their_range_and_options_that_do_not_apply_are_one_line(tmp_path, capsys, args, needle):
     out = ["--out-dir", tmp_path / "ms"] if args[0] == "multistart" else ["--out", tmp_path / "r.json"]
-    code, lines = in_process(capsys, *args, "--instance", "rnd-qap-8-1", *TINY, *out)
+    instance = [] if "--instance" in args else ["--instance", "rnd-qap-8-1"]
+    code, lines = in_process(capsys, *args, *instance, *TINY, *out)
     one_line(code, lines, needle)
     assert listing(tmp_path) == []
 

@@ -460,6 +460,9 @@ class PFSP(Problem):
         self.weights = np.asarray(weights, dtype=np.int64)
         if self.weights.shape != (3,) or (self.weights < 0).any():
             raise LsbenchError("--param weights: need three non-negative integers, e.g. 1,1,1")
+        if objective != "three" and self.weights.tolist() != [1, 1, 1]:
+            raise LsbenchError(f"--param weights: they weigh the objectives of objective=three; with objective="
+                               f"{objective} they would be ignored")
         self.due = np.asarray(due, dtype=np.int64) if due is not None else \
             np.full(self.n, np.iinfo(np.int64).max // 4, dtype=np.int64)
         self.generator = generator

@@ -140,6 +140,10 @@ def read_tsplib(path):
             floats = np.array([float(t) for t in data["EDGE_WEIGHT_SECTION"]], dtype=np.float64)
             if not np.isfinite(floats).all() or (np.abs(floats) >= DISTANCE_LIMIT).any():
                 raise InstanceFormatError(path, "EDGE_WEIGHT_SECTION: a weight is non-finite or beyond 32 bits")
+            fractional = floats[floats != np.floor(floats)]
+            if fractional.size:  # truncated, they would change the instance silently
+                raise InstanceFormatError(path, f"EDGE_WEIGHT_SECTION: weight {fractional[0]:g} is not an integer "
+                                                "(lsbench's TSP tours are integer sums)")
             values = floats.astype(np.int64)
             d = explicit_to_matrix(spec.get("EDGE_WEIGHT_FORMAT", "").upper(), values, n, path)
         else:

@@ -142,7 +142,8 @@ class Weierstrass(Problem):
     default_neighbourhood = "crowns"
     parameters = (
         Param("precision", int, "float bits of the search (32 or 64)", default=64, choices=(32, 64)),
-        Param("neighbours", int, "neighbours per iteration (points in the crowns)", default=10000, low=1),
+        Param("neighbours", int, "neighbours per iteration (points in the crowns; each delta is held, so at most "
+              "2^24)", default=10000, low=1, high=1 << 24),
         Param("b", float, "the function's base b", default=2.0, low=1, open_low=True),
         Param("h", float, "the function's exponent h", default=0.25, low=0, high=1, open_low=True, open_high=True),
         Param("terms", int, "terms K of the inner sum", default=100, low=1),
