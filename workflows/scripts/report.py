@@ -351,6 +351,26 @@ def ecdf_plot(df, group, instance, target, path):
     _finish(plt, fig, ax, path)
 
 
+def gap_plot(df, group, instance, path):
+    """Each run's final gap to the best known value, one column of points per backend, its median
+    marked: the distribution behind the gap table's median."""
+    plt = _plt()
+    sub = df[(df["group"] == group) & (df["instance"] == instance)]
+    fig, ax = plt.subplots(figsize=(5.2, 3.2))
+    names = []
+    for k, (backend, runs) in enumerate(sub.groupby("backend", sort=False)):
+        gaps = pd.to_numeric(runs["gap_percent"], errors="coerce").dropna().to_numpy()
+        names.append(backend)
+        ax.plot(np.full(len(gaps), k), gaps, "o", alpha=0.6)
+        if len(gaps):
+            ax.plot([k - 0.25, k + 0.25], [np.median(gaps)] * 2, color="black", lw=1.5)
+    ax.set_xticks(range(len(names)), names, fontsize=7)
+    ax.set_xlim(-0.6, len(names) - 0.4)
+    ax.set_ylabel("final gap to best known (%)")
+    ax.set_title(f"{instance}: final gap of each run (bar: median)", fontsize=9)
+    _finish(plt, fig, ax, path)
+
+
 def speedup_plot(summary, group, path):
     """Speed-up against one core against the neighbourhood's size, one line per backend."""
     plt = _plt()
@@ -401,6 +421,9 @@ def write_report(table, out, config, gpu):
                 ecdf_plot(df, g["name"], inst, target, files / name)
                 plots.append((name, f"{inst}: fraction of runs at {'the target' if g.get('target') else 'the best known value'} "
                                     "against wall time"))
+                name = f"{g['name']}-{inst}-gaps.png"
+                gap_plot(df, g["name"], inst, files / name)
+                plots.append((name, f"{inst}: each run's final gap to the best known value, by backend"))
         for inst in [i for i in map(str, g["instances"]) if i in ran] if g["algorithm"] == "pls" else []:
             plots += pareto_report.plots(df, g["name"], inst, files, _plt())
         if ran and summary[(summary["group"] == g["name"]) & (summary["backend"] != "cpu")]["speedup_vs_cpu"].notna().any():
