@@ -50,7 +50,7 @@ def one(g, args, every=0):
             "aggregate_iterations_per_s": s["aggregate_iterations_per_s"],
             "rank_iterations_per_s": s["placement_iterations_per_s"], "start_skew_s": s["start_skew_s"],
             "timed_union_s": s["timed_union_s"], "wall_s": s["wall_s"], "gpus_used": gpus_used,
-            "best_objective": s["best_objective"], "command": " ".join(cmd)}
+            "best_objective": s["best_objective"], "island_exchanges": s.get("islands"), "command": " ".join(cmd)}
 
 
 def main():
