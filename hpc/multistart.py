@@ -271,7 +271,7 @@ def _islands(spec, seeds, out_dir, via, every):
     of island i is exactly the independent search with seed s_i. Over MPI, ranks exchange only
     the islands' best objectives and solutions (allgather), then the records go to rank 0."""
     from lsbench import instances
-    from lsbench.record import recheck
+    from lsbench.record import recheck, recheck_before_writing
     total = spec.stop.iterations
     if every < 1 or not total:
         raise LsbenchError("--exchange-every: needs a positive epoch length and --iterations (the budget per island)")
@@ -312,7 +312,8 @@ def _islands(spec, seeds, out_dir, via, every):
         rec = merged[i]
         if prob is None:
             prob = instances.load(spec.instance, spec.problem, spec.data_dir, spec.problem_params)
-        rec.set_best(recheck(prob, prob.solution_from_list(rec["best_solution"]), rec["best_objective"]))
+        rec.set_best(recheck_before_writing(recheck, prob, prob.solution_from_list(rec["best_solution"]),
+                                            rec["best_objective"]))
         rec["seed"] = seeds[i]
         rec["params"]["islands"] = {"exchange_every": every, "epochs": epochs, "ring_size": len(seeds),
                                     "received_at_epochs": received[i]}

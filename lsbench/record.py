@@ -48,20 +48,32 @@ def instance_digest(prob):
     return "generated:" + hashlib.sha256(repr(sorted(prob.describe().items())).encode()).hexdigest()
 
 
-def recheck(problem, solution, reported):
+def recheck(problem, solution, reported, where=""):
     """Validate the solution and recompute its objective from scratch, in Python integers for
-    integer problems (independent of the compiled code); return the recomputed value."""
-    problem.check_solution(solution)
+    integer problems (independent of the compiled code); return the recomputed value. A bad solution
+    or a mismatch is one line naming the field (`where` + best_solution or best_objective)."""
+    field = f"{where}best_objective"
+    try:
+        problem.check_solution(solution)
+    except LsbenchError as e:
+        raise LsbenchError(f"{where}best_solution: {str(e).removeprefix('solution: ')}") from None
     value = problem.exact_objective(solution)
     if problem.integer:
         if int(value) != int(reported):
-            raise LsbenchError(f"internal check failed: reported objective {reported} but the solution "
-                               f"evaluates to {value}; no record written")
+            raise LsbenchError(f"{field} {reported}, but its solution evaluates to {value}")
         return int(value)
     if not math.isclose(value, reported, rel_tol=FLOAT_RTOL, abs_tol=1e-12):
-        raise LsbenchError(f"internal check failed: reported objective {reported} but the solution "
-                           f"evaluates to {value}; no record written")
+        raise LsbenchError(f"{field} {reported}, but its solution evaluates to {value}")
     return float(value)
+
+
+def recheck_before_writing(check, *args):
+    """`check(*args)` (recheck, recheck_front) for a record about to be written: a mismatch there is
+    the code's fault, and nothing is written."""
+    try:
+        return check(*args)
+    except LsbenchError as e:
+        raise LsbenchError(f"internal check failed: {e}; no record written") from None
 
 
 def recheck_front(problem, front):
@@ -74,8 +86,8 @@ def recheck_front(problem, front):
         problem.check_solution(solution)
         vector = problem.exact_vector(solution)
         if [int(v) for v in reported] != vector:
-            raise LsbenchError(f"internal check failed: a front point reported {list(reported)} but its solution "
-                               f"evaluates to {vector}; no record written")
+            raise LsbenchError(f"front point {len(points)}: objectives {list(reported)}, but its solution evaluates "
+                               f"to {vector}")
         points.append({"solution": problem.solution_to_list(solution), "objectives": vector})
     vectors = np.array([p["objectives"] for p in points], dtype=object).reshape(len(points), -1)
     for q, b in enumerate(vectors):  # one row at a time against all: O(F^2) comparisons, vectorised
@@ -83,8 +95,7 @@ def recheck_front(problem, front):
         weakly[q] = False
         if weakly.any():
             a = vectors[np.flatnonzero(weakly)[0]].tolist()
-            raise LsbenchError(f"internal check failed: front point {a} {'equals' if a == b.tolist() else 'dominates'} "
-                               f"{b.tolist()}; no record written")
+            raise LsbenchError(f"front point {a} {'equals' if a == b.tolist() else 'dominates'} {b.tolist()}")
     return points
 
 
@@ -108,7 +119,7 @@ class Record(dict):
     def of_run(cls, spec, prob, nb, backend_info, results, wall, warmup_s):
         """The best search's result, its solution re-checked from scratch; with K searches, every
         search's (each re-checked) and the aggregate rate."""
-        checked = [recheck(prob, r.best_solution, r.best_objective) for r in results]
+        checked = [recheck_before_writing(recheck, prob, r.best_solution, r.best_objective) for r in results]
         top = min(range(len(results)), key=lambda q: (checked[q], q))
         result = results[top]
         rec = cls({
@@ -128,7 +139,7 @@ class Record(dict):
             rec["objectives"] = prob.objectives(result.best_solution)
         if result.pareto is not None:  # anyone can re-check the front from the record alone
             rec.update({"objective_names": list(prob.vector_names), "due_dates": prob.due.tolist(),
-                        "front": recheck_front(prob, result.pareto["front"]),
+                        "front": recheck_before_writing(recheck_front, prob, result.pareto["front"]),
                         "archive_sizes": result.pareto["archive_sizes"],
                         "pareto_time_split": result.pareto["time_split"]})
         if len(results) > 1:
@@ -222,11 +233,13 @@ class Record(dict):
         try:
             recomputed = recheck(prob, _solution(prob, self["best_solution"], "best_solution"),
                                  self["best_objective"])
-            for entry in self.get("searches", []):  # several searches in one run: every best solution
-                recheck(prob, _solution(prob, entry["best_solution"], "searches: best_solution"),
-                        entry["best_objective"])
+            for q, entry in enumerate(self.get("searches", [])):  # several searches in one run: every best
+                recheck(prob, _solution(prob, entry["best_solution"], f"searches[{q}]: best_solution"),
+                        entry["best_objective"], f"searches[{q}]: ")
         except LsbenchError as e:
             raise LsbenchError(f"{path}: {e}") from None
+        if "searches" in self:
+            self._check_searches(path)
         for entry in [self] + self.get("searches", []):
             if entry["final_objective"] < entry["best_objective"]:
                 raise LsbenchError(f"{path}: final_objective {entry['final_objective']} is below best_objective "
@@ -255,6 +268,27 @@ class Record(dict):
             raise LsbenchError(f"{path}: a pls record without its front")
         if self["algorithm"] not in ALGORITHMS:
             raise LsbenchError(f"{path}: unknown algorithm {self['algorithm']!r}")
+
+    def _check_searches(self, path):
+        """A run of K searches: seeds seed .. seed + K - 1, one entry each; the record's own fields
+        are its best search's (the least best objective, the first of ties), and the aggregate counts
+        every search's iterations."""
+        searches = self["searches"]
+        seeds = [entry["seed"] for entry in searches]
+        k = self["run_spec"].get("searches", len(searches))
+        if seeds != list(range(self["seed"], self["seed"] + k)):
+            raise LsbenchError(f"{path}: searches: seeds {seeds[:4]}{'...' if len(seeds) > 4 else ''} are not the "
+                               f"{k} seeds from seed {self['seed']} (run_spec searches = {k})")
+        top = min(range(len(searches)), key=lambda q: (searches[q]["best_objective"], q))
+        if self["best_seed"] != seeds[top]:
+            raise LsbenchError(f"{path}: best_seed {self['best_seed']}, but the best search is seed {seeds[top]}")
+        for key in ("best_objective", "best_solution", "iterations", "final_objective", "trajectory"):
+            if self[key] != searches[top][key]:
+                raise LsbenchError(f"{path}: {key} is not the best search's (seed {seeds[top]})")
+        total = sum(entry["iterations"] for entry in searches)
+        if self["aggregate_iterations"] != total:
+            raise LsbenchError(f"{path}: aggregate_iterations {self['aggregate_iterations']}, but the searches ran "
+                               f"{total}")
 
     def _instance(self, path, data):
         """The instance the record names, loaded again, its checksum the recorded one."""

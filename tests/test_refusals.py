@@ -131,17 +131,23 @@ def test_command_line_mistakes_are_one_line(capsys, args, needle):
 # -- verify re-derives what a record claims --------------------------------------------------------
 @pytest.fixture(scope="module")
 def records(tmp_path_factory):
-    """Real records of a permutation search, several searches in one run, a Pareto search and a
-    real-valued one."""
+    """Real records of a permutation search, a Pareto search, a real-valued one, the cunning ant
+    system, the iterated greedy, and several resident searches in one run (simulated GPU)."""
     folder = tmp_path_factory.mktemp("records")
     runs = {"tabu": ["--instance", "rnd-qap-12-3", "--algorithm", "tabu", "--iterations", "60"],
             "pls": ["--problem", "pfsp", "--instance", "rnd-pfsp-8x3-2", "--algorithm", "pls", "--param",
                     "objective=three", "--iterations", "30"],
-            "weierstrass": ["--instance", "weierstrass-2", "--algorithm", "tabu", "--iterations", "30"]}
+            "weierstrass": ["--instance", "weierstrass-2", "--algorithm", "tabu", "--iterations", "30"],
+            "cas": ["--instance", "rnd-qap-12-3", "--algorithm", "cas", "--iterations", "2"],
+            "ig": ["--problem", "pfsp", "--instance", "rnd-pfsp-8x3-2", "--algorithm", "ig", "--iterations", "20"],
+            "several": ["--instance", "rnd-qap-12-3", "--algorithm", "rots", "--backend", "gpu-resident",
+                        "--searches", "3", "--iterations", "12"]}
     out = {}
     for name, args in runs.items():
         out[name] = folder / f"{name}.json"
-        r = lsbench("run", *args, "--quiet", "--out", out[name])
+        env = {**ENV, "NUMBA_ENABLE_CUDASIM": "1"} if name == "several" else ENV  # a GPU run, simulated
+        r = subprocess.run([sys.executable, "-m", "lsbench", "run", *args, "--quiet", "--out", str(out[name])],
+                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
         assert r.returncode == 0, r.stderr
     return {name: json.loads(path.read_text()) for name, path in out.items()}
 
@@ -167,6 +173,19 @@ TAMPERING = [
     ("pls", lambda r: {**r, "front": [{**r["front"][0], "objectives": [v + 1 for v in r["front"][0]["objectives"]]}]
                        + r["front"][1:]}, "front point"),
     ("weierstrass", lambda r: {**r, "best_solution": ["x"] + r["best_solution"][1:]}, "finite numbers"),
+    ("cas", lambda r: {**r, "best_solution": _first_int(r["best_solution"], r["best_solution"][1])},
+     "best_solution: not a permutation"),
+    ("cas", lambda r: {**r, "best_objective": r["best_objective"] - 2, "final_objective": r["best_objective"] - 2},
+     "best_objective"),
+    ("ig", lambda r: {**r, "best_objective": r["best_objective"] + 1}, "best_objective"),
+    ("several", lambda r: {**r, "searches": [{**e, "best_objective": e["best_objective"] - 1} if e["seed"] != r["best_seed"]
+                                             else e for e in r["searches"]]}, "best_objective"),
+    ("several", lambda r: {**r, "best_seed": next(e["seed"] for e in r["searches"] if e["seed"] != r["best_seed"])},
+     "best_seed"),
+    ("several", lambda r: {**r, "searches": r["searches"][:2]}, "seeds"),
+    ("several", lambda r: {**r, "searches": [{**e, "seed": r["seed"]} for e in r["searches"]]}, "seeds"),
+    ("several", lambda r: {**r, "aggregate_iterations": r["aggregate_iterations"] + 1}, "aggregate_iterations"),
+    ("several", lambda r: {**r, "final_objective": r["final_objective"] + 1}, "final_objective"),
 ]
 
 
