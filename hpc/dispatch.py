@@ -7,6 +7,8 @@ travel, so nodes need no shared file system. Independent units are dealt round t
 that must run at the same time (island rings) take one place each.
 """
 import threading
+import time
+import uuid
 from dataclasses import dataclass
 
 from lsbench.errors import LsbenchError
@@ -17,6 +19,7 @@ from .batch import place_rank
 
 VIAS = ("local", "mpi", "dask")
 TAG_RESULT = 21
+GATE_WAIT_S = 300.0  # Dask units wait this long at most for each other's compile and warm-up
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,26 @@ class StartGate:
             self.comm.Barrier()
             if self.after:
                 self.after()
+
+
+class DaskStartGate:
+    """Dask workers' units start their timed searches together: the first `expected` units to
+    warm up (one a worker, as the scheduler hands them out) wait here for each other, at most
+    GATE_WAIT_S; later units pass at once. Arrivals are counted in a named distributed.Queue."""
+
+    def __init__(self, name, expected):
+        self.name, self.expected, self.passed = name, expected, False
+
+    def __call__(self):
+        if self.passed:
+            return
+        self.passed = True
+        from distributed import Queue
+        arrivals = Queue(self.name)
+        arrivals.put(1)
+        deadline = time.monotonic() + GATE_WAIT_S
+        while arrivals.qsize() < self.expected and time.monotonic() < deadline:
+            time.sleep(0.02)
 
 
 def dispatch(via, make_units, run_unit, start, backend, workers=None, scheduler=None, at_once=False):
@@ -122,10 +145,14 @@ def _over_mpi(make_units, run_unit, start, backend, at_once):
     return collector
 
 
-def _on_worker(run_unit, unit, index, size):
+def _on_worker(run_unit, unit, index, size, gate=None):
     import distributed
     where = {"host": host_info()["hostname"], "worker": distributed.get_worker().address}
-    return run_unit(unit, Place("dask", index, size, where)), where
+    try:
+        return run_unit(unit, Place("dask", index, size, where, gate=gate)), where
+    finally:
+        if gate:  # a unit that failed before its warm-up still arrives: the others wait no longer for it
+            gate()
 
 
 def _over_dask(make_units, run_unit, start, workers, scheduler, at_once):
@@ -138,10 +165,13 @@ def _over_dask(make_units, run_unit, start, workers, scheduler, at_once):
         units = make_units(len(addresses))
         collector = start(len(units) if at_once else len(addresses))
         futures = {}
+        # (live islands start together through their ring)
+        gate_name = None if at_once else f"lsbench-start-{uuid.uuid4().hex}"
         for i, unit in enumerate(units):
             pinned = {"workers": [addresses[i]], "allow_other_workers": False} if at_once else {}
             size = len(units) if at_once else len(addresses)
-            futures[client.submit(_on_worker, run_unit, unit, i, size, pure=False, retries=0, **pinned)] = unit
+            gate = None if at_once else DaskStartGate(gate_name, min(len(addresses), len(units)))
+            futures[client.submit(_on_worker, run_unit, unit, i, size, gate, pure=False, retries=0, **pinned)] = unit
         for future in as_completed(list(futures)):
             try:
                 results, where = future.result()

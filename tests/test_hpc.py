@@ -236,6 +236,32 @@ def test_multistart_over_mpi_writes_every_search_equal_to_its_single_run(tmp_pat
     assert lsbench("verify", *[str(d / f"seed-{s}.json") for s in range(2, 6)]).returncode == 0
 
 
+def _warm_up_then_gate(delay, gate):
+    import time as clock
+    clock.sleep(delay)  # a slower compile and warm-up
+    gate()
+    return clock.time()
+
+
+@pytest.mark.system  # end to end: a Dask cluster
+def test_dask_units_start_their_timed_searches_together_after_the_slowest_warm_up():
+    """The first unit a worker takes waits at the start gate for the others (hpc/dispatch.py);
+    a later unit passes at once."""
+    from distributed import Client, LocalCluster
+    from lsbench.hpc.dispatch import DaskStartGate
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        workers = sorted(client.scheduler_info()["workers"])
+        gate = DaskStartGate("test-gate", expected=2)
+        t0 = time.time()
+        fast, slow = (client.submit(_warm_up_then_gate, delay, gate, workers=[w], pure=False)
+                      for delay, w in ((0.0, workers[0]), (2.0, workers[1])))
+        fast_start, slow_start = fast.result(timeout=60), slow.result(timeout=60)
+        later = client.submit(_warm_up_then_gate, 0.0, gate, pure=False).result(timeout=60)
+    assert slow_start - t0 >= 2.0 and abs(fast_start - slow_start) < 0.5  # the fast unit waited
+    assert later - slow_start < 5  # the third arrival found the gate open
+
+
 @pytest.mark.system  # fault injection
 def test_multistart_over_dask_reports_a_killed_workers_search_as_failed_and_keeps_the_others(tmp_path):
     d = tmp_path / "ms"
