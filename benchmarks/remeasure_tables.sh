@@ -2,8 +2,9 @@
 # Re-measures the one-GPU tables of docs/performance.md at once on a host of 4 GPUs and 64 cores:
 # four lanes side by side, each on its own GPU and its own 16 cores (taskset; NUMBA_NUM_THREADS=16),
 # so that each lane sees what one GPU and 16 cores of the one-GPU machine would. The commands are
-# the tables' own. Run from the checkout on the device machine, with LSBENCH_COMMIT set; each
-# lane's log is $OUT/lane-G.log, its result files land in $OUT.
+# the tables' own. Run from the checkout on the device machine, with LSBENCH_COMMIT set; the lanes'
+# logs and result files come back as $OUT/tables.tgz. The multi-GPU table (device_run.sh
+# `multistart --gpus 1,2,4 --repeats 3 --timeout 150`) needs every GPU: a call of its own.
 set -u
 bash benchmarks/device_run.sh > /dev/null  # installs the carried wheels once, before the lanes start
 QAP_CLASS_I="--first-seed 5001 --runs 3 --cap 30 --restart 100000 --elite 1 --param tenure_min=0.05n
@@ -23,4 +24,6 @@ lane 1 "grid --scaling tsp:eil101:2opt,ppp:101-117:hamming2,tsp:pr2392:2opt,pfsp
 lane 2 "ttb --instances tai100a --searches 132 $QAP_CLASS_I" "ttb --instances tai80a --searches 264 $QAP_CLASS_I" &
 lane 3 "tsp --instances pr2392 --repeats 3" "ig --instances ta051 --runs 3 --cap 30 --restart 1000 --elite 16" &
 wait
-for log in "${OUT:-.}"/lane-*.log; do echo "== $log"; grep -v "^{" "$log" | tail -n 30; done
+for log in "${OUT:-.}"/lane-*.log; do echo "== $log"; grep -v "^{" "$log" | grep -v warning | tail -n 30; done
+# one file back: the device machine returns only a few files a call (six of eleven were once left there)
+(cd "${OUT:-.}" && tar czf tables.tgz ./*.json lane-*.log && rm -f ./*.json lane-*.log)
