@@ -200,13 +200,14 @@ def describe_text(problem=None, algorithm=None, backend=None):
                          f"{pcls.default_neighbourhood})", pcls.parameters))
     for a in dict.fromkeys(r[1] for r in rows):
         sections.append((f"algorithm {a}", ALGORITHMS[a].parameters))
-    owners = {}  # each engine or evaluator once, with the problems it runs where the engine depends on it
+    owners = {}  # each engine or evaluator once, with its algorithms and the problems it runs
     for p, a, b in rows:
         engine = registry.engine_path(a, b, p)
-        owners.setdefault(engine or registry.EVALUATORS[b], (a, b, engine, []))[3].append(p)
-    for owner, (a, b, engine, problems) in owners.items():
-        per_problem = isinstance(registry.ENGINES.get((a, b)), dict)
-        label = (f"backend {b}" + (f" with --algorithm {a}" if engine else "")
+        entry = owners.setdefault(engine or registry.EVALUATORS[b], (b, engine, {}, {}))
+        entry[2][a] = entry[3][p] = None  # (dicts: sets that keep their order)
+    for owner, (b, engine, algorithms, problems) in owners.items():
+        per_problem = any(isinstance(registry.ENGINES.get((a, b)), dict) for a in algorithms)
+        label = (f"backend {b}" + (f" with --algorithm {', '.join(algorithms)}" if engine else "")
                  + (f" on {', '.join(problems)}" if per_problem else "") + f": {registry.BACKEND_HELP[b]}")
         try:
             params = registry.load_class(owner).parameters

@@ -286,3 +286,18 @@ def test_the_report_of_a_table_without_runs_says_so(tmp_path):
     page = report.write_report(table, tmp_path / "report.html", config, {"name": "no GPU on this host",
                                                                           "available": False}).read_text()
     assert "No run records: nothing in this experiment ran here (GPU: no GPU on this host)." in page
+
+
+def test_run_help_lists_each_engine_once_with_its_algorithms_and_problems(capsys):
+    """`run --help`: one section an engine, naming every algorithm and problem it runs once (the
+    resident local search engine serves tabu search and hill climbing on TSP)."""
+    from lsbench.cli import main
+    with pytest.raises(SystemExit) as done:
+        main(["run", "--help"])
+    assert done.value.code == 0
+    labels = [line for line in capsys.readouterr().out.splitlines() if line.startswith("backend ")]
+    assert len(labels) == len(set(labels))
+    for label in labels:
+        names = [n.strip() for part in label.split(":")[0].split(" on ")[1:] for n in part.split(",")]
+        assert len(names) == len(set(names)), label
+    assert any(label.startswith("backend gpu-resident with --algorithm tabu, hc on tsp:") for label in labels)
