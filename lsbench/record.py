@@ -52,19 +52,18 @@ def recheck(problem, solution, reported, where=""):
     """Validate the solution and recompute its objective from scratch, in Python integers for
     integer problems (independent of the compiled code); return the recomputed value. A bad solution
     or a mismatch is one line naming the field (`where` + best_solution or best_objective)."""
-    field = f"{where}best_objective"
     try:
         problem.check_solution(solution)
     except LsbenchError as e:
         raise LsbenchError(f"{where}best_solution: {str(e).removeprefix('solution: ')}") from None
     value = problem.exact_objective(solution)
     if problem.integer:
-        if int(value) != int(reported):
-            raise LsbenchError(f"{field} {reported}, but its solution evaluates to {value}")
-        return int(value)
-    if not math.isclose(value, reported, rel_tol=FLOAT_RTOL, abs_tol=1e-12):
-        raise LsbenchError(f"{field} {reported}, but its solution evaluates to {value}")
-    return float(value)
+        same, value = int(value) == int(reported), int(value)
+    else:
+        same, value = math.isclose(value, reported, rel_tol=FLOAT_RTOL, abs_tol=1e-12), float(value)
+    if not same:
+        raise LsbenchError(f"{where}best_objective {reported}, but its solution evaluates to {value}")
+    return value
 
 
 def recheck_before_writing(check, *args):
