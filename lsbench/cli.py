@@ -203,12 +203,16 @@ def describe_text(problem=None, algorithm=None, backend=None):
     owners = {}  # each engine or evaluator once, with its algorithms and the problems it runs
     for p, a, b in rows:
         engine = registry.engine_path(a, b, p)
-        entry = owners.setdefault(engine or registry.EVALUATORS[b], (b, engine, {}, {}))
-        entry[2][a] = entry[3][p] = None  # (dicts: sets that keep their order)
-    for owner, (b, engine, algorithms, problems) in owners.items():
-        per_problem = any(isinstance(registry.ENGINES.get((a, b)), dict) for a in algorithms)
-        label = (f"backend {b}" + (f" with --algorithm {', '.join(algorithms)}" if engine else "")
-                 + (f" on {', '.join(problems)}" if per_problem else "") + f": {registry.BACKEND_HELP[b]}")
+        entry = owners.setdefault(engine or registry.EVALUATORS[b], (b, engine, {}))
+        entry[2].setdefault(a, {})[p] = None  # (dicts: sets that keep their order)
+    for owner, (b, engine, algorithms) in owners.items():
+        if not engine:
+            runs = ""
+        elif any(isinstance(registry.ENGINES.get((a, b)), dict) for a in algorithms):
+            runs = " with --algorithm " + "; ".join(f"{a} on {', '.join(ps)}" for a, ps in algorithms.items())
+        else:
+            runs = f" with --algorithm {', '.join(algorithms)}"
+        label = f"backend {b}{runs}: {registry.BACKEND_HELP[b]}"
         try:
             params = registry.load_class(owner).parameters
         except ImportError as e:

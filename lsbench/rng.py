@@ -89,6 +89,12 @@ def fill_permutation(state, p):
 def bits(state, n):
     """A random 0/1 vector of length n."""
     v = np.empty(n, dtype=np.int8)
-    for i in range(n):
-        v[i] = np.int8(next_u64(state) >> np.uint64(63))
+    fill_bits(state, v)
     return v
+
+
+@njit(cache=True)
+def fill_bits(state, v):
+    """bits(state, len(v)) written into v (a GPU thread's way: it may not allocate)."""
+    for i in range(v.shape[0]):
+        v[i] = next_u64(state) >> np.uint64(63)

@@ -290,7 +290,8 @@ def test_the_report_of_a_table_without_runs_says_so(tmp_path):
 
 def test_run_help_lists_each_engine_once_with_its_algorithms_and_problems(capsys):
     """`run --help`: one section an engine, naming every algorithm and problem it runs once (the
-    resident local search engine serves tabu search and hill climbing on TSP)."""
+    resident local search engine serves hill climbing on every problem with a device adapter, tabu
+    search on those without an engine of their own)."""
     from lsbench.cli import main
     with pytest.raises(SystemExit) as done:
         main(["run", "--help"])
@@ -298,6 +299,8 @@ def test_run_help_lists_each_engine_once_with_its_algorithms_and_problems(capsys
     labels = [line for line in capsys.readouterr().out.splitlines() if line.startswith("backend ")]
     assert len(labels) == len(set(labels))
     for label in labels:
-        names = [n.strip() for part in label.split(":")[0].split(" on ")[1:] for n in part.split(",")]
-        assert len(names) == len(set(names)), label
-    assert any(label.startswith("backend gpu-resident with --algorithm tabu, hc on tsp:") for label in labels)
+        for part in label.split(":")[0].split("; "):
+            names = [n.strip() for n in part.split(" on ")[-1].split(",")]
+            assert len(names) == len(set(names)), label
+    assert "backend gpu-resident with --algorithm tabu on qap, tsp; hc on qap, pfsp, tsp, ppp: the whole search " \
+        "on the GPU (many searches at once for rots):" in labels

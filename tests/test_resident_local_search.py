@@ -125,3 +125,57 @@ def test_hill_climbing_on_gpu_resident_runs_from_the_command_line_and_verifies(t
     assert [e["seed"] for e in rec["searches"]] == [2, 3] and rec["backend_info"]["mode"] == "queue"
     r = subprocess.run([sys.executable, "-m", "lsbench", "verify", str(out)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def _random_problem(kind, seed):
+    """A small QAP, PFSP or PPP instance (TSP: tsplib_file)."""
+    from lsbench.problems.pfsp import PFSP, taillard_times
+    from lsbench.problems.ppp import PPP
+    from lsbench.problems.qap import QAP
+    rng = np.random.default_rng(seed)
+    if kind == "qap":  # asymmetric flows with a diagonal: the general form
+        return QAP(rng.integers(0, 9, (9, 9)), rng.integers(0, 9, (9, 9)), name="rnd9")
+    if kind == "pfsp-three":
+        times = taillard_times(8, 4, 1000 + seed)[0]
+        return PFSP(times, name="rnd8x4", due=times.sum(axis=0) + rng.integers(0, 200, 8), objective="three",
+                    weights=(1, 2, 5))
+    if kind == "pfsp":
+        return PFSP(taillard_times(8, 4, 1000 + seed)[0], name="rnd8x4")
+    return PPP.pointcheval(11, 13, seed=seed)
+
+
+ADAPTER_CASES = [  # problem, neighbourhood, algorithm, search parameters, iterations
+    ("qap", "swap", "hc", {"restarts": True}, 40),
+    ("qap", "swap", "tabu", {}, 40),
+    ("tsp", "swap", "hc", {"restarts": True}, 40),
+    ("tsp", "swap", "tabu", {"tenure_min": 2, "tenure_max": 5}, 30),
+    ("pfsp", "insertion", "hc", {"restarts": True}, 30),
+    ("pfsp-three", "insertion", "hc", {"restarts": False}, 30),
+    ("pfsp", "insertion", "tabu", {}, 30),
+    ("ppp", "hamming1", "hc", {"restarts": True}, 40),
+    ("ppp", "hamming2", "hc", {"restarts": False}, 20),
+    ("ppp", "hamming1", "tabu", {}, 30),
+    ("ppp", "hamming3", "tabu", {}, 12),
+]
+
+
+@pytest.mark.parametrize("kind, nb_name, algorithm, params, iterations", ADAPTER_CASES)
+def test_every_problems_adapter_follows_the_cpu_search(tmp_path, kind, nb_name, algorithm, params, iterations):
+    """QAP swap, TSP swap, PFSP insertion (every objective) and PPP Hamming-k on the resident
+    engine: each search is the CPU search with its seed (restarts, local optima, tabu past them)."""
+    from lsbench.gpu.adapters import adapter_for
+    from lsbench.gpu.engine.local_search import ResidentLocalSearch
+    p = TSP.from_file(tsplib_file(tmp_path, 9, "EUC_2D", seed=9)) if kind == "tsp" else _random_problem(kind, 3)
+    nb = p.neighbourhood(nb_name)
+    search = HillClimbing(**params) if algorithm == "hc" else TabuSearch(**params)
+    prm = search.params(nb) if algorithm == "tabu" else {"restarts": search.restarts}
+    engine = ResidentLocalSearch(p, nb, adapter_for(p, nb), algorithm, prm, threads=32)
+    devs = engine.run([4, 5], Stop(iterations=iterations), chunk=7)
+    for seed, dev in zip([4, 5], devs):
+        cpu = search.run(p, nb, get_evaluator("cpu").bind(p, nb), Stop(iterations=iterations), seed)
+        _same(cpu, dev)
+        assert len(cpu.trajectory) >= 2
+        if algorithm == "hc":
+            assert dev.params == cpu.params
+    if algorithm == "hc" and params["restarts"]:
+        assert max(d.params["restarts_done"] for d in devs) >= 1  # a local optimum was passed

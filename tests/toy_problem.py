@@ -11,11 +11,12 @@ search run whole on the GPU (`--backend gpu-resident`, gpu/engine/local_search.p
 import os
 
 import numpy as np
-from numba import cuda, int64, njit, prange, uint64
+from numba import cuda, int64, njit, prange
 
 from lsbench import rng
 from lsbench.errors import InstanceFormatError
 from lsbench.gpu import device as dv
+from lsbench.gpu.adapters.numbered_moves import make_scan, pair_moves, swap_positions
 from lsbench.neighborhoods import pair_count, pair_row_starts
 from lsbench.params import Param
 from lsbench.problems.base import (Neighbourhood, Problem, check_permutation, read_numbers, serial_and_parallel,
@@ -102,11 +103,8 @@ class WeightedPositions(Problem):
 # Step 7: the device adapter. The engine owns the search loop, the rule's ties, tenures and
 # aspiration, the block reduction and the records; the adapter says what a solution costs, what
 # each move changes, how a move is done and what it makes tabu, per search s (SOL[s]).
-NO_MOVE = 1 << 61
-
-
 @cuda.jit(device=True)
-def toy_load(data, SOL, s, sh, tid, T):
+def toy_load(data, SOL, MEM, s, sh, tid, T):
     """This thread's share of the objective (the engine sums the block's)."""
     w = data[0]
     part = int64(0)
@@ -116,26 +114,17 @@ def toy_load(data, SOL, s, sh, tid, T):
 
 
 @cuda.jit(device=True)
-def toy_scan(data, SOL, MEM, s, sh, tabu_rule, use_tabu, it, current, asp, key, tid, T):
-    """This thread's best (delta, rank, move) over moves tid, tid + T, ...: hill climbing the least
-    delta, tabu search the least admissible one, ties by rank (lsbench.search.tabu)."""
+def toy_move_delta(data, SOL, MEM, s, sh, k, current, work):
+    i, j = dv.index_to_pair(k, SOL.shape[1])
     w = data[0]
-    n = SOL.shape[1]
-    bd, br, bk = int64(NO_MOVE), uint64(0), int64(-1)
-    for k in range(tid, n * (n - 1) // 2, T):
-        i, j = dv.index_to_pair(k, n)
-        d = (j - i) * (w[SOL[s, i]] - w[SOL[s, j]])
-        if not tabu_rule:
-            if d < bd:
-                bd, bk = d, k
-            continue
-        r = dv.tie_rank(k, key)
-        if d > bd or (d == bd and r >= br):
-            continue
-        if use_tabu and not current + d < asp and MEM[s, SOL[s, j], SOL[s, i]] >= it:  # position_swap_tabu_flags
-            continue
-        bd, br, bk = d, r, k
-    return bd, br, bk
+    return (j - i) * (w[SOL[s, i]] - w[SOL[s, j]])
+
+
+@cuda.jit(device=True)
+def toy_is_tabu(data, SOL, MEM, s, k, it):
+    """position_swap_tabu_flags for one move."""
+    i, j = dv.index_to_pair(k, SOL.shape[1])
+    return MEM[s, SOL[s, j], SOL[s, i]] >= it
 
 
 @cuda.jit(device=True)
@@ -145,28 +134,20 @@ def toy_record(data, SOL, MEM, s, move, it, until):
     MEM[s, SOL[s, i], SOL[s, j]] = until
 
 
-@cuda.jit(device=True)
-def toy_apply(data, SOL, s, sh, move, tid, T):
-    if tid == 0:
-        i, j = dv.index_to_pair(move, SOL.shape[1])
-        SOL[s, i], SOL[s, j] = SOL[s, j], SOL[s, i]
-    cuda.syncthreads()
-
-
 class ToySwapAdapter:
     """Host side: the weights on the device, no shared memory, an n x n expiry matrix a search."""
 
-    neighbourhood = "swap"
-    rows = 1
+    compile_key = None
+    shared_bytes = 0
 
     def __init__(self, problem, nb):
         self.n = problem.n
         self.moves = pair_count(self.n)
         self.data = (cuda.to_device(problem.w),)
-        self.shared_bytes = 0
 
     def memory(self, K, tenure_max):
         return cuda.to_device(np.full((K, self.n, self.n), -1, np.int64))
 
     def device_functions(self):
-        return toy_load, toy_scan, toy_record, toy_apply
+        return (toy_load, make_scan(pair_moves, toy_move_delta, toy_is_tabu), toy_record, swap_positions,
+                dv.fill_permutation)

@@ -8,7 +8,11 @@ import importlib
 
 from lsbench.errors import LsbenchError
 
-ADAPTERS = {("tsp", "2opt"): "lsbench.gpu.adapters.tsp_two_opt:TspTwoOptAdapter"}
+ADAPTERS = {("tsp", "2opt"): "lsbench.gpu.adapters.tsp_two_opt:TspTwoOptAdapter",
+            ("tsp", "swap"): "lsbench.gpu.adapters.tsp_swap:TspSwapAdapter",
+            ("qap", "swap"): "lsbench.gpu.adapters.qap_swap:QapSwapAdapter",
+            ("pfsp", "insertion"): "lsbench.gpu.adapters.pfsp_insertion:PfspInsertionAdapter",
+            **{("ppp", f"hamming{k}"): "lsbench.gpu.adapters.ppp_flip:PppFlipAdapter" for k in (1, 2, 3)}}
 
 
 def has_adapter(kind):

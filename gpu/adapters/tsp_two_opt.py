@@ -87,7 +87,7 @@ def exact_edge(X, Y, rule, q2, a, b):
 
 
 @cuda.jit(device=True)
-def load(data, SOL, s, sh, tid, T):
+def load(data, SOL, MEM, s, sh, tid, T):
     """The search's tour into X, Y, EF, EX; returns this thread's share of the tour's length."""
     FX, FY, rule, q2, scale = data[0], data[1], data[2], data[3], data[4]
     n = SOL.shape[1]
@@ -158,7 +158,7 @@ def record(data, SOL, MEM, s, move, it, until):
 
 
 @cuda.jit(device=True)
-def apply(data, SOL, s, sh, move, tid, T):
+def apply(data, SOL, MEM, s, sh, move, tid, T):
     """Reverses positions i..j of the tour and of X, Y, the edges inside, and the two new edges."""
     rule, q2, scale = data[2], data[3], data[4]
     n = SOL.shape[1]
@@ -265,7 +265,7 @@ def make_adapter(rows=ROWS):
                              best)
         return best
 
-    return load, scan, record, apply
+    return load, scan, record, apply, dv.fill_permutation
 
 
 class TspTwoOptAdapter:
@@ -275,8 +275,6 @@ class TspTwoOptAdapter:
     from exact arithmetic): the matrix kernel runs those."""
 
     neighbourhood = "2opt"
-    rows = ROWS
-
     def __init__(self, problem, nb, rows=None):
         form = integer_coordinates(problem.coordinates, problem.weight_type, problem.d) \
             if getattr(problem, "coordinates", None) is not None else None
@@ -284,7 +282,7 @@ class TspTwoOptAdapter:
             raise LsbenchError(f"{problem.name}: the on-chip 2-opt adapter needs integer coordinates (EUC_2D, CEIL_2D "
                                "or ATT, their exact distances TSPLIB's, the longest below 2^24)")
         rule, q, ix, iy = form
-        self.rows = int(rows or ROWS)
+        self.rows = self.compile_key = int(rows or ROWS)
         self.n = problem.n
         self.moves = pair_count(self.n)
         # estimates are sqrt(dx^2 + dy^2) in file units times q (times sqrt(10) for ATT); each of the

@@ -10,13 +10,16 @@ records the move's tabu attribute and moves (`lsbench.search.tabu`); improvement
 the best solution kept. Search q gives exactly the CPU search's trajectory with seed q.
 
 An adapter supplies device functions (see gpu/adapters/tsp_two_opt.py):
-    load(data, SOL, s, sh, tid, T) -> this thread's share of the solution's objective (fills sh)
+    load(data, SOL, MEM, s, sh, tid, T) -> this thread's share of the solution's objective (fills
+        sh and the search's part of MEM)
     scan(data, SOL, MEM, s, sh, tabu_rule, use_tabu, it, current, aspiration, tie_key, tid, T)
-        -> this thread's best (delta, rank, move), move -1 if none
+        -> this thread's best (delta, rank, move), move -1 if none (gpu/adapters/numbered_moves.py
+        builds it from a move cost)
     record(data, SOL, MEM, s, move, it, until)    (one thread, before the move)
-    apply(data, SOL, s, sh, move, tid, T)
+    apply(data, SOL, MEM, s, sh, move, tid, T)
+    draw(stream, solution)    a random solution, as the problem's random_solution (one thread)
 and on the host: data (device arrays and scalars), shared_bytes, memory(K, tenure_max) -> MEM,
-moves (the neighbourhood's size).
+moves (the neighbourhood's size), compile_key (what its device functions are compiled for).
 """
 import numpy as np
 from numba import config, cuda, float32, int64, uint64
@@ -57,7 +60,7 @@ def block_sum(red, tid, T, v):
 def make_kernel(adapter_functions, threads, tabu_rule, registers):
     """The search loop of hill climbing (tabu_rule False) or tabu search over one adapter, for
     blocks of `threads` threads of at most `registers` registers each."""
-    load, scan, record, apply = adapter_functions
+    load, scan, record, apply, draw = adapter_functions
 
     @cuda.jit(device=True)
     def choose(data, SOL, MEM, s, sh, red_c, red_d, red_r, red_i, it, current, asp, key, tid):
@@ -106,7 +109,7 @@ def make_kernel(adapter_functions, threads, tabu_rule, registers):
             if s < 0:
                 return
             its, current, best, n_imp, state = start_item(STATE, RNG, s, sub)
-            if block_sum(red_d, tid, threads, load(data, SOL, s, sh, tid, threads)) != current and tid == 0:
+            if block_sum(red_d, tid, threads, load(data, SOL, MEM, s, sh, tid, threads)) != current and tid == 0:
                 ERR[0] = its
                 ERR[1] = s + 1
             for step in range(min(subchunk, n_iter - sub * subchunk)):
@@ -125,20 +128,20 @@ def make_kernel(adapter_functions, threads, tabu_rule, registers):
                     if tid == 0:
                         record(data, SOL, MEM, s, move, it, it + tenure)
                     cuda.syncthreads()
-                    apply(data, SOL, s, sh, move, tid, threads)
+                    apply(data, SOL, MEM, s, sh, move, tid, threads)
                     current += delta
                 elif delta < 0:
-                    apply(data, SOL, s, sh, move, tid, threads)
+                    apply(data, SOL, MEM, s, sh, move, tid, threads)
                     current += delta
                 elif restarts:  # a local optimum: a random solution from the search's stream
                     if tid == 0:
                         stream[0] = state
-                        dv.fill_permutation(stream, SOL[s])
+                        draw(stream, SOL[s])
                         drawn[0] = stream[0]
                         FLAGS[s, 0] += 1
                     cuda.syncthreads()
                     state = drawn[0]
-                    current = block_sum(red_d, tid, threads, load(data, SOL, s, sh, tid, threads))
+                    current = block_sum(red_d, tid, threads, load(data, SOL, MEM, s, sh, tid, threads))
                 else:
                     if tid == 0:
                         FLAGS[s, 1] = 1
@@ -184,7 +187,7 @@ class ResidentLocalSearch:
                                f"{cuda.get_current_device().MAX_SHARED_MEMORY_PER_BLOCK_OPTIN}")
         self.want_persistent = persistent
         self.registers = None if SIM else int(registers or REGISTERS)
-        key = (type(adapter), adapter.rows, self.threads, algorithm, self.registers)
+        key = (type(adapter), adapter.compile_key, self.threads, algorithm, self.registers)
         if key not in _KERNELS:
             _KERNELS[key] = make_kernel(adapter.device_functions(), self.threads, algorithm == "tabu", self.registers)
         self.launcher = PreparedLauncher(_KERNELS[key])
