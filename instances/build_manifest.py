@@ -6,7 +6,8 @@ in source_url, pinned to a commit); Taillard rows are generated from the time se
 sha256 is that of the generated file text, which equals Taillard's published files. A reference
 solution (QAPLIB .sln, TSPLIB .opt.tour) gets its own URL and sha256; `reference_note` says how a
 QAPLIB permutation reads (`facility->location`, `inverse`, or `unverified`: it does not reproduce
-the value). `bks_source` says where each best-known value comes from; the newer values of
+the value). Liefooghe's flow-shop files with due dates come from the ParadisEO repository.
+`bks_source` says where each best-known value comes from; the newer values of
 bks-updates.csv replace the files' older ones, with their sources.
 """
 import csv
@@ -25,12 +26,14 @@ from lsbench.problems.tsp import MAX_CITIES  # noqa: E402
 QAPLIB = "https://raw.githubusercontent.com/0816keisuke/qaplib/03ccda9f1d8bcc421e3a7eff936861fc73085594/instance/{0}/{0}.txt"
 TSPLIB = "https://raw.githubusercontent.com/pdrozdowski/TSPLib.Net/bf092e820c8d081a8eb3301b7d26b249d2f5e9d7/TSPLIB95/tsp/{0}.tsp"
 QAPLIB_SLN = "https://raw.githubusercontent.com/0816keisuke/qaplib/03ccda9f1d8bcc421e3a7eff936861fc73085594/instance/{0}/solution.txt"
+LIEFOOGHE = "https://raw.githubusercontent.com/nojhan/paradiseo/master/moeo/tutorial/examples/flowshop/benchs/{0}.txt"
 TSPLIB_TOUR = "https://raw.githubusercontent.com/pdrozdowski/TSPLib.Net/bf092e820c8d081a8eb3301b7d26b249d2f5e9d7/TSPLIB95/tsp/{0}.opt.tour"
 NOTES = {"p[i]=location of facility i": "facility->location", "inverse": "inverse", "unverified": "unverified"}
 SOURCES = {"qap": "QAPLIB's .sln files (0816keisuke/qaplib copy), not checked against newer literature",
            "tsp": "TSPLIB95 bestSolutions.txt (proven optimal)",
            "pfsp": "Taillard upper bounds as listed in a public flow-shop branch-and-bound code "
-                   "(optimal for ta001-ta050)"}
+                   "(optimal for ta001-ta050)",
+           "pfsp-due": "Liefooghe's due-date file (ParadisEO): multi-objective, no single best-known value"}
 
 
 def updates(src):
@@ -75,8 +78,14 @@ def main(src):
         optimal = "yes" if int(r["name"][2:]) <= 50 else "unknown"
         rows.append(["pfsp", r["name"], f"{n}x{m}", bks.get(r["name"], "unknown"), optimal,
                      f"generator:taillard1993 time_seed={seed}", digest, "", "", ""])
+    for f in sorted((src / "liefooghe_pfsp").glob("*.txt")):
+        p = PFSP.from_file(str(f))
+        rows.append(["pfsp", f.stem, f"{p.n}x{p.m}", "unknown", "unknown", LIEFOOGHE.format(f.stem), sha256_of(f),
+                     "", "", "", SOURCES["pfsp-due"]])
     newer = updates(src)
     for row in rows:
+        if len(row) == 11:  # its source already given
+            continue
         value, source = newer.get(row[1], (row[3], SOURCES[row[0]]))
         if value != row[3] and row[9]:  # the reference solution is the older, worse one
             row[9] = f"{row[9]} (reproduces the older value {row[3]})"

@@ -28,6 +28,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _INSTALLED_MANIFEST = Path(__file__).resolve().parent / "data" / "manifest.csv"  # pip install . puts it here
 MANIFEST = _INSTALLED_MANIFEST if _INSTALLED_MANIFEST.exists() else PROJECT_ROOT / "instances" / "manifest.csv"
 FOLDERS = {"qap": "qaplib", "tsp": "tsplib", "pfsp": "taillard_pfsp"}
+DUE_DATE_FOLDER = "liefooghe_pfsp"  # flow-shop files with due dates (Liefooghe's format)
 EXTENSIONS = {"qap": ".dat", "tsp": ".tsp", "pfsp": ".txt"}
 GENERATED_PATTERNS = {
     "ppp": re.compile(r"(?:ppp-)?(\d+)-(\d+)(?:-s(\d+))?"),
@@ -119,7 +120,12 @@ def entries(problem=None):
 
 
 def local_path(entry, data=None):
-    return data_dir(data) / FOLDERS[entry.problem] / (entry.name + EXTENSIONS[entry.problem])
+    return data_dir(data) / folder_of(entry) / (entry.name + EXTENSIONS[entry.problem])
+
+
+def folder_of(entry):
+    """The data directory's folder of an instance: its problem's, Liefooghe's for flow-shop files."""
+    return DUE_DATE_FOLDER if entry.problem == "pfsp" and not entry.generated else FOLDERS[entry.problem]
 
 
 def taillard_seed(entry):
@@ -231,7 +237,7 @@ def fetch(name, data=None, mirror=None):
 def reference_path(entry, data=None):
     """Where a fetched reference solution lies: qaplib/NAME.sln, tsplib/NAME.opt.tour."""
     suffix = ".sln" if entry.problem == "qap" else ".opt.tour"
-    return data_dir(data) / FOLDERS[entry.problem] / (entry.name + suffix)
+    return data_dir(data) / folder_of(entry) / (entry.name + suffix)
 
 
 def _download(entry, target, url, sha256, mirror):
@@ -239,12 +245,12 @@ def _download(entry, target, url, sha256, mirror):
         return target
     mirror = mirror or os.environ.get("LSBENCH_MIRROR")
     if mirror and "://" not in mirror:
-        src = Path(mirror) / FOLDERS[entry.problem] / target.name
+        src = Path(mirror) / folder_of(entry) / target.name
         if not src.exists():
             raise LsbenchError(f"instances fetch {entry.name}: {src} not found in mirror {mirror}")
         payload = src.read_bytes()
     else:
-        url = (mirror.rstrip("/") + f"/{FOLDERS[entry.problem]}/{target.name}") if mirror else url
+        url = (mirror.rstrip("/") + f"/{folder_of(entry)}/{target.name}") if mirror else url
         try:
             with urllib.request.urlopen(url, timeout=60) as r:
                 payload = r.read()

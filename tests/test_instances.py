@@ -17,7 +17,7 @@ from conftest import DATA, need_instances
 def test_taillard_generator_reproduces_all_120_files(data):
     """`instances fetch` generates ta001..ta120; each equals Taillard's published file (the
     manifest's sha256 is that file's) and the times read back are the generator's."""
-    rows = registry.entries("pfsp")
+    rows = [e for e in registry.entries("pfsp") if e.generated]
     assert len(rows) == 120
     for e in rows:
         n, m = (int(v) for v in e.size.split("x"))
@@ -25,6 +25,26 @@ def test_taillard_generator_reproduces_all_120_files(data):
         from_file = PFSP.from_file(str(registry.local_path(e, data)))
         assert np.array_equal(generated, from_file.times_machine_major()), e.name
         assert e.sha256 == sha256_of(registry.local_path(e, data))
+
+
+def test_liefooghes_due_date_files_read_as_taillards_instances_with_their_due_dates(data):
+    """The 12 flow-shop files with due dates (ParadisEO's benchs): each holds Taillard's times for
+    its time seed and size (020_10_01 is ta011), and the three objectives use the file's due dates."""
+    rows = [e for e in registry.entries("pfsp") if not e.generated]
+    assert len(rows) == 12 and {e.size for e in rows} >= {"20x10", "20x20", "50x10", "50x20", "100x10", "100x20",
+                                                          "200x10"}
+    for e in rows:
+        p = PFSP.from_file(str(registry.local_path(e, data)), objective="three")
+        seed = int(p.generator.rsplit(" ", 1)[1].rstrip(")"))
+        assert np.array_equal(taillard_times(p.n, p.m, seed)[0], p.times_machine_major()), e.name
+        lines = registry.local_path(e, data).read_text().split("\n")
+        assert p.due[0] == int(lines[4]) and p.due[-1] == int(lines[3 + 3 * (p.n - 1) + 1]), e.name
+        seq = np.arange(p.n)
+        cmax, _flow, tard, late = p._exact_schedule(seq)
+        assert p.objective(seq) == cmax + tard + late and late >= 1
+    ta011 = registry.load("ta011")
+    lief = registry.load("020_10_01", data=data)
+    assert np.array_equal(ta011.pt, lief.pt) and not np.array_equal(ta011.due, lief.due)
 
 
 def test_qaplib_solutions_reproduce_best_known_values(data):
@@ -121,3 +141,9 @@ def test_malformed_tsp_and_pfsp_files(tmp_path):
     g.write_text("5 2\n1 2 3 4 5\n1 2 3")
     with pytest.raises(LsbenchError, match=re.escape("expected 2x5 = 10")):
         PFSP.from_file(str(g))
+    g.write_text("2\n2\n7\n0\n10\n1 2\n2\n9\n3 4\n")  # Liefooghe's layout, job indices 0, 2
+    with pytest.raises(LsbenchError, match=re.escape("bad.txt: Liefooghe's format: the jobs' indices must be 0 .. n-1")):
+        PFSP.from_file(str(g))
+    g.write_text("2\n2\n7\n0\n10\n1 2\n1\n9\n3 4\n")
+    p = PFSP.from_file(str(g), objective="three")
+    assert p.due.tolist() == [10, 9] and p.pt.tolist() == [[1, 2], [3, 4]]

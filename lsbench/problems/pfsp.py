@@ -472,20 +472,34 @@ class PFSP(Problem):
 
     @classmethod
     def from_file(cls, path, name=None, **kw):
-        """Taillard format: `n m`, then m rows of n processing times (one row per machine)."""
+        """Taillard's format (`n m`, then m rows of n processing times, one row a machine) or
+        Liefooghe's due-date format (n, m, Taillard's time seed, then for each job its index, its
+        due date and its m processing times), told apart by how many numbers the file holds."""
         nums = read_numbers(path)
         if nums.size < 2:
             raise InstanceFormatError(path, "expected 'n m' then m rows of n processing times")
         n, m = int(nums[0]), int(nums[1])
         if n < 2 or m < 1:
             raise InstanceFormatError(path, f"bad sizes n={n}, m={m}")
-        if nums.size != 2 + n * m:
-            raise InstanceFormatError(path, f"expected {m}x{n} = {n * m} processing times, found {nums.size - 2}")
-        times = nums[2:].reshape(m, n)
+        due, generator = None, None
+        if nums.size == 3 + n * (m + 2):
+            jobs = nums[3:].reshape(n, m + 2)
+            if (jobs[:, 0] != np.arange(n)).any():
+                raise InstanceFormatError(path, "Liefooghe's format: the jobs' indices must be 0 .. n-1 in order")
+            due, times = jobs[:, 1], np.ascontiguousarray(jobs[:, 2:].T)
+            if (due < 0).any():
+                raise InstanceFormatError(path, "negative due date")
+            generator = f"due dates from the file (Liefooghe's format, time seed {int(nums[2])})"
+        elif nums.size == 2 + n * m:
+            times = nums[2:].reshape(m, n)
+        else:
+            raise InstanceFormatError(path, f"expected {m}x{n} = {n * m} processing times (Taillard's format) or "
+                                            f"{n} jobs of index, due date and {m} times (Liefooghe's), "
+                                            f"found {nums.size - 2} numbers after 'n m'")
         if (times < 0).any():
             raise InstanceFormatError(path, "negative processing time")
         return cls(times, name or os.path.basename(path).rsplit(".", 1)[0], source=str(path),
-                   sha256=sha256_of(path), **kw)
+                   sha256=sha256_of(path), due=due, generator=generator, **kw)
 
     @classmethod
     def taillard(cls, name, n, m, time_seed, **kw):

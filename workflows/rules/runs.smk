@@ -1,9 +1,10 @@
 rule fetch_instance:
-    """Download one QAPLIB/TSPLIB file into the data directory ($LSBENCH_DATA), sha256 checked."""
+    """Download one QAPLIB, TSPLIB or Liefooghe flow-shop file into the data directory ($LSBENCH_DATA),
+    sha256 checked."""
     output:
         "{datadir}/{folder}/{name}.{ext}",
     wildcard_constraints:
-        folder="qaplib|tsplib",
+        folder="qaplib|tsplib|liefooghe_pfsp",
     shell:
         "{sys.executable} -m lsbench instances fetch {wildcards.name} --data-dir {wildcards.datadir}"
 
