@@ -648,7 +648,7 @@ def test_resident_grid_tabu_cli_stops_each_search_at_the_target_and_verifies(tmp
     ("burma14", dict(backend_params={"block": 48}), "power of two"),
     ("burma14", dict(backend_params={"blocks": 0}), "--param blocks=0: must be >= 1"),
     ("burma14", dict(backend_params={"chunk": 4}), "--param chunk: not a parameter of .* gpu-resident"),
-    ("9-8", dict(algorithm="hc"), "does not run on --backend gpu-resident"),
+    ("weierstrass-4", dict(algorithm="hc"), "hc on weierstrass does not run on --backend gpu-resident"),  # no adapter
 ])
 def test_resident_grid_tabu_refuses_what_it_cannot_run(instance, args, message):
     from lsbench.errors import LsbenchError
