@@ -17,7 +17,9 @@ DEFAULT_COW_RANKS = 4
 def backend_entry(b):
     """A backend of a group: 'cpu' or {name: gpu-device, backend: gpu, params: {reduce: device}};
     a cow entry may give `ranks` (MPI tasks, default 4), an entry of an engine that runs several
-    searches at once `searches` (K a run, default 1)."""
+    searches at once `searches` (K a run, default 1), and any entry `sample: N` (its runs stop after
+    N of the group's iterations; the report extrapolates their time per iteration to the group's
+    iterations and says so, for a side whose full runs would take hours)."""
     if isinstance(b, str):
         b = {"name": b, "backend": b}
     if not isinstance(b, dict) or "name" not in b or "backend" not in b:
@@ -28,8 +30,12 @@ def backend_entry(b):
     searches = b.get("searches", 1)
     if not isinstance(searches, int) or isinstance(searches, bool) or searches < 1:
         raise LsbenchError(f"workflow config: backend {b['name']}: searches must be a positive integer, got {searches!r}")
+    sample = b.get("sample")
+    if sample is not None and (not isinstance(sample, int) or isinstance(sample, bool) or sample < 1):
+        raise LsbenchError(f"workflow config: backend {b['name']}: sample must be a positive number of iterations, "
+                           f"got {sample!r}")
     entry = {"name": b["name"], "backend": b["backend"], "params": dict(b.get("params") or {}), "ranks": ranks,
-             "searches": searches, "multistart": None}
+             "searches": searches, "multistart": None, "sample": sample}
     if b.get("multistart") is not None:
         entry["multistart"] = multistart_entry(b["name"], b["multistart"], searches)
         entry["ranks"] = entry["multistart"]["ranks"]
@@ -118,8 +124,8 @@ def plan_runs(config, gpu_available):
                         else b["params"]  # grid_params: where grid runs find Dask (the SLURM profile)
                     path = f"results/{exp}/runs/{g['name']}/{inst}/{b['name']}-s{s}.json"
                     # every row is built and checked, GPU rows on a host without a GPU too; those are not run
-                    spec = group_spec(g, inst, b["backend"], s, {**(g.get("params") or {}), **params}, path,
-                                      b["searches"])
+                    spec = group_spec(sampled_group(g, b), inst, b["backend"], s, {**(g.get("params") or {}), **params},
+                                      path, b["searches"])
                     if b["backend"] in GPU_BACKENDS and not gpu_available:
                         continue
                     runs.append({**g, "instance": inst, "backend": b["backend"], "label": b["name"], "spec": spec,
@@ -127,6 +133,18 @@ def plan_runs(config, gpu_available):
     if not planned:
         raise LsbenchError("workflow config: it plans no runs (give groups, each with instances, backends and seeds)")
     return runs
+
+
+def sampled_group(group, entry):
+    """The group as a backend entry with `sample: N` runs it: at most N of the group's iterations
+    (a group that stops by iterations alone; at a scale of N iterations or fewer, full runs)."""
+    n = entry.get("sample")
+    if n is None:
+        return group
+    if group.get("iterations") is None or any(group.get(k) is not None for k in ("evaluations", "seconds", "target")):
+        raise LsbenchError(f"workflow config group {group['name']}: backend {entry['name']}: sample needs a group that "
+                           "stops by iterations alone")
+    return {**group, "iterations": min(n, group["iterations"])}
 
 
 def _seeds(group):

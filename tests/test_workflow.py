@@ -263,6 +263,50 @@ def test_time_to_target_table_from_records_of_runs_of_several_searches_on_their_
                                                    else sum(sorted(times)[len(times) // 2 - 1:][:2]) / 2))
 
 
+def test_a_sampled_backend_runs_its_first_iterations_and_the_report_extrapolates_and_says_so(tmp_path):
+    """`sample: N` on a backend entry: its runs stop after N of the group's iterations; the report
+    gives time per iteration x the group's iterations, marked as an estimate, with a note, and the
+    speed-ups against it; a sample needs a group that stops by iterations alone, and at N
+    iterations or fewer the runs are full ones."""
+    import dataclasses
+    import importlib.util
+
+    from lsbench.errors import LsbenchError
+    from lsbench.runner import run
+    from lsbench.workflow import aggregate_records
+    group = {"name": "tiny", "problem": "qap", "instances": ["rnd-qap-12-1"], "algorithm": "tabu", "seeds": 2,
+             "iterations": 400, "backends": [{"name": "cpu", "backend": "cpu", "sample": 40}, "cpu-parallel"]}
+    cfg = {"experiment": "tiny", "groups": [group]}
+    runs = plan_runs(cfg, gpu_available=False)
+    assert [r["spec"].stop.iterations for r in runs] == [40, 40, 400, 400]
+    paths = []
+    for r in runs:
+        path = tmp_path / r["path"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        run(dataclasses.replace(r["spec"], out=str(path)))
+        paths.append(path)
+    aggregate_records(paths, tmp_path / "runs.parquet")
+    spec = importlib.util.spec_from_file_location("report", ROOT / "workflows" / "scripts" / "report.py")
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    df = report.extrapolate_samples(__import__("pandas").read_parquet(tmp_path / "runs.parquet"), cfg)
+    walls = [json.loads(p.read_text())["wall_s"] for p in paths[:2]]
+    assert sorted(df[df["backend"] == "cpu"]["wall_s"]) == pytest.approx(sorted(w * 10 for w in walls))
+    summary = report.summarise(df)
+    (cpu_row,) = [r for r in report.group_rows(group, summary, {"available": False}) if r["backend"] == "cpu"]
+    assert cpu_row["wall"].endswith("(est. from 40 it.)")
+    assert any("cpu's times are estimates, not full runs" in n and "first 40 iterations" in n
+               for n in report.notes(summary))
+    with pytest.raises(LsbenchError, match="sample needs a group that stops by iterations alone"):
+        plan_runs({"experiment": "tiny", "groups": [{**group, "seconds": 5}]}, gpu_available=False)
+    small = {"experiment": "tiny", "groups": [{**group, "iterations": 30}]}  # (a quick scale): full runs
+    assert [r["spec"].stop.iterations for r in plan_runs(small, gpu_available=False)] == [30] * 4
+    assert report.extrapolate_samples(df.assign(wall_s=1.0), small)["sampled"].eq(0).all()
+    with pytest.raises(LsbenchError, match="backend cpu: sample must be a positive number of iterations"):
+        plan_runs({"experiment": "tiny", "groups": [{**group, "backends": [{"name": "cpu", "backend": "cpu",
+                                                                            "sample": 0}]}]}, gpu_available=False)
+
+
 def test_a_multistart_backend_entry_plans_one_mpi_job_of_g_ranks_with_one_gpu_each():
     from lsbench.errors import LsbenchError
     from lsbench.workflow import mpi_tasks, run_command

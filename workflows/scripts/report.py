@@ -76,6 +76,20 @@ def fmt_gap(x):
 
 
 # -- tables ----------------------------------------------------------------------------------------
+def extrapolate_samples(df, config):
+    """Runs of a backend entry with `sample: N` ran N of the group's iterations: their wall time
+    becomes time per iteration x the group's iterations; `sampled` keeps N (0: a full run)."""
+    df = df.assign(sampled=0)
+    for g in config.get("groups", []):
+        g = expand_group(g, config.get("scale", "paper"))
+        for b in map(backend_entry, g["backends"]):
+            rows = (df["group"] == g["name"]) & (df["backend"] == b["name"])
+            if b["sample"] and b["sample"] < g["iterations"] and rows.any():
+                df.loc[rows, "wall_s"] = df.loc[rows, "wall_s"] / df.loc[rows, "iterations"] * g["iterations"]
+                df.loc[rows, "sampled"] = df.loc[rows, "iterations"]
+    return df
+
+
 def summarise(df):
     """Per (group, instance, backend): medians, speed-up against `cpu` on the same instance, quality."""
     df = df.assign(bks=pd.to_numeric(df["bks"], errors="coerce"),
@@ -86,13 +100,19 @@ def summarise(df):
         wall_s=("wall_s", "median"), wall_min=("wall_s", "min"), wall_max=("wall_s", "max"),
         it_per_s=("iterations_per_s", "median"), best=("best_objective", "min"),
         median_objective=("best_objective", "median"), gap=("gap_percent", "median"),
-        gap_min=("gap_percent", "min"), bks=("bks", "first"), serial=("serial_note", "first")).reset_index()
+        gap_min=("gap_percent", "min"), bks=("bks", "first"), serial=("serial_note", "first"),
+        sampled=("sampled", "max")).reset_index()
     hit = df.assign(hit=df["bks"].notna() & (df["best_objective"] <= df["bks"]))
     out["at_bks_percent"] = hit.groupby(keys, sort=False)["hit"].mean().values * 100
     cpu = out[out["backend"] == "cpu"].set_index(["group", "instance"])["wall_s"]
     out["speedup_vs_cpu"] = [cpu.get((r.group, r.instance), np.nan) / r.wall_s if r.wall_s else np.nan
                              for r in out.itertuples()]
     return out
+
+
+def timed(wall_s, sampled):
+    """A median time; an extrapolated one marked with the iterations it was measured on."""
+    return fmt_num(wall_s) + (f" (est. from {fmt_int(sampled)} it.)" if sampled else "")
 
 
 def hardware(df, gpu):
@@ -129,6 +149,9 @@ def notes(summary):
     """Where a ratio needs explaining."""
     out = []
     for r in summary.itertuples():
+        if r.sampled:
+            out.append(f"{r.group}, {r.instance}: {r.backend}'s times are estimates, not full runs: each run's time "
+                       f"per iteration over its first {fmt_int(r.sampled)} iterations, times the group's iterations.")
         if r.kind in PARALLEL and isinstance(r.serial, str):  # the record says it ran on one core, and why
             out.append(f"{r.group}, {r.instance}: {r.backend} ran on one core ({fmt_ratio(r.speedup_vs_cpu)} the "
                        f"one-core run): {r.serial}.")
@@ -156,7 +179,7 @@ def group_rows(group, summary, gpu):
                 rows.append({"instance": inst, "backend": b["name"], "missing": why})
                 continue
             r = row.iloc[0]
-            rows.append({"instance": inst, "backend": b["name"], "runs": int(r.runs), "wall": fmt_num(r.wall_s),
+            rows.append({"instance": inst, "backend": b["name"], "runs": int(r.runs), "wall": timed(r.wall_s, r.sampled),
                          "spread": f"{fmt_num(r.wall_min)}-{fmt_num(r.wall_max)}", "rate": fmt_num(r.it_per_s),
                          "speedup": fmt_ratio(r.speedup_vs_cpu),
                          "best": fmt_int(r.best) if float(r.best).is_integer() else fmt_num(r.best, 6),
@@ -240,12 +263,13 @@ def compare_rows(group, summary):
     for inst in group["instances"]:
         ours = s[s["instance"] == str(inst)]
         cpu = ours[ours["backend"] == "cpu"]["wall_s"]
+        cpu_sampled = ours[ours["backend"] == "cpu"]["sampled"]
         others = ours[ours["backend"] != "cpu"]
         gpus = others[others["kind"].isin(GPU_BACKENDS)]
         fastest = (gpus if not gpus.empty else others).sort_values("wall_s").head(1)
         match = _paper_rows(spec, pub, str(inst))
         for paper in match or [{}]:
-            rows.append({"instance": inst, "cpu": fmt_num(cpu.iloc[0]) if len(cpu) else "",
+            rows.append({"instance": inst, "cpu": timed(cpu.iloc[0], cpu_sampled.iloc[0]) if len(cpu) else "",
                          "fastest": "" if fastest.empty else f"{fmt_num(fastest['wall_s'].iloc[0])} "
                                                              f"({fastest['backend'].iloc[0]})",
                          "speedup": "" if fastest.empty or not len(cpu) else
@@ -402,6 +426,7 @@ def write_report(table, out, config, gpu):
             headlines=[f"No run records: nothing in this experiment ran here (GPU: {gpu['name']})."],
             provenance=provenance(df, config, gpu))
         return _write_page(out, page)
+    df = extrapolate_samples(df, config)
     summary = summarise(df)
     files = out.parent / f"{out.stem}_files"
     files.mkdir(parents=True, exist_ok=True)
