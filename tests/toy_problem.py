@@ -16,7 +16,8 @@ from numba import cuda, int64, njit, prange
 from lsbench import rng
 from lsbench.errors import InstanceFormatError
 from lsbench.gpu import device as dv
-from lsbench.gpu.adapters.numbered_moves import make_scan, pair_moves, swap_positions
+from lsbench.gpu.adapters.numbered_moves import (PairSwapAdapter, make_scan, pair_moves, position_swap_is_tabu,
+                                                 position_swap_record, swap_positions)
 from lsbench.neighborhoods import pair_count, pair_row_starts
 from lsbench.params import Param
 from lsbench.problems.base import (Neighbourhood, Problem, check_permutation, read_numbers, serial_and_parallel,
@@ -102,7 +103,8 @@ class WeightedPositions(Problem):
 
 # Step 7: the device adapter. The engine owns the search loop, the rule's ties, tenures and
 # aspiration, the block reduction and the records; the adapter says what a solution costs, what
-# each move changes, how a move is done and what it makes tabu, per search s (SOL[s]).
+# each move changes, how a move is done and what it makes tabu, per search s (SOL[s]): here the
+# position swap's own tabu attribute and move, as the CPU side's PositionSwapMoves.
 @cuda.jit(device=True)
 def toy_load(data, SOL, MEM, s, sh, tid, T):
     """This thread's share of the objective (the engine sums the block's)."""
@@ -120,34 +122,13 @@ def toy_move_delta(data, SOL, MEM, s, sh, k, current, work):
     return (j - i) * (w[SOL[s, i]] - w[SOL[s, j]])
 
 
-@cuda.jit(device=True)
-def toy_is_tabu(data, SOL, MEM, s, k, it):
-    """position_swap_tabu_flags for one move."""
-    i, j = dv.index_to_pair(k, SOL.shape[1])
-    return MEM[s, SOL[s, j], SOL[s, i]] >= it
-
-
-@cuda.jit(device=True)
-def toy_record(data, SOL, MEM, s, move, it, until):
-    """position_swap_tabu_record, before the move."""
-    i, j = dv.index_to_pair(move, SOL.shape[1])
-    MEM[s, SOL[s, i], SOL[s, j]] = until
-
-
-class ToySwapAdapter:
-    """Host side: the weights on the device, no shared memory, an n x n expiry matrix a search."""
-
-    compile_key = None
-    shared_bytes = 0
+class ToySwapAdapter(PairSwapAdapter):
+    """Host side: the weights on the device (PairSwapAdapter: the n (n - 1) / 2 swaps, an n x n expiry
+    matrix a search, no shared memory)."""
 
     def __init__(self, problem, nb):
-        self.n = problem.n
-        self.moves = pair_count(self.n)
-        self.data = (cuda.to_device(problem.w),)
-
-    def memory(self, K, tenure_max):
-        return cuda.to_device(np.full((K, self.n, self.n), -1, np.int64))
+        super().__init__(problem, (cuda.to_device(problem.w),))
 
     def device_functions(self):
-        return (toy_load, make_scan(pair_moves, toy_move_delta, toy_is_tabu), toy_record, swap_positions,
-                dv.fill_permutation)
+        return (toy_load, make_scan(pair_moves, toy_move_delta, position_swap_is_tabu), position_swap_record,
+                swap_positions, dv.fill_permutation)

@@ -1,5 +1,6 @@
-"""The scan most adapters need: every move of a numbered neighbourhood, one at a time, its delta
-from the adapter's own move cost (gpu/engine/local_search.py names what the scan returns).
+"""What most adapters share: the scan of a numbered neighbourhood, one move at a time, its delta
+from the adapter's own move cost (gpu/engine/local_search.py names what the scan returns), and the
+position swap's moves, tabu attribute and host side.
 
 make_scan(moves, move_delta, is_tabu, scratch) builds an adapter's `scan` from three device functions:
     moves(data, SOL) -> the neighbourhood's size
@@ -10,7 +11,11 @@ Thread tid takes moves tid, tid + T, ...: hill climbing keeps the least delta (l
 tabu search the least admissible delta, ties by the move's rank under the iteration's key
 (lsbench.search.tabu), so the block's minimum is the CPU's choice.
 """
+import numpy as np
 from numba import cuda, int64, uint64
+
+from lsbench.neighborhoods import pair_count
+from lsbench.problems.permutation import position_swap_tabu_record
 
 from .. import device as dv
 
@@ -57,3 +62,42 @@ def swap_positions(data, SOL, MEM, s, sh, move, tid, T):
         i, j = dv.index_to_pair(move, SOL.shape[1])
         SOL[s, i], SOL[s, j] = SOL[s, j], SOL[s, i]
     cuda.syncthreads()
+
+
+record_position_swap = dv.twin(position_swap_tabu_record)
+
+
+@cuda.jit(device=True)
+def position_swap_is_tabu(data, SOL, MEM, s, k, it):
+    """lsbench.problems.permutation.position_swap_tabu_flags for swap k: it would put SOL[s, j]
+    before SOL[s, i] while that is forbidden."""
+    i, j = dv.index_to_pair(k, SOL.shape[1])
+    return MEM[s, SOL[s, j], SOL[s, i]] >= it
+
+
+@cuda.jit(device=True)
+def position_swap_record(data, SOL, MEM, s, move, it, until):
+    """position_swap_tabu_record, before the move."""
+    i, j = dv.index_to_pair(move, SOL.shape[1])
+    record_position_swap(SOL[s], i, j, MEM[s], until)
+
+
+def expiry_matrices(K, n):
+    """K searches' n x n tabu expiries (expiry[a, b]), every one passed (-1)."""
+    return cuda.to_device(np.full((K, n, n), -1, np.int64))
+
+
+class PairSwapAdapter:
+    """Host side of an adapter whose moves swap two positions: n (n - 1) / 2 moves, an n x n expiry
+    matrix a search, nothing in shared memory; `data` is the problem's device arrays."""
+
+    compile_key = None
+    shared_bytes = 0
+
+    def __init__(self, problem, data):
+        self.n = problem.n
+        self.moves = pair_count(self.n)
+        self.data = data
+
+    def memory(self, K, tenure_max):
+        return expiry_matrices(K, self.n)

@@ -15,7 +15,7 @@ from lsbench.problems import pfsp
 
 from .. import device as dv
 from ..kernels import MAX_MACHINES, append_job
-from .numbered_moves import make_scan
+from .numbered_moves import expiry_matrices, make_scan
 
 score = dv.twin(pfsp._score)
 record_insertion = dv.twin(pfsp.insertion_tabu_record)
@@ -112,7 +112,7 @@ class PfspInsertionAdapter:
                      np.int64(problem.objective_code))
 
     def memory(self, K, tenure_max):
-        return cuda.to_device(np.full((K, self.n, self.n), -1, np.int64))
+        return expiry_matrices(K, self.n)
 
     def device_functions(self):
         return load, make_scan(moves, move_delta, is_tabu), record, apply, dv.fill_permutation

@@ -5,14 +5,12 @@ climbing and tabu search on any QAP instance, the matrices in global memory, eac
 Tabu attribute (lsbench.problems.qap.facility_swap_tabu_*): expiry[r, location] per search; swap
 (r, t) is tabu while both facilities would go back to locations still forbidden to them.
 """
-import numpy as np
 from numba import cuda, int64
 
-from lsbench.neighborhoods import pair_count
 from lsbench.problems.qap import facility_swap_tabu_record
 
 from .. import device as dv
-from .numbered_moves import make_scan, pair_moves, swap_positions
+from .numbered_moves import PairSwapAdapter, make_scan, pair_moves, swap_positions
 
 record_swap = dv.twin(facility_swap_tabu_record)
 
@@ -48,19 +46,11 @@ def record(data, SOL, MEM, s, move, it, until):
     record_swap(SOL[s], r, t, MEM[s], until)
 
 
-class QapSwapAdapter:
-    """Host side: the flow and distance matrices on the device, an n x n expiry matrix a search."""
-
-    compile_key = None
-    shared_bytes = 0
+class QapSwapAdapter(PairSwapAdapter):
+    """Host side: the flow and distance matrices on the device."""
 
     def __init__(self, problem, nb):
-        self.n = problem.n
-        self.moves = pair_count(self.n)
-        self.data = (cuda.to_device(problem.a), cuda.to_device(problem.b))
-
-    def memory(self, K, tenure_max):
-        return cuda.to_device(np.full((K, self.n, self.n), -1, np.int64))
+        super().__init__(problem, (cuda.to_device(problem.a), cuda.to_device(problem.b)))
 
     def device_functions(self):
         return load, make_scan(pair_moves, move_delta, is_tabu), record, swap_positions, dv.fill_permutation

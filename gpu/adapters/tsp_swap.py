@@ -2,19 +2,14 @@
 climbing and tabu search exchanging two cities' tour positions, on any TSPLIB instance (the
 distance matrix in global memory, each move's O(1) cost `tsp_swap_delta`).
 
-Tabu attribute (lsbench.problems.permutation.position_swap_tabu_*): expiry[a, b] per search forbids
-city a before city b.
+Tabu attribute (lsbench.problems.permutation.position_swap_tabu_*, numbered_moves.position_swap_*):
+expiry[a, b] per search forbids city a before city b.
 """
-import numpy as np
 from numba import cuda, int64
 
-from lsbench.neighborhoods import pair_count
-from lsbench.problems.permutation import position_swap_tabu_record
-
 from .. import device as dv
-from .numbered_moves import make_scan, pair_moves, swap_positions
-
-record_swap = dv.twin(position_swap_tabu_record)
+from .numbered_moves import (PairSwapAdapter, make_scan, pair_moves, position_swap_is_tabu, position_swap_record,
+                             swap_positions)
 
 
 @cuda.jit(device=True)
@@ -34,31 +29,12 @@ def move_delta(data, SOL, MEM, s, sh, k, current, work):
     return dv.tsp_swap_delta(data[0], SOL[s], i, j)
 
 
-@cuda.jit(device=True)
-def is_tabu(data, SOL, MEM, s, k, it):
-    i, j = dv.index_to_pair(k, SOL.shape[1])
-    return MEM[s, SOL[s, j], SOL[s, i]] >= it
-
-
-@cuda.jit(device=True)
-def record(data, SOL, MEM, s, move, it, until):
-    i, j = dv.index_to_pair(move, SOL.shape[1])
-    record_swap(SOL[s], i, j, MEM[s], until)
-
-
-class TspSwapAdapter:
-    """Host side: the distance matrix on the device, an n x n expiry matrix a search."""
-
-    compile_key = None
-    shared_bytes = 0
+class TspSwapAdapter(PairSwapAdapter):
+    """Host side: the distance matrix on the device."""
 
     def __init__(self, problem, nb):
-        self.n = problem.n
-        self.moves = pair_count(self.n)
-        self.data = (cuda.to_device(problem.d),)
-
-    def memory(self, K, tenure_max):
-        return cuda.to_device(np.full((K, self.n, self.n), -1, np.int64))
+        super().__init__(problem, (cuda.to_device(problem.d),))
 
     def device_functions(self):
-        return load, make_scan(pair_moves, move_delta, is_tabu), record, swap_positions, dv.fill_permutation
+        return (load, make_scan(pair_moves, move_delta, position_swap_is_tabu), position_swap_record, swap_positions,
+                dv.fill_permutation)
