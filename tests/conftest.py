@@ -35,7 +35,7 @@ DATA = Path(os.environ.get("LSBENCH_TEST_DATA") or _user_data_dir())
 # The manifest instances the tests name; fetched on demand where missing and a network is there.
 TEST_INSTANCES = ("tai12a", "tai25a", "tai25b", "tai30a", "tai40a", "tai80a", "tai100a", "tai100b", "tai150b",
                   "tai256c", "nug12", "nug20", "eil51", "burma14", "bays29", "berlin52", "kroA100", "eil101",
-                  "pcb442", "gr96", "fri26", "ulysses16", "pr2392")
+                  "pcb442", "gr96", "fri26", "ulysses16", "pr2392", "020_10_01")
 MISSING_INSTANCE = re.compile(r"instance (\S+): (\S+) not found in the data directory")
 
 

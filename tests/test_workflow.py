@@ -307,6 +307,37 @@ def test_a_sampled_backend_runs_its_first_iterations_and_the_report_extrapolates
                                                                             "sample": 0}]}]}, gpu_available=False)
 
 
+def test_the_evocop_report_puts_our_non_dominated_count_beside_the_papers_on_liefooghes_instance(tmp_path):
+    """Table 3's group on Liefooghe's 020_10_01 (the paper's 20-10): the comparison gives the median
+    size of our runs' fronts (the non-dominated union a run returns) beside the paper's count."""
+    import dataclasses
+    import importlib.util
+
+    import pandas as pd
+    from conftest import need_instances
+    from lsbench.runner import run
+    from lsbench.workflow import aggregate_records
+    need_instances("020_10_01")
+    cfg = yaml.safe_load((ROOT / "workflows" / "config" / "luong_evocop_table3.yaml").read_text())
+    group = {**cfg["groups"][0], "instances": ["020_10_01"], "backends": ["cpu"], "seeds": 3, "iterations": 60}
+    del group["quick"]
+    paths = []
+    for r in plan_runs({"experiment": "evocop", "groups": [group]}, gpu_available=False):
+        path = tmp_path / r["path"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        run(dataclasses.replace(r["spec"], out=str(path)))
+        paths.append(path)
+    aggregate_records(paths, tmp_path / "runs.parquet")
+    spec = importlib.util.spec_from_file_location("report", ROOT / "workflows" / "scripts" / "report.py")
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    summary = report.summarise(pd.read_parquet(tmp_path / "runs.parquet"))
+    rows = report.compare_rows(group, summary)
+    sizes = sorted(len(json.loads(p.read_text())["front"]) for p in paths)
+    assert len(rows) == 4 and {r["paper_front"] for r in rows} == {"11"}  # four hardware variants in the paper
+    assert {r["front"] for r in rows} == {report.fmt_num(float(sizes[1]))}
+
+
 def test_a_multistart_backend_entry_plans_one_mpi_job_of_g_ranks_with_one_gpu_each():
     from lsbench.errors import LsbenchError
     from lsbench.workflow import mpi_tasks, run_command

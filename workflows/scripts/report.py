@@ -93,7 +93,10 @@ def extrapolate_samples(df, config):
 def summarise(df):
     """Per (group, instance, backend): medians, speed-up against `cpu` on the same instance, quality."""
     df = df.assign(bks=pd.to_numeric(df["bks"], errors="coerce"),
-                   gap_percent=pd.to_numeric(df["gap_percent"], errors="coerce"))
+                   gap_percent=pd.to_numeric(df["gap_percent"], errors="coerce"),
+                   sampled=df["sampled"] if "sampled" in df else 0,  # (extrapolate_samples sets it)
+                   front_size=[len(json.loads(f)) if isinstance(f, str) else np.nan
+                               for f in df.get("front", pd.Series(None, index=df.index))])
     keys = ["group", "instance", "backend"]
     out = df.groupby(keys, sort=False).agg(
         runs=("seed", "count"), kind=("backend_kind", "first"), moves=("neighbourhood_size", "first"),
@@ -101,7 +104,7 @@ def summarise(df):
         it_per_s=("iterations_per_s", "median"), best=("best_objective", "min"),
         median_objective=("best_objective", "median"), gap=("gap_percent", "median"),
         gap_min=("gap_percent", "min"), bks=("bks", "first"), serial=("serial_note", "first"),
-        sampled=("sampled", "max")).reset_index()
+        sampled=("sampled", "max"), front_size=("front_size", "median")).reset_index()
     hit = df.assign(hit=df["bks"].notna() & (df["best_objective"] <= df["bks"]))
     out["at_bks_percent"] = hit.groupby(keys, sort=False)["hit"].mean().values * 100
     cpu = out[out["backend"] == "cpu"].set_index(["group", "instance"])["wall_s"]
@@ -268,8 +271,9 @@ def compare_rows(group, summary):
         gpus = others[others["kind"].isin(GPU_BACKENDS)]
         fastest = (gpus if not gpus.empty else others).sort_values("wall_s").head(1)
         match = _paper_rows(spec, pub, str(inst))
+        front = ours["front_size"].dropna()  # (a Pareto search's front: the same on every backend)
         for paper in match or [{}]:
-            rows.append({"instance": inst, "cpu": timed(cpu.iloc[0], cpu_sampled.iloc[0]) if len(cpu) else "",
+            rows.append({"instance": inst, "front": fmt_num(front.median()) if len(front) else "", "cpu": timed(cpu.iloc[0], cpu_sampled.iloc[0]) if len(cpu) else "",
                          "fastest": "" if fastest.empty else f"{fmt_num(fastest['wall_s'].iloc[0])} "
                                                              f"({fastest['backend'].iloc[0]})",
                          "speedup": "" if fastest.empty or not len(cpu) else
@@ -307,8 +311,9 @@ def _paper_rows(spec, pub, instance):
         hw = r[spec["hardware"]] if spec.get("hardware") in r else spec.get("hardware", "")
         if spec.get("variant"):
             hw = f"{hw}, {r[spec['variant']]}"
+        front = r[spec["front"]] if spec.get("front") and pd.notna(r[spec["front"]]) else None
         rows.append({"paper_cpu": fmt_num(cpu_s), "paper_gpu": fmt_num(gpu_s), "paper_speedup": fmt_ratio(speedup),
-                     "hardware": hw})
+                     "hardware": hw, "paper_front": fmt_num(front)})
     return rows
 
 
@@ -458,6 +463,7 @@ def write_report(table, out, config, gpu):
         pub = published_table(g)
         groups.append({"name": g["name"], "algorithm": g["algorithm"], "problem": g["problem"],
                        "rows": group_rows(g, summary, gpu), "compare": compare_rows(g, summary),
+                       "front": bool(((g.get("published") or {}).get("compare") or {}).get("front")),
                        "gaps": gap_rows(g, summary),
                        "time_to_target": time_to_target_rows(g, df) if g.get("target") is not None else [],
                        "published": None if pub is None else pub.to_html(index=False, na_rep="", border=0),
