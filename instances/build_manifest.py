@@ -26,7 +26,7 @@ from lsbench.problems.tsp import MAX_CITIES  # noqa: E402
 QAPLIB = "https://raw.githubusercontent.com/0816keisuke/qaplib/03ccda9f1d8bcc421e3a7eff936861fc73085594/instance/{0}/{0}.txt"
 TSPLIB = "https://raw.githubusercontent.com/pdrozdowski/TSPLib.Net/bf092e820c8d081a8eb3301b7d26b249d2f5e9d7/TSPLIB95/tsp/{0}.tsp"
 QAPLIB_SLN = "https://raw.githubusercontent.com/0816keisuke/qaplib/03ccda9f1d8bcc421e3a7eff936861fc73085594/instance/{0}/solution.txt"
-LIEFOOGHE = "https://raw.githubusercontent.com/nojhan/paradiseo/master/moeo/tutorial/examples/flowshop/benchs/{0}.txt"
+LIEFOOGHE = "https://raw.githubusercontent.com/nojhan/paradiseo/3259d1b452e4d6625300bea694e933cf12bfffd4/moeo/tutorial/examples/flowshop/benchs/{0}.txt"
 TSPLIB_TOUR = "https://raw.githubusercontent.com/pdrozdowski/TSPLib.Net/bf092e820c8d081a8eb3301b7d26b249d2f5e9d7/TSPLIB95/tsp/{0}.opt.tour"
 NOTES = {"p[i]=location of facility i": "facility->location", "inverse": "inverse", "unverified": "unverified"}
 SOURCES = {"qap": "QAPLIB's .sln files (0816keisuke/qaplib copy), not checked against newer literature",
