@@ -460,12 +460,15 @@ def _live_island_args(d, *extra):
 
 
 def _check_live_islands(d, tmp_path, ring_size, via):
-    """Every record verified; each island sent and received; a restarted search's best is at most
-    what it received from then on; a search never restarted is the CPU search of its seed."""
+    """Every record verified; each island sent (at its chunk boundaries: deterministic) and the ring
+    received (when depends on the ranks' relative speed: a rank may end before its neighbour's first
+    send, as one did on a loaded 2-core CI host); a restarted search's best is at most what it
+    received from then on; a search never restarted is the CPU search of its seed."""
     summary = json.loads((d / "summary.json").read_text())
     assert summary["via"] == via and summary["completed"] == 4 and not summary["failed"]
     assert len(summary["islands"]) == ring_size
-    assert all(i["sent"] >= 1 and i["received"] >= 1 and i["ring_size"] == ring_size for i in summary["islands"])
+    assert all(i["sent"] >= 1 and i["ring_size"] == ring_size for i in summary["islands"])
+    assert sum(i["received"] for i in summary["islands"]) >= 1
     recs = _records(d)
     assert lsbench("verify", *map(str, sorted(d.glob("seed-*.json")))).returncode == 0
     untouched = []
