@@ -114,7 +114,6 @@ def test_the_report_is_rebuilt_from_the_parquet_table_alone_with_the_papers_figu
     """janiak's quick scale: records -> Parquet; the records deleted, the report is rendered from the
     table alone: ours beside the paper's, readable numbers, plots that exist, a note on the ratio a
     tiny neighbourhood gives on all cores, no GPU rows on a host without one."""
-    import importlib.util
     import shutil
 
     import pandas as pd
@@ -126,9 +125,7 @@ def test_the_report_is_rebuilt_from_the_parquet_table_alone_with_the_papers_figu
     df = pd.read_parquet(table)
     assert {"trajectory", "cpu_model", "lsbench_commit"} <= set(df.columns) and len(df) == 8
     shutil.rmtree(results / "runs")
-    spec = importlib.util.spec_from_file_location("report", ROOT / "workflows" / "scripts" / "report.py")
-    report = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(report)
+    report = _report_module()
     cfg = yaml.safe_load((ROOT / "workflows" / "config" / "janiak.yaml").read_text())
     cfg["scale"] = "quick"
     out = report.write_report(table, tmp_path / "again.html", cfg, {"available": False, "name": "no GPU on this host"})
@@ -221,17 +218,39 @@ def test_the_report_renders_in_headless_chromium_with_every_image_and_no_console
     assert (tmp_path / "first-screen.png").stat().st_size > 10000
 
 
+def _report_module():
+    """workflows/scripts/report.py, loaded by path."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("report", ROOT / "workflows" / "scripts" / "report.py")
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    return report
+
+
+def _run_planned(runs, tmp_path):
+    """Run each planned run in this process, its record under tmp_path; aggregate them into
+    tmp_path/runs.parquet; return the records' paths."""
+    import dataclasses
+
+    from lsbench.runner import run
+    from lsbench.workflow import aggregate_records
+    paths = []
+    for r in runs:
+        path = tmp_path / r["path"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        run(dataclasses.replace(r["spec"], out=str(path)))
+        paths.append(path)
+    aggregate_records(paths, tmp_path / "runs.parquet")
+    return paths
+
+
 def test_time_to_target_table_from_records_of_runs_of_several_searches_on_their_own_seeds(tmp_path):
     """A backend with `searches: K` and a group with `target: bks`: its runs take seed blocks K apart and the
     manifest's value as the stop; the report's time-to-target table counts the runs that reached it
     and takes the median of their first times at it, read from the records' trajectories."""
-    import dataclasses
-    import importlib.util
 
     import pandas as pd
     from lsbench import instances
-    from lsbench.runner import run
-    from lsbench.workflow import aggregate_records
     cfg = yaml.safe_load((ROOT / "workflows" / "config" / "time_to_bks.yaml").read_text())
     planned = plan_runs(cfg, gpu_available=True)
     first = [r for r in planned if r["name"] == "qap-class-i" and r["instance"] == "tai40a"
@@ -241,17 +260,9 @@ def test_time_to_target_table_from_records_of_runs_of_several_searches_on_their_
     assert first[0]["spec"].searches == 132 and first[0]["spec"].stop.target == instances.manifest()["tai40a"].bks_value()
     group = {"name": "tiny", "problem": "qap", "instances": ["tai12a"], "algorithm": "rots", "backends": ["cpu"],
              "seeds": 3, "iterations": 30, "target": "bks"}
-    paths = []
-    for r in plan_runs({"experiment": "tiny", "groups": [group]}, gpu_available=False):
-        path = tmp_path / r["path"]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        run(dataclasses.replace(r["spec"], out=str(path)))
-        paths.append(path)
-    aggregate_records(paths, tmp_path / "runs.parquet")
+    paths = _run_planned(plan_runs({"experiment": "tiny", "groups": [group]}, gpu_available=False), tmp_path)
     df = pd.read_parquet(tmp_path / "runs.parquet")
-    spec = importlib.util.spec_from_file_location("report", ROOT / "workflows" / "scripts" / "report.py")
-    report = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(report)
+    report = _report_module()
     bks = instances.manifest()["tai12a"].bks_value()
     times = []
     for p in paths:
@@ -268,27 +279,15 @@ def test_a_sampled_backend_runs_its_first_iterations_and_the_report_extrapolates
     gives time per iteration x the group's iterations, marked as an estimate, with a note, and the
     speed-ups against it; a sample needs a group that stops by iterations alone, and at N
     iterations or fewer the runs are full ones."""
-    import dataclasses
-    import importlib.util
 
     from lsbench.errors import LsbenchError
-    from lsbench.runner import run
-    from lsbench.workflow import aggregate_records
     group = {"name": "tiny", "problem": "qap", "instances": ["rnd-qap-12-1"], "algorithm": "tabu", "seeds": 2,
              "iterations": 400, "backends": [{"name": "cpu", "backend": "cpu", "sample": 40}, "cpu-parallel"]}
     cfg = {"experiment": "tiny", "groups": [group]}
     runs = plan_runs(cfg, gpu_available=False)
     assert [r["spec"].stop.iterations for r in runs] == [40, 40, 400, 400]
-    paths = []
-    for r in runs:
-        path = tmp_path / r["path"]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        run(dataclasses.replace(r["spec"], out=str(path)))
-        paths.append(path)
-    aggregate_records(paths, tmp_path / "runs.parquet")
-    spec = importlib.util.spec_from_file_location("report", ROOT / "workflows" / "scripts" / "report.py")
-    report = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(report)
+    paths = _run_planned(runs, tmp_path)
+    report = _report_module()
     df = report.extrapolate_samples(__import__("pandas").read_parquet(tmp_path / "runs.parquet"), cfg)
     walls = [json.loads(p.read_text())["wall_s"] for p in paths[:2]]
     assert sorted(df[df["backend"] == "cpu"]["wall_s"]) == pytest.approx(sorted(w * 10 for w in walls))
@@ -310,27 +309,15 @@ def test_a_sampled_backend_runs_its_first_iterations_and_the_report_extrapolates
 def test_the_evocop_report_puts_our_non_dominated_count_beside_the_papers_on_liefooghes_instance(tmp_path):
     """Table 3's group on Liefooghe's 020_10_01 (the paper's 20-10): the comparison gives the median
     size of our runs' fronts (the non-dominated union a run returns) beside the paper's count."""
-    import dataclasses
-    import importlib.util
 
     import pandas as pd
     from conftest import need_instances
-    from lsbench.runner import run
-    from lsbench.workflow import aggregate_records
     need_instances("020_10_01")
     cfg = yaml.safe_load((ROOT / "workflows" / "config" / "luong_evocop_table3.yaml").read_text())
     group = {**cfg["groups"][0], "instances": ["020_10_01"], "backends": ["cpu"], "seeds": 3, "iterations": 60}
     del group["quick"]
-    paths = []
-    for r in plan_runs({"experiment": "evocop", "groups": [group]}, gpu_available=False):
-        path = tmp_path / r["path"]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        run(dataclasses.replace(r["spec"], out=str(path)))
-        paths.append(path)
-    aggregate_records(paths, tmp_path / "runs.parquet")
-    spec = importlib.util.spec_from_file_location("report", ROOT / "workflows" / "scripts" / "report.py")
-    report = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(report)
+    paths = _run_planned(plan_runs({"experiment": "evocop", "groups": [group]}, gpu_available=False), tmp_path)
+    report = _report_module()
     summary = report.summarise(pd.read_parquet(tmp_path / "runs.parquet"))
     rows = report.compare_rows(group, summary)
     sizes = sorted(len(json.loads(p.read_text())["front"]) for p in paths)

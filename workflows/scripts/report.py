@@ -182,7 +182,8 @@ def group_rows(group, summary, gpu):
                 rows.append({"instance": inst, "backend": b["name"], "missing": why})
                 continue
             r = row.iloc[0]
-            rows.append({"instance": inst, "backend": b["name"], "runs": int(r.runs), "wall": timed(r.wall_s, r.sampled),
+            rows.append({"instance": inst, "backend": b["name"], "runs": int(r.runs),
+                         "wall": timed(r.wall_s, r.sampled),
                          "spread": f"{fmt_num(r.wall_min)}-{fmt_num(r.wall_max)}", "rate": fmt_num(r.it_per_s),
                          "speedup": fmt_ratio(r.speedup_vs_cpu),
                          "best": fmt_int(r.best) if float(r.best).is_integer() else fmt_num(r.best, 6),
@@ -273,7 +274,8 @@ def compare_rows(group, summary):
         match = _paper_rows(spec, pub, str(inst))
         front = ours["front_size"].dropna()  # (a Pareto search's front: the same on every backend)
         for paper in match or [{}]:
-            rows.append({"instance": inst, "front": fmt_num(front.median()) if len(front) else "", "cpu": timed(cpu.iloc[0], cpu_sampled.iloc[0]) if len(cpu) else "",
+            rows.append({"instance": inst, "front": fmt_num(front.median()) if len(front) else "",
+                         "cpu": timed(cpu.iloc[0], cpu_sampled.iloc[0]) if len(cpu) else "",
                          "fastest": "" if fastest.empty else f"{fmt_num(fastest['wall_s'].iloc[0])} "
                                                              f"({fastest['backend'].iloc[0]})",
                          "speedup": "" if fastest.empty or not len(cpu) else
@@ -463,7 +465,7 @@ def write_report(table, out, config, gpu):
         pub = published_table(g)
         groups.append({"name": g["name"], "algorithm": g["algorithm"], "problem": g["problem"],
                        "rows": group_rows(g, summary, gpu), "compare": compare_rows(g, summary),
-                       "front": bool(((g.get("published") or {}).get("compare") or {}).get("front")),
+                       "front": "front" in ((g.get("published") or {}).get("compare") or {}),
                        "gaps": gap_rows(g, summary),
                        "time_to_target": time_to_target_rows(g, df) if g.get("target") is not None else [],
                        "published": None if pub is None else pub.to_html(index=False, na_rep="", border=0),
