@@ -186,6 +186,9 @@ class DaskGridEvaluator(Evaluator):
                 return
             except TimeoutError:
                 self._check(futures, deadline)
+            except Exception as e:  # a dead worker's lost scattered data cancel the futures
+                self._check(futures, float("inf"))
+                self._fail(f"worker(s) failed or lost their data: {_first_line(e)}")
 
     def _result(self, w, future, futures, deadline):
         """A finished slice's result: its data still live on the worker, which may die before they
@@ -196,7 +199,7 @@ class DaskGridEvaluator(Evaluator):
             except TimeoutError:
                 self._check(futures, deadline)
             except Exception as e:
-                self._fail(f"worker {self.addresses[w]} failed: {type(e).__name__}: {e}")
+                self._fail(f"worker {self.addresses[w]} failed: {_first_line(e)}")
 
     def _check(self, futures, deadline):
         alive = set(connected_workers(self.client))
@@ -233,3 +236,9 @@ class DaskGridEvaluator(Evaluator):
                 "scheduler": self.scheduler or "LocalCluster on 127.0.0.1",
                 "rows_per_worker": [self.rows[w + 1] - self.rows[w] for w in range(len(self.addresses))],
                 "time_split": self.timer.as_dict()}
+
+
+def _first_line(error):
+    """An exception as one line (Dask's messages run over several)."""
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0].rstrip(':') if lines else ''}"

@@ -198,6 +198,29 @@ def test_connected_workers_sees_every_worker_while_the_clients_own_refresh_runs(
             cluster.close()
 
 
+def test_grid_slices_cancelled_by_lost_instance_data_end_the_run_with_one_error_line():
+    """A killed worker can take the scattered instance data with it: the scheduler then cancels
+    every slice ("already forgotten") before it sees the worker gone (a CI run died of the raw
+    FuturesCancelledError). Cancelling the scattered data here does the same, deterministically."""
+    import numpy as np
+
+    from lsbench.errors import LsbenchError
+    from lsbench.hpc.dask_grid import DaskGridEvaluator
+    from lsbench.problems.qap import QAP, QapSwap
+    rng = np.random.default_rng(1)
+    problem = QAP(rng.integers(0, 9, (8, 8)), rng.integers(0, 9, (8, 8)))
+    grid = DaskGridEvaluator(workers=2, threads=1).bind(problem, QapSwap(problem))
+    try:
+        grid.reset(np.arange(8))
+        assert len(grid.evaluate()) == 28
+        grid.client.cancel(grid.nb_remote)
+        with pytest.raises(LsbenchError, match=r"^grid backend: worker\(s\) failed .*FuturesCancelledError") as e:
+            grid.evaluate()
+        assert "\n" not in str(e.value)
+    finally:
+        grid.close()
+
+
 @pytest.mark.system  # fault injection
 @pytest.mark.parametrize("how", ["kill", "hang"])
 def test_grid_worker_that_dies_or_hangs_ends_the_run_with_an_error_and_no_record(how, tmp_path):
