@@ -249,7 +249,7 @@ def test_resident_rots_dp4a_lane_sums_read_only_used_words_and_add_up_in_any_spl
     without the kept row sum, rows padded to 16 bytes. The kernel's padding is zero; here the bytes
     after n in the last used word are (a dp4a reads whole words), the whole words past it junk that
     a correct sum never reads."""
-    from lsbench.gpu.rots_kernel import _unrolled_packed_lane_sum
+    from lsbench.gpu.rots_device import _unrolled_packed_lane_sum
 
     def dp4a(a, b, c):
         a, b = int(a), int(b)
@@ -349,11 +349,11 @@ def test_resident_rots_queue_wait_is_bounded_and_ends_the_run_with_one_error(mon
     the run fails with one error instead of hanging."""
     from lsbench import instances as registry
     from lsbench.errors import LsbenchError
-    from lsbench.gpu import rots_kernel
+    from lsbench.gpu import rots_kernel, rots_steps
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
-    monkeypatch.setattr(rots_kernel, "WAIT_SPINS", 20)
+    monkeypatch.setattr(rots_steps, "WAIT_SPINS", 20)
     monkeypatch.setattr(rots_kernel, "_kernels", {})  # compiled afresh, with the short bound
     p = registry.load("tai12a")
     engine = ResidentRots(p, RobustTabuSearch().params(p), persistent=1, subchunk=2)
