@@ -84,6 +84,8 @@ def _kernel(k, draw_tenures, swap, exchange, cost, start_state, construct_ant, q
                     BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, START, FRESH, QUEUE, RING, tenure_span, tenure_magic,
                     tenure_min, aspiration, target, chunk_it0, chunk_iters, tenure_cube, fresh_all, item0, seq0, push0, TAU, gamma):
         tid = cuda.threadIdx.x
+        lane = tid % 32
+        warp = tid // 32
         p = cuda.shared.array(N, int32)
         # the last swap's update vectors (rows of A, rows of bp), and MOVES_PER_THREAD past the end: a chunk's slots
         # past its row's end go on to j = N, N + 1, ... (read, never used)
@@ -167,7 +169,7 @@ def _kernel(k, draw_tenures, swap, exchange, cost, start_state, construct_ant, q
                 else:
                     current = CUR[sid]
                     best = BEST[sid]
-                first_item, first_warp_item, i0, j0, count, local = own_moves(ROWCHUNK, tid, rank)
+                first_item, first_warp_item, i0, j0, count, local = own_moves(ROWCHUNK, tid, warp, rank)
                 state = STATE[sid, 0]
                 pend = NO_MOVE if fresh else PEND[sid]  # (the swap's delta << 32 | r << 16 | s)
                 moved = pend != NO_MOVE  # a swap whose delta-table update is still to come
@@ -203,7 +205,7 @@ def _kernel(k, draw_tenures, swap, exchange, cost, start_state, construct_ant, q
                     kb = recompute_touching(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, dl, old, ex, bars, r, s, dlast,
                                             thr, it_asp, it32, step, first_item, first_warp_item if moved else np.int32(ITEMS), tid)
                     kb, touched = update_owned(kb, dl, old, u, w, v, z, i0, j0, count, local, r, s, thr, it_asp, it32)
-                    kb = block_min(kb, rkey, xkey, bars, touched, step, rank, tid, ten, state, tenure_min, tenure_span,
+                    kb = block_min(kb, rkey, xkey, bars, touched, step, rank, tid, lane, warp, ten, state, tenure_min, tenure_span,
                                    tenure_magic, tenure_cube)
                     moved = kb < ALLOWED  # else every move is tabu: Taillard keeps the solution
                     if moved:

@@ -184,10 +184,9 @@ def exchanges(k, draw_tenures):
             return warp_min(kb)
 
     @device
-    def block_min(kb, rkey, xkey, bars, touched, step, rank, tid, ten, state, tenure_min, span, magic, tenure_cube):
+    def block_min(kb, rkey, xkey, bars, touched, step, rank, tid, lane, warp, ten, state, tenure_min, span, magic,
+                  tenure_cube):
         """The smallest key over the search's block(s): every warp ends with the winner."""
-        lane = tid % 32
-        warp = tid // 32
         if CLUSTER > 1:
             kb = cluster_min(xkey, bars, kb, touched, step, rank, warp, lane, ten, state, tenure_min, span, magic,
                              tenure_cube)
@@ -223,10 +222,9 @@ def move_pass(k, keys, cost, swap, exchange):
     swap_cost, update_at, put = cost.swap_cost, swap.update_at, exchange.put
 
     @device
-    def own_moves(ROWCHUNK, tid, rank):
+    def own_moves(ROWCHUNK, tid, warp, rank):
         """This thread's first recomputation and its warp's (ITEMS: none, as a warp of owners only),
         and its row chunk: moves (i0, j0) .. (i0, j0 + count - 1), at slots `local` + q OWNER_THREADS."""
-        warp = tid // 32
         first_item = np.int32((tid // LANES) * CLUSTER + rank)
         first_warp_item = np.int32((warp * 32 // LANES) * CLUSTER + rank) if warp * 32 < RECOMPUTING_THREADS else np.int32(ITEMS)
         local = tid - SPLIT
