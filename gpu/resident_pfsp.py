@@ -97,6 +97,163 @@ def position_of(slot, pairs, grid, block):
     return (slot // pairs) * grid * pairs + block * pairs + slot % pairs
 
 
+@cuda.jit(device=True, inline=True)
+def nearest_tabu_jumps(EXP, seq, kmin, kmax, sq, n, it, slots, pairs, GS, bs, warp, lane, W):
+    """Phase 1, the scouting warps (all but the first two, where the block has more): per removed
+    position i of this block's slots, the nearest position each side that x = seq[i] may not jump."""
+    scouts = W - 2 if W > 2 else W
+    if W == 2 or warp >= 2:
+        sw = warp - 2 if W > 2 else warp
+        for s in range(slots):
+            i = position_of(s, pairs, GS, bs)
+            if i < n:
+                x = seq[i]
+                for q in range(sw * WARP + lane, n, scouts * WARP):
+                    if q < i and EXP[sq, x * n + seq[q]] >= it:
+                        cuda.atomic.max(kmax, s, q)
+                    if q > i and EXP[sq, seq[q] * n + x] >= it:
+                        cuda.atomic.min(kmin, s, q)
+
+
+@cuda.jit(device=True, inline=True)
+def heads_and_tails(sh, E, Q, xbuf, n, m, nm, tid, lane, warp, jj):
+    """Phase 1, warps 0 and 1: the heads E and tails Q of the sequence, lane j owning machine j and
+    sweeping the (position x machine) grid by anti-diagonals."""
+    if SIM or warp < 2:
+        heads = warp == 0
+        mj = jj if heads else m - 1 - jj  # tails run from the last machine
+        own = int32(0)
+        if lane < m:
+            if heads:
+                E[mj] = 0
+            else:
+                Q[nm + mj] = 0
+        # lane's row at step s: position s - lane (heads) or n - 1 - (s - lane) (tails), read at
+        # sh[pr], written at sh[wb + pr]: E[row + 1, j] or Q[row, j]
+        dr = int32(m if heads else -m)
+        pr = int32((-lane if heads else n - 1 + lane) * m + mj)
+        wb = int32(nm + m if heads else 2 * nm + m)
+        rows = int32(n if warp < 2 and lane < m else 0)
+        for s in range(int32(n + m - 1)):
+            left = from_left(own, xbuf, tid, lane)
+            if in_window(s - lane, rows):
+                own = int32(max(own, left) + sh[pr])
+                sh[wb + pr] = own
+            pr = int32(pr + dr)
+
+
+@cuda.jit(device=True, inline=True)
+def best_insertion(sh, ps, E, Q, cm, kmin, kmax, xbuf, n, m, nm, rounds, pairs, GS, bs, tid, lane, warp, jj, asp,
+                   tie_key):
+    """Phase 2: pair p of warps serves removed positions i; warp 2p the moves right of i, warp 2p+1
+    those left of it, each sweep rebuilding the heads (tails) it needs. Returns this thread's best
+    (class, makespan, tie rank, move)."""
+    bc = int64(3)
+    bd = int64(0)
+    br = uint64(0)
+    bi = int64(-1)
+    right = warp % 2 == 0
+    mj = jj if right else m - 1 - jj
+    cmw = cm[warp * n:(warp + 1) * n]
+    for rd in range(rounds):
+        s = rd * pairs + warp // 2
+        i = position_of(s, pairs, GS, bs)
+        live = i < n
+        R = (n - 1 - i if right else i) if live else 0
+        steps = n + m - 2 if SIM else R + m - 1
+        for r in range(lane, R, WARP):
+            cmw[r] = 0
+        warp_sync()
+        # row k = k0 + dk r of lane's sweep: ps[k, mj] at sh[pk], the fixed other side at sh[ob + pk]
+        k0 = i + 1 if right else i - 1
+        dk = 1 if right else -1
+        ob = int32(2 * nm + 2 * m if right else nm)  # Q[k + 1, j] or E[k, j]
+        pk = int32((k0 - dk * lane) * m + mj)
+        dpk = int32(dk * m)
+        rows = int32(R if lane < m else 0)
+        if live:
+            px = ps[i * m + mj]
+            hq = E[i * m + mj] if right else Q[(i + 1) * m + mj]
+        else:
+            px = int32(0)
+            hq = int32(0)
+        f = int32(0)
+        for st in range(int32(steps)):
+            hq_in, f_in = from_left2(hq, f, xbuf, tid, lane)
+            if in_window(st - lane, rows):
+                hq = int32(max(hq_in, hq) + sh[pk])
+                f = int32(max(f_in, hq) + px)
+                cuda.atomic.max(cmw, int32(st - lane), int32(f + sh[ob + pk]))  # makespan: max over machines
+            pk = int32(pk + dpk)
+        warp_sync()
+        if live:
+            lim = kmin[s] if right else kmax[s]
+            for r in range(lane, R, WARP):
+                k = k0 + dk * r
+                run = cmw[r]
+                idx = i * (n - 1) + (k - 1 if right else k)
+                tabu = k >= lim if right else k <= lim
+                cls = int64(1 if tabu and not run < asp else 0)
+                rank = dv.tie_rank(idx, tie_key)
+                if bi < 0 or key_less(cls, run, rank, idx, bc, bd, br, bi):
+                    bc, bd, br, bi = cls, int64(run), rank, int64(idx)
+    return bc, bd, br, bi
+
+
+@cuda.jit(device=True, inline=True)
+def search_winner(red_c, red_d, red_r, red_i, WKEY, WRANK, WIDX, tid, T, bc, bd, br, bi, it, b, w0, GS, queued):
+    """Selection: the block's best, the grid barrier, then every block takes the search's best from
+    its blocks' winners. Returns (move, makespan)."""
+    block_min(red_c, red_d, red_r, red_i, tid, T, bc, bd, br, bi)
+    par = it % 2
+    if tid == 0:
+        WKEY[par, b] = (red_c[0] << 32) + red_d[0]
+        WRANK[par, b] = red_r[0]
+        WIDX[par, b] = red_i[0]
+        cuda.threadfence()
+    if queued:
+        cuda.syncthreads()
+    else:
+        cuda.cg.this_grid().sync()
+    bc = int64(3)
+    bi = int64(-1)
+    for g in range(w0 + tid, w0 + GS, T):
+        c = WKEY[par, g] >> 32
+        d = WKEY[par, g] & 0xFFFFFFFF
+        if WIDX[par, g] >= 0 and (bi < 0 or key_less(c, d, WRANK[par, g], WIDX[par, g], bc, bd, br, bi)):
+            bc, bd, br, bi = c, d, WRANK[par, g], WIDX[par, g]
+    block_min(red_c, red_d, red_r, red_i, tid, T, bc, bd, br, bi)
+    return red_i[0], red_d[0]
+
+
+@cuda.jit(device=True, inline=True)
+def apply_insertion(EXP, seq, ps, E, moved, sq, n, m, i, k, until, tid, T):
+    """Job seq[i] moves to position k: its tabu records, the sequence and its processing-time rows."""
+    x = seq[i]
+    if k > i:  # x may not go back before the jobs it jumped (lsbench.problems.pfsp.insertion_tabu_record)
+        for t in range(i + 1 + tid, k + 1, T):
+            EXP[sq, x * n + seq[t]] = until
+    else:
+        for t in range(k + tid, i, T):
+            EXP[sq, seq[t] * n + x] = until
+    lo = min(i, k)
+    hi = max(i, k)
+    for t in range(lo + tid, hi + 1, T):
+        moved[t] = x if t == k else (seq[t + 1] if i < k else seq[t - 1])
+    cuda.syncthreads()
+    for t in range(lo + tid, hi + 1, T):
+        seq[t] = moved[t]
+    cuda.syncthreads()
+    for row in range(lo + tid, hi + 1, T):  # ps rows move with their jobs; E is free scratch
+        src = i if row == k else (row + 1 if i < k else row - 1)
+        for j in range(m):
+            E[row * m + j] = ps[src * m + j]
+    cuda.syncthreads()
+    for row in range(lo + tid, hi + 1, T):
+        for j in range(m):
+            ps[row * m + j] = E[row * m + j]
+
+
 @cuda.jit
 def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ, ERR, QS,
                      n, m, rounds, subchunk, tenure_min, tenure_max, use_aspiration, target, n_iter):
@@ -163,40 +320,8 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
                 kmin[s] = n
                 kmax[s] = -1
             cuda.syncthreads()
-            # -- phase 1: heads and tails of the sequence (warps 0, 1); nearest tabu jumps (the rest)
-            scouts = W - 2 if W > 2 else W
-            if W == 2 or warp >= 2:
-                sw = warp - 2 if W > 2 else warp
-                for s in range(slots):
-                    i = position_of(s, pairs, GS, bs)
-                    if i < n:
-                        x = seq[i]
-                        for q in range(sw * WARP + lane, n, scouts * WARP):
-                            if q < i and EXP[sq, x * n + seq[q]] >= it:
-                                cuda.atomic.max(kmax, s, q)
-                            if q > i and EXP[sq, seq[q] * n + x] >= it:
-                                cuda.atomic.min(kmin, s, q)
-            if SIM or warp < 2:
-                heads = warp == 0
-                mj = jj if heads else m - 1 - jj  # tails run from the last machine
-                own = int32(0)
-                if lane < m:
-                    if heads:
-                        E[mj] = 0
-                    else:
-                        Q[nm + mj] = 0
-                # lane's row at step s: position s - lane (heads) or n - 1 - (s - lane) (tails), read at
-                # sh[pr], written at sh[wb + pr]: E[row + 1, j] or Q[row, j]
-                dr = int32(m if heads else -m)
-                pr = int32((-lane if heads else n - 1 + lane) * m + mj)
-                wb = int32(nm + m if heads else 2 * nm + m)
-                rows = int32(n if warp < 2 and lane < m else 0)
-                for s in range(int32(n + m - 1)):
-                    left = from_left(own, xbuf, tid, lane)
-                    if in_window(s - lane, rows):
-                        own = int32(max(own, left) + sh[pr])
-                        sh[wb + pr] = own
-                    pr = int32(pr + dr)
+            nearest_tabu_jumps(EXP, seq, kmin, kmax, sq, n, it, slots, pairs, GS, bs, warp, lane, W)
+            heads_and_tails(sh, E, Q, xbuf, n, m, nm, tid, lane, warp, jj)
             cuda.syncthreads()
             if E[nm + m - 1] != current:  # every block sees the same tables: all stop together
                 if bs == 0 and tid == 0:
@@ -206,108 +331,16 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
                     break
                 grid.sync()
                 continue
-            # -- phase 2: pair p of warps serves removed positions i; warp 2p the moves right of i,
-            # warp 2p+1 those left of it, each sweep rebuilding the heads (tails) it needs
-            bc = int64(3)
-            bd = int64(0)
-            br = uint64(0)
-            bi = int64(-1)
-            right = warp % 2 == 0
-            mj = jj if right else m - 1 - jj
-            cmw = cm[warp * n:(warp + 1) * n]
-            for rd in range(rounds):
-                s = rd * pairs + warp // 2
-                i = position_of(s, pairs, GS, bs)
-                live = i < n
-                R = (n - 1 - i if right else i) if live else 0
-                steps = n + m - 2 if SIM else R + m - 1
-                for r in range(lane, R, WARP):
-                    cmw[r] = 0
-                warp_sync()
-                # row k = k0 + dk r of lane's sweep: ps[k, mj] at sh[pk], the fixed other side at sh[ob + pk]
-                k0 = i + 1 if right else i - 1
-                dk = 1 if right else -1
-                ob = int32(2 * nm + 2 * m if right else nm)  # Q[k + 1, j] or E[k, j]
-                pk = int32((k0 - dk * lane) * m + mj)
-                dpk = int32(dk * m)
-                rows = int32(R if lane < m else 0)
-                if live:
-                    px = ps[i * m + mj]
-                    hq = E[i * m + mj] if right else Q[(i + 1) * m + mj]
-                else:
-                    px = int32(0)
-                    hq = int32(0)
-                f = int32(0)
-                for st in range(int32(steps)):
-                    hq_in, f_in = from_left2(hq, f, xbuf, tid, lane)
-                    if in_window(st - lane, rows):
-                        hq = int32(max(hq_in, hq) + sh[pk])
-                        f = int32(max(f_in, hq) + px)
-                        cuda.atomic.max(cmw, int32(st - lane), int32(f + sh[ob + pk]))  # makespan: max over machines
-                    pk = int32(pk + dpk)
-                warp_sync()
-                if live:
-                    lim = kmin[s] if right else kmax[s]
-                    for r in range(lane, R, WARP):
-                        k = k0 + dk * r
-                        run = cmw[r]
-                        idx = i * (n - 1) + (k - 1 if right else k)
-                        tabu = k >= lim if right else k <= lim
-                        cls = int64(1 if tabu and not run < asp else 0)
-                        rank = dv.tie_rank(idx, tie_key)
-                        if bi < 0 or key_less(cls, run, rank, idx, bc, bd, br, bi):
-                            bc, bd, br, bi = cls, int64(run), rank, int64(idx)
-            # -- selection: the block's best, the grid barrier, then every block takes the grid's best
-            block_min(red_c, red_d, red_r, red_i, tid, T, bc, bd, br, bi)
-            par = it % 2
-            if tid == 0:
-                WKEY[par, b] = (red_c[0] << 32) + red_d[0]
-                WRANK[par, b] = red_r[0]
-                WIDX[par, b] = red_i[0]
-                cuda.threadfence()
-            if queued:
-                cuda.syncthreads()
-            else:
-                grid.sync()
-            bc = int64(3)
-            bi = int64(-1)
-            for g in range(w0 + tid, w0 + GS, T):
-                c = WKEY[par, g] >> 32
-                d = WKEY[par, g] & 0xFFFFFFFF
-                if WIDX[par, g] >= 0 and (bi < 0 or key_less(c, d, WRANK[par, g], WIDX[par, g], bc, bd, br, bi)):
-                    bc, bd, br, bi = c, d, WRANK[par, g], WIDX[par, g]
-            block_min(red_c, red_d, red_r, red_i, tid, T, bc, bd, br, bi)
-            move = red_i[0]
-            cmax = red_d[0]
+            bc, bd, br, bi = best_insertion(sh, ps, E, Q, cm, kmin, kmax, xbuf, n, m, nm, rounds, pairs, GS, bs, tid,
+                                            lane, warp, jj, asp, tie_key)
+            move, cmax = search_winner(red_c, red_d, red_r, red_i, WKEY, WRANK, WIDX, tid, T, bc, bd, br, bi, it, b,
+                                       w0, GS, queued)
             i, k = dv.index_to_insertion(move, n)
             tenure = int64(tenure_min)
             if tenure_max != tenure_min:
                 state += dv.GOLDEN
                 tenure = tenure_min + int64((dv.mix64(state) >> uint64(11)) % uint64(tenure_max - tenure_min + 1))
-            until = it + tenure
-            x = seq[i]
-            if k > i:  # x may not go back before the jobs it jumped (lsbench.problems.pfsp.insertion_tabu_record)
-                for t in range(i + 1 + tid, k + 1, T):
-                    EXP[sq, x * n + seq[t]] = until
-            else:
-                for t in range(k + tid, i, T):
-                    EXP[sq, seq[t] * n + x] = until
-            lo = min(i, k)
-            hi = max(i, k)
-            for t in range(lo + tid, hi + 1, T):
-                moved[t] = x if t == k else (seq[t + 1] if i < k else seq[t - 1])
-            cuda.syncthreads()
-            for t in range(lo + tid, hi + 1, T):
-                seq[t] = moved[t]
-            cuda.syncthreads()
-            for row in range(lo + tid, hi + 1, T):  # ps rows move with their jobs; E is free scratch
-                src = i if row == k else (row + 1 if i < k else row - 1)
-                for j in range(m):
-                    E[row * m + j] = ps[src * m + j]
-            cuda.syncthreads()
-            for row in range(lo + tid, hi + 1, T):
-                for j in range(m):
-                    ps[row * m + j] = E[row * m + j]
+            apply_insertion(EXP, seq, ps, E, moved, sq, n, m, i, k, it + tenure, tid, T)
             current = cmax
             if current < best:
                 best = current

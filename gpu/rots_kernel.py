@@ -58,14 +58,14 @@ def _make_kernel(k):
     draw_tenures = rots_device.tenure_draws(k)
     keys, cost, swap = rots_device.move_keys(k), rots_device.costs(k), rots_device.swaps(k)
     exchange = rots_steps.exchanges(k, draw_tenures)
-    parts = {"draw_tenures": draw_tenures, "swap": swap, "exchange": exchange, "cost": cost,
+    parts = {"draw_tenures": draw_tenures, "swap": swap, "exchange": exchange,
              "start_state": rots_device.start(k, cost, keys), "construct_ant": rots_device.ant_builder(k),
-             "queue": rots_steps.work_queue(k), "tables": rots_steps.tables(k, exchange),
+             "queue": rots_steps.work_queue(k), "tables": rots_steps.tables(k, exchange, swap, cost),
              "moves": rots_steps.move_pass(k, keys, cost, swap, exchange)}
     return _kernel(k, **parts)
 
 
-def _kernel(k, draw_tenures, swap, exchange, cost, start_state, construct_ant, queue, tables, moves):
+def _kernel(k, draw_tenures, swap, exchange, start_state, construct_ant, queue, tables, moves):
     N, THREADS, CLUSTER, QUEUED, SUBCHUNK, GENERAL, DP4A, ROW_SUMS = k.n, k.threads, k.cluster, k.queued, k.subchunk, k.general, k.dp4a, k.row_sums
     PADDED_SIZE, N_SQUARED, SLOTS, UPDATE_LENGTH, ROW_WORDS, ITEMS = k.padded_size, k.n_squared, k.slots, k.update_length, k.row_words, k.items
     DELTA_SHARED, MATRIX_SHARED, AGE_SHARED, TABU_SHARED, FLOWS_SHARED = k.delta_shared, k.matrix_shared, k.age_shared, k.tabu_shared, k.flows_shared
@@ -73,11 +73,10 @@ def _kernel(k, draw_tenures, swap, exchange, cost, start_state, construct_ant, q
     DELTA_TYPE, DELTA_NP, BPT, PACKED, ALLOWED, BIAS = k.delta_type, k.delta_np, k.data_type, k.packed, k.allowed, k.bias
     INDEX_BITS, J_BITS, JMASK = k.index_bits, np.int64(k.index_bits // 2), np.int64((1 << (k.index_bits // 2)) - 1)
     DMASK, DMIN = np.int64((1 << k.delta_bits) - 1), np.int64(-(1 << 63)) if k.wide else np.int64(-(1 << 31))
-    REDUCTION_SLOTS, XKEYS, GOLDEN, NO_MOVE = k.reduction_slots, k.cluster_keys, rng.GOLDEN, tables.no_move
-    no_swap, pending_updates, apply_swap, row_sums = swap.no_swap, swap.pending_updates, swap.apply_swap, cost.row_sums
-    init_exchange, cluster_barrier, block_min = exchange.init_exchange, exchange.cluster_barrier, exchange.block_min
-    take_item, pass_on, load_tables, store_item = queue.take_item, queue.pass_on, tables.load_tables, tables.store_item
-    own_moves, recompute_touching, update_owned = moves.own_moves, moves.recompute_touching, moves.update_owned
+    REDUCTION_SLOTS, XKEYS, GOLDEN = k.reduction_slots, k.cluster_keys, rng.GOLDEN
+    no_swap, apply_swap, init_exchange, cluster_barrier = swap.no_swap, swap.apply_swap, exchange.init_exchange, exchange.cluster_barrier
+    take_item, pass_on, load_tables, resume, store_item = queue.take_item, queue.pass_on, tables.load_tables, tables.resume, tables.store_item
+    block_min, own_moves, recompute_touching, update_owned = exchange.block_min, moves.own_moves, moves.recompute_touching, moves.update_owned
 
     @(cuda.jit(max_registers=k.max_registers) if k.max_registers and SHUFFLE else cuda.jit)  # (the simulator takes no cap)
     def rots_kernel(A, AT, BG, ADIAG, BDIAG, ROWCHUNK, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST,
@@ -170,24 +169,9 @@ def _kernel(k, draw_tenures, swap, exchange, cost, start_state, construct_ant, q
                     current = CUR[sid]
                     best = BEST[sid]
                 first_item, first_warp_item, i0, j0, count, local = own_moves(ROWCHUNK, tid, warp, rank)
-                state = STATE[sid, 0]
-                pend = NO_MOVE if fresh else PEND[sid]  # (the swap's delta << 32 | r << 16 | s)
-                moved = pend != NO_MOVE  # a swap whose delta-table update is still to come
-                r = np.int32((pend >> 16) & 0xFFFF)  # 32-bit facility numbers: narrow comparisons in the hot loop
-                s = np.int32(pend & 0xFFFF)
-                dlast = DELTA_NP(pend >> 32) if moved and ROW_SUMS else DELTA_NP(0)  # the last swap's delta
-                nimp = NIMP[sid] if sub > 0 else 0  # QUEUED: a launch's sub-chunks count together
-                done = DONE[sid] if sub > 0 else 0
+                state, moved, r, s, dlast, nimp, done = resume(STATE, PEND, NIMP, DONE, Af, AT, bp, bpt, Aw, bpw, srow, u, w,
+                                                               v, z, sid, sub, fresh, tid)
                 stop = False
-                cuda.syncthreads()
-                if moved:
-                    pending_updates(Af, AT, bp, bpt, u, w, v, z, r, s, tid)
-                else:
-                    r, s = no_swap(u, v, tid)
-                # (bp is as after the pending swap; a start's sums are computed again here: skipping them
-                # kept `fresh` live and added two spills to the 512-thread loop's SASS)
-                row_sums(Aw, bpw, srow, tid)
-                cuda.syncthreads()
                 # 32-bit step bookkeeping on every warp's path: the clock it32 (below 2^31: the host
                 # rebases it under 2^30 before a chunk), and it_asp = it - aspiration, clamped once at
                 # ASPIRE_FLOOR: the ages are never below EXPIRED, so that a horizon under it, where it

@@ -49,14 +49,16 @@ def work_queue(k):
     return SimpleNamespace(take_item=take_item, pass_on=pass_on)
 
 
-def tables(k, exchange):
+def tables(k, exchange, swap, cost):
     """load_tables: a chunk after the first takes its on-chip tables back from global memory;
-    store_item: the state goes back there for the next chunk (the last swap's update pending); the
-    cluster's blocks hold the same permutation, each its own copy of the tables."""
+    resume: its step state; store_item: the state goes back to global memory for the next chunk
+    (the last swap's update pending); the cluster's blocks hold the same permutation, each its own
+    copy of the tables."""
     N, N_SQUARED, THREADS, SLOTS, PADDED_SIZE, ROW_SUMS = k.n, k.n_squared, k.threads, k.slots, k.padded_size, k.row_sums
     DELTA_SHARED, MATRIX_SHARED, AGE_SHARED, TABU_SHARED = k.delta_shared, k.matrix_shared, k.age_shared, k.tabu_shared
     NO_MOVE = -1  # PEND: no swap waiting to be folded into the delta table
-    cluster_barrier = exchange.cluster_barrier
+    DELTA_NP = k.delta_np
+    cluster_barrier, pending_updates, no_swap, row_sums = exchange.cluster_barrier, swap.pending_updates, swap.no_swap, cost.row_sums
 
     @device
     def load_tables(dl, bp, old, ex, DELTA, BPG, OLDG, EX, blk, kept, tid):
@@ -68,6 +70,29 @@ def tables(k, exchange):
             old[q] = OLDG[blk, q]
         for q in range(tid, N_SQUARED if TABU_SHARED and kept else 0, THREADS):
             ex[q] = EX[blk, q]
+
+    @device
+    def resume(STATE, PEND, NIMP, DONE, Af, AT, bp, bpt, Aw, bpw, srow, u, w, v, z, sid, sub, fresh, tid):
+        """The item's step state: the search's stream, its pending swap (whose delta-table update is
+        still to come: its update vectors), improvements and iterations so far, and the row sums."""
+        state = STATE[sid, 0]
+        pend = NO_MOVE if fresh else PEND[sid]  # (the swap's delta << 32 | r << 16 | s)
+        moved = pend != NO_MOVE
+        r = np.int32((pend >> 16) & 0xFFFF)  # 32-bit facility numbers: narrow comparisons in the hot loop
+        s = np.int32(pend & 0xFFFF)
+        dlast = DELTA_NP(pend >> 32) if moved and ROW_SUMS else DELTA_NP(0)  # the last swap's delta
+        nimp = NIMP[sid] if sub > 0 else 0  # QUEUED: a launch's sub-chunks count together
+        done = DONE[sid] if sub > 0 else 0
+        cuda.syncthreads()
+        if moved:
+            pending_updates(Af, AT, bp, bpt, u, w, v, z, r, s, tid)
+        else:
+            r, s = no_swap(u, v, tid)
+        # (bp is as after the pending swap; a start's sums are computed again here: skipping them
+        # kept `fresh` live and added two spills to the 512-thread loop's SASS)
+        row_sums(Aw, bpw, srow, tid)
+        cuda.syncthreads()
+        return state, moved, r, s, dlast, nimp, done
 
     @device
     def store_item(p, dl, bp, old, ex, P, DELTA, BPG, OLDG, EX, PEND, CUR, BEST, STATE, NIMP, DONE, sid, blk, rank,
@@ -92,7 +117,7 @@ def tables(k, exchange):
             NIMP[sid] = nimp
             DONE[sid] = done
 
-    return SimpleNamespace(load_tables=load_tables, store_item=store_item, no_move=NO_MOVE)
+    return SimpleNamespace(load_tables=load_tables, resume=resume, store_item=store_item)
 
 
 def exchanges(k, draw_tenures):
