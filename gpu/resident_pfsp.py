@@ -201,7 +201,7 @@ def best_insertion(sh, ps, E, Q, cm, kmin, kmax, xbuf, n, m, nm, rounds, pairs, 
 
 
 @cuda.jit(device=True, inline=True)
-def search_winner(red_c, red_d, red_r, red_i, WKEY, WRANK, WIDX, tid, T, bc, bd, br, bi, it, b, w0, GS, queued):
+def search_winner(grid, red_c, red_d, red_r, red_i, WKEY, WRANK, WIDX, tid, T, bc, bd, br, bi, it, b, w0, GS, queued):
     """Selection: the block's best, the grid barrier, then every block takes the search's best from
     its blocks' winners. Returns (move, makespan)."""
     block_min(red_c, red_d, red_r, red_i, tid, T, bc, bd, br, bi)
@@ -214,7 +214,7 @@ def search_winner(red_c, red_d, red_r, red_i, WKEY, WRANK, WIDX, tid, T, bc, bd,
     if queued:
         cuda.syncthreads()
     else:
-        cuda.cg.this_grid().sync()
+        grid.sync()
     bc = int64(3)
     bi = int64(-1)
     for g in range(w0 + tid, w0 + GS, T):
@@ -333,7 +333,7 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
                 continue
             bc, bd, br, bi = best_insertion(sh, ps, E, Q, cm, kmin, kmax, xbuf, n, m, nm, rounds, pairs, GS, bs, tid,
                                             lane, warp, jj, asp, tie_key)
-            move, cmax = search_winner(red_c, red_d, red_r, red_i, WKEY, WRANK, WIDX, tid, T, bc, bd, br, bi, it, b,
+            move, cmax = search_winner(grid, red_c, red_d, red_r, red_i, WKEY, WRANK, WIDX, tid, T, bc, bd, br, bi, it, b,
                                        w0, GS, queued)
             i, k = dv.index_to_insertion(move, n)
             tenure = int64(tenure_min)
