@@ -70,17 +70,17 @@ def kernel_signature(shape, n):
     return tuple(arrays + divisor + scalars + [a(n * n, dtype=np.float64), numba.float64])
 
 
-def report(problem, threads, queued, registers, cc, sass_dir=None):
+def report(problem, threads, queued, registers, cc, sass_dir=None, cluster=1):
     from lsbench.gpu.rots_engine import LARGE_QUEUE_SUBCHUNK, _blocks_an_sm
     from lsbench.gpu.rots_kernel import kernel_for
     from lsbench.gpu.rots_plan import plan
     per_sm = 1024 // threads
-    if per_sm == 1:  # the engine's one block an SM: every byte a block may opt in to (Hopper: 227 KB)
+    if per_sm == 1 or cluster > 1:  # the engine's one block an SM: every byte a block may opt in to (Hopper: 227 KB)
         shared = HOPPER_BLOCK_SHARED
     else:
         _t, _r, shared = _blocks_an_sm(types.SimpleNamespace(MAX_SHARED_MEMORY_PER_MULTIPROCESSOR=HOPPER_SM_SHARED),
                                        per_sm, True)
-    shape = plan(problem, threads, None, shared, (), 1, None, queued, LARGE_QUEUE_SUBCHUNK if queued else None)
+    shape = plan(problem, threads, None, shared, (), cluster, None, queued, LARGE_QUEUE_SUBCHUNK if queued else None)
     shape["max_registers"] = registers
     ptx, _ = cuda.compile(kernel_for(shape).py_func, kernel_signature(shape, problem.n), cc=cc, output="ptx",
                           device=False, abi="numba")
@@ -95,9 +95,10 @@ def report(problem, threads, queued, registers, cc, sass_dir=None):
                               check=True, env=env).stdout
     if sass_dir:
         Path(sass_dir).mkdir(parents=True, exist_ok=True)
-        (Path(sass_dir) / f"rots-{problem.name}-{threads}{'q' if queued else ''}-{registers}.sass").write_text(sass)
+        suffix = "q" if queued else f"c{cluster}" if cluster > 1 else ""
+        (Path(sass_dir) / f"rots-{problem.name}-{threads}{suffix}-{registers}.sass").write_text(sass)
     number = lambda pattern: int(re.search(pattern, info).group(1)) if re.search(pattern, info) else 0  # noqa: E731
-    return {"threads": threads, "queued": queued, "max_registers": registers,
+    return {"threads": threads, "queued": queued, "cluster": cluster, "max_registers": registers,
             "registers": number(r"Used (\d+) registers"), "spill_store_bytes": number(r"(\d+) bytes spill stores"),
             "spill_load_bytes": number(r"(\d+) bytes spill loads"), "sass_instructions": len(re.findall(r"/\*[0-9a-f]{4,}\*/", sass)),
             "sass_local_loads": len(re.findall(r"\bLDL\b", sass)), "sass_local_stores": len(re.findall(r"\bSTL\b", sass)),
@@ -107,7 +108,7 @@ def report(problem, threads, queued, registers, cc, sass_dir=None):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--instance", default="tai100a")
-    ap.add_argument("--shapes", default="1024,1024q,512,512q")
+    ap.add_argument("--shapes", default="1024,1024q,512,512q", help="threads per block, q: queued, cN: a cluster of N blocks a search")
     ap.add_argument("--registers", type=int, default=64)
     ap.add_argument("--cc", default="9.0")
     ap.add_argument("--data-dir")
@@ -115,19 +116,24 @@ def main():
     ap.add_argument("--out")
     args = ap.parse_args()
     shapes = args.shapes.split(",")
-    if not all(re.fullmatch(r"\d+q?", s) for s in shapes):
-        ap.error(f"--shapes: threads per block, each with q for the queue (1024,512q), got {args.shapes!r}")
+    if not all(re.fullmatch(r"\d+(q|c\d+)?", s) for s in shapes):
+        ap.error(f"--shapes: threads per block, each with q for the queue or cN for a cluster (1024,512q,1024c4), "
+                 f"got {args.shapes!r}")
     if not re.fullmatch(r"\d+\.\d+", args.cc):
         ap.error(f"--cc: a compute capability such as 9.0, got {args.cc!r}")
     cc = tuple(int(x) for x in args.cc.split("."))
     compute_capability_without_a_device(cc)
     problem = registry.load(args.instance, None, args.data_dir)
-    rows = [report(problem, int(s.rstrip("q")), s.endswith("q"), args.registers, cc, args.sass) for s in shapes]
+    rows = []
+    for s in shapes:
+        threads, kind, cluster = re.fullmatch(r"(\d+)(q|c(\d+))?", s).groups()
+        rows.append(report(problem, int(threads), kind == "q", args.registers, cc, args.sass, int(cluster or 1)))
     path = write_result("kernel_registers", {"instance": args.instance, "cc": args.cc, "rows": rows}, args.out,
                         gpu_tag=f"sm{cc[0]}{cc[1]}")
     print(f"{args.instance}, sm_{cc[0]}{cc[1]}, cap {args.registers} registers -> {path}")
     for r in rows:
-        print(f"{r['threads']:5d}{'q' if r['queued'] else ' '}: {r['registers']} registers, spills "
+        kind = "q" if r["queued"] else f"c{r['cluster']}" if r["cluster"] > 1 else ""
+        print(f"{r['threads']:5d}{kind:3s}: {r['registers']} registers, spills "
               f"{r['spill_store_bytes']} B stored / {r['spill_load_bytes']} B loaded, SASS {r['sass_instructions']} "
               f"instructions, {r['sass_local_loads']} LDL, {r['sass_local_stores']} STL")
 
