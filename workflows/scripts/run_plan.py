@@ -2,9 +2,16 @@
 e.g. a lent GPU machine); records land where the Snakefile expects them, so a later `snakemake`
 there or elsewhere only aggregates and reports.
 
-    python workflows/scripts/run_plan.py workflows/config/luong_qap.yaml --seeds 5
+    python workflows/scripts/run_plan.py workflows/config/luong_qap.yaml [--seeds 5] [--scale quick]
+        [--budget-s 1500] [--runs-dir DIR]
+
+Runs go seed by seed: every (group, instance, backend) cell's first seed, then every cell's
+second, and so on, the backends of an instance side by side. With `--budget-s`, no run starts
+once that many seconds have passed (a run is never cut short): every cell then has the same
+number of seeds, give or take one, and the report says how many each had.
 """
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -18,35 +25,63 @@ from lsbench.runner import run  # noqa: E402
 from lsbench.workflow import gpu_status, plan_runs  # noqa: E402
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("config")
-    ap.add_argument("--seeds", type=int, help="override every group's number of seeds")
-    ap.add_argument("--scale", default="paper")
-    args = ap.parse_args()
-    cfg = yaml.safe_load(open(args.config))
-    cfg["scale"] = args.scale
-    if args.seeds:
-        for g in cfg["groups"]:
-            g["seeds"] = args.seeds
-    try:
-        runs = plan_runs(cfg, gpu_available=gpu_status()["available"])
-    except LsbenchError as e:
-        print(f"lsbench: error: {e}", file=sys.stderr)
-        return 2
+def seed_major(runs):
+    """The runs in rounds: round r holds each cell's r-th seed, in the plan's order of cells."""
+    rounds = {}
+    for r in runs:
+        cell = (r["name"], str(r["instance"]), r["label"])
+        rounds[cell] = rounds.get(cell, 0) + 1
+        r["round"] = rounds[cell]
+    return sorted(runs, key=lambda r: r["round"])  # (stable: the plan's order within a round)
+
+
+def run_all(config, scale="paper", seeds=None, budget_s=None, runs_dir="."):
+    """Run the plan (records under runs_dir/results/...); returns (runs done or found, failed, left)."""
+    cfg = {**config, "scale": scale}
+    if seeds:
+        cfg["groups"] = [{**g, "seeds": seeds} for g in cfg["groups"]]
+    runs = seed_major(plan_runs(cfg, gpu_available=gpu_status()["available"]))
     t0 = time.time()
-    failed = 0
+    done = failed = 0
     for k, r in enumerate(runs, 1):
-        if Path(r["path"]).exists():
+        path = Path(runs_dir) / r["path"]
+        if path.exists():
+            done += 1
             continue
+        if budget_s is not None and time.time() - t0 >= budget_s:
+            return done, failed, len(runs) - k + 1
         try:
-            rec = run(r["spec"])
+            rec = run(dataclasses.replace(r["spec"], out=str(path)))
         except LsbenchError as e:
             print(f"{r['path']}: lsbench: error: {e}", flush=True)
             failed += 1
             continue
+        done += 1
         print(f"[{k}/{len(runs)} {time.time() - t0:6.0f}s] {r['path']}: best {rec['best_objective']} "
               f"in {rec['wall_s']:.2f}s", flush=True)
+    return done, failed, 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("config")
+    ap.add_argument("--seeds", type=int, help="override every group's number of seeds")
+    ap.add_argument("--scale", default="paper", choices=["paper", "quick"])
+    ap.add_argument("--budget-s", type=float, help="start no run after this many seconds")
+    ap.add_argument("--runs-dir", default=".", help="where results/EXPERIMENT/runs/... go (default: here)")
+    args = ap.parse_args()
+    try:
+        config = yaml.safe_load(open(args.config))
+    except (OSError, yaml.YAMLError) as e:
+        print(f"lsbench: error: {args.config}: {str(e).splitlines()[0]}", file=sys.stderr)
+        return 2
+    try:
+        done, failed, left = run_all(config, args.scale, args.seeds, args.budget_s, args.runs_dir)
+    except LsbenchError as e:
+        print(f"lsbench: error: {e}", file=sys.stderr)
+        return 2
+    if left:
+        print(f"budget of {args.budget_s:g} s spent: {done} runs done, {left} not started", flush=True)
     return 1 if failed else 0
 
 
