@@ -408,3 +408,6 @@ def test_regenerated_report_archives_its_records_and_plan_and_says_so_on_its_fir
     assert "Scale quick" in first_screen and f"on {plan['date']}" in first_screen
     report(ROOT / plan["config"], tmp_path / "x" / "runs", tmp_path / "again", plan["scale"], plan)
     assert (tmp_path / "again" / "report.html").read_text().count("<tr") == page.count("<tr")
+    # on a GPU machine without the report's libraries: the archive alone, rendered later (--examples)
+    assert regenerate("janiak", "quick", None, 1, reports=tmp_path / "bare", render=False) == 0
+    assert [p.name for p in (tmp_path / "bare" / "janiak").iterdir()] == ["records.tgz"]

@@ -1,12 +1,15 @@
 """Regenerate example reports in reports/ from new runs on this host (the GPU machine):
 
-    python workflows/scripts/regenerate_reports.py [--scale paper] [--budget-s 1500] [--seeds N] NAME [NAME ...]
+    python workflows/scripts/regenerate_reports.py [--scale paper] [--budget-s 1500] [--seeds N]
+        [--archive-only] NAME [NAME ...]
 
 For each NAME, the runs of workflows/config/NAME.yaml (run_plan.py's order: seed by seed, every
 cell side by side, no run started once the budget is spent), then reports/NAME/records.tgz (the
 records and plan.json: config, scale, budget, commit, date) and the report rendered from them.
 Every file is written beside its place first and renamed, so a failed run leaves the old report.
 `report_from_records.py --examples` renders the same archives again with later report code.
+`--archive-only` writes reports/NAME/records.tgz and renders nothing (a GPU machine without the
+report's libraries: render there later with --examples).
 """
 import argparse
 import datetime
@@ -27,7 +30,6 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 from lsbench.errors import LsbenchError  # noqa: E402
-from report_from_records import report  # noqa: E402
 from run_plan import run_all  # noqa: E402
 
 
@@ -48,7 +50,7 @@ def archive(runs, plan, path):
     tmp.replace(path)
 
 
-def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports"):
+def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=True):
     config_path = ROOT / "workflows" / "config" / f"{name}.yaml"
     config = yaml.safe_load(config_path.read_text())
     with tempfile.TemporaryDirectory() as tmp:
@@ -59,18 +61,28 @@ def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports"):
         plan = {"config": f"workflows/config/{name}.yaml", "scale": scale, "budget_s": budget_s, "seeds": seeds,
                 "runs_done": done, "runs_failed": failed, "runs_not_started": left, "lsbench_commit": commit(),
                 "date": datetime.date.today().isoformat()}
-        staged = Path(tmp) / "report"
-        report(config_path, runs, staged, scale, plan)
-        archive(runs, plan, staged / "records.tgz")
-        out, new, old = reports / name, reports / f"{name}.new", reports / f"{name}.old"
-        shutil.rmtree(new, ignore_errors=True)
-        shutil.copytree(staged, new)
-        if out.exists():
-            out.replace(old)
-        new.replace(out)
-        shutil.rmtree(old, ignore_errors=True)
+        if render:
+            from report_from_records import report  # (pandas, matplotlib, jinja2: not on every GPU machine)
+            staged = Path(tmp) / "report"
+            report(config_path, runs, staged, scale, plan)
+            archive(runs, plan, staged / "records.tgz")
+            replace_folder(staged, reports / name)
+        else:
+            (reports / name).mkdir(parents=True, exist_ok=True)
+            archive(runs, plan, reports / name / "records.tgz")
     print(f"reports/{name}: {done} runs ({failed} failed, {left} not started), scale {scale}")
     return failed
+
+
+def replace_folder(staged, out):
+    """out's files replaced by staged's: copied beside it first, then two renames."""
+    new, old = out.with_name(out.name + ".new"), out.with_name(out.name + ".old")
+    shutil.rmtree(new, ignore_errors=True)
+    shutil.copytree(staged, new)
+    if out.exists():
+        out.replace(old)
+    new.replace(out)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def main():
@@ -79,6 +91,7 @@ def main():
     ap.add_argument("--scale", default="paper", choices=["paper", "quick"])
     ap.add_argument("--budget-s", type=float, help="per report: start no run after this many seconds")
     ap.add_argument("--seeds", type=int, help="override every group's number of seeds")
+    ap.add_argument("--archive-only", action="store_true", help="write records.tgz, render no report")
     args = ap.parse_args()
     missing = [n for n in args.names if not (ROOT / "workflows" / "config" / f"{n}.yaml").exists()]
     if missing:
@@ -87,7 +100,7 @@ def main():
     failed = 0
     for name in args.names:
         try:
-            failed += regenerate(name, args.scale, args.budget_s, args.seeds)
+            failed += regenerate(name, args.scale, args.budget_s, args.seeds, render=not args.archive_only)
         except LsbenchError as e:
             print(f"lsbench: error: {e}", file=sys.stderr)
             return 2
