@@ -411,3 +411,28 @@ def test_regenerated_report_archives_its_records_and_plan_and_says_so_on_its_fir
     # on a GPU machine without the report's libraries: the archive alone, rendered later (--examples)
     assert regenerate("janiak", "quick", None, 1, reports=tmp_path / "bare", render=False) == 0
     assert [p.name for p in (tmp_path / "bare" / "janiak").iterdir()] == ["records.tgz"]
+
+
+@pytest.mark.system  # end to end: MPI ranks
+def test_run_plan_starts_cow_and_multistart_rows_under_mpi_as_the_snakefile_does(tmp_path):
+    """A cow row runs its ranks and a multistart row its searches over ranks (not one search in
+    this process), each record where the Snakefile writes it; the report takes the runs' records
+    and not the multistart's per-search files beside them."""
+    cfg = {"experiment": "mpi_rows", "groups": [{
+        "name": "g", "problem": "qap", "instances": ["tai12a"], "algorithm": "tabu", "iterations": 50, "seeds": 1,
+        "backends": ["cpu", {"name": "cow-2", "backend": "cow", "ranks": 2},
+                     {"name": "ms-2", "backend": "cpu", "multistart": {"ranks": 2, "searches": 4}}]}]}
+    config = tmp_path / "mpi_rows.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    r = subprocess.run([sys.executable, str(ROOT / "workflows" / "scripts" / "run_plan.py"), str(config),
+                        "--runs-dir", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr[-2000:]
+    runs = tmp_path / "results" / "mpi_rows" / "runs"
+    cow = json.loads((runs / "g" / "tai12a" / "cow-2-s1.json").read_text())
+    assert cow["backend"] == "cow" and cow["backend_info"]["ranks"] == 2
+    summary = json.loads((runs / "g" / "tai12a" / "ms-2-s1-searches" / "summary.json").read_text())
+    assert summary["completed"] == 4 and summary["via"] == "mpi"
+    report = subprocess.run([sys.executable, str(ROOT / "workflows" / "scripts" / "report_from_records.py"),
+                             str(config), str(runs), str(tmp_path / "report"), "quick"],
+                            capture_output=True, text=True, timeout=300)
+    assert report.returncode == 0 and "3 records" in report.stdout, report.stdout + report.stderr[-2000:]

@@ -1,7 +1,7 @@
 """Regenerate example reports in reports/ from new runs on this host (the GPU machine):
 
     python workflows/scripts/regenerate_reports.py [--scale paper] [--budget-s 1500] [--seeds N]
-        [--archive-only] NAME [NAME ...]
+        [--archive-only] [--mpi-launcher 'mpirun --allow-run-as-root'] NAME [NAME ...]
 
 For each NAME, the runs of workflows/config/NAME.yaml (run_plan.py's order: seed by seed, every
 cell side by side, no run started once the budget is spent), then reports/NAME/records.tgz (the
@@ -50,11 +50,11 @@ def archive(runs, plan, path):
     tmp.replace(path)
 
 
-def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=True):
+def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=True, launcher=None):
     config_path = ROOT / "workflows" / "config" / f"{name}.yaml"
     config = yaml.safe_load(config_path.read_text())
     with tempfile.TemporaryDirectory() as tmp:
-        done, failed, left = run_all(config, scale, seeds, budget_s, tmp)
+        done, failed, left = run_all(config, scale, seeds, budget_s, tmp, launcher)
         runs = Path(tmp) / "results" / config["experiment"] / "runs"
         if not done or not runs.exists():
             raise LsbenchError(f"{name}: no run finished; reports/{name} left as it was")
@@ -92,6 +92,7 @@ def main():
     ap.add_argument("--budget-s", type=float, help="per report: start no run after this many seconds")
     ap.add_argument("--seeds", type=int, help="override every group's number of seeds")
     ap.add_argument("--archive-only", action="store_true", help="write records.tgz, render no report")
+    ap.add_argument("--mpi-launcher", help="MPI rows start as LAUNCHER -n RANKS ... (e.g. 'mpirun --allow-run-as-root')")
     args = ap.parse_args()
     missing = [n for n in args.names if not (ROOT / "workflows" / "config" / f"{n}.yaml").exists()]
     if missing:
@@ -100,7 +101,8 @@ def main():
     failed = 0
     for name in args.names:
         try:
-            failed += regenerate(name, args.scale, args.budget_s, args.seeds, render=not args.archive_only)
+            failed += regenerate(name, args.scale, args.budget_s, args.seeds, render=not args.archive_only,
+                                 launcher=args.mpi_launcher)
         except LsbenchError as e:
             print(f"lsbench: error: {e}", file=sys.stderr)
             return 2

@@ -28,7 +28,7 @@ def report(config, runs_dir, out_dir, scale="paper", plan=None):
     cfg = yaml.safe_load(open(config))
     cfg["scale"] = scale  # as the runs were planned (run_plan.py --scale)
     cfg["plan"] = plan  # regenerate_reports.py's plan.json, for the first screen
-    records = sorted(Path(runs_dir).rglob("*.json"))
+    records = sorted(Path(runs_dir).glob("*/*/*.json"))  # GROUP/INSTANCE/BACKEND-sSEED.json (not a multistart's searches)
     devices = {json.loads(p.read_text()).get("backend_info", {}).get("device") for p in records}
     devices.discard(None)
     hosts = {json.loads(p.read_text())["host"]["hostname"] for p in records}

@@ -5,6 +5,9 @@ there or elsewhere only aggregates and reports.
     python workflows/scripts/run_plan.py workflows/config/luong_qap.yaml [--seeds 5] [--scale quick]
         [--budget-s 1500] [--runs-dir DIR]
 
+A cow or multistart row runs as its own process, as the Snakefile starts it (under `--mpi-launcher
+-n RANKS` where it has ranks; default: the mpiexec beside this Python, else on PATH).
+
 Runs go seed by seed: every (group, instance, backend) cell's first seed, then every cell's
 second, and so on, the backends of an instance side by side. With `--budget-s`, no run starts
 once that many seconds have passed (a run is never cut short): every cell then has the same
@@ -12,6 +15,8 @@ number of seeds, give or take one, and the report says how many each had.
 """
 import argparse
 import dataclasses
+import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,7 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from lsbench.errors import LsbenchError  # noqa: E402
 from lsbench.runner import run  # noqa: E402
-from lsbench.workflow import gpu_status, plan_runs  # noqa: E402
+from lsbench.workflow import gpu_status, mpi_tasks, plan_runs, run_command  # noqa: E402
+
+RUN_TIMEOUT_S = 7200  # a run started as its own process (MPI, multistart) that takes longer has hung
 
 
 def seed_major(runs):
@@ -35,7 +42,29 @@ def seed_major(runs):
     return sorted(runs, key=lambda r: r["round"])  # (stable: the plan's order within a round)
 
 
-def run_all(config, scale="paper", seeds=None, budget_s=None, runs_dir="."):
+def default_launcher():
+    beside = Path(sys.executable).parent / "mpiexec"
+    return str(beside) if beside.exists() else "mpiexec"
+
+
+def run_one(r, path, launcher):
+    """One planned run to its record at path; the record, or LsbenchError."""
+    if not (r["multistart"] or r["backend"] == "cow"):
+        return run(dataclasses.replace(r["spec"], out=str(path)))
+    command = run_command(r, sys.executable, str(path))
+    if mpi_tasks(r):
+        command = f"{launcher} -n {mpi_tasks(r)} {command}"
+    try:
+        p = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise LsbenchError(f"no record after {RUN_TIMEOUT_S} s: {command}") from None
+    if p.returncode != 0 or not path.exists():
+        last = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+        raise LsbenchError(f"{last} ({command})")
+    return json.loads(path.read_text())
+
+
+def run_all(config, scale="paper", seeds=None, budget_s=None, runs_dir=".", launcher=None):
     """Run the plan (records under runs_dir/results/...); returns (runs done or found, failed, left)."""
     cfg = {**config, "scale": scale}
     if seeds:
@@ -50,8 +79,9 @@ def run_all(config, scale="paper", seeds=None, budget_s=None, runs_dir="."):
             continue
         if budget_s is not None and time.time() - t0 >= budget_s:
             return done, failed, len(runs) - k + 1
+        path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            rec = run(dataclasses.replace(r["spec"], out=str(path)))
+            rec = run_one(r, path, launcher or default_launcher())
         except LsbenchError as e:
             print(f"{r['path']}: lsbench: error: {e}", flush=True)
             failed += 1
@@ -69,6 +99,7 @@ def main():
     ap.add_argument("--scale", default="paper", choices=["paper", "quick"])
     ap.add_argument("--budget-s", type=float, help="start no run after this many seconds")
     ap.add_argument("--runs-dir", default=".", help="where results/EXPERIMENT/runs/... go (default: here)")
+    ap.add_argument("--mpi-launcher", help="MPI rows start as LAUNCHER -n RANKS ... (e.g. 'mpirun --allow-run-as-root')")
     args = ap.parse_args()
     try:
         config = yaml.safe_load(open(args.config))
@@ -76,7 +107,7 @@ def main():
         print(f"lsbench: error: {args.config}: {str(e).splitlines()[0]}", file=sys.stderr)
         return 2
     try:
-        done, failed, left = run_all(config, args.scale, args.seeds, args.budget_s, args.runs_dir)
+        done, failed, left = run_all(config, args.scale, args.seeds, args.budget_s, args.runs_dir, args.mpi_launcher)
     except LsbenchError as e:
         print(f"lsbench: error: {e}", file=sys.stderr)
         return 2
