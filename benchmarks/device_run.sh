@@ -10,6 +10,7 @@
 # Usage: bash benchmarks/device_run.sh [tests] ['iteration ARGS'] [makespan] [rots] ['plan CONFIG ARGS']
 #        ['resident ARGS'] ['ab TREE... ARGS'] ['pfsp ARGS'] ['pls ARGS'] ['grid ARGS'] ['cas ARGS'] ['cas-scaling ARGS'] ['ttb ARGS'] ['ig ARGS'] ['tsp ARGS'] ['cow ARGS'] ['multistart ARGS'] ['sharing ARGS'] ['islands ARGS'] ['pytest ARGS']
 #        ['snakemake ARGS' (from .smk/smk_site.tgz: Snakemake 9 for Python 3.12, its dependencies beside it)]
+#        ['reports ARGS NAME...' (regenerate_reports.py --archive-only: reports/NAME/records.tgz, e.g. --budget-s 1500)]
 #        ['profile-cas INSTANCE GENERATIONS'] ['ncu-cas INSTANCE GENERATIONS'] ['ncu-source INSTANCE SEARCHES']
 set -u
 [ -n "${LSBENCH_INSTALLED:-}" ] ||  # (benchmarks/remeasure_tables.sh installs once for its lanes)
@@ -70,6 +71,10 @@ for step in "$@"; do
     snakemake*) [ -d /tmp/smk_site ] || tar xzf .smk/smk_site.tgz -C /tmp  # carried: Snakemake 9 and its dependencies
            PYTHONPATH=/tmp/smk_site:$PYTHONPATH timeout "${SNAKEMAKE_TIMEOUT:-580}" python3 -m snakemake ${step#snakemake} 2>&1 | tail -40
            tar czf "${OUT:-.}/workflow-results.tgz" results ;;
+    reports*) [ -d /tmp/smk_site ] || tar xzf .smk/smk_site.tgz -C /tmp  # (PyYAML, one of Snakemake's dependencies)
+           PYTHONPATH=/tmp/smk_site:$PYTHONPATH timeout "${REPORTS_TIMEOUT:-580}" \
+             python3 workflows/scripts/regenerate_reports.py --archive-only ${step#reports} | tail -20
+           tar czf "${OUT:-.}/report-records.tgz" reports/*/records.tgz ;;  # rendered here: report_from_records.py --examples
     plan*) set -- ${step#plan}
            timeout "${PLAN_TIMEOUT:-480}" python3 workflows/scripts/run_plan.py "$@" | tail -40
            tar czf "${OUT:-.}/runs.tgz" results ;;

@@ -2,7 +2,11 @@
 tabu search on the weighted sum and PLS-1 with dominating or non-dominated neighbours, our one-core
 CPU code against the iteration-level GPU with the archive on the host or on the device.
 
-    python benchmarks/pls_tables.py [--instances ta011,ta101] [--repeats 3] [--seed 5]
+    python benchmarks/pls_tables.py [--instances 020_10_01,ta101] [--repeats 3] [--seed 5]
+
+The instances are Liefooghe's due-date files of the paper's sizes (the paper's instances: Taillard's
+times, Liefooghe's due dates) and, where no such file exists (200-20, and 500-20 beyond the paper),
+Taillard's ta101 and ta111 with due dates by lsbench's rule.
 
 Every row runs `lsbench.runner.run_one`, the path a user's `lsbench run` takes, with a warm-up
 (JIT compile) first; times are medians of repeats of the timed search (`wall_s`), the sides
@@ -19,8 +23,8 @@ from common import write_result
 
 from lsbench.runner import run_one
 
-INSTANCES = {"ta011": "20-10", "ta021": "20-20", "ta041": "50-10", "ta051": "50-20", "ta071": "100-10",
-             "ta081": "100-20", "ta091": "200-10", "ta101": "200-20", "ta111": "500-20"}
+INSTANCES = {"020_10_01": "20-10", "020_20_01": "20-20", "050_10_01": "50-10", "050_20_01": "50-20",
+             "100_10_01": "100-10", "100_20_01": "100-20", "200_10_01": "200-10", "ta101": "200-20", "ta111": "500-20"}
 ITERATIONS = {20: 300, 50: 120, 100: 60, 200: 16, 500: 4}
 # GTX 480 speed-ups over one Core i7 core (the paper's best GPU column, texture memory)
 PUBLISHED = {"tabu": {"20-10": 0.6, "20-20": 0.7, "50-10": 3.8, "50-20": 4.1, "100-10": 12.6, "100-20": 12.9,

@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import time
 
 import pytest
@@ -352,13 +353,86 @@ def test_the_example_reports_were_rendered_by_the_current_report_code_and_say_wh
     again; its first screen says the scale, the records' commit and the GPU."""
     sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
     from report import report_code_fingerprint
-    from report_from_records import EXAMPLES
-    assert sorted(EXAMPLES) == sorted(p.name for p in (ROOT / "reports").iterdir() if p.is_dir())
-    for name, scale in EXAMPLES.items():
-        page = (ROOT / "reports" / name / "report.html").read_text()
+    folders = sorted(p for p in (ROOT / "reports").iterdir() if p.is_dir())
+    assert folders and all((f / "records.tgz").exists() for f in folders)
+    for folder in folders:
+        with tarfile.open(folder / "records.tgz") as archive:
+            plan = json.load(archive.extractfile("plan.json"))
+        name, scale = folder.name, plan["scale"]
+        assert plan["config"] == f"workflows/config/{name}.yaml"
+        page = (folder / "report.html").read_text()
         stamp = re.search(r'<meta name="lsbench-report-code" content="([0-9a-f]+)">', page)
         assert stamp and stamp.group(1) == report_code_fingerprint(), \
             f"reports/{name} predates the report code: python workflows/scripts/report_from_records.py --examples"
         first_screen = " ".join(re.sub(r"<[^>]+>", " ", page[page.index("<body>"):][:1500]).split())
         assert f"Scale {scale}" in first_screen and re.search(r"lsbench commit [0-9a-f]{7}", first_screen)
         assert "NVIDIA" in first_screen
+
+
+def test_run_plan_goes_seed_by_seed_and_starts_no_run_past_its_budget(tmp_path):
+    """Every cell's first seed before any cell's second, the backends of an instance side by side;
+    with a budget, the runs stop starting once it is spent and the exit says how many were left."""
+    sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
+    from run_plan import seed_major
+    cfg = {"experiment": "order", "groups": [{"name": "g", "problem": "qap", "instances": ["tai12a", "tai15a"],
+                                              "algorithm": "tabu", "backends": ["cpu", "cpu-parallel"],
+                                              "iterations": 20, "seeds": 3}]}
+    order = [(r["seed"], r["instance"], r["label"]) for r in seed_major(plan_runs(cfg, gpu_available=False))]
+    assert order == [(s, i, b) for s in (1, 2, 3) for i in ("tai12a", "tai15a") for b in ("cpu", "cpu-parallel")]
+    config = tmp_path / "order.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    r = subprocess.run([sys.executable, str(ROOT / "workflows" / "scripts" / "run_plan.py"), str(config),
+                        "--budget-s", "0", "--runs-dir", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "0 runs done, 12 not started" in r.stdout, r.stdout + r.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_regenerated_report_archives_its_records_and_plan_and_says_so_on_its_first_screen(tmp_path):
+    """regenerate_reports.py runs a config, archives the records with plan.json (scale, commit,
+    date) and renders the report from them; report_from_records.py renders the archive alike."""
+    sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
+    import datetime
+
+    from regenerate_reports import regenerate
+    from report_from_records import report
+    assert regenerate("janiak", "quick", None, 1, reports=tmp_path) == 0
+    folder = tmp_path / "janiak"
+    with tarfile.open(folder / "records.tgz") as archive:
+        plan = json.load(archive.extractfile("plan.json"))
+        archive.extractall(tmp_path / "x", filter="data")
+    records = list((tmp_path / "x" / "runs").rglob("*.json"))
+    assert plan["scale"] == "quick" and plan["runs_done"] == len(records) == 8 and plan["runs_failed"] == 0
+    assert plan["date"] == datetime.date.today().isoformat()
+    page = (folder / "report.html").read_text()
+    first_screen = " ".join(re.sub(r"<[^>]+>", " ", page[page.index("<body>"):][:1500]).split())
+    assert "Scale quick" in first_screen and f"on {plan['date']}" in first_screen
+    report(ROOT / plan["config"], tmp_path / "x" / "runs", tmp_path / "again", plan["scale"], plan)
+    assert (tmp_path / "again" / "report.html").read_text().count("<tr") == page.count("<tr")
+    # on a GPU machine without the report's libraries: the archive alone, rendered later (--examples)
+    assert regenerate("janiak", "quick", None, 1, reports=tmp_path / "bare", render=False) == 0
+    assert [p.name for p in (tmp_path / "bare" / "janiak").iterdir()] == ["records.tgz"]
+
+
+@pytest.mark.system  # end to end: MPI ranks
+def test_run_plan_starts_cow_and_multistart_rows_under_mpi_as_the_snakefile_does(tmp_path):
+    """A cow row runs its ranks and a multistart row its searches over ranks (not one search in
+    this process), each record where the Snakefile writes it; the report takes the runs' records
+    and not the multistart's per-search files beside them."""
+    cfg = {"experiment": "mpi_rows", "groups": [{
+        "name": "g", "problem": "qap", "instances": ["tai12a"], "algorithm": "tabu", "iterations": 50, "seeds": 1,
+        "backends": ["cpu", {"name": "cow-2", "backend": "cow", "ranks": 2},
+                     {"name": "ms-2", "backend": "cpu", "multistart": {"ranks": 2, "searches": 4}}]}]}
+    config = tmp_path / "mpi_rows.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    r = subprocess.run([sys.executable, str(ROOT / "workflows" / "scripts" / "run_plan.py"), str(config),
+                        "--runs-dir", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr[-2000:]
+    runs = tmp_path / "results" / "mpi_rows" / "runs"
+    cow = json.loads((runs / "g" / "tai12a" / "cow-2-s1.json").read_text())
+    assert cow["backend"] == "cow" and cow["backend_info"]["ranks"] == 2
+    summary = json.loads((runs / "g" / "tai12a" / "ms-2-s1-searches" / "summary.json").read_text())
+    assert summary["completed"] == 4 and summary["via"] == "mpi"
+    report = subprocess.run([sys.executable, str(ROOT / "workflows" / "scripts" / "report_from_records.py"),
+                             str(config), str(runs), str(tmp_path / "report"), "quick"],
+                            capture_output=True, text=True, timeout=300)
+    assert report.returncode == 0 and "3 records" in report.stdout, report.stdout + report.stderr[-2000:]

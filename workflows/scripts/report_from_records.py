@@ -1,5 +1,6 @@
-"""Report run records made on another host (e.g. the GPU machine via run_plan.py), and regenerate
-the committed example reports in reports/ from their records with the current report code.
+"""Report run records made on another host (e.g. the GPU machine via run_plan.py), and render the
+committed example reports in reports/ again from their records with the current report code
+(regenerate_reports.py makes new records and archives).
 
     python workflows/scripts/report_from_records.py CONFIG RUNS_DIR OUT_DIR [quick]
     python workflows/scripts/report_from_records.py --examples
@@ -22,14 +23,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lsbench.workflow import aggregate_records  # noqa: E402
 from report import write_report  # noqa: E402
 
-# reports/NAME: its config and the scale its records (reports/NAME/records.tgz) were planned at
-EXAMPLES = {"luong_qap": "quick", "tsutsui_cas": "quick", "janiak": "quick"}
 
-
-def report(config, runs_dir, out_dir, scale="paper"):
+def report(config, runs_dir, out_dir, scale="paper", plan=None):
     cfg = yaml.safe_load(open(config))
     cfg["scale"] = scale  # as the runs were planned (run_plan.py --scale)
-    records = sorted(Path(runs_dir).rglob("*.json"))
+    cfg["plan"] = plan  # regenerate_reports.py's plan.json, for the first screen
+    records = sorted(Path(runs_dir).glob("*/*/*.json"))  # GROUP/INSTANCE/BACKEND-sSEED.json (not a multistart's searches)
     devices = {json.loads(p.read_text()).get("backend_info", {}).get("device") for p in records}
     devices.discard(None)
     hosts = {json.loads(p.read_text())["host"]["hostname"] for p in records}
@@ -42,15 +41,17 @@ def report(config, runs_dir, out_dir, scale="paper"):
 
 
 def regenerate_examples():
-    """Every report in reports/ again from its records.tgz with the current code."""
-    for name, scale in EXAMPLES.items():
-        folder = ROOT / "reports" / name
+    """Every report in reports/ again from its records.tgz with the current code, at the scale its
+    plan.json says the records were planned at."""
+    for archive_path in sorted((ROOT / "reports").glob("*/records.tgz")):
+        folder = archive_path.parent
         with tempfile.TemporaryDirectory() as tmp:
-            with tarfile.open(folder / "records.tgz") as archive:
+            with tarfile.open(archive_path) as archive:
                 archive.extractall(tmp, filter="data")
+            plan = json.loads((Path(tmp) / "plan.json").read_text())
             for old in (folder / "report_files").glob("*"):
                 old.unlink()
-            report(ROOT / "workflows" / "config" / f"{name}.yaml", tmp, folder, scale)
+            report(ROOT / plan["config"], Path(tmp) / "runs", folder, plan["scale"], plan)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,21 @@
 e.g. a lent GPU machine); records land where the Snakefile expects them, so a later `snakemake`
 there or elsewhere only aggregates and reports.
 
-    python workflows/scripts/run_plan.py workflows/config/luong_qap.yaml --seeds 5
+    python workflows/scripts/run_plan.py workflows/config/luong_qap.yaml [--seeds 5] [--scale quick]
+        [--budget-s 1500] [--runs-dir DIR]
+
+A cow or multistart row runs as its own process, as the Snakefile starts it (under `--mpi-launcher
+-n RANKS` where it has ranks; default: the mpiexec beside this Python, else on PATH).
+
+Runs go seed by seed: every (group, instance, backend) cell's first seed, then every cell's
+second, and so on, the backends of an instance side by side. With `--budget-s`, no run starts
+once that many seconds have passed (a run is never cut short): every cell then has the same
+number of seeds, give or take one, and the report says how many each had.
 """
 import argparse
+import dataclasses
+import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -15,38 +27,92 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from lsbench.errors import LsbenchError  # noqa: E402
 from lsbench.runner import run  # noqa: E402
-from lsbench.workflow import gpu_status, plan_runs  # noqa: E402
+from lsbench.workflow import gpu_status, mpi_tasks, plan_runs, run_command  # noqa: E402
+
+RUN_TIMEOUT_S = 7200  # a run started as its own process (MPI, multistart) that takes longer has hung
+
+
+def seed_major(runs):
+    """The runs in rounds: round r holds each cell's r-th seed, in the plan's order of cells."""
+    rounds = {}
+    for r in runs:
+        cell = (r["name"], str(r["instance"]), r["label"])
+        rounds[cell] = rounds.get(cell, 0) + 1
+        r["round"] = rounds[cell]
+    return sorted(runs, key=lambda r: r["round"])  # (stable: the plan's order within a round)
+
+
+def default_launcher():
+    beside = Path(sys.executable).parent / "mpiexec"
+    return str(beside) if beside.exists() else "mpiexec"
+
+
+def run_one(r, path, launcher):
+    """One planned run to its record at path; the record, or LsbenchError."""
+    if not (r["multistart"] or r["backend"] == "cow"):
+        return run(dataclasses.replace(r["spec"], out=str(path)))
+    command = run_command(r, sys.executable, str(path))
+    if mpi_tasks(r):
+        command = f"{launcher} -n {mpi_tasks(r)} {command}"
+    try:
+        p = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise LsbenchError(f"no record after {RUN_TIMEOUT_S} s: {command}") from None
+    if p.returncode != 0 or not path.exists():
+        last = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+        raise LsbenchError(f"{last} ({command})")
+    return json.loads(path.read_text())
+
+
+def run_all(config, scale="paper", seeds=None, budget_s=None, runs_dir=".", launcher=None):
+    """Run the plan (records under runs_dir/results/...); returns (runs done or found, failed, left)."""
+    cfg = {**config, "scale": scale}
+    if seeds:
+        cfg["groups"] = [{**g, "seeds": seeds} for g in cfg["groups"]]
+    runs = seed_major(plan_runs(cfg, gpu_available=gpu_status()["available"]))
+    t0 = time.time()
+    done = failed = 0
+    for k, r in enumerate(runs, 1):
+        path = Path(runs_dir) / r["path"]
+        if path.exists():
+            done += 1
+            continue
+        if budget_s is not None and time.time() - t0 >= budget_s:
+            return done, failed, len(runs) - k + 1
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            rec = run_one(r, path, launcher or default_launcher())
+        except LsbenchError as e:
+            print(f"{r['path']}: lsbench: error: {e}", flush=True)
+            failed += 1
+            continue
+        done += 1
+        print(f"[{k}/{len(runs)} {time.time() - t0:6.0f}s] {r['path']}: best {rec['best_objective']} "
+              f"in {rec['wall_s']:.2f}s", flush=True)
+    return done, failed, 0
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("config")
     ap.add_argument("--seeds", type=int, help="override every group's number of seeds")
-    ap.add_argument("--scale", default="paper")
+    ap.add_argument("--scale", default="paper", choices=["paper", "quick"])
+    ap.add_argument("--budget-s", type=float, help="start no run after this many seconds")
+    ap.add_argument("--runs-dir", default=".", help="where results/EXPERIMENT/runs/... go (default: here)")
+    ap.add_argument("--mpi-launcher", help="MPI rows start as LAUNCHER -n RANKS ... (e.g. 'mpirun --allow-run-as-root')")
     args = ap.parse_args()
-    cfg = yaml.safe_load(open(args.config))
-    cfg["scale"] = args.scale
-    if args.seeds:
-        for g in cfg["groups"]:
-            g["seeds"] = args.seeds
     try:
-        runs = plan_runs(cfg, gpu_available=gpu_status()["available"])
+        config = yaml.safe_load(open(args.config))
+    except (OSError, yaml.YAMLError) as e:
+        print(f"lsbench: error: {args.config}: {str(e).splitlines()[0]}", file=sys.stderr)
+        return 2
+    try:
+        done, failed, left = run_all(config, args.scale, args.seeds, args.budget_s, args.runs_dir, args.mpi_launcher)
     except LsbenchError as e:
         print(f"lsbench: error: {e}", file=sys.stderr)
         return 2
-    t0 = time.time()
-    failed = 0
-    for k, r in enumerate(runs, 1):
-        if Path(r["path"]).exists():
-            continue
-        try:
-            rec = run(r["spec"])
-        except LsbenchError as e:
-            print(f"{r['path']}: lsbench: error: {e}", flush=True)
-            failed += 1
-            continue
-        print(f"[{k}/{len(runs)} {time.time() - t0:6.0f}s] {r['path']}: best {rec['best_objective']} "
-              f"in {rec['wall_s']:.2f}s", flush=True)
+    if left:
+        print(f"budget of {args.budget_s:g} s spent: {done} runs done, {left} not started", flush=True)
     return 1 if failed else 0
 
 

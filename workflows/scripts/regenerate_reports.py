@@ -1,0 +1,113 @@
+"""Regenerate example reports in reports/ from new runs on this host (the GPU machine):
+
+    python workflows/scripts/regenerate_reports.py [--scale paper] [--budget-s 1500] [--seeds N]
+        [--archive-only] [--mpi-launcher 'mpirun --allow-run-as-root'] NAME [NAME ...]
+
+For each NAME, the runs of workflows/config/NAME.yaml (run_plan.py's order: seed by seed, every
+cell side by side, no run started once the budget is spent), then reports/NAME/records.tgz (the
+records and plan.json: config, scale, budget, commit, date) and the report rendered from them.
+Every file is written beside its place first and renamed, so a failed run leaves the old report.
+`report_from_records.py --examples` renders the same archives again with later report code.
+`--archive-only` writes reports/NAME/records.tgz and renders nothing (a GPU machine without the
+report's libraries: render there later with --examples).
+"""
+import argparse
+import datetime
+import io
+import json
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+from lsbench.errors import LsbenchError  # noqa: E402
+from run_plan import run_all  # noqa: E402
+
+
+def commit():
+    r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 else "unknown"
+
+
+def archive(runs, plan, path):
+    """records.tgz: runs/... and plan.json, written to a temp name, then renamed."""
+    tmp = path.with_name(path.name + ".tmp")
+    with tarfile.open(tmp, "w:gz") as tar:
+        tar.add(runs, arcname="runs")
+        data = json.dumps(plan, indent=1).encode()
+        info = tarfile.TarInfo("plan.json")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    tmp.replace(path)
+
+
+def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=True, launcher=None):
+    config_path = ROOT / "workflows" / "config" / f"{name}.yaml"
+    config = yaml.safe_load(config_path.read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        done, failed, left = run_all(config, scale, seeds, budget_s, tmp, launcher)
+        runs = Path(tmp) / "results" / config["experiment"] / "runs"
+        if not done or not runs.exists():
+            raise LsbenchError(f"{name}: no run finished; reports/{name} left as it was")
+        plan = {"config": f"workflows/config/{name}.yaml", "scale": scale, "budget_s": budget_s, "seeds": seeds,
+                "runs_done": done, "runs_failed": failed, "runs_not_started": left, "lsbench_commit": commit(),
+                "date": datetime.date.today().isoformat()}
+        if render:
+            from report_from_records import report  # (pandas, matplotlib, jinja2: not on every GPU machine)
+            staged = Path(tmp) / "report"
+            report(config_path, runs, staged, scale, plan)
+            archive(runs, plan, staged / "records.tgz")
+            replace_folder(staged, reports / name)
+        else:
+            (reports / name).mkdir(parents=True, exist_ok=True)
+            archive(runs, plan, reports / name / "records.tgz")
+    print(f"reports/{name}: {done} runs ({failed} failed, {left} not started), scale {scale}")
+    return failed
+
+
+def replace_folder(staged, out):
+    """out's files replaced by staged's: copied beside it first, then two renames."""
+    new, old = out.with_name(out.name + ".new"), out.with_name(out.name + ".old")
+    shutil.rmtree(new, ignore_errors=True)
+    shutil.copytree(staged, new)
+    if out.exists():
+        out.replace(old)
+    new.replace(out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("names", nargs="+", help="configs in workflows/config/ (luong_qap, tsutsui_cas, ...)")
+    ap.add_argument("--scale", default="paper", choices=["paper", "quick"])
+    ap.add_argument("--budget-s", type=float, help="per report: start no run after this many seconds")
+    ap.add_argument("--seeds", type=int, help="override every group's number of seeds")
+    ap.add_argument("--archive-only", action="store_true", help="write records.tgz, render no report")
+    ap.add_argument("--mpi-launcher", help="MPI rows start as LAUNCHER -n RANKS ... (e.g. 'mpirun --allow-run-as-root')")
+    args = ap.parse_args()
+    missing = [n for n in args.names if not (ROOT / "workflows" / "config" / f"{n}.yaml").exists()]
+    if missing:
+        print(f"lsbench: error: no config workflows/config/{missing[0]}.yaml", file=sys.stderr)
+        return 2
+    failed = 0
+    for name in args.names:
+        try:
+            failed += regenerate(name, args.scale, args.budget_s, args.seeds, render=not args.archive_only,
+                                 launcher=args.mpi_launcher)
+        except LsbenchError as e:
+            print(f"lsbench: error: {e}", file=sys.stderr)
+            return 2
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
