@@ -130,10 +130,10 @@ def share(seeds, islands):
     return [seeds[i * k // islands:(i + 1) * k // islands] for i in range(islands)]
 
 
-def run_island(spec, seeds, ring, every, migrants):
+def run_island(spec, seeds, ring, every, migrants, start="copy"):
     """This island's searches as one run with the ring live; {seed: record or error}. The ring is
     closed whatever happens, so that the neighbours do not wait for this island."""
-    migration = Migration(ring, every, migrants)
+    migration = Migration(ring, every, migrants, start)
     t0 = time.monotonic()
     try:
         results = run_batch(spec, seeds, migration)
@@ -153,12 +153,12 @@ def island_seeds(seeds, via, places):
     return share(seeds, min(places, len(seeds)))
 
 
-def runner(spec, every, migrants):
+def runner(spec, every, migrants, start="copy"):
     """run_unit for hpc.dispatch: an island on its place, with the ring of that kind of place."""
-    return partial(_island_at, spec, every, migrants, f"lsbench-ring-{uuid.uuid4().hex}")
+    return partial(_island_at, spec, every, migrants, start, f"lsbench-ring-{uuid.uuid4().hex}")
 
 
-def _island_at(spec, every, migrants, ring_name, seeds, place):
+def _island_at(spec, every, migrants, start, ring_name, seeds, place):
     ring = {"local": LoopbackRing, "mpi": lambda: MpiRing(place.comm),
             "dask": lambda: DaskRing(ring_name, place.index, place.size)}[place.via]()
-    return run_island(spec, seeds, ring, every, migrants)
+    return run_island(spec, seeds, ring, every, migrants, start)

@@ -154,14 +154,14 @@ class Collector:
 
 
 def run_multistart(spec, searches, out_dir, via="auto", workers=None, scheduler=None, exchange_every=0,
-                   searches_per_gpu=None, migrants=4, out=None):
+                   searches_per_gpu=None, migrants=4, out=None, migrant_start="copy"):
     """run_multistart_searches, and with `out`, the multistart's run record there (rank 0)."""
     if out:
         reserve(out)  # before any search: a path that cannot take the record fails now
     created, finished = not os.path.exists(out_dir), False
     try:
         summary = run_multistart_searches(spec, searches, out_dir, via, workers, scheduler, exchange_every,
-                                          searches_per_gpu, migrants)
+                                          searches_per_gpu, migrants, migrant_start)
         if summary is not None and out and summary["completed"]:
             write_atomic(out, multistart_record(summary, out_dir))
         finished = True
@@ -186,7 +186,7 @@ def multistart_record(summary, out_dir):
 
 
 def run_multistart_searches(spec, searches, out_dir, via="auto", workers=None, scheduler=None, exchange_every=0,
-                            searches_per_gpu=None, migrants=4):
+                            searches_per_gpu=None, migrants=4, migrant_start="copy"):
     """K = `searches` runs of `spec` with seeds spec.seed .. spec.seed + K - 1; on an engine that
     holds several searches, each rank runs its share as batches that fill its GPU. With
     `exchange_every`, islands: live on an engine that takes migration (hpc/islands.py), else in
@@ -205,7 +205,11 @@ def run_multistart_searches(spec, searches, out_dir, via="auto", workers=None, s
         if _takes_migration(spec):
             if searches_per_gpu is not None:
                 raise LsbenchError("--searches-per-gpu: live islands run each rank's whole share at once")
-            return _live_islands(spec, seeds, out_dir, via, exchange_every, migrants, workers, scheduler)
+            return _live_islands(spec, seeds, out_dir, via, exchange_every, migrants, workers, scheduler,
+                                 migrant_start)
+        if migrant_start != "copy":
+            raise LsbenchError(f"--migrant-start {migrant_start}: only live islands (rots on gpu-resident) restart "
+                               "searches from migrants; epoch islands start from the better of two bests")
         return _islands(spec, seeds, out_dir, via, exchange_every)
     done = finished_records(out_dir, seeds, spec)  # a rerun completes only the missing searches
     if searches_per_gpu is not None and searches_per_gpu < 1:
@@ -254,12 +258,12 @@ def _takes_migration(spec):
     return path is not None and load_class(path).takes_migration
 
 
-def _live_islands(spec, seeds, out_dir, via, every, migrants, workers, scheduler):
+def _live_islands(spec, seeds, out_dir, via, every, migrants, workers, scheduler, start="copy"):
     """One island per rank or worker, its searches in one run, elites passed while they run."""
     from . import islands
     if every < 1 or migrants < 1:
         raise LsbenchError(f"--exchange-every {every} / --migrants {migrants}: both must be at least 1")
-    col = dispatch(via, partial(islands.island_seeds, seeds, via), islands.runner(spec, every, migrants),
+    col = dispatch(via, partial(islands.island_seeds, seeds, via), islands.runner(spec, every, migrants, start),
                    lambda places: Collector(out_dir, seeds, spec, f"{via}-islands", places, every),
                    spec.backend, workers, scheduler, at_once=True)
     return None if col is None else col.summary()

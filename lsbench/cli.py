@@ -108,10 +108,13 @@ def cmd_multistart(args):
     if args.migrants is not None and (not args.exchange_every or args.migrants < 1):
         raise LsbenchError(f"--migrants {args.migrants}: islands pass at least one solution, and only with "
                            "--exchange-every")
+    if args.migrant_start != "copy" and not args.exchange_every:
+        raise LsbenchError(f"--migrant-start {args.migrant_start}: only islands (--exchange-every) take migrants")
     spec = spec_from_args(args)
     try:
         summary = run_multistart(spec, args.searches, args.out_dir, args.via, args.workers, args.scheduler,
-                                 args.exchange_every, args.searches_per_gpu, args.migrants or 4, args.out)
+                                 args.exchange_every, args.searches_per_gpu, args.migrants or 4, args.out,
+                                 args.migrant_start)
     except KeyboardInterrupt:
         kept = len(list(Path(args.out_dir).glob("seed-*.json"))) if Path(args.out_dir).is_dir() else 0
         print(f"lsbench: interrupted; {kept} search record(s) kept in {args.out_dir}; the same command again "
@@ -324,6 +327,10 @@ def build_parser():
     pm.add_argument("--migrants", type=int, metavar="M",
                     help="live islands (rots on gpu-resident): the best distinct solutions an island sends each "
                          "time (default 4)")
+    pm.add_argument("--migrant-start", default="copy", choices=["copy", "cross"],
+                    help="live islands: an arrived solution restarts one of the island's worst searches as it is "
+                         "(copy), or crossed with that search's best: their shared assignments kept, the rest "
+                         "dealt at random (cross)")
     pm.add_argument("--searches-per-gpu", type=int, metavar="B",
                     help="engines that hold several searches (rots on gpu-resident): each rank runs its share in "
                          "runs of B searches (default: one per multiprocessor of its GPU)")

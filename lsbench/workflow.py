@@ -48,13 +48,16 @@ def multistart_entry(name, m, searches):
     per GPU on GPU backends), its record the best search's with the aggregate rate."""
     if not isinstance(m, dict):
         raise LsbenchError(f"workflow config: backend {name}: multistart must be a mapping, got {m!r}")
-    unknown = set(m) - {"ranks", "searches", "exchange_every", "migrants"}
+    unknown = set(m) - {"ranks", "searches", "exchange_every", "migrants", "migrant_start"}
     if unknown:
         raise LsbenchError(f"workflow config: backend {name}: multistart: unknown field(s) {', '.join(sorted(unknown))}")
     if searches != 1:
         raise LsbenchError(f"workflow config: backend {name}: give a multistart's searches under multistart")
     out = {"ranks": m.get("ranks", 1), "searches": m.get("searches"), "exchange_every": m.get("exchange_every", 0),
-           "migrants": m.get("migrants", 4)}
+           "migrants": m.get("migrants", 4), "migrant_start": m.get("migrant_start", "copy")}
+    if out["migrant_start"] not in ("copy", "cross"):
+        raise LsbenchError(f"workflow config: backend {name}: multistart migrant_start must be copy or cross, "
+                           f"got {out['migrant_start']!r}")
     for key, low in (("ranks", 1), ("searches", out["ranks"]), ("exchange_every", 0), ("migrants", 1)):
         v = out[key]
         if not isinstance(v, int) or isinstance(v, bool) or v < low:
@@ -183,6 +186,8 @@ def run_command(run, python, out):
                 "--out-dir", str(Path(out).with_suffix("")) + "-searches", "--out", out]
         if m["exchange_every"]:
             args += ["--exchange-every", m["exchange_every"], "--migrants", m["migrants"]]
+            if m["migrant_start"] != "copy":
+                args += ["--migrant-start", m["migrant_start"]]
     return " ".join(shlex.quote(str(c)) for c in args)
 
 

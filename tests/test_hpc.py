@@ -473,6 +473,36 @@ def test_migration_sends_every_period_restarts_only_worse_searches_and_passes_a_
     assert c.at_chunk(33, np.array([5, 9, 9]), lambda: sols, none, False)[1] is True and not boxes[0]
 
 
+def test_crossed_migrants_keep_what_both_parents_share_and_restart_only_where_a_copy_would():
+    """--migrant-start cross: the restarted searches are those a copy would restart; each starts
+    from a permutation holding every assignment its own best and the migrant share, the others
+    dealt at random -- the same for the same arrival, different elsewhere."""
+    import numpy as np
+
+    from lsbench import rng
+    from lsbench.errors import LsbenchError
+    from lsbench.search.islands import Migration, crossed
+    a, b = np.array([0, 1, 2, 3, 4, 5, 6, 7]), np.array([0, 1, 5, 3, 7, 2, 6, 4])
+    child = crossed(a, b, rng.new_state(3))
+    assert sorted(child) == list(range(8)) and all(child[i] == a[i] for i in (0, 1, 3, 6))
+    assert (child == crossed(a, b, rng.new_state(3))).all()
+    assert len({tuple(crossed(a, b, rng.new_state(s))) for s in range(20)}) > 1
+    own = np.array([[7, 6, 5, 4, 3, 2, 1, 0], [1, 0, 2, 3, 4, 5, 6, 7], [0, 1, 2, 3, 4, 5, 7, 6]])
+    arrived = {"kind": "elites", "from": 1, "iteration": 9, "costs": [30], "solutions": [a.tolist()]}
+    for start in ("copy", "cross"):
+        boxes = {0: [arrived], 1: []}
+        island = Migration(_Pipe(0, 2, boxes), every=100, migrants=1, start=start)
+        starts, _ = island.at_chunk(13, np.array([45, 40, 35]), lambda: own, np.zeros(3, dtype=bool), False)
+        assert [q for q, _s in starts] == [0] and island.received_by(0) == [[13, 30, 1]]
+        assert island.describe()["migrant_start"] == start
+        if start == "copy":
+            assert starts[0][1].tolist() == a.tolist()
+        else:
+            assert starts[0][1].tolist() == crossed(a, own[0], rng.new_state(13 * 1_000_003)).tolist()
+    with pytest.raises(LsbenchError, match="--migrant-start"):
+        Migration(_Pipe(0, 2, {0: [], 1: []}), every=10, migrants=1, start="swap")
+
+
 # `python -m lsbench` with the tests' simulator fix (ranks run simulated kernels in their own processes)
 SIMULATED_LSBENCH = [sys.executable, str(ROOT / "tests" / "simulator_safety.py")]
 
@@ -522,6 +552,13 @@ def test_live_islands_over_mpi_pass_elites_between_gpus_while_they_search_and_st
                        capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     _check_live_islands(d, tmp_path, 2, "mpi-islands")
+    d = tmp_path / "cross"  # migrants crossed with the restarted searches' bests: every record still verifies
+    r = subprocess.run([MPIEXEC, "-n", "2", *SIMULATED_LSBENCH, *_live_island_args(d, "--iterations", "40"),
+                        "--migrant-start", "cross"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    summary = json.loads((d / "summary.json").read_text())
+    assert summary["completed"] == 4 and [i["migrant_start"] for i in summary["islands"]] == ["cross", "cross"]
+    assert lsbench("verify", *map(str, sorted(d.glob("seed-*.json")))).returncode == 0
     d = tmp_path / "target"
     r = subprocess.run([MPIEXEC, "-n", "2", *SIMULATED_LSBENCH,
                         *_live_island_args(d, "--iterations", "400", "--target", "232000")],

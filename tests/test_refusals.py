@@ -208,11 +208,14 @@ def test_verify_refuses_a_tampered_record_naming_the_field(tmp_path, capsys, rec
     (["run", "--threads", "2"], "--threads"),
     (["multistart", "--searches", "2", "--migrants", "3"], "--migrants"),
     (["multistart", "--searches", "2", "--exchange-every", "5", "--migrants", "0"], "--migrants"),
+    (["multistart", "--searches", "2", "--migrant-start", "cross"], "--migrant-start"),
+    (["multistart", "--searches", "2", "--exchange-every", "5", "--migrant-start", "cross"], "live islands"),
     (["run", "--backend", "grid", "--workers", "2", "--param", "workers=3"], "give one"),
     (["multistart", "--searches", "2", "--searches-per-gpu", "0"], "--searches-per-gpu"),
     (["run", "--instance", "rnd-pfsp-8x3-1", "--param", "weights=1,2,3"], "objective=three"),
     (["run", "--instance", "weierstrass-2", "--param", "neighbours=100000000000"], "--param neighbours"),
-], ids=["target", "tenure", "threads on cpu", "migrants without islands", "no migrants", "workers twice",
+], ids=["target", "tenure", "threads on cpu", "migrants without islands", "no migrants",
+        "crossed migrants without islands", "crossed migrants on epoch islands", "workers twice",
         "a refusal after the output folder was made", "weights without objective=three", "neighbours 10^11"])
 def test_values_past_their_range_and_options_that_do_not_apply_are_one_line(tmp_path, capsys, args, needle):
     out = ["--out-dir", tmp_path / "ms"] if args[0] == "multistart" else ["--out", tmp_path / "r.json"]

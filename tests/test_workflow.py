@@ -340,8 +340,10 @@ def test_a_multistart_backend_entry_plans_one_mpi_job_of_g_ranks_with_one_gpu_ea
     assert " multistart " in cmd and "--searches 528" in cmd and "--exchange-every 5000 --migrants 4" in cmd
     assert f"--out {runs[0]['path']}" in cmd and "--out-dir results/islands/runs/qap/tai12a/islands-4-s1-searches" in cmd
     assert plan_runs(cfg, gpu_available=False) == []  # no GPU: the GPU multistart is left out, as any GPU run
+    cfg["groups"][0]["backends"][0]["multistart"]["migrant_start"] = "cross"
+    assert "--migrants 4 --migrant-start cross" in run_command(plan_runs(cfg, gpu_available=True)[0], "python", "r.json")
     for bad, field in (({"ranks": 0, "searches": 4}, "ranks"), ({"ranks": 4, "searches": 2}, "searches"),
-                       ({"searches": 4, "every": 3}, "unknown")):
+                       ({"searches": 4, "every": 3}, "unknown"), ({"searches": 4, "migrant_start": "swap"}, "migrant_start")):
         cfg["groups"][0]["backends"] = [{"name": "m", "backend": "cpu", "multistart": bad}]
         with pytest.raises(LsbenchError, match=f"backend m: multistart.*{field}"):
             plan_runs(cfg, gpu_available=True)

@@ -7,7 +7,10 @@ never waits for the ring, and the chunks stay the engine's own (cut to the excha
 cost the searches 5 % of their rate): at the first boundary from every E iterations on, the
 island's best distinct solutions go to the next island (only permutations and costs travel, and the send does not wait for the receiver), and the
 solutions that have arrived restart this island's worst searches (a restart that keeps the
-search's own best, as an elite restart does). An island that reaches the target tells the ring,
+search's own best, as an elite restart does): from the arrived solution itself (`start="copy"`), or
+(`start="cross"`) from its crossing with the restarted search's own best -- the assignments the two
+share kept, the others dealt at random -- so that the islands' elites recombine instead of being
+copied (a memetic step, as Benlic and Hao's BMA recombines its population's elites). An island that reaches the target tells the ring,
 and every island stops at its next chunk boundary. Arrival times depend on the other islands'
 speed, so a run with islands is not repeatable; each search's record lists what it received.
 """
@@ -16,7 +19,10 @@ from collections import deque
 
 import numpy as np
 
+from .. import rng
 from ..errors import LsbenchError
+
+STARTS = ("copy", "cross")  # how an arrived solution restarts a search (Migration, --migrant-start)
 
 START_WAIT_S = 600.0  # islands wait this long for each other's compile and warm-up
 
@@ -47,12 +53,14 @@ class LoopbackRing:
 class Migration:
     """An island's side of the ring: what to send, which searches take what arrived, when to stop."""
 
-    def __init__(self, ring, every, migrants):
+    def __init__(self, ring, every, migrants, start="copy"):
         if every < 1:
             raise LsbenchError(f"--exchange-every: must be at least 1, got {every}")
         if migrants < 1:
             raise LsbenchError(f"--migrants: must be at least 1, got {migrants}")
-        self.ring, self.every, self.migrants = ring, int(every), int(migrants)
+        if start not in STARTS:
+            raise LsbenchError(f"--migrant-start: one of {', '.join(STARTS)}, got {start!r}")
+        self.ring, self.every, self.migrants, self.migrant_start = ring, int(every), int(migrants), start
         self.next_send = self.every
         self.stop_sent = False
         self.sent = self.received = 0
@@ -68,7 +76,7 @@ class Migration:
     def at_chunk(self, iteration, bests, best_solutions, finished, target_reached):
         """After a chunk that ended at `iteration`: sends, receives and picks restarts. `bests`:
         the searches' best costs; `best_solutions()`: their best permutations (read only when a send
-        is due). Returns ([(search, start permutation)], stop): stop when this island or another
+        is due or a crossed restart needs them). Returns ([(search, start permutation)], stop): stop when this island or another
         reached the target."""
         t0 = time.perf_counter()
         stop = False
@@ -93,6 +101,10 @@ class Migration:
                 self.sent += 1
                 self.next_send = (iteration // self.every + 1) * self.every
             starts = self.restarts(arrived, bests, finished, iteration)
+            if starts and self.migrant_start == "cross":
+                own = best_solutions()
+                starts = [(q, crossed(solution, own[q], rng.new_state(iteration * 1_000_003 + q)))
+                          for q, solution in starts]
         took = time.perf_counter() - t0
         self.host_s += took
         self.max_host_s = max(self.max_host_s, took)
@@ -130,7 +142,8 @@ class Migration:
         self.replaced = [r for r in self.replaced if not (r[0] in gone and r[1] == iteration)]
 
     def describe(self):
-        return {"exchange_every": self.every, "migrants": self.migrants, "ring_size": self.ring.size,
+        return {"exchange_every": self.every, "migrants": self.migrants, "migrant_start": self.migrant_start,
+                "ring_size": self.ring.size,
                 "position": self.ring.position, "sent": self.sent, "received": self.received,
                 "replaced": len(self.replaced), "stopped_by": self.stopped_by, "exchange_calls": self.calls,
                 "exchange_host_s": round(self.host_s, 6), "max_exchange_host_s": round(self.max_host_s, 6)}
@@ -138,3 +151,15 @@ class Migration:
     def received_by(self, search):
         """[[iteration, cost, from island]] of the solutions that restarted `search`."""
         return [[it, cost, src] for q, it, cost, src in self.replaced if q == search]
+
+
+def crossed(a, b, state):
+    """A permutation that keeps every assignment a and b share (a_i = b_i) and deals the values
+    left to the other positions in a random order drawn from `state`."""
+    a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+    child = np.where(a == b, a, -1)
+    free = np.flatnonzero(child < 0)
+    left = np.setdiff1d(a, child[child >= 0])  # (sorted: the draw alone decides the order)
+    order = rng.permutation(state, len(free))
+    child[free] = left[order]
+    return child
