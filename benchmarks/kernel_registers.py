@@ -67,7 +67,7 @@ def kernel_signature(shape, n):
               a(2), a(2)]
     divisor = [numba.uint64] * 2  # the tenure draw's span and magic
     scalars = [numba.int64] * 10  # tenure_min, aspiration, target, first iteration, iterations, cube, fresh, item0, seq0, push0
-    return tuple(arrays + divisor + scalars + [a(n * n, dtype=np.float64), numba.float64])
+    return tuple(arrays + divisor + scalars)
 
 
 def report(problem, threads, queued, registers, cc, sass_dir=None, cluster=1):

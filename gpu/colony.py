@@ -3,12 +3,13 @@
 A generation of lsbench.engines.cas on the host costs a launch, two copies and a wait besides its
 local searches; on tai60b (one block per ant, ~1 ms of kernel) that was 0.4-0.8 ms more a
 generation. Here the colony (ants, their costs, the pheromone matrix, the best ant) stays on the
-device and each generation is three kernels queued on the engine's stream:
+device and each generation is four kernels queued on the engine's stream:
 - `pheromone_kernel` (one block per row of tau): Eq. (1)-(2) and the MAX-MIN clamp, element by
   element with the ants' deposits in ant order and explicitly rounded float64 operations (no fused
   multiply-add), so tau is bit for bit the CPU's; it also hands each ant's search its donor and its
   two stream states, which SplitMix64 gives by counter: the colony stream's words g m .. of draw_seeds;
-- the Ro-TS kernel of gpu/rots_kernel.py, one block per ant, which builds the ant and searches;
+- `ant_kernel` (gpu/ants.py, one thread per ant): each ant built over its donor;
+- the Ro-TS kernel of gpu/rots_kernel.py, one block per ant, which searches from it;
 - `select_kernel` (one block): the replacement of ant*_k by its child if not worse, the colony's
   best (first lowest, as np.argmin), and the stop at the target: it clears every search's ACTIVE
   flag, so the generations already queued return at once.
@@ -24,6 +25,7 @@ from lsbench.errors import LsbenchError
 from lsbench.params import Param, Rule
 from lsbench.engines.cas import NO_AGE_ASPIRATION, HostColony, pheromone_constants
 
+from .ants import build_ants
 from .chunks import IMPROVEMENT_CAP
 from .device import GOLDEN, mix64
 from .rots_engine import UNEVEN, ResidentRots
@@ -163,9 +165,10 @@ def run_generations(engine, ants, costs, tau, best, best_sol, ls_iters, colony_s
         words = np.uint64((start_words + (queued - 1) * 2 * m * int(GOLDEN)) % (1 << 64))
         pheromone_kernel[n, threads, stream](ANTS, COSTS, TAU, P, STATE, COLONY, rho, one_minus_rho, one_minus_root,
                                              min_den, words)
+        build_ants(b, prm["gamma"], stream)
         for first in range(0, its, IMPROVEMENT_CAP):
             engine.launch_chunk(m, (0, 0, int(NO_AGE_ASPIRATION), no_target, first, min(IMPROVEMENT_CAP, its - first),
-                                    prm["tenure"], 1 if first == 0 else 0), prm["gamma"])
+                                    prm["tenure"], 1 if first == 0 else 0))
         select_kernel[1, SELECT_THREADS, stream](ANTS, COSTS, CHILD_COSTS, CHILDREN, BEST_SOL, ACTIVE, COLONY, MAP,
                                                  target, queued)
         events[queued % len(events)].record(stream)

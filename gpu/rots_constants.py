@@ -125,10 +125,6 @@ class KernelConstants:
         return 2 * self.cluster * self.warps if self.cluster > 1 else 1
 
     @property
-    def n_fours(self):  # a cas ant's roulette: four locations a step, then the rest
-        return self.n - self.n % 4
-
-    @property
     def move_bytes(self):  # a recomputed move sent to its owner: delta and age
         return (8 if self.wide else 4) + 4
 

@@ -1,7 +1,7 @@
 """The resident Ro-TS kernel's device functions, one factory per role (gpu/rots_kernel.py puts them
-together): the tenure draws, the moves' keys, the O(n) costs, the swap, a search's start, and a
-cas ant's construction. Each factory takes the kernel's constants (gpu/rots_constants.py) and
-returns inline device functions specialised to them.
+together): the tenure draws, the moves' keys, the O(n) costs, the swap and a search's start.
+Each factory takes the kernel's constants (gpu/rots_constants.py) and returns inline device
+functions specialised to them.
 """
 from types import SimpleNamespace
 
@@ -401,72 +401,6 @@ def start(k, cost, keys):
         return total if GENERAL else total // 2
 
     return start_state
-
-
-def ant_builder(k):
-    """construct_ant: a cas ant built in the kernel from its donor (lsbench.engines.cas.construct)."""
-    N, N_FOURS = k.n, k.n_fours
-
-    @device
-    def roulette(x, tau, f, loc, last, chosen):
-        """One location of the CPU's roulette pass, branch-free: a free one (f = 1) takes tau off x
-        and is the last free one so far, the first that drives x below 0 is chosen."""
-        x -= tau * np.float64(f)
-        last = np.int32(loc) if f else last
-        chosen = np.int32(loc) if f and x < 0 and chosen < 0 else chosen
-        return x, last, chosen
-
-    @cuda.jit(device=True)
-    def construct_ant(p, free, todo, TAU, gamma, seed):
-        """lsbench.engines.cas.construct on the device, word by word from the same stream, so that the
-        ant is the CPU's: facilities leave the donor p with probability gamma, then in random order
-        each takes a free location with probability proportional to tau -- the float64 sums in the
-        CPU's order, branch-free (a taken location adds tau * 0.0, which leaves a sum unchanged), so
-        that the pheromone loads of a pass are all in flight at once."""
-        cs = seed
-        m = 0
-        for q in range(N):
-            free[q] = 0
-        for i in range(N):
-            cs += GOLDEN
-            if unit_interval(mix64(cs)) < gamma:
-                free[p[i]] = 1
-                todo[m] = i
-                m += 1
-        for t in range(m - 1, 0, -1):
-            cs += GOLDEN
-            u = np.int64((mix64(cs) >> np.uint64(11)) % np.uint64(t + 1))
-            x = todo[t]
-            todo[t] = todo[u]
-            todo[u] = x
-        for t in range(m):
-            row = U64(todo[t] * N)
-            total = 0.0
-            for b in range(0, N_FOURS, 4):  # four locations a step: their loads issue together
-                t0, t1, t2, t3 = TAU[row + U64(b)], TAU[row + U64(b + 1)], TAU[row + U64(b + 2)], TAU[row + U64(b + 3)]
-                total += t0 * np.float64(free[b])
-                total += t1 * np.float64(free[b + 1])
-                total += t2 * np.float64(free[b + 2])
-                total += t3 * np.float64(free[b + 3])
-            for loc in range(N_FOURS, N):
-                total += TAU[row + U64(loc)] * np.float64(free[loc])
-            cs += GOLDEN
-            x = unit_interval(mix64(cs)) * total
-            chosen = np.int32(-1)
-            last = np.int32(-1)
-            for b in range(0, N_FOURS, 4):
-                t0, t1, t2, t3 = TAU[row + U64(b)], TAU[row + U64(b + 1)], TAU[row + U64(b + 2)], TAU[row + U64(b + 3)]
-                x, last, chosen = roulette(x, t0, free[b], b, last, chosen)
-                x, last, chosen = roulette(x, t1, free[b + 1], b + 1, last, chosen)
-                x, last, chosen = roulette(x, t2, free[b + 2], b + 2, last, chosen)
-                x, last, chosen = roulette(x, t3, free[b + 3], b + 3, last, chosen)
-            for loc in range(N_FOURS, N):
-                x, last, chosen = roulette(x, TAU[row + U64(loc)], free[loc], loc, last, chosen)
-            chosen = chosen if chosen >= 0 else last
-            p[todo[t]] = chosen
-            free[chosen] = 0
-
-    return construct_ant
 
 
 def _unrolled_lane_sum(N, G, DTN, term):

@@ -19,6 +19,7 @@ from lsbench.search.common import ChunkLength, ImprovementLog
 from lsbench.search.restarts import EliteRestarts
 
 from . import device_name, require
+from .ants import build_ants
 from .chunks import IMPROVEMENT_CAP, record_rows, rows_within_budget
 from .launch import PreparedLauncher, clusters_at_once, copy_down, copy_up, register_cap
 from .rots_kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
@@ -56,6 +57,8 @@ class SearchBuffers:
     QUEUE: object
     RING: object
     TAU: object
+    FREE: object  # a cas ant's construction (gpu/ants.py): free locations, facilities to place
+    TODO: object
 
     def state_args(self):
         names = [f.name for f in fields(self)]
@@ -366,10 +369,11 @@ class ResidentRots:
         host_up["FRESH"][:] = 0
         host_up["STATE"][:, 0] = states
         host_up["ACTIVE"][:] = 1
-        gamma = -1.0  # no ant to build
         if colony:
             gamma, host_up["STATE"][:, 1], host_up["TAU"][:] = colony[0], colony[1], np.ravel(colony[2])
         up.copy_to_device(host_up["all"], stream=self.stream)  # the starts and stream states in one copy
+        if colony:  # each search starts from its cas ant, built over its donor in START
+            build_ants(b, gamma, self.stream)
         target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
         log = None if bests_only else ImprovementLog(curs)
         its = np.zeros(K, dtype=np.int64)
@@ -407,7 +411,7 @@ class ResidentRots:
                 base += REBASE_BY
             t0 = time.perf_counter()
             self.launch_chunk(K, (tenure_min, tenure_max, aspiration, target, it - base, n_iter, tenure_cube,
-                                  1 if it == 0 else 0), gamma)
+                                  1 if it == 0 else 0))
             # one copy: the bests and the queue's flag, and for a cas generation (its only wait) the best solutions
             copy_down(host_down["all"], down, host_down["all"].nbytes if bests_only else counts, self.stream)
             self.stream.synchronize()
@@ -526,10 +530,10 @@ class ResidentRots:
         copy_up(b.START, host_up["START"], host_up["START"].nbytes, self.stream)
         copy_up(b.FRESH, host_up["FRESH"], host_up["FRESH"].nbytes, self.stream)
 
-    def launch_chunk(self, K, scalars, gamma):
+    def launch_chunk(self, K, scalars):
         """Queues one chunk of the K searches on self.stream: `scalars` = (tenure_min, tenure_max,
-        aspiration, target, first iteration - base, iterations, tenure_cube, fresh), `gamma` < 0: no
-        cas ant to build. The launch is kept in last_launch (benchmarks/profile_cas.py reruns it)."""
+        aspiration, target, first iteration - base, iterations, tenure_cube, fresh). The launch is
+        kept in last_launch (benchmarks/profile_cas.py reruns it)."""
         b = self.buffers(K)
         # the kernel's clock and aspiration horizon are 32-bit: a chunk stays under 2^29 iterations
         # (rots_kernel.ASPIRE_FLOOR), as every chunk the engine sizes (chunk_cap) does
@@ -541,7 +545,7 @@ class ResidentRots:
         tenure_min, tenure_max, *rest = scalars  # the kernel takes the tenure range as (span, magic, min)
         args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.row_chunks, *b.state_args(),
                 *tenure_divisor(tenure_min, tenure_max), tenure_min, *rest, np.int64(self.items_taken),
-                np.int64(self.subchunks_done), np.int64(self.items_pushed), b.TAU, gamma)
+                np.int64(self.subchunks_done), np.int64(self.items_pushed))
         blocks = self.grid if self.shape["queued"] else K * self.shape["cluster"]
         self.last_launch = (blocks, self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
         self.launch(*self.last_launch, stream=self.stream)
@@ -589,7 +593,8 @@ class ResidentRots:
             IMP_OBJ=cuda.device_array((self.chunk_cap, K), dtype=np.int64),
             NIMP=down["NIMP"], DONE=down["DONE"],
             ACTIVE=up["ACTIVE"], START=up["START"], FRESH=up["FRESH"],
-            QUEUE=down["QUEUE"], RING=cuda.to_device(np.zeros(ring, np.int64)), TAU=up["TAU"])
+            QUEUE=down["QUEUE"], RING=cuda.to_device(np.zeros(ring, np.int64)), TAU=up["TAU"],
+            FREE=cuda.device_array((K, n), np.int32), TODO=cuda.device_array((K, n), np.int32))
         self.items_taken = self.items_pushed = self.subchunks_done = 0  # the queue's counts (QUEUE, RING tags)
         return self._buffers
 

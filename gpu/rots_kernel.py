@@ -59,13 +59,13 @@ def _make_kernel(k):
     keys, cost, swap = rots_device.move_keys(k), rots_device.costs(k), rots_device.swaps(k)
     exchange = rots_steps.exchanges(k, draw_tenures)
     parts = {"draw_tenures": draw_tenures, "swap": swap, "exchange": exchange,
-             "start_state": rots_device.start(k, cost, keys), "construct_ant": rots_device.ant_builder(k),
+             "start_state": rots_device.start(k, cost, keys),
              "queue": rots_steps.work_queue(k), "tables": rots_steps.tables(k, exchange, swap, cost),
              "moves": rots_steps.move_pass(k, keys, cost, swap, exchange)}
     return _kernel(k, **parts)
 
 
-def _kernel(k, draw_tenures, swap, exchange, start_state, construct_ant, queue, tables, moves):
+def _kernel(k, draw_tenures, swap, exchange, start_state, queue, tables, moves):
     N, THREADS, CLUSTER, QUEUED, SUBCHUNK, GENERAL, DP4A, ROW_SUMS = k.n, k.threads, k.cluster, k.queued, k.subchunk, k.general, k.dp4a, k.row_sums
     PADDED_SIZE, N_SQUARED, SLOTS, UPDATE_LENGTH, ROW_WORDS, ITEMS = k.padded_size, k.n_squared, k.slots, k.update_length, k.row_words, k.items
     DELTA_SHARED, MATRIX_SHARED, AGE_SHARED, TABU_SHARED, FLOWS_SHARED = k.delta_shared, k.matrix_shared, k.age_shared, k.tabu_shared, k.flows_shared
@@ -81,7 +81,7 @@ def _kernel(k, draw_tenures, swap, exchange, start_state, construct_ant, queue, 
     @(cuda.jit(max_registers=k.max_registers) if k.max_registers and SHUFFLE else cuda.jit)  # (the simulator takes no cap)
     def rots_kernel(A, AT, BG, ADIAG, BDIAG, ROWCHUNK, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST,
                     BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, START, FRESH, QUEUE, RING, tenure_span, tenure_magic,
-                    tenure_min, aspiration, target, chunk_it0, chunk_iters, tenure_cube, fresh_all, item0, seq0, push0, TAU, gamma):
+                    tenure_min, aspiration, target, chunk_it0, chunk_iters, tenure_cube, fresh_all, item0, seq0, push0):
         tid = cuda.threadIdx.x
         lane = tid % 32
         warp = tid // 32
@@ -94,8 +94,6 @@ def _kernel(k, draw_tenures, swap, exchange, start_state, construct_ant, queue, 
         z = cuda.shared.array(UPDATE_LENGTH if GENERAL else 1, DELTA_TYPE)
         rkey = cuda.shared.array(REDUCTION_SLOTS, int64)
         srow = cuda.shared.array(N if ROW_SUMS else 1, uint32)  # byte matrices: the row sums S_i (swap_cost)
-        free = cuda.shared.array(N, int32)  # a cas ant's construction: free locations, facilities to place
-        todo = cuda.shared.array(N, int32)
         xkey = cuda.shared.array(XKEYS, int64)  # a cluster: every warp's key, by parity
         bars = cuda.shared.array(2 if CLUSTER > 1 else 1, int64)  # a cluster: the exchange's mbarriers, by parity
         ten = cuda.shared.array(2, int32)
@@ -150,11 +148,7 @@ def _kernel(k, draw_tenures, swap, exchange, start_state, construct_ant, queue, 
                 current = np.int64(0)
                 init_exchange(bars, tid)
                 cluster_barrier()  # every block of the cluster has started: its shared memory may be written
-                if fresh:  # the first chunk builds its start state from the permutation alone
-                    if gamma > 0:  # a cas generation: the ant is built here from its donor p (the blocks of a
-                        cuda.syncthreads()  # cluster build the same one)
-                        if tid == 0:
-                            construct_ant(p, free, todo, TAU, gamma, STATE[sid, 1])
+                if fresh:  # the first chunk builds its start state from the permutation alone (a cas ant: gpu/ants.py)
                     current = start_state(Af, AT, BG, ADIAG, BDIAG, ROWCHUNK, p, dl, bp, bpt, Aw, bpw, srow, old, ex, rkey, tid,
                                           rank, np.int32(it0))
                     if tid == 0 and rank == 0:

@@ -317,7 +317,7 @@ def test_resident_rots_with_more_searches_than_blocks_queues_them_and_each_follo
     assert taken == engine.items_taken  # every block took one item past the last
     assert pushed == engine.items_pushed and engine.subchunks_done >= 20
     ring = buffers.RING.copy_to_host()
-    seq0, n_iter = engine.last_launch[3][-4], engine.last_launch[3][-8]  # the last chunk's first tag, iterations
+    seq0, n_iter = engine.last_launch[3][-2], engine.last_launch[3][-6]  # the last chunk's first tag, iterations
     subs = -(-int(n_iter) // 2)  # its sub-chunks: each search's 1, 2, ... went through the ring once
     last = ring[:5 * (subs - 1)]
     assert sorted(zip((last >> 32) - seq0, last & 0xFFFFFFFF)) == [(sub, q) for sub in range(1, subs) for q in range(5)]
@@ -1161,7 +1161,7 @@ def test_resident_rots_queue_with_separate_recomputing_warps_follows_the_cpu():
 
 
 def test_cas_ants_built_on_the_gpu_are_the_cpu_ants_after_the_same_local_search():
-    """colony_batch: each block builds its ant from its donor, a random pheromone matrix and its own
+    """colony_batch: ant_kernel builds each ant from its donor, a random pheromone matrix and its own
     stream (the CPU's construct, float64 roulette in the same order), then searches from it; ants
     and costs equal construct_colony followed by the CPU tabu local searches."""
     from lsbench.gpu.rots_engine import ResidentRots
