@@ -397,7 +397,7 @@ def test_regenerated_report_archives_its_records_and_plan_and_says_so_on_its_fir
 
     from regenerate_reports import regenerate
     from report_from_records import report
-    assert regenerate("janiak", "quick", None, 1, reports=tmp_path) == 0
+    assert regenerate("janiak", "quick", 600, 1, reports=tmp_path) == 0
     folder = tmp_path / "janiak"
     with tarfile.open(folder / "records.tgz") as archive:
         plan = json.load(archive.extractfile("plan.json"))
@@ -408,6 +408,7 @@ def test_regenerated_report_archives_its_records_and_plan_and_says_so_on_its_fir
     page = (folder / "report.html").read_text()
     first_screen = " ".join(re.sub(r"<[^>]+>", " ", page[page.index("<body>"):][:1500]).split())
     assert "Scale quick" in first_screen and f"on {plan['date']}" in first_screen
+    assert "8 runs within a budget of 600 s (0 not started)" in first_screen
     report(ROOT / plan["config"], tmp_path / "x" / "runs", tmp_path / "again", plan["scale"], plan)
     assert (tmp_path / "again" / "report.html").read_text().count("<tr") == page.count("<tr")
     # on a GPU machine without the report's libraries: the archive alone, rendered later (--examples)
