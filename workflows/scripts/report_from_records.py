@@ -40,14 +40,24 @@ def report(config, runs_dir, out_dir, scale="paper", plan=None):
     print(f"{len(records)} records -> {out / 'report.html'}")
 
 
+def extract(archive_path, into):
+    """A records archive's files and folders into `into`, refusing any that would land outside it
+    (tarfile's "data" filter, which Python before 3.11.4 lacks)."""
+    with tarfile.open(archive_path) as archive:
+        members = archive.getmembers()
+        for m in members:
+            if not (m.isfile() or m.isdir()) or m.name.startswith("/") or ".." in Path(m.name).parts:
+                raise ValueError(f"{archive_path}: {m.name!r} is not a plain file or folder inside the archive")
+        archive.extractall(into, members=members)
+
+
 def regenerate_examples():
     """Every report in reports/ again from its records.tgz with the current code, at the scale its
     plan.json says the records were planned at."""
     for archive_path in sorted((ROOT / "reports").glob("*/records.tgz")):
         folder = archive_path.parent
         with tempfile.TemporaryDirectory() as tmp:
-            with tarfile.open(archive_path) as archive:
-                archive.extractall(tmp, filter="data")
+            extract(archive_path, tmp)
             plan = json.loads((Path(tmp) / "plan.json").read_text())
             for old in (folder / "report_files").glob("*"):
                 old.unlink()
