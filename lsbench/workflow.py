@@ -2,6 +2,7 @@
 report itself is rendered in the workflow layer: workflows/scripts/report.py)."""
 import json
 import shlex
+import sys
 from pathlib import Path
 
 from .errors import LsbenchError
@@ -64,6 +65,12 @@ def multistart_entry(name, m, searches):
             raise LsbenchError(f"workflow config: backend {name}: multistart {key} must be an integer of at least "
                                f"{low}, got {v!r}")
     return out
+
+
+def mpi_launcher():
+    """The MPI launcher beside this Python (the mpich wheel's), else the one on PATH."""
+    beside = Path(sys.executable).parent / "mpiexec"
+    return str(beside) if beside.exists() else "mpiexec"
 
 
 def mpi_tasks(run):

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from lsbench.errors import LsbenchError
 from lsbench.registry import GPU_BACKENDS
-from lsbench.workflow import gpu_status, mpi_tasks, plan_runs, run_command
+from lsbench.workflow import gpu_status, mpi_launcher, mpi_tasks, plan_runs, run_command
 
 EXPERIMENT = config["experiment"]
 GPU = gpu_status()
@@ -14,9 +14,7 @@ except LsbenchError as e:  # the CLI's error line, then out
     print(f"lsbench: error: {e}", file=sys.stderr)
     sys.exit(2)
 RUN_PATHS = {r["path"]: r for r in RUNS}
-# the MPI launcher beside this Python (the mpich wheel's), else the one on PATH; profiles may override
-MPIEXEC = str(Path(sys.executable).parent / "mpiexec") if (Path(sys.executable).parent / "mpiexec").exists() \
-    else "mpiexec"
+MPIEXEC = mpi_launcher()  # profiles may override (config mpi_launcher)
 
 
 def instance_files(run):

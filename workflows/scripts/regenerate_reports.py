@@ -16,7 +16,6 @@ import datetime
 import io
 import json
 import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -30,12 +29,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 from lsbench.errors import LsbenchError  # noqa: E402
+from lsbench.provenance import versions  # noqa: E402
 from run_plan import run_all  # noqa: E402
-
-
-def commit():
-    r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    return r.stdout.strip() if r.returncode == 0 else "unknown"
 
 
 def archive(runs, plan, path):
@@ -59,7 +54,7 @@ def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=Tr
         if not done or not runs.exists():
             raise LsbenchError(f"{name}: no run finished; reports/{name} left as it was")
         plan = {"config": f"workflows/config/{name}.yaml", "scale": scale, "budget_s": budget_s, "seeds": seeds,
-                "runs_done": done, "runs_failed": failed, "runs_not_started": left, "lsbench_commit": commit(),
+                "runs_done": done, "runs_failed": failed, "runs_not_started": left, "lsbench_commit": versions().get("lsbench_commit", "unknown"),
                 "date": datetime.date.today().isoformat()}
         if render:
             from report_from_records import report  # (pandas, matplotlib, jinja2: not on every GPU machine)
@@ -105,6 +100,9 @@ def main():
                                  launcher=args.mpi_launcher)
         except LsbenchError as e:
             print(f"lsbench: error: {e}", file=sys.stderr)
+            return 2
+        except yaml.YAMLError as e:
+            print(f"lsbench: error: workflows/config/{name}.yaml: {str(e).splitlines()[0]}", file=sys.stderr)
             return 2
     return 1 if failed else 0
 

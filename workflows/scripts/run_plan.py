@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from lsbench.errors import LsbenchError  # noqa: E402
 from lsbench.runner import run  # noqa: E402
-from lsbench.workflow import gpu_status, mpi_tasks, plan_runs, run_command  # noqa: E402
+from lsbench.workflow import gpu_status, mpi_launcher, mpi_tasks, plan_runs, run_command  # noqa: E402
 
 RUN_TIMEOUT_S = 7200  # a run started as its own process (MPI, multistart) that takes longer has hung
 
@@ -40,11 +40,6 @@ def seed_major(runs):
         rounds[cell] = rounds.get(cell, 0) + 1
         r["round"] = rounds[cell]
     return sorted(runs, key=lambda r: r["round"])  # (stable: the plan's order within a round)
-
-
-def default_launcher():
-    beside = Path(sys.executable).parent / "mpiexec"
-    return str(beside) if beside.exists() else "mpiexec"
 
 
 def run_one(r, path, launcher):
@@ -81,7 +76,7 @@ def run_all(config, scale="paper", seeds=None, budget_s=None, runs_dir=".", laun
             return done, failed, len(runs) - k + 1
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            rec = run_one(r, path, launcher or default_launcher())
+            rec = run_one(r, path, launcher or mpi_launcher())
         except LsbenchError as e:
             print(f"{r['path']}: lsbench: error: {e}", flush=True)
             failed += 1
