@@ -8,7 +8,8 @@
 # table (device_run.sh `multistart --gpus 1,2,4 --repeats 3 --timeout 150`) needs every GPU: a call
 # of its own.
 set -u
-bash benchmarks/device_run.sh > /dev/null  # installs the carried wheels once, before the lanes start
+[ -n "${LSBENCH_INSTALLED:-}" ] ||  # (a call that runs other steps beside the lanes installs first)
+  bash benchmarks/device_run.sh > /dev/null  # installs the carried wheels once, before the lanes start
 QAP_CLASS_I="--first-seed 5001 --runs 3 --cap 30 --restart 100000 --elite 1 --param tenure_min=0.05n
   --param tenure_max=0.2n --param aspiration=8n^2 --param pools=33"
 lane() {
