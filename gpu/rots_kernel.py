@@ -77,7 +77,6 @@ def _kernel(k, draw_tenures, swap, exchange, start_state, queue, tables, moves):
     no_swap, apply_swap, init_exchange, cluster_barrier = swap.no_swap, swap.apply_swap, exchange.init_exchange, exchange.cluster_barrier
     take_item, pass_on, load_tables, resume, store_item = queue.take_item, queue.pass_on, tables.load_tables, tables.resume, tables.store_item
     block_min, own_moves, recompute_touching, update_owned = exchange.block_min, moves.own_moves, moves.recompute_touching, moves.update_owned
-
     @(cuda.jit(max_registers=k.max_registers) if k.max_registers and SHUFFLE else cuda.jit)  # (the simulator takes no cap)
     def rots_kernel(A, AT, BG, ADIAG, BDIAG, ROWCHUNK, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST,
                     BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, START, FRESH, QUEUE, RING, tenure_span, tenure_magic,
@@ -166,10 +165,7 @@ def _kernel(k, draw_tenures, swap, exchange, start_state, queue, tables, moves):
                 state, moved, r, s, dlast, nimp, done = resume(STATE, PEND, NIMP, DONE, Af, AT, bp, bpt, Aw, bpw, srow, u, w,
                                                                v, z, sid, sub, fresh, tid)
                 stop = False
-                # 32-bit step bookkeeping on every warp's path: the clock it32 (below 2^31: the host
-                # rebases it under 2^30 before a chunk), and it_asp = it - aspiration, clamped once at
-                # ASPIRE_FLOOR: the ages are never below EXPIRED, so that a horizon under it, where it
-                # stays through any chunk (fewer than 2^29 iterations), aspirates nothing, clamped or not
+                # 32-bit step bookkeeping on every warp's path: the clock it32 and it_asp (see ASPIRE_FLOOR)
                 it32 = np.int32(it0)
                 it_end = np.int32(it0 + n_iter)
                 it_asp = np.int32(max(it0 - aspiration, ASPIRE_FLOOR))
@@ -224,7 +220,11 @@ def _kernel(k, draw_tenures, swap, exchange, start_state, queue, tables, moves):
 REBASE_AT = 1 << 30
 REBASE_BY = 1 << 29
 EXPIRED = -(1 << 30)
-ASPIRE_FLOOR = EXPIRED - (1 << 29)  # an aspiration horizon below every age for a whole chunk (the kernel's it_asp)
+# The kernel's step clock it32 stays below 2^31 (the host rebases it under 2^30 before a chunk), and
+# it_asp = it - aspiration is clamped once at ASPIRE_FLOOR: the ages are never below EXPIRED, so that a
+# horizon under it, where it stays through any chunk (fewer than 2^29 iterations), aspirates nothing,
+# clamped or not.
+ASPIRE_FLOOR = EXPIRED - (1 << 29)
 
 
 @cuda.jit
