@@ -20,7 +20,8 @@ def backend_entry(b):
     a cow entry may give `ranks` (MPI tasks, default 4), an entry of an engine that runs several
     searches at once `searches` (K a run, default 1), and any entry `sample: N` (its runs stop after
     N of the group's iterations; the report extrapolates their time per iteration to the group's
-    iterations and says so, for a side whose full runs would take hours)."""
+    iterations and says so, for a side whose full runs would take hours) or `seeds: N` (it runs the
+    group's first N seeds only: a row for scale beside rows of many runs)."""
     if isinstance(b, str):
         b = {"name": b, "backend": b}
     if not isinstance(b, dict) or "name" not in b or "backend" not in b:
@@ -35,8 +36,12 @@ def backend_entry(b):
     if sample is not None and (not isinstance(sample, int) or isinstance(sample, bool) or sample < 1):
         raise LsbenchError(f"workflow config: backend {b['name']}: sample must be a positive number of iterations, "
                            f"got {sample!r}")
+    seeds = b.get("seeds")
+    if seeds is not None and (not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1):
+        raise LsbenchError(f"workflow config: backend {b['name']}: seeds must be a positive number of the group's "
+                           f"first seeds, got {seeds!r}")
     entry = {"name": b["name"], "backend": b["backend"], "params": dict(b.get("params") or {}), "ranks": ranks,
-             "searches": searches, "multistart": None, "sample": sample}
+             "searches": searches, "multistart": None, "sample": sample, "seeds": seeds}
     if b.get("multistart") is not None:
         entry["multistart"] = multistart_entry(b["name"], b["multistart"], searches)
         entry["ranks"] = entry["multistart"]["ranks"]
@@ -128,6 +133,7 @@ def plan_runs(config, gpu_available):
                 # K searches a run take seeds s .. s + K - 1: the runs' seeds are K apart, no two runs share one
                 spacing = b["multistart"]["searches"] if b["multistart"] else b["searches"]
                 seed_list = [1 + i * spacing for i in range(seeds)] if isinstance(seeds, int) else list(seeds)
+                seed_list = seed_list[:b["seeds"]]  # (None: all)
                 for s in seed_list:
                     planned += 1
                     params = {**(config.get("grid_params") or {}), **b["params"]} if b["backend"] == "grid" \

@@ -275,6 +275,24 @@ def test_time_to_target_table_from_records_of_runs_of_several_searches_on_their_
                                                    else sum(sorted(times)[len(times) // 2 - 1:][:2]) / 2))
 
 
+def test_a_backend_with_seeds_n_runs_only_the_groups_first_n_seeds_and_a_bad_count_is_refused():
+    """`seeds: N` on a backend entry: a row for scale runs the group's first N seeds, the others
+    every seed (a count or a list); N must be a positive count, named in the error."""
+    from lsbench.errors import LsbenchError
+    group = {"name": "tiny", "problem": "qap", "instances": ["rnd-qap-12-1"], "algorithm": "tabu", "seeds": [7, 8, 9],
+             "iterations": 5, "backends": [{"name": "one-core", "backend": "cpu", "seeds": 1}, "cpu-parallel"]}
+    runs = plan_runs({"experiment": "tiny", "groups": [group]}, gpu_available=False)
+    assert [(r["label"], r["seed"]) for r in runs] == [("one-core", 7), ("cpu-parallel", 7), ("cpu-parallel", 8),
+                                                       ("cpu-parallel", 9)]
+    group["seeds"] = 2
+    runs = plan_runs({"experiment": "tiny", "groups": [group]}, gpu_available=False)
+    assert [r["seed"] for r in runs if r["label"] == "one-core"] == [1]
+    for bad in (0, True, "1"):
+        group["backends"][0]["seeds"] = bad
+        with pytest.raises(LsbenchError, match="backend one-core: seeds must be a positive number"):
+            plan_runs({"experiment": "tiny", "groups": [group]}, gpu_available=False)
+
+
 def test_a_sampled_backend_runs_its_first_iterations_and_the_report_extrapolates_and_says_so(tmp_path):
     """`sample: N` on a backend entry: its runs stop after N of the group's iterations; the report
     gives time per iteration x the group's iterations, marked as an estimate, with a note, and the
