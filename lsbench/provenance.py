@@ -12,8 +12,13 @@ from . import __version__
 
 def host_info():
     info = {"hostname": platform.node(), "machine": platform.machine(), "system": platform.system(),
-            "processor": _cpu_model() or platform.processor(), "cpu_count": os.cpu_count()}
+            "processor": _cpu_model() or platform.processor(), "cpu_count": usable_cores()}
     return info
+
+
+def usable_cores():
+    """The cores this process may run on (a run pinned with taskset to 16 of 32 cores had 16)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 def _cpu_model():

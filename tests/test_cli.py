@@ -123,3 +123,14 @@ def test_target_bks_stops_at_the_manifest_value_and_bks_plus_a_percentage_above_
     loose = run_one("qap", "tai12a", algorithm="rots", seed=1, iterations=5000, target="bks+3%")
     assert loose["run_spec"]["stop"]["target"] == pytest.approx(bks * 1.03)
     assert bks < loose["best_objective"] <= bks * 1.03 and loose["iterations"] < exact["iterations"]
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or not os.path.exists("/usr/bin/taskset"),
+                    reason="pinning a process needs Linux's taskset")
+def test_a_run_pinned_to_one_core_records_one_core(tmp_path):
+    out = tmp_path / "pinned.json"
+    cmd = ["taskset", "-c", str(min(os.sched_getaffinity(0))), sys.executable, "-m", "lsbench", "run", "--problem",
+           "qap", "--instance", "tai12a", "--iterations", "10", "--out", str(out), "--quiet"]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["host"]["cpu_count"] == 1
