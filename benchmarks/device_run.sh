@@ -10,7 +10,7 @@
 # Usage: bash benchmarks/device_run.sh [tests] ['iteration ARGS'] [makespan] [rots] ['plan CONFIG ARGS']
 #        ['resident ARGS'] ['ab TREE... ARGS'] ['pfsp ARGS'] ['pls ARGS'] ['grid ARGS'] ['cas ARGS'] ['cas-scaling ARGS'] ['ttb ARGS'] ['ig ARGS'] ['tsp ARGS'] ['cow ARGS'] ['multistart ARGS'] ['sharing ARGS'] ['islands ARGS'] ['pytest ARGS']
 #        ['snakemake ARGS' (from .smk/smk_site.tgz: Snakemake 9 for Python 3.12, its dependencies beside it)]
-#        ['reports ARGS NAME...' (regenerate_reports.py --archive-only: reports/NAME/records.tgz, e.g. --budget-s 1500)]
+#        ['reports ARGS NAME...' (regenerate_reports.py --archive-only: reports/NAME/records.tgz, e.g. --budget-s 1500, --continue)]
 #        ['profile-cas INSTANCE GENERATIONS'] ['ncu-cas INSTANCE GENERATIONS'] ['ncu-source INSTANCE SEARCHES']
 set -u
 [ -n "${LSBENCH_INSTALLED:-}" ] ||  # (benchmarks/remeasure_tables.sh installs once for its lanes)

@@ -1,7 +1,7 @@
 """Regenerate example reports in reports/ from new runs on this host (the GPU machine):
 
     python workflows/scripts/regenerate_reports.py [--scale paper] [--budget-s 1500] [--seeds N]
-        [--archive-only] [--mpi-launcher 'mpirun --allow-run-as-root'] NAME [NAME ...]
+        [--archive-only] [--continue] [--mpi-launcher 'mpirun --allow-run-as-root'] NAME [NAME ...]
 
 For each NAME, the runs of workflows/config/NAME.yaml (run_plan.py's order: seed by seed, every
 cell side by side, no run started once the budget is spent), then reports/NAME/records.tgz (the
@@ -9,7 +9,10 @@ records and plan.json: config, scale, budget, commit, date) and the report rende
 Every file is written beside its place first and renamed, so a failed run leaves the old report.
 `report_from_records.py --examples` renders the same archives again with later report code.
 `--archive-only` writes reports/NAME/records.tgz and renders nothing (a GPU machine without the
-report's libraries: render there later with --examples).
+report's libraries: render there later with --examples). `--continue` starts from the records in
+reports/NAME/records.tgz (same scale and seeds) and runs only the plan's runs they lack, so a
+paper-scale plan longer than one machine session grows call by call (the report's first screen
+lists every commit its records were made at).
 """
 import argparse
 import datetime
@@ -45,17 +48,21 @@ def archive(runs, plan, path):
     tmp.replace(path)
 
 
-def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=True, launcher=None):
+def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=True, launcher=None, resume=False):
     config_path = ROOT / "workflows" / "config" / f"{name}.yaml"
     config = yaml.safe_load(config_path.read_text())
+    commit = versions().get("lsbench_commit", "unknown")
     with tempfile.TemporaryDirectory() as tmp:
-        done, failed, left = run_all(config, scale, seeds, budget_s, tmp, launcher)
         runs = Path(tmp) / "results" / config["experiment"] / "runs"
+        before = continued(reports / name / "records.tgz", runs, scale, seeds) if resume else {}
+        done, failed, left = run_all(config, scale, seeds, budget_s, tmp, launcher)
         if not done or not runs.exists():
             raise LsbenchError(f"{name}: no run finished; reports/{name} left as it was")
+        if before and None not in (budget_s, before.get("budget_s")):
+            budget_s += before["budget_s"]  # the budget of every call the records took
         plan = {"config": f"workflows/config/{name}.yaml", "scale": scale, "budget_s": budget_s, "seeds": seeds,
-                "runs_done": done, "runs_failed": failed, "runs_not_started": left, "lsbench_commit": versions().get("lsbench_commit", "unknown"),
-                "date": datetime.date.today().isoformat()}
+                "runs_done": done, "runs_failed": failed, "runs_not_started": left, "lsbench_commit": commit,
+                "date": datetime.date.today().isoformat(), "calls": before.get("calls", 1) + 1 if before else 1}
         if render:
             from report_from_records import report  # (pandas, matplotlib, jinja2: not on every GPU machine)
             staged = Path(tmp) / "report"
@@ -67,6 +74,23 @@ def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=Tr
             archive(runs, plan, reports / name / "records.tgz")
     print(f"reports/{name}: {done} runs ({failed} failed, {left} not started), scale {scale}")
     return failed
+
+
+def continued(archive_path, runs, scale, seeds):
+    """The earlier calls' records (archive_path) unpacked into `runs`; their plan.json. Records of
+    another scale or seed count are refused: one report, one plan."""
+    from report_from_records import extract
+    if not archive_path.exists():
+        raise LsbenchError(f"{archive_path}: no records to continue from")
+    held = runs.parent / "continued"
+    extract(archive_path, held)
+    plan = json.loads((held / "plan.json").read_text())
+    for field, now in (("scale", scale), ("seeds", seeds)):
+        if plan.get(field) != now:
+            raise LsbenchError(f"{archive_path}: its records have {field} {plan.get(field)}, this call "
+                               f"{now}; run without --continue to start afresh")
+    (held / "runs").replace(runs)
+    return plan
 
 
 def replace_folder(staged, out):
@@ -87,6 +111,8 @@ def main():
     ap.add_argument("--budget-s", type=float, help="per report: start no run after this many seconds")
     ap.add_argument("--seeds", type=int, help="override every group's number of seeds")
     ap.add_argument("--archive-only", action="store_true", help="write records.tgz, render no report")
+    ap.add_argument("--continue", dest="resume", action="store_true",
+                    help="start from reports/NAME/records.tgz (same scale and seeds): run only the runs it lacks")
     ap.add_argument("--mpi-launcher", help="MPI rows start as LAUNCHER -n RANKS ... (e.g. 'mpirun --allow-run-as-root')")
     args = ap.parse_args()
     missing = [n for n in args.names if not (ROOT / "workflows" / "config" / f"{n}.yaml").exists()]
@@ -97,7 +123,7 @@ def main():
     for name in args.names:
         try:
             failed += regenerate(name, args.scale, args.budget_s, args.seeds, render=not args.archive_only,
-                                 launcher=args.mpi_launcher)
+                                 launcher=args.mpi_launcher, resume=args.resume)
         except LsbenchError as e:
             print(f"lsbench: error: {e}", file=sys.stderr)
             return 2
