@@ -7,7 +7,9 @@ TREE1 TREE2 ... TREE1 TREE2 ... (`--passes` times), each pass a fresh process ru
 (PYTHONPATH=TREE) through `lsbench.runner.run_one`, whose signature both trees share: every case
 once untimed (JIT and kernel compilation for that shape), then `--repeats` timed runs. Cases:
 Ro-TS on gpu-resident, tai100a, 1 and 132 searches (it/s, all searches); cas + TS on gpu-resident,
-tai60b, seconds to the best known value (Tsutsui & Fujimoto's Table 6 target; median of seeds 1-5);
+tai60b, seconds to the best known value (Tsutsui & Fujimoto's Table 6 target; median of seeds 1-5),
+and milliseconds a generation over 100 generations of seed 1 on tai40a (40 ants, one block each)
+and tai60b (240 ants; time to target hides a per-generation cost in the few generations it takes);
 iteration-level tabu search on `gpu` with the device-side reduction, rl5915 2-opt and ta111
 insertion (it/s); and, not by default, `rots-cpu`: Ro-TS on the `cpu` backend (one core), tai100a,
 30,000 iterations (it/s; no GPU needed). One figure per tree and case: the median of all its timed
@@ -20,9 +22,10 @@ import statistics
 import subprocess
 import sys
 
-CASES = ("rots-1", "rots-132", "cas-tai60b", "rl5915-2opt", "ta111-insertion")
-HIGHER_IS_BETTER = {"rots-1": True, "rots-132": True, "cas-tai60b": False, "rl5915-2opt": True,
-                    "ta111-insertion": True, "rots-cpu": True}
+CASES = ("rots-1", "rots-132", "cas-tai60b", "cas-tai40a-generation", "cas-tai60b-generation", "rl5915-2opt",
+         "ta111-insertion")
+HIGHER_IS_BETTER = {"rots-1": True, "rots-132": True, "cas-tai60b": False, "cas-tai40a-generation": False,
+                    "cas-tai60b-generation": False, "rl5915-2opt": True, "ta111-insertion": True, "rots-cpu": True}
 
 
 def own_tree_first():
@@ -51,6 +54,12 @@ def measure(repeats, cases):
                  for s in seeds]
         return statistics.median(times)
 
+    def cas_generation(instance, generations):
+        from lsbench.engines.cas import CunningAntSystem
+        prm = CunningAntSystem().params(instances.load(instance))
+        iterations = generations * prm["ants"] * prm["ls_iterations"]  # (the first: the initial colony's local searches)
+        return 1000 * run_one("qap", instance, "cas", "gpu-resident", seed=1, iterations=iterations)["wall_s"] / generations
+
     def iteration(problem, instance, nb, iterations):
         return run_one(problem, instance, "tabu", "gpu", nb, seed=1, iterations=iterations,
                        backend_params={"reduce": "device"})["iterations_per_s"]
@@ -59,6 +68,8 @@ def measure(repeats, cases):
     jobs = {"rots-1": (lambda: rots(1, 0.2), lambda: rots(1, 2.0)),
             "rots-132": (lambda: rots(132, 0.2), lambda: rots(132, 2.0)),
             "cas-tai60b": (lambda: cas([1]), lambda: cas([1, 2, 3, 4, 5])),
+            "cas-tai40a-generation": (lambda: cas_generation("tai40a", 3), lambda: cas_generation("tai40a", 100)),
+            "cas-tai60b-generation": (lambda: cas_generation("tai60b", 3), lambda: cas_generation("tai60b", 100)),
             "rl5915-2opt": (lambda: iteration("tsp", "rl5915", "2opt", 5), lambda: iteration("tsp", "rl5915",
                                                                                               "2opt", 100)),
             "ta111-insertion": (lambda: iteration("pfsp", "ta111", "insertion", 3),
