@@ -57,8 +57,9 @@ def measure(repeats, cases):
     def cas_generation(instance, generations):
         from lsbench.engines.cas import CunningAntSystem
         prm = CunningAntSystem().params(instances.load(instance))
-        iterations = generations * prm["ants"] * prm["ls_iterations"]  # (the first: the initial colony's local searches)
-        return 1000 * run_one("qap", instance, "cas", "gpu-resident", seed=1, iterations=iterations)["wall_s"] / generations
+        iterations = generations * prm["ants"] * prm["ls_iterations"]  # (the first: the initial colony's searches)
+        rec = run_one("qap", instance, "cas", "gpu-resident", seed=1, iterations=iterations)
+        return 1000 * rec["wall_s"] / generations
 
     def iteration(problem, instance, nb, iterations):
         return run_one(problem, instance, "tabu", "gpu", nb, seed=1, iterations=iterations,
