@@ -12,6 +12,37 @@ from numba import cuda
 MAX_M = 64
 
 
+@cuda.jit(device=True)
+def wavefront(pt, perm, prev, cur, flow, tid, p):
+    """(Cmax, sum of completion times) of perm, by the block's p threads over the anti-diagonals
+    (prev, cur: shared, MAX_M; flow: shared, 1); every thread returns them."""
+    n = perm.shape[0]
+    m = pt.shape[1]
+    if tid == 0:
+        flow[0] = 0
+    for i in range(tid, m, p):
+        prev[i] = 0
+        cur[i] = 0
+    cuda.syncthreads()
+    for d in range(n + m - 1):
+        i_lo = max(0, d - n + 1)
+        i_hi = min(d, m - 1)
+        for i in range(i_lo + tid, i_hi + 1, p):
+            j = d - i
+            left = prev[i] if j > 0 else 0          # C[i, j-1] sits on diagonal d-1 at machine i
+            up = prev[i - 1] if i > 0 else 0       # C[i-1, j] sits on diagonal d-1 at machine i-1
+            cur[i] = max(left, up) + pt[perm[j], i]
+        cuda.syncthreads()
+        for i in range(i_lo + tid, i_hi + 1, p):
+            prev[i] = cur[i]
+            if i == m - 1:
+                flow[0] += cur[i]
+        cuda.syncthreads()
+    cmax, total = prev[m - 1], flow[0]
+    cuda.syncthreads()  # (read by every thread before the next evaluation resets them)
+    return cmax, total
+
+
 @cuda.jit
 def wavefront_kernel(pt, perms, repeats, out):
     """Block b evaluates perms[b] `repeats` times (for timing) with blockDim.x threads;
@@ -21,34 +52,11 @@ def wavefront_kernel(pt, perms, repeats, out):
     flow = cuda.shared.array(1, np.int64)
     b = cuda.blockIdx.x
     tid = cuda.threadIdx.x
-    p = cuda.blockDim.x
-    n = perms.shape[1]
-    m = pt.shape[1]
     for _ in range(repeats):
+        cmax, total = wavefront(pt, perms[b], prev, cur, flow, tid, cuda.blockDim.x)
         if tid == 0:
-            flow[0] = 0
-        for i in range(tid, m, p):
-            prev[i] = 0
-            cur[i] = 0
-        cuda.syncthreads()
-        for d in range(n + m - 1):
-            i_lo = max(0, d - n + 1)
-            i_hi = min(d, m - 1)
-            for i in range(i_lo + tid, i_hi + 1, p):
-                j = d - i
-                left = prev[i] if j > 0 else 0          # C[i, j-1] sits on diagonal d-1 at machine i
-                up = prev[i - 1] if i > 0 else 0       # C[i-1, j] sits on diagonal d-1 at machine i-1
-                cur[i] = max(left, up) + pt[perms[b, j], i]
-            cuda.syncthreads()
-            for i in range(i_lo + tid, i_hi + 1, p):
-                prev[i] = cur[i]
-                if i == m - 1:
-                    flow[0] += cur[i]
-            cuda.syncthreads()
-        if tid == 0:
-            out[b, 0] = prev[m - 1]
-            out[b, 1] = flow[0]
-        cuda.syncthreads()
+            out[b, 0] = cmax
+            out[b, 1] = total
 
 
 def makespan_flowtime(pt, perms, threads, repeats=1):

@@ -24,6 +24,7 @@ REQUIRED = ("problem", "instance", "instance_sha256", "algorithm", "backend", "s
 # algorithms whose iterations do not each evaluate the whole neighbourhood (an iterated greedy
 # iteration counts its destruction's and reconstruction's insertions), so their evaluations are their own count
 PARTIAL_SWEEPS = ("ig",)
+ONE_SOLUTION_AN_ITERATION = ("sample",)  # no neighbourhood: each iteration evaluates one solution
 # a several-searches run's own fields, which a per-search record does not carry
 SEVERAL = ("searches", "best_seed", "aggregate_iterations", "aggregate_iterations_per_s")
 
@@ -312,7 +313,7 @@ class Record(dict):
 
     def _check_trajectory(self, path, prob):
         """Non-empty, iterations in order, each point an improvement, ending at the best; the counts
-        agree with it (evaluations = iterations x neighbourhood size)."""
+        agree with it (evaluations = iterations x neighbourhood size; = iterations for sampling)."""
         traj = self["trajectory"]
         if not traj:
             raise LsbenchError(f"{path}: empty trajectory (a run records at least its start)")
@@ -325,7 +326,11 @@ class Record(dict):
         if prob.integer and values[-1] != self["best_objective"]:
             raise LsbenchError(f"{path}: trajectory ends at {values[-1]}, best_objective is {self['best_objective']}")
         size = self.get("neighbourhood_size")
-        if size and self["algorithm"] not in PARTIAL_SWEEPS and self["evaluations"] != self["iterations"] * size:
+        if self["algorithm"] in ONE_SOLUTION_AN_ITERATION:
+            if self["evaluations"] != self["iterations"]:
+                raise LsbenchError(f"{path}: evaluations {self['evaluations']} != iterations {self['iterations']} "
+                                   f"(one solution an iteration)")
+        elif size and self["algorithm"] not in PARTIAL_SWEEPS and self["evaluations"] != self["iterations"] * size:
             raise LsbenchError(f"{path}: evaluations {self['evaluations']} != iterations {self['iterations']} x "
                                f"neighbourhood size {size}")
 

@@ -14,11 +14,12 @@ from .problems import PROBLEMS
 from .engines.cas import CunningAntSystem
 from .search.hill_climbing import HillClimbing
 from .engines.iterated_greedy import IteratedGreedy
+from .engines.sampling import RandomSampling
 from .search.pls import ParetoLocalSearch
 from .search.tabu import RobustTabuSearch, TabuSearch
 
 ALGORITHMS = {"tabu": TabuSearch, "rots": RobustTabuSearch, "hc": HillClimbing, "cas": CunningAntSystem,
-              "pls": ParetoLocalSearch, "ig": IteratedGreedy}
+              "pls": ParetoLocalSearch, "ig": IteratedGreedy, "sample": RandomSampling}
 
 GPU_BACKENDS = {"gpu", "gpu-resident"}  # the backends that need a CUDA GPU on the host that runs the search
 
@@ -41,6 +42,8 @@ ENGINES = {
     ("ig", "cpu"): "lsbench.engines.iterated_greedy:IteratedGreedyEngine",
     ("ig", "cpu-parallel"): "lsbench.engines.iterated_greedy:ParallelIteratedGreedyEngine",
     ("ig", "gpu-resident"): "lsbench.gpu.iterated_greedy:DeviceIteratedGreedyEngine",
+    ("sample", "cpu"): "lsbench.engines.sampling:SamplingEngine",
+    ("sample", "gpu"): "lsbench.gpu.sampling:SolutionLevelEngine",
 }
 # these run on the resident local search engine for every other problem with a device adapter
 # (lsbench.gpu.adapters.ADAPTERS)

@@ -137,6 +137,17 @@ def test_solution_level_wavefront_equals_cpu_for_every_thread_count(instance):
         assert [tuple(r) for r in got] == [tuple(int(v) for v in w) for w in want], threads
 
 
+@pytest.mark.parametrize("block", [1, 3, 5])
+def test_sampling_on_the_gpu_keeps_the_cpus_best_at_the_same_iteration_for_every_block_size(block):
+    """--algorithm sample: p threads a permutation (fewer, as many as, more than the 4 machines)
+    draw the CPU's permutations and keep its best, found at the same iterations."""
+    cpu = run_one("pfsp", "rnd-pfsp-9x4-2", "sample", "cpu", seed=11, iterations=40)
+    gpu = run_one("pfsp", "rnd-pfsp-9x4-2", "sample", "gpu", seed=11, iterations=40, backend_params={"block": block})
+    assert gpu["best_solution"] == cpu["best_solution"] and gpu["evaluations"] == gpu["iterations"] == 40
+    assert [(t[0], t[2]) for t in gpu["trajectory"]] == [(t[0], t[2]) for t in cpu["trajectory"]]
+    assert len(cpu["trajectory"]) > 1 and gpu["backend_info"]["threads_per_evaluation"] == block
+
+
 # -- device-resident robust tabu search (the fast path) ------------------------------------------
 def _cpu_rots(problem, seed, stop):
     from lsbench.registry import get_evaluator

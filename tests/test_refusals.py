@@ -307,3 +307,30 @@ def test_run_help_lists_each_engine_once_with_its_algorithms_and_problems(capsys
             assert len(names) == len(set(names)), label
     assert "backend gpu-resident with --algorithm tabu on qap, tsp; hc on qap, pfsp, tsp, ppp: the whole search " \
         "on the GPU (many searches at once for rots):" in labels
+
+
+# -- sampling (Bożejko's solution level): a fixed count of permutations, on the makespan ---------
+@pytest.mark.parametrize("extra, needles", [
+    (["--seconds", "1"], ["--algorithm sample", "--iterations N alone"]),
+    (["--iterations", "5", "--target", "100"], ["--iterations N alone"]),
+    (["--iterations", "5", "--param", "objective=flowtime"], ["makespan, not flowtime"]),
+    (["--iterations", "5", "--backend", "cpu-parallel"], ["does not run on --backend cpu-parallel", "cpu, gpu"]),
+])
+def test_sampling_refuses_what_it_cannot_run_with_one_line_and_no_file(tmp_path, capsys, extra, needles):
+    out = tmp_path / "s.json"
+    code, lines = in_process(capsys, "run", "--problem", "pfsp", "--instance", "rnd-pfsp-9x4-2", "--algorithm",
+                             "sample", *extra, "--out", out)
+    one_line(code, lines, *needles)
+    assert not out.exists()
+
+
+def test_a_sampling_record_whose_evaluations_are_not_its_iterations_is_refused(tmp_path, capsys):
+    out = tmp_path / "s.json"
+    assert in_process(capsys, "run", "--problem", "pfsp", "--instance", "rnd-pfsp-9x4-2", "--algorithm", "sample",
+                      "--iterations", "30", "--out", out, "--quiet")[0] == 0
+    assert in_process(capsys, "verify", out)[0] == 0
+    rec = json.loads(out.read_text())
+    rec["evaluations"] = 30 * rec["neighbourhood_size"]
+    out.write_text(json.dumps(rec))
+    code, lines = in_process(capsys, "verify", out)
+    one_line(code, lines, "evaluations", "one solution an iteration")

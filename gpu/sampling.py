@@ -1,0 +1,91 @@
+"""`--algorithm sample --backend gpu`: Bożejko et al.'s solution level (ICCS 2009, Table 1). One
+block of p threads evaluates the run's random permutations one after another, each by the
+anti-diagonal wavefront of gpu/makespan.py; thread 0 draws each permutation from the run's stream
+(the CPU's fill_permutation, compiled for the device), so the permutations, the best and the
+iteration it was found at are lsbench.engines.sampling's on the CPU.
+"""
+import time
+
+import numpy as np
+from numba import cuda, int64, uint64
+
+from lsbench.engines.sampling import IMPROVEMENTS_CAP, sampling_result
+from lsbench.errors import LsbenchError
+from lsbench.interfaces import Engine
+from lsbench.params import Param
+from lsbench import rng
+
+from . import device_name
+from .device import fill_permutation
+from .makespan import MAX_M, wavefront
+
+MAX_N = 1024  # jobs: the permutation sits in shared memory
+
+
+@cuda.jit
+def sampling_kernel(pt, seed_state, count, best_perm, result, imp_it, imp_obj):
+    """result = (best makespan, improvements found); improvements (1-based iteration, makespan)."""
+    perm = cuda.shared.array(MAX_N, int64)
+    state = cuda.shared.array(1, uint64)
+    prev = cuda.shared.array(MAX_M, int64)
+    cur = cuda.shared.array(MAX_M, int64)
+    flow = cuda.shared.array(1, int64)
+    tid = cuda.threadIdx.x
+    n = pt.shape[0]
+    mine = perm[:n]
+    best = int64(1) << int64(62)
+    found = 0
+    if tid == 0:
+        state[0] = seed_state[0]
+    for k in range(count):
+        if tid == 0:
+            fill_permutation(state, mine)
+        cuda.syncthreads()
+        cmax, _total = wavefront(pt, mine, prev, cur, flow, tid, cuda.blockDim.x)
+        if tid == 0 and cmax < best:
+            best = cmax
+            for j in range(n):
+                best_perm[j] = mine[j]
+            if found < imp_it.shape[0]:
+                imp_it[found] = k + 1
+                imp_obj[found] = cmax
+            found += 1
+    if tid == 0:
+        result[0] = best
+        result[1] = found
+
+
+class SolutionLevelEngine(Engine):
+    """One block of p threads (default: one a machine, as the paper) evaluates one permutation at a
+    time; the run is one kernel."""
+
+    name = "gpu"
+    parameters = (Param("block", int, "p: threads evaluating each permutation (default: the machines, m)", low=1,
+                        high=1024),)
+
+    def __init__(self, problem, neighbourhood, search, params, threads=None):
+        if problem.n > MAX_N or problem.m > MAX_M:
+            raise LsbenchError(f"--algorithm sample on gpu: at most {MAX_N} jobs and {MAX_M} machines, "
+                               f"got {problem.n} x {problem.m}")
+        self.problem = problem
+        self.block = params.get("block") or problem.m
+        self.pt = cuda.to_device(np.ascontiguousarray(problem.pt, dtype=np.int64))
+
+    def run(self, seeds, stop, progress=None):
+        t0 = time.perf_counter()
+        pr = self.problem
+        seed, count = seeds[0], int(stop.iterations)
+        best_perm = cuda.device_array(pr.n, np.int64)
+        result = cuda.device_array(2, np.int64)
+        imp_it = cuda.device_array(IMPROVEMENTS_CAP, np.int64)
+        imp_obj = cuda.device_array(IMPROVEMENTS_CAP, np.int64)
+        sampling_kernel[1, self.block](self.pt, cuda.to_device(rng.new_state(seed)), count, best_perm, result,
+                                       imp_it, imp_obj)
+        best, found = (int(v) for v in result.copy_to_host())
+        return [sampling_result(seed, count, best, best_perm.copy_to_host(), imp_it.copy_to_host(),
+                                imp_obj.copy_to_host(), found, time.perf_counter() - t0)]
+
+    def describe(self):
+        return {"backend": self.name, "device": device_name(), "threads_per_evaluation": self.block,
+                "model": "solution level (Bożejko et al.): one block of p threads evaluates one permutation at a "
+                         "time over the anti-diagonals"}
