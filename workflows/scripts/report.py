@@ -469,6 +469,8 @@ def write_report(table, out, config, gpu):
         groups.append({"name": g["name"], "algorithm": g["algorithm"], "problem": g["problem"],
                        "rows": group_rows(g, summary, gpu), "compare": compare_rows(g, summary),
                        "front": "front" in ((g.get("published") or {}).get("compare") or {}),
+                       "paper_columns": ((g.get("published") or {}).get("compare") or {}).get(
+                           "columns", ["paper CPU (s)", "paper GPU (s)"]),  # (Bożejko's: 1 GPU thread, p)
                        "gaps": gap_rows(g, summary),
                        "time_to_target": time_to_target_rows(g, df) if g.get("target") is not None else [],
                        "published": None if pub is None else pub.to_html(index=False, na_rep="", border=0),
