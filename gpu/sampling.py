@@ -9,7 +9,7 @@ import time
 import numpy as np
 from numba import cuda, int64, uint64
 
-from lsbench.engines.sampling import IMPROVEMENTS_CAP, sampling_result
+from lsbench.engines.sampling import IMPROVEMENTS_CAP, NO_BEST, chunks, sampling_result
 from lsbench.errors import LsbenchError
 from lsbench.interfaces import Engine
 from lsbench.params import Param
@@ -23,8 +23,9 @@ MAX_N = 1024  # jobs: the permutation sits in shared memory
 
 
 @cuda.jit
-def sampling_kernel(pt, seed_state, count, best_perm, result, imp_it, imp_obj):
-    """result = (best makespan, improvements found); improvements (1-based iteration, makespan)."""
+def sampling_kernel(pt, state_io, first, count, result, best_perm, imp_it, imp_obj):
+    """Permutations first+1 .. first+count from the stream state_io[0] (written back); result =
+    (best makespan, improvements found) in and out; improvements (1-based iteration, makespan)."""
     perm = cuda.shared.array(MAX_N, int64)
     state = cuda.shared.array(1, uint64)
     prev = cuda.shared.array(MAX_M, int64)
@@ -33,11 +34,10 @@ def sampling_kernel(pt, seed_state, count, best_perm, result, imp_it, imp_obj):
     tid = cuda.threadIdx.x
     n = pt.shape[0]
     mine = perm[:n]
-    best = int64(1) << int64(62)
-    found = 0
+    best, found = result[0], result[1]
     if tid == 0:
-        state[0] = seed_state[0]
-    for k in range(count):
+        state[0] = state_io[0]
+    for k in range(first, first + count):
         if tid == 0:
             fill_permutation(state, mine)
         cuda.syncthreads()
@@ -51,6 +51,7 @@ def sampling_kernel(pt, seed_state, count, best_perm, result, imp_it, imp_obj):
                 imp_obj[found] = cmax
             found += 1
     if tid == 0:
+        state_io[0] = state[0]
         result[0] = best
         result[1] = found
 
@@ -75,13 +76,16 @@ class SolutionLevelEngine(Engine):
         t0 = time.perf_counter()
         pr = self.problem
         seed, count = seeds[0], int(stop.iterations)
+        state = cuda.to_device(rng.new_state(seed))
+        result = cuda.to_device(np.array([NO_BEST, 0], dtype=np.int64))
         best_perm = cuda.device_array(pr.n, np.int64)
-        result = cuda.device_array(2, np.int64)
         imp_it = cuda.device_array(IMPROVEMENTS_CAP, np.int64)
         imp_obj = cuda.device_array(IMPROVEMENTS_CAP, np.int64)
-        sampling_kernel[1, self.block](self.pt, cuda.to_device(rng.new_state(seed)), count, best_perm, result,
-                                       imp_it, imp_obj)
-        best, found = (int(v) for v in result.copy_to_host())
+        for first, length in chunks(pr, count):  # (each a bounded wait)
+            sampling_kernel[1, self.block](self.pt, state, first, length, result, best_perm, imp_it, imp_obj)
+            best, found = (int(v) for v in result.copy_to_host())
+            if progress:
+                progress.tick(first + length, best)
         return [sampling_result(seed, count, best, best_perm.copy_to_host(), imp_it.copy_to_host(),
                                 imp_obj.copy_to_host(), found, time.perf_counter() - t0)]
 

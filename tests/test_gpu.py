@@ -138,10 +138,12 @@ def test_solution_level_wavefront_equals_cpu_for_every_thread_count(instance):
 
 
 @pytest.mark.parametrize("block", [1, 3, 5])
-def test_sampling_on_the_gpu_keeps_the_cpus_best_at_the_same_iteration_for_every_block_size(block):
+def test_sampling_on_the_gpu_keeps_the_cpus_best_at_the_same_iteration_for_every_block_size(block, monkeypatch):
     """--algorithm sample: p threads a permutation (fewer, as many as, more than the 4 machines)
-    draw the CPU's permutations and keep its best, found at the same iterations."""
+    draw the CPU's permutations and keep its best, found at the same iterations, also where the
+    GPU's run is cut into launches of 7 permutations (the stream and best carried across them)."""
     cpu = run_one("pfsp", "rnd-pfsp-9x4-2", "sample", "cpu", seed=11, iterations=40)
+    monkeypatch.setattr("lsbench.engines.sampling.CHUNK_CELLS", 7 * 9 * 4)
     gpu = run_one("pfsp", "rnd-pfsp-9x4-2", "sample", "gpu", seed=11, iterations=40, backend_params={"block": block})
     assert gpu["best_solution"] == cpu["best_solution"] and gpu["evaluations"] == gpu["iterations"] == 40
     assert [(t[0], t[2]) for t in gpu["trajectory"]] == [(t[0], t[2]) for t in cpu["trajectory"]]

@@ -18,6 +18,8 @@ from ..problems.pfsp import schedule_objectives
 from ..search.common import Trajectory
 
 IMPROVEMENTS_CAP = 1024  # improvements of the best kept per run (about ln N are expected)
+NO_BEST = np.int64(1) << np.int64(62)  # above every makespan
+CHUNK_CELLS = 1 << 26  # schedule cells a launch or call evaluates at most: each wait for one is bounded
 
 
 class RandomSampling:
@@ -39,14 +41,12 @@ class RandomSampling:
 
 
 @njit(cache=True)
-def sample_permutations(pt, due, state, count, best_perm, imp_it, imp_obj):
-    """`count` permutations from `state`, each's makespan from scratch; the first lowest into
-    best_perm, each improvement (1-based iteration, makespan) into imp_it/imp_obj. Returns
-    (best makespan, improvements)."""
+def sample_permutations(pt, due, state, first, count, best, found, best_perm, imp_it, imp_obj):
+    """Permutations first+1 .. first+count from `state`, each's makespan from scratch; a lower one
+    than `best` into best_perm, each improvement (1-based iteration, makespan) into imp_it/imp_obj
+    row `found` on. Returns (best makespan, improvements)."""
     perm = np.empty(pt.shape[0], dtype=np.int64)
-    best = np.int64(1) << np.int64(62)
-    found = 0
-    for k in range(count):
+    for k in range(first, first + count):
         rng.fill_permutation(state, perm)
         cmax = schedule_objectives(pt, due, perm)[0]
         if cmax < best:
@@ -56,6 +56,13 @@ def sample_permutations(pt, due, state, count, best_perm, imp_it, imp_obj):
                 imp_it[found], imp_obj[found] = k + 1, cmax
             found += 1
     return best, found
+
+
+def chunks(problem, count):
+    """(first, length) of a run's launches or calls, CHUNK_CELLS schedule cells each at most (a 500
+    x 20 flow shop: 6,710 permutations)."""
+    step = max(1, CHUNK_CELLS // (problem.n * problem.m))
+    return [(first, min(step, count - first)) for first in range(0, count, step)]
 
 
 def sampling_result(seed, count, best, best_perm, imp_it, imp_obj, found, seconds):
@@ -84,7 +91,12 @@ class SamplingEngine(Engine):
         imp_it = np.zeros(IMPROVEMENTS_CAP, dtype=np.int64)
         imp_obj = np.zeros(IMPROVEMENTS_CAP, dtype=np.int64)
         t0 = time.perf_counter()
-        best, found = sample_permutations(pr.pt, pr.due, rng.new_state(seed), count, best_perm, imp_it, imp_obj)
+        state, best, found = rng.new_state(seed), NO_BEST, 0
+        for first, length in chunks(pr, count):
+            best, found = sample_permutations(pr.pt, pr.due, state, first, length, best, found, best_perm, imp_it,
+                                              imp_obj)
+            if progress:
+                progress.tick(first + length, best)
         return [sampling_result(seed, count, best, best_perm, imp_it, imp_obj, found, time.perf_counter() - t0)]
 
     def describe(self):
