@@ -313,6 +313,7 @@ def test_run_help_lists_each_engine_once_with_its_algorithms_and_problems(capsys
 @pytest.mark.parametrize("extra, needles", [
     (["--seconds", "1"], ["--algorithm sample", "--iterations N alone"]),
     (["--iterations", "5", "--target", "100"], ["--iterations N alone"]),
+    (["--iterations", "0"], ["--iterations N alone (N >= 1)"]),
     (["--iterations", "5", "--param", "objective=flowtime"], ["makespan, not flowtime"]),
     (["--iterations", "5", "--backend", "cpu-parallel"], ["does not run on --backend cpu-parallel", "cpu, gpu"]),
 ])

@@ -30,9 +30,9 @@ class RandomSampling:
     rules = (
         Rule(lambda v, run: v.get("objective", "makespan") != "makespan",
              "--algorithm sample: Bożejko et al.'s solution level evaluates the makespan, not {objective}"),
-        Rule(lambda v, run: run.stop.iterations is None or run.stop.seconds is not None
+        Rule(lambda v, run: run.stop.iterations is None or run.stop.iterations < 1 or run.stop.seconds is not None
              or run.stop.target is not None or run.stop.evaluations is not None,
-             "--algorithm sample: evaluates a fixed number of permutations: give --iterations N alone"),
+             "--algorithm sample: evaluates a fixed number of permutations: give --iterations N alone (N >= 1)"),
     )
     parameters = ()
 
