@@ -2,7 +2,8 @@
 # Paper-scale example reports on the device machine, one report a GPU side by side, each on its own 16
 # cores (taskset; NUMBA_NUM_THREADS=16), each continuing from its committed records (regenerate_reports.py
 # --continue, or afresh where reports/NAME has none). Usage: BUDGET=450 bash benchmarks/paper_reports.sh
-# NAME [NAME ...] (the k-th on GPU k), with LSBENCH_COMMIT set; every report's records come back in one
+# NAME [NAME ...] (the k-th on GPU k), with LSBENCH_COMMIT set. REPORTS_TIMEOUT (s) ends a report by SIGTERM,
+# which drops only the run in progress and archives the rest; every report's records come back in one
 # file, $OUT/records.tgz (the machine returns only a few files a call), to unpack over reports/ and
 # render with `python workflows/scripts/report_from_records.py --examples`.
 set -u

@@ -408,6 +408,30 @@ def test_run_plan_goes_seed_by_seed_and_starts_no_run_past_its_budget(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
+def test_sigterm_during_a_run_ends_the_plan_with_the_runs_done_kept_and_no_partial_record(tmp_path):
+    """A machine's time limit (SIGTERM) in the middle of a long run: the plan stops within seconds, the
+    records already written stay, the interrupted run leaves nothing, and the exit says what was left."""
+    cfg = {"experiment": "stopped", "groups": [
+        {"name": "short", "problem": "qap", "instances": ["tai12a"], "algorithm": "tabu", "backends": ["cpu"],
+         "iterations": 20, "seeds": 1},
+        {"name": "long", "problem": "qap", "instances": ["tai12a"], "algorithm": "tabu", "backends": ["cpu"],
+         "iterations": 10 ** 9, "seeds": 2}]}
+    config = tmp_path / "stopped.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    p = subprocess.Popen([sys.executable, str(ROOT / "workflows" / "scripts" / "run_plan.py"), str(config),
+                          "--runs-dir", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    runs = tmp_path / "results" / "stopped" / "runs"
+    deadline = time.time() + 120
+    while not list(runs.rglob("*.json")) and time.time() < deadline and p.poll() is None:
+        time.sleep(0.2)
+    time.sleep(3)  # well into the long run
+    p.send_signal(signal.SIGTERM)
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == 0 and "stopped by SIGTERM" in out and "1 runs done, 2 not started" in out, out
+    files = [f for f in runs.rglob("*") if f.is_file()]
+    assert len(files) == 1 and "short" in str(files[0]) and json.loads(files[0].read_text())["iterations"] == 20
+
+
 def test_regenerated_report_archives_its_records_and_plan_and_says_so_on_its_first_screen(tmp_path):
     """regenerate_reports.py runs a config, archives the records with plan.json (scale, commit,
     date) and renders the report from them; report_from_records.py renders the archive alike."""

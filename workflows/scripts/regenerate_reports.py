@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE))
 
 from lsbench.errors import LsbenchError  # noqa: E402
 from lsbench.provenance import versions  # noqa: E402
-from run_plan import run_all  # noqa: E402
+from run_plan import run_all, stop_plan_on_sigterm  # noqa: E402
 
 
 def archive(runs, plan, path):
@@ -119,6 +119,7 @@ def main():
     if missing:
         print(f"lsbench: error: no config workflows/config/{missing[0]}.yaml", file=sys.stderr)
         return 2
+    stop_plan_on_sigterm()  # a machine's time limit ends the plan, and what it ran is still archived
     failed = 0
     for name in args.names:
         try:

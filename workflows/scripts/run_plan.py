@@ -16,6 +16,7 @@ number of seeds, give or take one, and the report says how many each had.
 import argparse
 import dataclasses
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -30,6 +31,18 @@ from lsbench.runner import run  # noqa: E402
 from lsbench.workflow import gpu_status, mpi_launcher, mpi_tasks, plan_runs, run_command  # noqa: E402
 
 RUN_TIMEOUT_S = 7200  # a run started as its own process (MPI, multistart) that takes longer has hung
+
+
+class PlanStopped(BaseException):
+    """SIGTERM (a machine's time limit) during a run: that run is dropped, the runs done stay.
+    A BaseException, so that no engine's `except Exception` swallows it."""
+
+
+def stop_plan_on_sigterm():
+    """From now on SIGTERM stops the plan at once, between two runs' records (run_all)."""
+    def stop(signum, frame):
+        raise PlanStopped()
+    signal.signal(signal.SIGTERM, stop)
 
 
 def seed_major(runs):
@@ -81,6 +94,9 @@ def run_all(config, scale="paper", seeds=None, budget_s=None, runs_dir=".", laun
             print(f"{r['path']}: lsbench: error: {e}", flush=True)
             failed += 1
             continue
+        except PlanStopped:
+            print(f"{r['path']}: stopped by SIGTERM before its record; the plan ends here", flush=True)
+            return done, failed, len(runs) - k + 1
         done += 1
         print(f"[{k}/{len(runs)} {time.time() - t0:6.0f}s] {r['path']}: best {rec['best_objective']} "
               f"in {rec['wall_s']:.2f}s", flush=True)
@@ -101,13 +117,14 @@ def main():
     except (OSError, yaml.YAMLError) as e:
         print(f"lsbench: error: {args.config}: {str(e).splitlines()[0]}", file=sys.stderr)
         return 2
+    stop_plan_on_sigterm()
     try:
         done, failed, left = run_all(config, args.scale, args.seeds, args.budget_s, args.runs_dir, args.mpi_launcher)
     except LsbenchError as e:
         print(f"lsbench: error: {e}", file=sys.stderr)
         return 2
     if left:
-        print(f"budget of {args.budget_s:g} s spent: {done} runs done, {left} not started", flush=True)
+        print(f"{done} runs done, {left} not started", flush=True)
     return 1 if failed else 0
 
 
