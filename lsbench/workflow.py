@@ -127,6 +127,10 @@ def plan_runs(config, gpu_available):
         for field in ("name", "problem", "instances", "algorithm", "backends"):
             if field not in g:
                 raise LsbenchError(f"workflow config group {g.get('name', '?')}: missing field '{field}'")
+        base = ((g.get("published") or {}).get("compare") or {}).get("base")
+        if base is not None and base not in [backend_entry(b)["name"] for b in g["backends"]]:
+            raise LsbenchError(f"workflow config group {g['name']}: published.compare.base {base!r} names none of "
+                               "its backends")
         seeds = _seeds(g)
         for inst in g["instances"]:
             for b in map(backend_entry, g["backends"]):

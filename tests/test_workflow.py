@@ -314,9 +314,17 @@ def test_a_sampled_backend_runs_its_first_iterations_and_the_report_extrapolates
     assert sorted(df[df["backend"] == "cpu"]["wall_s"]) == pytest.approx(sorted(w * 10 for w in walls))
     summary = report.summarise(df)
     (cpu_row,) = [r for r in report.group_rows(group, summary, {"available": False}) if r["backend"] == "cpu"]
-    assert cpu_row["wall"].endswith("(est. from 40 it.)")
+    assert cpu_row["wall"].endswith("(est. from 40 it.)") and cpu_row["best"].endswith("(after 40 it.)")
     assert any("cpu's times are estimates, not full runs" in n and "first 40 iterations" in n
                for n in report.notes(summary))
+    known = df["best_objective"].min()  # (a generated instance has no best known value: the runs' best stands in)
+    df = df.assign(bks=known, gap_percent=(df["best_objective"] / known - 1) * 100)
+    summary = report.summarise(df)
+    fastest, gap = report.headlines(summary, df)[1:]  # the stopped runs' gaps are no search's: left out
+    assert "estimated times: one core's from its first 40 iterations" in fastest
+    full_gap = summary[summary["backend"] == "cpu-parallel"]["gap"].median()
+    assert summary[summary["backend"] == "cpu"]["gap"].median() > full_gap  # (40 iterations fall short here)
+    assert f"{report.fmt_gap(full_gap)}% over every cell of full runs (sampled runs left out)" in gap
     with pytest.raises(LsbenchError, match="sample needs a group that stops by iterations alone"):
         plan_runs({"experiment": "tiny", "groups": [{**group, "seconds": 5}]}, gpu_available=False)
     small = {"experiment": "tiny", "groups": [{**group, "iterations": 30}]}  # (a quick scale): full runs
@@ -325,6 +333,9 @@ def test_a_sampled_backend_runs_its_first_iterations_and_the_report_extrapolates
     with pytest.raises(LsbenchError, match="backend cpu: sample must be a positive number of iterations"):
         plan_runs({"experiment": "tiny", "groups": [{**group, "backends": [{"name": "cpu", "backend": "cpu",
                                                                             "sample": 0}]}]}, gpu_available=False)
+    compared = {**group, "published": {"compare": {"base": "gpu-1-thread"}}}  # (a misspelt column's base)
+    with pytest.raises(LsbenchError, match="group tiny: published.compare.base 'gpu-1-thread' names none"):
+        plan_runs({"experiment": "tiny", "groups": [compared]}, gpu_available=False)
 
 
 def test_the_evocop_report_puts_our_non_dominated_count_beside_the_papers_on_liefooghes_instance(tmp_path):

@@ -141,13 +141,20 @@ def headlines(summary, df):
     fast = summary[summary["backend"] != "cpu"].dropna(subset=["speedup_vs_cpu"])
     if not fast.empty:
         top = fast.loc[fast["speedup_vs_cpu"].idxmax()]
+        cpu = summary[(summary["group"] == top.group) & (summary["instance"] == top.instance)
+                      & (summary["backend"] == "cpu")].iloc[0]
+        estimated = [f"{name}'s from its first {fmt_int(r.sampled)} iterations" for name, r in
+                     ((top.backend, top), ("one core", cpu)) if r.sampled]
         out.append(f"Fastest against one core: {top.backend} on {top.instance} ({top.group}), "
                    f"{fmt_ratio(top.speedup_vs_cpu)} ({fmt_num(top.wall_s)} s against "
-                   f"{fmt_num(top.wall_s * top.speedup_vs_cpu)} s).")
-    gaps = summary.dropna(subset=["gap"])
+                   f"{fmt_num(top.wall_s * top.speedup_vs_cpu)} s"
+                   + (f"; estimated times: {' and '.join(estimated)}" if estimated else "") + ").")
+    full = summary[summary["sampled"] == 0]  # a sampled run stopped early: its gap says nothing of the search's
+    gaps = full.dropna(subset=["gap"])
     if not gaps.empty:
-        out.append(f"Median gap to the best known value: {fmt_gap(gaps['gap'].median())}% over every cell; "
-                   f"{fmt_num(summary['at_bks_percent'].mean(), 2)}% of runs reached it.")
+        cells = "every cell" if len(full) == len(summary) else "every cell of full runs (sampled runs left out)"
+        out.append(f"Median gap to the best known value: {fmt_gap(gaps['gap'].median())}% over {cells}; "
+                   f"{fmt_num(full['at_bks_percent'].mean(), 2)}% of those runs reached it.")
     return out
 
 
@@ -185,12 +192,13 @@ def group_rows(group, summary, gpu):
                 rows.append({"instance": inst, "backend": b["name"], "missing": why})
                 continue
             r = row.iloc[0]
+            early = f" (after {fmt_int(r.sampled)} it.)" if r.sampled else ""  # a sampled run's best is no final one
             rows.append({"instance": inst, "backend": b["name"], "runs": int(r.runs),
                          "wall": timed(r.wall_s, r.sampled),
                          "spread": f"{fmt_num(r.wall_min)}-{fmt_num(r.wall_max)}", "rate": fmt_num(r.it_per_s),
                          "speedup": fmt_ratio(r.speedup_vs_cpu),
-                         "best": fmt_int(r.best) if float(r.best).is_integer() else fmt_num(r.best, 6),
-                         "gap": fmt_gap(r.gap), "at_bks": "" if pd.isna(r.bks) else f"{r.at_bks_percent:.0f}"})
+                         "best": (fmt_int(r.best) if float(r.best).is_integer() else fmt_num(r.best, 6)) + early,
+                         "gap": fmt_gap(r.gap) + (early if fmt_gap(r.gap) else ""), "at_bks": "" if pd.isna(r.bks) else f"{r.at_bks_percent:.0f}"})
     return rows
 
 
@@ -259,19 +267,21 @@ def published_table(group):
 
 
 def compare_rows(group, summary):
-    """Ours beside the paper's, column by column: our one-core time, our fastest GPU path (or
-    fastest backend) and speed-up, then the paper's CPU time, GPU time, speed-up and hardware."""
+    """Ours beside the paper's, column by column: our base time (one core, or the backend the
+    compare entry names as `base`), our fastest GPU path (or fastest backend) and speed-up, then the
+    paper's CPU time, GPU time, speed-up and hardware."""
     spec = (group.get("published") or {}).get("compare")
     pub = published_table(group)
     if not spec or pub is None:
         return []
+    base = spec.get("base", "cpu")
     s = summary[summary["group"] == group["name"]]
     rows = []
     for inst in group["instances"]:
         ours = s[s["instance"] == str(inst)]
-        cpu = ours[ours["backend"] == "cpu"]["wall_s"]
-        cpu_sampled = ours[ours["backend"] == "cpu"]["sampled"]
-        others = ours[ours["backend"] != "cpu"]
+        cpu = ours[ours["backend"] == base]["wall_s"]
+        cpu_sampled = ours[ours["backend"] == base]["sampled"]
+        others = ours[ours["backend"] != base]
         gpus = others[others["kind"].isin(GPU_BACKENDS)]
         fastest = (gpus if not gpus.empty else others).sort_values("wall_s").head(1)
         match = _paper_rows(spec, pub, str(inst))
@@ -471,6 +481,7 @@ def write_report(table, out, config, gpu):
                        "front": "front" in ((g.get("published") or {}).get("compare") or {}),
                        "paper_columns": ((g.get("published") or {}).get("compare") or {}).get(
                            "columns", ["paper CPU (s)", "paper GPU (s)"]),  # (Bożejko's: 1 GPU thread, p)
+                       "base": ((g.get("published") or {}).get("compare") or {}).get("base", "one core"),
                        "gaps": gap_rows(g, summary),
                        "time_to_target": time_to_target_rows(g, df) if g.get("target") is not None else [],
                        "published": None if pub is None else pub.to_html(index=False, na_rep="", border=0),
