@@ -123,7 +123,10 @@ def test_scancel_leaves_nothing_partial_and_a_rerun_completes_only_the_missing(s
     while time.time() < deadline and subprocess.run(["squeue", "-h", "-j", job], capture_output=True,
                                                     text=True).stdout.strip():
         time.sleep(0.5)
-    time.sleep(1)
+    # a job gone from squeue may still hold its node ("completing"): srun there failed to launch
+    while time.time() < deadline and set(subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True,
+                                                        text=True).stdout.split()) != {"idle"}:
+        time.sleep(0.5)
     before = {p.name: p.stat().st_mtime_ns for p in out.glob("seed-*.json")}
     assert 3 <= len(before) < 60
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]  # nothing partial
