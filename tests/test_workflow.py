@@ -338,6 +338,22 @@ def test_a_sampled_backend_runs_its_first_iterations_and_the_report_extrapolates
         plan_runs({"experiment": "tiny", "groups": [compared]}, gpu_available=False)
 
 
+def test_random_sampling_slower_on_the_gpu_is_explained_once_a_backend_by_its_one_at_a_time_evaluation():
+    """A sampling run has no neighbourhood: a GPU row slower than one core is not 'moves an iteration
+    that cannot pay a launch', but one permutation at a time; one note a backend, with the range."""
+    import pandas as pd
+    report = _report_module()
+    rows = [{"group": "t1", "instance": inst, "backend": b, "kind": kind, "speedup_vs_cpu": ratio, "sampled": 0,
+             "serial": None, "moves": 380}
+            for inst, ratios in (("ta001", (0.03, 0.04)), ("ta011", (0.02, 0.05)))
+            for b, kind, ratio in (("cpu", "cpu", 1.0), ("gpu-1", "gpu", ratios[0]), ("gpu-p", "gpu", ratios[1]))]
+    sampled = report.notes(pd.DataFrame(rows), "sample")
+    assert len(sampled) == 2 and all("one permutation at a time" in n and "on 2 instance(s)" in n for n in sampled)
+    assert "t1: gpu-1 is 0.02-0.03\u00d7 one core" in sampled[0]
+    searched = report.notes(pd.DataFrame(rows), "tabu")  # a search's GPU rows: the launch per iteration
+    assert len(searched) == 4 and all("380 moves an iteration cannot pay a kernel launch" in n for n in searched)
+
+
 def test_the_evocop_report_puts_our_non_dominated_count_beside_the_papers_on_liefooghes_instance(tmp_path):
     """Table 3's group on Liefooghe's 020_10_01 (the paper's 20-10): the comparison gives the median
     size of our runs' fronts (the non-dominated union a run returns) beside the paper's count."""

@@ -158,13 +158,18 @@ def headlines(summary, df):
     return out
 
 
-def notes(summary):
-    """Where a ratio needs explaining."""
+def notes(summary, algorithm=None):
+    """Where a ratio needs explaining (a group's rows; `algorithm` is the group's)."""
     out = []
+    one_at_a_time = {}  # random sampling's GPU rows slower than one core: one note a backend
     for r in summary.itertuples():
         if r.sampled:
             out.append(f"{r.group}, {r.instance}: {r.backend}'s times are estimates, not full runs: each run's time "
                        f"per iteration over its first {fmt_int(r.sampled)} iterations, times the group's iterations.")
+        if algorithm == "sample":  # (no neighbourhood: the launch-per-iteration reasons below do not apply)
+            if r.kind in GPU_BACKENDS and r.speedup_vs_cpu < 1:
+                one_at_a_time.setdefault((r.group, r.backend), []).append(r.speedup_vs_cpu)
+            continue
         if r.kind in PARALLEL and isinstance(r.serial, str):  # the record says it ran on one core, and why
             out.append(f"{r.group}, {r.instance}: {r.backend} ran on one core ({fmt_ratio(r.speedup_vs_cpu)} the "
                        f"one-core run): {r.serial}.")
@@ -177,6 +182,11 @@ def notes(summary):
             out.append(f"{r.group}, {r.instance}: {r.backend} is {fmt_ratio(r.speedup_vs_cpu)} one core: "
                        f"{fmt_int(r.moves)} moves an iteration cannot pay a kernel launch and a copy each "
                        "(docs/backends.md: gpu-resident keeps the whole search on the GPU).")
+    for (group, backend), ratios in one_at_a_time.items():
+        out.append(f"{group}: {backend} is {fmt_num(min(ratios))}-{fmt_ratio(max(ratios))} one core on {len(ratios)} "
+                   "instance(s): "
+                   "a run evaluates one permutation at a time, the makespan's n + m - 1 anti-diagonals one after "
+                   "another behind the block's barrier, on one SM; latency, not the GPU's throughput, sets its time.")
     return out
 
 
@@ -490,7 +500,7 @@ def write_report(table, out, config, gpu):
                        "indicators": pareto_report.indicator_rows(indicator_table, g["name"]) if len(indicator_table) else [],
                        "profile": pareto_report.profile_rows(df, g["name"]) if "pareto_time_split" in df else [],
                        "files": files.name,
-                       "notes": notes(summary[summary["group"] == g["name"]])})
+                       "notes": notes(summary[summary["group"] == g["name"]], g["algorithm"])})
     page = env.get_template("report.html.j2").render(
         title=config.get("title", config["experiment"]), headlines=headlines(summary, df),
         hardware=hardware(df, gpu), gpu=gpu, groups=groups, escape=html.escape,
