@@ -184,9 +184,9 @@ def notes(summary, algorithm=None):
                        "(docs/backends.md: gpu-resident keeps the whole search on the GPU).")
     for (group, backend), ratios in one_at_a_time.items():
         out.append(f"{group}: {backend} is {fmt_num(min(ratios))}-{fmt_ratio(max(ratios))} one core on {len(ratios)} "
-                   "instance(s): "
-                   "a run evaluates one permutation at a time, the makespan's n + m - 1 anti-diagonals one after "
-                   "another behind the block's barrier, on one SM; latency, not the GPU's throughput, sets its time.")
+                   "instance(s): a run evaluates one permutation at a time on one block of one SM (the makespan's "
+                   "cells in their dependency order: by one thread, or by p threads over the anti-diagonals behind a "
+                   "barrier), so the rest of the GPU stays idle.")
     return out
 
 
