@@ -324,6 +324,8 @@ def test_a_sampled_backend_runs_its_first_iterations_and_the_report_extrapolates
     assert "estimated times: one core's from its first 40 iterations" in fastest
     full_gap = summary[summary["backend"] == "cpu-parallel"]["gap"].median()
     assert summary[summary["backend"] == "cpu"]["gap"].median() > full_gap  # (40 iterations fall short here)
+    (gaps,) = report.gap_rows(group, summary)[1]
+    assert gaps["gaps"][0].endswith(" after 40 it.") and "after" not in gaps["gaps"][1]
     assert f"{report.fmt_gap(full_gap)}% over every cell of full runs (sampled runs left out)" in gap
     with pytest.raises(LsbenchError, match="sample needs a group that stops by iterations alone"):
         plan_runs({"experiment": "tiny", "groups": [{**group, "seconds": 5}]}, gpu_available=False)

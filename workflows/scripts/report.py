@@ -223,6 +223,7 @@ def gap_rows(group, summary):
             continue
         rows.append({"instance": inst, "bks": fmt_int(cells["bks"].iloc[0]),
                      "gaps": [f"{fmt_gap(cells.loc[b, 'gap'])} ({fmt_gap(cells.loc[b, 'gap_min'])})"
+                              + (f" after {fmt_int(cells.loc[b, 'sampled'])} it." if cells.loc[b, "sampled"] else "")
                               if b in cells.index else "" for b in backends]})
     return backends, rows
 
@@ -414,7 +415,8 @@ def gap_plot(df, group, instance, path):
     names = []
     for k, (backend, runs) in enumerate(sub.groupby("backend", sort=False)):
         gaps = pd.to_numeric(runs["gap_percent"], errors="coerce").dropna().to_numpy()
-        names.append(backend)
+        sampled = int(runs["sampled"].max()) if "sampled" in runs else 0  # (stopped early: not a final gap)
+        names.append(f"{backend}\n(after {sampled:,} it.)" if sampled else backend)
         ax.plot(np.full(len(gaps), k), gaps, "o", alpha=0.6)
         if len(gaps):
             ax.plot([k - 0.25, k + 0.25], [np.median(gaps)] * 2, color="black", lw=1.5)
