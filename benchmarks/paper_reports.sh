@@ -7,6 +7,11 @@
 # file, $OUT/records.tgz (the machine returns only a few files a call), to unpack over reports/ and
 # render with `python workflows/scripts/report_from_records.py --examples`.
 set -u
+gpus=$(nvidia-smi -L 2> /dev/null | grep -c "^GPU")
+if [ "$#" -gt "$gpus" ]; then  # a report on a GPU that is not there would run its CPU rows alone
+  echo "paper_reports.sh: error: $# reports need as many GPUs, this machine has $gpus" >&2
+  exit 2
+fi
 bash benchmarks/device_run.sh > /dev/null  # installs the carried wheels once, before the reports start
 report() {  # report NAME GPU
   local continued=()

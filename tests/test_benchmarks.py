@@ -1,5 +1,6 @@
 """The benchmark scripts' own logic, without a GPU: the peer's input file and the reading of its
 report (benchmarks/tsp_peer.py)."""
+import os
 import sys
 
 import pytest
@@ -60,3 +61,19 @@ def test_a_result_file_lists_the_modules_its_process_and_its_lsbench_children_ra
     assert "lsbench/neighborhoods.py" in logged and "lsbench/params.py" not in logged
     rec = json.loads(write_result("probe", {}, tmp_path, gpu_tag="none").read_text())
     assert {"lsbench/params.py", "lsbench/neighborhoods.py", "lsbench/__init__.py"} <= set(rec["source_files"])
+
+
+def test_paper_reports_refuses_more_reports_than_gpus_before_it_runs_anything(tmp_path):
+    """One report a GPU: a second report on a one-GPU machine would see no GPU and run its CPU rows
+    alone; the script says so in one line and exits 2 before installing or running anything."""
+    import subprocess
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho 'GPU 0: NVIDIA H200 (UUID: GPU-0)'\n")
+    (bin_dir / "nvidia-smi").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(tmp_path / "out")}
+    r = subprocess.run(["bash", str(ROOT / "benchmarks" / "paper_reports.sh"), "luong_tsp", "luong_qap"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+    assert r.returncode == 2 and r.stderr.strip() == \
+        "paper_reports.sh: error: 2 reports need as many GPUs, this machine has 1"
+    assert not (tmp_path / "out").exists() and r.stdout == ""
