@@ -438,6 +438,29 @@ def test_run_plan_goes_seed_by_seed_and_starts_no_run_past_its_budget(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
+def test_a_plan_keeps_its_own_records_and_refuses_those_of_another_config(tmp_path):
+    """Records already in place count as done only when the plan would make them now: the same
+    config runs nothing again; a config whose iterations, sample or parameters changed is refused
+    before any run, naming the record and the field, and the record stays as it was."""
+    sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
+    from run_plan import run_all
+    group = {"name": "g", "problem": "qap", "instances": ["rnd-qap-12-1"], "algorithm": "tabu", "backends": ["cpu"],
+             "iterations": 20, "seeds": 2}
+    config = {"experiment": "kept", "groups": [group]}
+    assert run_all(config, runs_dir=tmp_path) == (2, 0, 0)
+    record = tmp_path / "results" / "kept" / "runs" / "g" / "rnd-qap-12-1" / "cpu-s1.json"
+    written = record.stat().st_mtime_ns
+    assert run_all(config, runs_dir=tmp_path) == (2, 0, 0) and record.stat().st_mtime_ns == written
+    for changed, field in (({"iterations": 30}, "stop"), ({"params": {"tenure_min": 3}}, "algorithm_params"),
+                           ({"backends": [{"name": "cpu", "backend": "cpu", "sample": 10}]}, "stop")):
+        with pytest.raises(LsbenchError, match=f"cpu-s1.json: a record of another plan \\({field} "):
+            run_all({"experiment": "kept", "groups": [{**group, **changed}]}, runs_dir=tmp_path)
+    assert record.stat().st_mtime_ns == written
+    record.write_text("{")
+    with pytest.raises(LsbenchError, match="cpu-s1.json: not a run record"):
+        run_all(config, runs_dir=tmp_path)
+
+
 def test_sigterm_during_a_run_ends_the_plan_with_the_runs_done_kept_and_no_partial_record(tmp_path):
     """A machine's time limit (SIGTERM) in the middle of a long run: the plan stops within seconds, the
     records already written stay, the interrupted run leaves nothing, and the exit says what was left."""

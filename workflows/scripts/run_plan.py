@@ -55,6 +55,24 @@ def seed_major(runs):
     return sorted(runs, key=lambda r: r["round"])  # (stable: the plan's order within a round)
 
 
+def check_kept_records(runs, runs_dir):
+    """A record already at a run's path counts as done only if the plan would run it now: a record
+    of another config (another sample, iterations or parameters) is refused, never mixed in."""
+    for r in runs:
+        path = Path(runs_dir) / r["path"]
+        if not path.exists():
+            continue
+        try:
+            had = json.loads(path.read_text()).get("run_spec") or {}
+        except (OSError, ValueError, AttributeError) as e:
+            raise LsbenchError(f"{path}: not a run record ({e}); remove it to run it again") from None
+        want = r["spec"].as_record()
+        skip = {"seed", "searches"} if r["multistart"] else set()  # (a multistart's record is its best search's)
+        for field in (k for k in want if k not in skip and had.get(k) != want[k]):
+            raise LsbenchError(f"{path}: a record of another plan ({field} {had.get(field)!r}, the config asks "
+                               f"{want[field]!r}); remove it, or start afresh (regenerate_reports.py without --continue)")
+
+
 def run_one(r, path, launcher):
     """One planned run to its record at path; the record, or LsbenchError."""
     if not (r["multistart"] or r["backend"] == "cow"):
@@ -78,6 +96,7 @@ def run_all(config, scale="paper", seeds=None, budget_s=None, runs_dir=".", laun
     if seeds:
         cfg["groups"] = [{**g, "seeds": seeds} for g in cfg["groups"]]
     runs = seed_major(plan_runs(cfg, gpu_available=gpu_status()["available"]))
+    check_kept_records(runs, runs_dir)
     t0 = time.time()
     done = failed = 0
     for k, r in enumerate(runs, 1):
