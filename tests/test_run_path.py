@@ -1,8 +1,6 @@
 """One run path: every workflow config through RunSpec, the same error line everywhere, one
 installed package, no import cycle, and a problem added the way docs/architecture.md says."""
-import ast
 import json
-import re
 import os
 import subprocess
 import sys
@@ -208,21 +206,6 @@ def test_readme_is_short_and_its_links_into_docs_resolve():
     assert "](../" not in readme and "](/" not in readme  # no link out of the repository
 
 
-ENGINE_CODE = ("gpu", "lsbench/engines", "lsbench/search", "lsbench/problems", "lsbench/backends",
-               "lsbench/neighborhoods.py", "lsbench/rng.py")
-
-
-def _code_of(source):
-    """A module's code without its comments and docstrings (what a comment edit leaves unchanged)."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-            node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree)
-
-
 def _git(*args):
     return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
 
@@ -230,9 +213,11 @@ def _git(*args):
 def test_performance_doc_is_short_and_cites_exactly_the_committed_results():
     """docs/performance.md (250 lines at most) names each committed result file (30 at most), and
     each name is a file `<benchmark>-<gpu>-<commit>.json` whose recorded commit is the one in its name."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from stale_figures import cited_results
     doc = (ROOT / "docs" / "performance.md").read_text()
     assert len(doc.splitlines()) <= 250
-    cited = set(re.findall(r"[a-z_]+-[a-z0-9]+-[0-9a-f]{7}(?:-\d+)?\.json", doc))
+    cited = set(cited_results())
     committed = set(_git("ls-files", "benchmarks/results").stdout.split())
     assert cited and {f"benchmarks/results/{c}" for c in cited} == committed and len(committed) <= 30
     for name in cited:
@@ -240,35 +225,37 @@ def test_performance_doc_is_short_and_cites_exactly_the_committed_results():
         assert name.split("-")[2].split(".")[0] == rec["versions"]["lsbench_commit"]
 
 
-def _engine_file(path):
-    return any(path == d or path.startswith(d + "/") for d in ENGINE_CODE) and path.endswith(".py")
-
-
 def test_no_engine_changed_after_the_commit_its_figure_was_measured_on():
     """Every result file's commit is an ancestor of this tree, and no engine code (comments and
     docstrings aside) that the figure ran differs between that commit and the working tree: the
     engine files its processes loaded, as the result file lists them (`source_files`), or every
-    engine file where it lists none (or paths outside this repository)."""
-    doc = (ROOT / "docs" / "performance.md").read_text()
-    cited = re.findall(r"[a-z_]+-[a-z0-9]+-[0-9a-f]{7}(?:-\d+)?\.json", doc)
-    if _git("rev-parse", "HEAD").returncode != 0:
-        pytest.skip("not a git checkout: the commits cannot be compared")
-    now = {str(p.relative_to(ROOT)) for d in ENGINE_CODE for p in
-           ([ROOT / d] if d.endswith(".py") else (ROOT / d).rglob("*.py"))}
-    for name in cited:
-        commit = name.split("-")[2].split(".")[0]
-        if _git("cat-file", "-e", f"{commit}^{{commit}}").returncode != 0:
-            pytest.skip(f"commit {commit} is not in this clone's history (a shallow clone)")
-        assert _git("merge-base", "--is-ancestor", commit, "HEAD").returncode == 0, commit
-        then = {f for f in _git("ls-tree", "-r", "--name-only", commit, "--", *ENGINE_CODE).stdout.split()
-                if f.endswith(".py")}
-        ran = json.loads((ROOT / "benchmarks" / "results" / name).read_text()).get("source_files")
-        if ran is not None and all(not p.startswith("/") for p in ran):
-            files = {p for p in ran if _engine_file(p)}
-            assert files <= then and files <= now, f"{name}: engine files it ran were removed since {commit}"
-        else:
-            assert then == now, f"engine files added or removed since {commit}"
-            files = now
-        for path in sorted(files):
-            old = _git("show", f"{commit}:{path}").stdout
-            assert _code_of(old) == _code_of((ROOT / path).read_text()), f"{path} changed after {commit}"
+    engine file where it lists none (benchmarks/stale_figures.py says which figures to re-measure)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from stale_figures import CannotCompare, cited_results, stale_reasons
+    try:
+        stale = {name: reasons for name in cited_results() if (reasons := stale_reasons(name))}
+    except CannotCompare as e:
+        pytest.skip(str(e))
+    assert not stale, stale
+
+
+def test_a_figure_goes_stale_when_engine_code_it_ran_changes_and_not_for_a_comment(monkeypatch):
+    """stale_figures.py: a comment added to a file a figure ran leaves it current; a line of code
+    there makes it stale, naming the file; code added to a file it did not run changes nothing."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import stale_figures
+    name = next(n for n in stale_figures.cited_results() if n.startswith("ig_pfsp"))
+    ran = json.loads((ROOT / "benchmarks" / "results" / name).read_text())["source_files"]
+    assert "gpu/iterated_greedy.py" in ran and "gpu/whole_gpu_tabu.py" not in ran
+    try:
+        assert stale_figures.stale_reasons(name) == []
+    except stale_figures.CannotCompare as e:
+        pytest.skip(str(e))
+    source = stale_figures.working_copy
+
+    def edited(extra, where):
+        monkeypatch.setattr(stale_figures, "working_copy", lambda p: source(p) + (extra if p == where else ""))
+        return stale_figures.stale_reasons(name)
+    assert edited("\n# a comment\n", "gpu/iterated_greedy.py") == []
+    assert edited("\nX = 1\n", "gpu/whole_gpu_tabu.py") == []
+    assert edited("\nX = 1\n", "gpu/iterated_greedy.py") == [f"gpu/iterated_greedy.py changed after {name.split('-')[2][:7]}"]
