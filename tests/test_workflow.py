@@ -461,6 +461,33 @@ def test_a_plan_keeps_its_own_records_and_refuses_those_of_another_config(tmp_pa
         run_all(config, runs_dir=tmp_path)
 
 
+def test_a_run_that_fails_with_an_internal_error_is_counted_and_the_plan_goes_on(tmp_path, monkeypatch, capsys):
+    """A bug in one run (here a ValueError, as a non-contiguous array once raised on the GPU) no longer
+    ends a paper-scale plan: the run is counted as failed and named with the error, it leaves no
+    record, and the other runs are made."""
+    sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
+    import run_plan
+    real = run_plan.run
+
+    def buggy(spec):
+        if spec.backend == "cpu-parallel":
+            raise ValueError("Array contains non-contiguous buffer")
+        return real(spec)
+    monkeypatch.setattr(run_plan, "run", buggy)
+    config = {"experiment": "buggy", "groups": [{"name": "g", "problem": "qap", "instances": ["rnd-qap-12-1"],
+                                                 "algorithm": "tabu", "backends": ["cpu", "cpu-parallel"],
+                                                 "iterations": 20, "seeds": 2}]}
+    assert run_plan.run_all(config, runs_dir=tmp_path) == (2, 2, 0)
+    out = capsys.readouterr().out
+    assert out.count("internal error: ValueError: Array contains non-contiguous buffer") == 2
+    runs = tmp_path / "results" / "buggy" / "runs" / "g" / "rnd-qap-12-1"
+    assert sorted(p.name for p in runs.iterdir()) == ["cpu-s1.json", "cpu-s2.json"]
+    plan = {"runs_done": 2, "runs_not_started": 0, "runs_failed": 2, "budget_s": None}  # the report's first screen
+    records = __import__("pandas").DataFrame({"lsbench_commit": ["abc1234"], "device": ["NVIDIA H200"]})
+    assert _report_module().provenance(records, {"plan": plan}, {"name": "none"})["plan"] == \
+        "2 runs (0 not started, 2 failed)"
+
+
 def test_sigterm_during_a_run_ends_the_plan_with_the_runs_done_kept_and_no_partial_record(tmp_path):
     """A machine's time limit (SIGTERM) in the middle of a long run: the plan stops within seconds, the
     records already written stay, the interrupted run leaves nothing, and the exit says what was left."""

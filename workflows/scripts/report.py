@@ -49,8 +49,10 @@ def provenance(df, config, gpu):
     commits = sorted({c for c in df.get("lsbench_commit", pd.Series(dtype=object)).dropna()}) if len(df) else []
     devices = sorted({d for d in df["device"].dropna()}) if "device" in df and len(df) else []
     plan = config.get("plan") or {}  # regenerate_reports.py's plan.json: when, and how much of the plan ran
-    ran = "" if not plan.get("budget_s") else (
-        f"{plan['runs_done']} runs within a budget of {plan['budget_s']:g} s ({plan['runs_not_started']} not started)")
+    failed = f", {plan['runs_failed']} failed" if plan.get("runs_failed") else ""  # (named in the plan's log)
+    budget = f" within a budget of {plan['budget_s']:g} s" if plan.get("budget_s") else ""
+    ran = "" if "runs_done" not in plan else (
+        f"{plan['runs_done']} runs{budget} ({plan['runs_not_started']} not started{failed})")
     return {"scale": config.get("scale", "paper"), "records_commits": ", ".join(commits) or "unknown",
             "gpu": ", ".join(devices) or gpu["name"], "fingerprint": report_code_fingerprint(),
             "rendered": datetime.date.today().isoformat(), "records_date": plan.get("date"), "plan": ran}

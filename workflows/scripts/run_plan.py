@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
 
 import yaml
@@ -111,6 +112,11 @@ def run_all(config, scale="paper", seeds=None, budget_s=None, runs_dir=".", laun
             rec = run_one(r, path, launcher or mpi_launcher())
         except LsbenchError as e:
             print(f"{r['path']}: lsbench: error: {e}", flush=True)
+            failed += 1
+            continue
+        except Exception as e:  # a bug in one run: said, with its traceback, and the plan goes on
+            traceback.print_exc()
+            print(f"{r['path']}: internal error: {type(e).__name__}: {e}", flush=True)
             failed += 1
             continue
         except PlanStopped:
