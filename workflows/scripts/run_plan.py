@@ -69,7 +69,8 @@ def check_kept_records(runs, runs_dir):
             raise LsbenchError(f"{path}: not a run record ({e}); remove it to run it again") from None
         want = r["spec"].as_record()
         skip = {"seed", "searches"} if r["multistart"] else set()  # (a multistart's record is its best search's)
-        for field in (k for k in want if k not in skip and had.get(k) != want[k]):
+        field = next((k for k in want if k not in skip and had.get(k) != want[k]), None)
+        if field is not None:
             raise LsbenchError(f"{path}: a record of another plan ({field} {had.get(field)!r}, the config asks "
                                f"{want[field]!r}); remove it, or start afresh (regenerate_reports.py without --continue)")
 
