@@ -42,11 +42,6 @@ def engine_file(path):
     return any(path == d or path.startswith(d + "/") for d in ENGINE_CODE) and path.endswith(".py")
 
 
-def working_copy(path):
-    """An engine file's source as it is now."""
-    return (ROOT / path).read_text()
-
-
 def cited_results():
     """The result files docs/performance.md names, in the order it names them."""
     return list(dict.fromkeys(re.findall(CITED, (ROOT / "docs" / "performance.md").read_text())))
@@ -76,7 +71,7 @@ def stale_reasons(name):
             return [f"engine files added or removed since {commit}"]
         files = now
     return [f"{path} changed after {commit}" for path in sorted(files)
-            if code_of(git("show", f"{commit}:{path}").stdout) != code_of(working_copy(path))]
+            if code_of(git("show", f"{commit}:{path}").stdout) != code_of((ROOT / path).read_text())]
 
 
 def main():
