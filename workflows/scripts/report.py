@@ -490,12 +490,12 @@ def write_report(table, out, config, gpu):
             speedup_plot(summary, g["name"], files / name)
             plots.append((name, "speed-up against one core, by neighbourhood size"))
         pub = published_table(g)
+        compare = (g.get("published") or {}).get("compare") or {}
         groups.append({"name": g["name"], "algorithm": g["algorithm"], "problem": g["problem"],
                        "rows": group_rows(g, summary, gpu), "compare": compare_rows(g, summary),
-                       "front": "front" in ((g.get("published") or {}).get("compare") or {}),
-                       "paper_columns": ((g.get("published") or {}).get("compare") or {}).get(
-                           "columns", ["paper CPU (s)", "paper GPU (s)"]),  # (Bożejko's: 1 GPU thread, p)
-                       "base": ((g.get("published") or {}).get("compare") or {}).get("base", "one core"),
+                       "front": "front" in compare,
+                       "paper_columns": compare.get("columns", ["paper CPU (s)", "paper GPU (s)"]),  # (Bożejko's: 1 GPU thread, p)
+                       "base": compare.get("base", "cpu"),
                        "gaps": gap_rows(g, summary),
                        "time_to_target": time_to_target_rows(g, df) if g.get("target") is not None else [],
                        "published": None if pub is None else pub.to_html(index=False, na_rep="", border=0),
