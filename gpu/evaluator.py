@@ -125,7 +125,8 @@ class GpuEvaluator(Evaluator):
         elif self.kind == "pfsp":
             if problem.m > kernels.MAX_MACHINES:
                 raise LsbenchError(f"--backend gpu: PFSP with more than {kernels.MAX_MACHINES} machines")
-            self.data = (cuda.to_device(problem.pt), cuda.to_device(problem.due))
+            # due dates read from Liefooghe's files are a column of the file's rows: not contiguous
+            self.data = (cuda.to_device(problem.pt), cuda.to_device(np.ascontiguousarray(problem.due)))
             if nb.name == "insertion":
                 n, m = problem.n, problem.m
                 # [position, machine, removed job]: neighbouring threads (removed jobs) touch

@@ -1419,3 +1419,26 @@ def test_iterated_greedy_on_the_device_is_the_cpu_search_on_ta051():
 def test_iterated_greedy_with_restarts_on_the_device_is_the_cpu_search():
     (cpu, gpu), _p = _ig_both("ta051", list(range(1, 65)), 64, restart=16, elite=3)
     assert gpu == cpu
+
+
+def _liefooghe_file(path, n=6, m=3):
+    """A flow shop in Liefooghe's due-date layout (n, m, time seed, then a row a job: index, due
+    date, m times); its due dates are a strided column of what the reader parses."""
+    rows = [f"{j}\n{20 + 7 * j}\n" + " ".join(str(1 + (5 * j + 3 * k) % 9) for k in range(m)) for j in range(n)]
+    path.write_text(f"{n}\n{m}\n12345\n" + "\n".join(rows) + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("algorithm, backend, backend_params", [("tabu", "gpu", {}),
+                                                                ("pls", "gpu", {"archive": "device"}),
+                                                                ("hc", "gpu-resident", {})])
+def test_a_flow_shop_with_the_due_dates_of_its_file_runs_on_the_gpu_as_on_the_cpu(tmp_path, algorithm, backend,
+                                                                                    backend_params):
+    """Liefooghe's files (EvoCOP Tables 2-5) load due dates as a column of the file's rows; the GPU
+    backends copy them to the device and follow the CPU search."""
+    instance = _liefooghe_file(tmp_path / "006_03_01.txt")
+    three = {"objective": "three"}
+    ref = run_one("pfsp", instance, algorithm, "cpu", "insertion", seed=5, iterations=4, problem_params=three)
+    rec = run_one("pfsp", instance, algorithm, backend, "insertion", seed=5, iterations=4, problem_params=three,
+                  backend_params=backend_params)
+    assert trajectory(rec) == trajectory(ref) and rec.get("front") == ref.get("front")

@@ -108,8 +108,9 @@ class PfspInsertionAdapter:
                                f"{MAX_MACHINES} completion times a thread")
         self.n = problem.n
         self.moves = insertion_count(self.n)
-        self.data = (cuda.to_device(problem.pt), cuda.to_device(problem.due), cuda.to_device(problem.weights),
-                     np.int64(problem.objective_code))
+        # due dates read from Liefooghe's files are a column of the file's rows: not contiguous
+        self.data = (cuda.to_device(problem.pt), cuda.to_device(np.ascontiguousarray(problem.due)),
+                     cuda.to_device(problem.weights), np.int64(problem.objective_code))
 
     def memory(self, K, tenure_max):
         return expiry_matrices(K, self.n)
