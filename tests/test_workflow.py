@@ -1,5 +1,6 @@
 """Snakemake workflows: every config plans the expected jobs; an interrupted run resumes with
 only the missing runs and leaves no corrupt record; the report carries our table and a plot."""
+import dataclasses
 import json
 import os
 import re
@@ -15,8 +16,12 @@ import pytest
 import yaml
 
 from conftest import DATA, ROOT
-from lsbench.workflow import plan_runs
+from lsbench import instances
 from lsbench.errors import LsbenchError
+from lsbench.registry import GPU_BACKENDS
+from lsbench.runner import run
+from lsbench.spec import Stop
+from lsbench.workflow import plan_runs
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 CONFIGS = sorted((ROOT / "workflows" / "config").glob("*.yaml"))
@@ -42,6 +47,39 @@ def test_every_config_plans_runs_whose_specs_are_checked(config, scale):
     cfg["scale"] = scale
     runs = plan_runs(cfg, gpu_available=False)  # CI has no GPU: GPU rows are checked, not run
     assert runs and all(run["spec"].instance == str(run["instance"]) for run in runs)
+
+
+def gpu_row_kinds():
+    """One quick-scale run of each kind the configs' GPU rows start: the first of each problem,
+    algorithm, backend, neighbourhood, set of search and backend parameters (with the values of
+    those that name a choice) and instance folder (Liefooghe's flow-shop files are read otherwise
+    than Taillard's). Multistart rows: tests/test_hpc.py."""
+    kinds = {}
+    for config in CONFIGS:
+        cfg = {**yaml.safe_load(config.read_text()), "scale": "quick"}
+        for run in plan_runs(cfg, gpu_available=True):
+            spec = run["spec"]
+            if run["backend"] not in GPU_BACKENDS or run["multistart"]:
+                continue
+            entry = instances.manifest().get(spec.instance)
+            choices = {k: v if isinstance(v, str) else "" for k, v in {**spec.algorithm_params,
+                                                                         **spec.backend_params}.items()}
+            key = (spec.problem, spec.algorithm, spec.backend, spec.neighbourhood, tuple(sorted(choices.items())),
+                   instances.folder_of(entry) if entry else "generated")
+            kinds.setdefault(key, (f"{config.stem}:{run['name']}:{run['label']}", spec))
+    return list(kinds.values())
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("row, spec", gpu_row_kinds(), ids=[row for row, _ in gpu_row_kinds()])
+def test_every_kind_of_gpu_row_of_the_configs_runs_in_the_simulator_on_its_instance(row, spec):
+    """A paper-scale report's GPU rows start on the device machine only: each kind runs here first,
+    on its config's own instance and parameters, for two iterations (two searches at most)."""
+    short = dataclasses.replace(spec, stop=Stop(iterations=2), searches=min(spec.searches, 2), warmup=0, out=None,
+                                data_dir=str(DATA))
+    rec = run(short)
+    records = rec if isinstance(rec, list) else [rec]
+    assert len(records) == short.searches and all(r["iterations"] == 2 for r in records), row
 
 
 # one config of each kind of row: CPU and GPU backends, Pareto search, cow and grid, multistart islands
