@@ -4,6 +4,7 @@ non-dominated union of every PLS run of the experiment on it, written beside the
 `reference-front-<instance>.csv`, and every run's values go to `indicators.csv`, so anyone can
 recompute them with moocore from the written files."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -29,7 +30,8 @@ def indicator_table(df, files):
         write_front_csv(files / f"reference-front-{inst}.csv", ref, OBJECTIVES)
         for (_, run), front, value in zip(runs.iterrows(), fronts, values):
             rows.append({"group": run["group"], "instance": inst, "backend": run["backend"], "seed": run["seed"],
-                         "front_size": len(front), "record": run["record"], **value,
+                         # the record within the runs folder (group/instance/file): the same wherever it was read
+                         "front_size": len(front), "record": "/".join(Path(run["record"]).parts[-3:]), **value,
                          "ideal": json.dumps(ideal.tolist()), "nadir": json.dumps(nadir.tolist())})
     table = pd.DataFrame(rows)
     if len(table):

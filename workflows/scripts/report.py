@@ -298,7 +298,8 @@ def compare_rows(group, summary):
         gpus = others[others["kind"].isin(GPU_BACKENDS)]
         fastest = (gpus if not gpus.empty else others).sort_values("wall_s").head(1)
         match = _paper_rows(spec, pub, str(inst))
-        front = ours["front_size"].dropna()  # (a Pareto search's front: the same on every backend)
+        # a Pareto search's front is the same on every backend, over full runs: a sampled run stopped early
+        front = ours[ours["sampled"] == 0]["front_size"].dropna()
         for paper in match or [{}]:
             rows.append({"instance": inst, "front": fmt_num(front.median()) if len(front) else "",
                          "cpu": timed(cpu.iloc[0], cpu_sampled.iloc[0]) if len(cpu) else "",
