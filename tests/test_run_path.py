@@ -206,19 +206,15 @@ def test_readme_is_short_and_its_links_into_docs_resolve():
     assert "](../" not in readme and "](/" not in readme  # no link out of the repository
 
 
-def _git(*args):
-    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
-
-
 def test_performance_doc_is_short_and_cites_exactly_the_committed_results():
     """docs/performance.md (250 lines at most) names each committed result file (30 at most), and
     each name is a file `<benchmark>-<gpu>-<commit>.json` whose recorded commit is the one in its name."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    from stale_figures import cited_results
+    from stale_figures import cited_results, git
     doc = (ROOT / "docs" / "performance.md").read_text()
     assert len(doc.splitlines()) <= 250
     cited = set(cited_results())
-    committed = set(_git("ls-files", "benchmarks/results").stdout.split())
+    committed = set(git("ls-files", "benchmarks/results").stdout.split())
     assert cited and {f"benchmarks/results/{c}" for c in cited} == committed and len(committed) <= 30
     for name in cited:
         rec = json.loads((ROOT / "benchmarks" / "results" / name).read_text())
