@@ -51,6 +51,46 @@ def test_cpu_and_cpu_parallel_trajectories_are_identical(instance, algorithm, nb
     assert len(strip[0]) >= 2  # the search did improve: the comparison is not vacuous
 
 
+@pytest.mark.parametrize("faster", ["serial", "parallel"])
+def test_cpu_runs_the_build_faster_on_one_thread_and_the_search_is_the_same(faster, monkeypatch):
+    """`cpu` keeps the build that bind timed faster on one thread. The parallel build then runs
+    with Numba's thread count at 1 for this thread, restored after each call, and the search is
+    the serial build's move by move; below PARALLEL_MIN_SECONDS the parallel build is not timed."""
+    import numba
+    from lsbench import instances as registry
+    from lsbench.backends.cpu import PARALLEL_MIN_SECONDS, CpuEvaluator
+    from lsbench.rng import new_state
+    seconds = {"serial": 2e-3, "parallel": 1e-3} if faster == "parallel" else {"serial": 1e-3, "parallel": 2e-3}
+    monkeypatch.setattr(CpuEvaluator, "_evaluation_seconds",
+                        lambda self, parallel: seconds["parallel" if parallel else "serial"])
+    p = registry.load("ta001", None, None, {"objective": "three", "weights": (1, 2, 50)})
+    nb = p.neighbourhood("insertion")
+    ev = CpuEvaluator().bind(p, nb)
+    assert ev.parallel == (faster == "parallel") and ev.describe()["build"].startswith(
+        "parallel build on one thread" if faster == "parallel" else "serial build")
+    threads_seen = []
+    evaluate = nb.evaluate
+    monkeypatch.setattr(nb, "evaluate", lambda *a: threads_seen.append(numba.get_num_threads()) or evaluate(*a))
+    before = numba.get_num_threads()
+    ev.reset(p.random_solution(new_state(1)))
+    ev.evaluate()
+    assert threads_seen == [1 if faster == "parallel" else before] and numba.get_num_threads() == before
+    monkeypatch.setattr(nb, "evaluate", evaluate)
+    from lsbench.interfaces import Stop
+    from lsbench.search.tabu import TabuSearch
+    serial = CpuEvaluator().bind(p, nb)
+    serial.parallel = False
+    runs = [TabuSearch().run(p, nb, e, Stop(iterations=100), seed=3) for e in (ev, serial)]
+    assert [t[::2] for t in runs[0].trajectory] == [t[::2] for t in runs[1].trajectory]
+    assert len(runs[0].trajectory) >= 2
+    assert list(runs[0].best_solution) == list(runs[1].best_solution)
+    seconds.update(serial=PARALLEL_MIN_SECONDS / 2)
+    monkeypatch.setattr(CpuEvaluator, "_evaluation_seconds",
+                        lambda self, parallel: seconds["parallel" if parallel else "serial"])
+    cheap = CpuEvaluator().bind(p, nb)
+    assert not cheap.parallel and cheap.one_thread_parallel_s is None
+
+
 def test_compiled_rots_loop_equals_rots_over_the_evaluator_interface():
     """`cpu` runs Ro-TS compiled end to end; the evaluator path must follow the same trajectory."""
     from lsbench import instances as registry

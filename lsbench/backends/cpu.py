@@ -1,18 +1,29 @@
 """CPU evaluators: Numba njit on one core (`cpu`) and on all cores with prange (`cpu-parallel`).
 
-Both run the same compiled neighbourhood code (serial and parallel builds of one source), so the
-move costs, and hence the search trajectories, are identical.
+Both run the compiled neighbourhood code of one source (its serial and parallel builds), so the move
+costs, and hence the search trajectories, are identical whichever build runs.
 """
 import time
+from contextlib import nullcontext
 
 import numba
 import numpy as np
 
 from ..interfaces import COMPILED_LOOP, Evaluator
-from ..threads import use_threads
+from ..threads import one_thread, use_threads
+
+PARALLEL_MIN_SECONDS = 100e-6  # a neighbourhood cheaper than this on one core runs the serial build
+TIMING_SECONDS = 0.05  # timing a build at bind stops once its evaluations took this long (at least one)
 
 
 class CpuEvaluator(Evaluator):
+    """One core, on the faster of the two builds: Numba's parallel build run on one thread is up to
+    3.4x faster than the serial build on some neighbourhoods and slower on others
+    (benchmarks/cpu_builds.py), so bind times both on one thread and keeps the faster. A
+    neighbourhood cheaper than PARALLEL_MIN_SECONDS keeps the serial build without compiling the
+    other (its parallel region's fork and join would cost more than it saves). The record says
+    which ran."""
+
     name = "cpu"
     capabilities = frozenset({COMPILED_LOOP})  # searches may run their whole loop compiled here
 
@@ -20,27 +31,58 @@ class CpuEvaluator(Evaluator):
         self.threads = threads
 
     def bind(self, problem, neighbourhood):
+        self._attach(problem, neighbourhood)
+        self.serial_s = self._evaluation_seconds(parallel=False)
+        self.one_thread_parallel_s = None
+        if self.serial_s >= PARALLEL_MIN_SECONDS:
+            with one_thread():
+                self.one_thread_parallel_s = self._evaluation_seconds(parallel=True)
+        self.parallel = self.one_thread_parallel_s is not None and self.one_thread_parallel_s < self.serial_s
+        return self
+
+    def _attach(self, problem, neighbourhood):
         self.problem = problem
         self.nb = neighbourhood
         self.out = np.empty(neighbourhood.out_shape(), dtype=neighbourhood.delta_dtype())
-        return self
+
+    def _evaluation_seconds(self, parallel):
+        """Median seconds of one evaluation of a random solution by one build, after an untimed call
+        that compiles it; a slow neighbourhood is timed once rather than five times."""
+        from .. import rng
+        solution = self.problem.random_solution(rng.new_state(0))
+        state = self.nb.state(solution, parallel)
+        self.nb.evaluate(solution, state, self.out, parallel)
+        times = []
+        while len(times) < 5 and sum(times) < TIMING_SECONDS:
+            t = time.perf_counter()
+            self.nb.evaluate(solution, state, self.out, parallel)
+            times.append(time.perf_counter() - t)
+        return sorted(times)[len(times) // 2]
+
+    def _scope(self):
+        """The parallel build runs on this thread alone for `cpu`."""
+        return one_thread() if self.parallel else nullcontext()
 
     def reset(self, solution):
         self.solution = np.array(solution, copy=True)
-        self.state = self.nb.state(self.solution, self.parallel)
+        with self._scope():
+            self.state = self.nb.state(self.solution, self.parallel)
 
     def evaluate(self):
-        self.nb.evaluate(self.solution, self.state, self.out, self.parallel)
+        with self._scope():
+            self.nb.evaluate(self.solution, self.state, self.out, self.parallel)
         return self.out
 
     def apply(self, move):
-        self.nb.apply(self.solution, self.state, move, self.parallel)
+        with self._scope():
+            self.nb.apply(self.solution, self.state, move, self.parallel)
 
     def describe(self):
-        return {"backend": self.name, "threads": 1}
-
-
-PARALLEL_MIN_SECONDS = 100e-6  # a neighbourhood cheaper than this on one core runs on one core
+        build = "parallel build on one thread" if self.parallel else "serial build"
+        timings = f"one evaluation {self.serial_s * 1e6:.3g} us serial"
+        if self.one_thread_parallel_s is not None:
+            timings += f", {self.one_thread_parallel_s * 1e6:.3g} us parallel on one thread"
+        return {"backend": self.name, "threads": 1, "build": f"{build} ({timings})"}
 
 
 class CpuParallelEvaluator(CpuEvaluator):
@@ -50,27 +92,17 @@ class CpuParallelEvaluator(CpuEvaluator):
     process holds a core (ta001: 8 ms an iteration under load). The record says which ran."""
 
     name = "cpu-parallel"
-    parallel = True
     capabilities = frozenset()
 
     def bind(self, problem, neighbourhood):
         use_threads(self.threads)
-        super().bind(problem, neighbourhood)
-        self.serial_s = self._serial_seconds()
+        self._attach(problem, neighbourhood)
+        self.serial_s = self._evaluation_seconds(parallel=False)
         self.parallel = self.serial_s >= PARALLEL_MIN_SECONDS
         return self
 
-    def _serial_seconds(self):
-        """Median seconds of one serial evaluation of a random solution (compiled first)."""
-        from .. import rng
-        solution = self.problem.random_solution(rng.new_state(0))
-        state = self.nb.state(solution, False)
-        times = []
-        for _ in range(5):
-            t = time.perf_counter()
-            self.nb.evaluate(solution, state, self.out, False)
-            times.append(time.perf_counter() - t)
-        return sorted(times)[2]
+    def _scope(self):
+        return nullcontext()
 
     def describe(self):
         info = {"backend": self.name, "threads": numba.get_num_threads() if self.parallel else 1}
