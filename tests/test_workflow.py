@@ -509,6 +509,11 @@ def test_a_plan_keeps_its_own_records_and_refuses_those_of_another_config(tmp_pa
     record.write_text("{")
     with pytest.raises(LsbenchError, match="cpu-s1.json: not a run record"):
         run_all(config, runs_dir=tmp_path)
+    weighted = {"experiment": "weighted", "groups": [{  # a list parameter: the record holds a list, the spec a tuple
+        "name": "w", "problem": "pfsp", "instances": ["rnd-pfsp-7x3-1"], "algorithm": "tabu", "backends": ["cpu"],
+        "neighbourhood": "insertion", "iterations": 10, "seeds": 1, "params": {"objective": "three", "weights": [1, 2, 3]}}]}
+    assert run_all(weighted, runs_dir=tmp_path) == (1, 0, 0)
+    assert run_all(weighted, runs_dir=tmp_path) == (1, 0, 0)
 
 
 def test_a_run_that_fails_with_an_internal_error_is_counted_and_the_plan_goes_on(tmp_path, monkeypatch, capsys):

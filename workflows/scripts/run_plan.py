@@ -67,7 +67,7 @@ def check_kept_records(runs, runs_dir):
             had = json.loads(path.read_text()).get("run_spec") or {}
         except (OSError, ValueError, AttributeError) as e:
             raise LsbenchError(f"{path}: not a run record ({e}); remove it to run it again") from None
-        want = r["spec"].as_record()
+        want = json.loads(json.dumps(r["spec"].as_record()))  # as a record holds it (tuples are lists)
         skip = {"seed", "searches"} if r["multistart"] else set()  # (a multistart's record is its best search's)
         field = next((k for k in want if k not in skip and had.get(k) != want[k]), None)
         if field is not None:
