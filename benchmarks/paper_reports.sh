@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Paper-scale example reports on the device machine, one report a GPU side by side, each on its own 16
-# cores (taskset; NUMBA_NUM_THREADS=16), each continuing from its committed records (regenerate_reports.py
-# --continue, or afresh where reports/NAME has none). Usage: BUDGET=450 bash benchmarks/paper_reports.sh
-# NAME [NAME ...] (the k-th on GPU k), with LSBENCH_COMMIT set. REPORTS_TIMEOUT (s) ends a report by SIGTERM,
-# which drops only the run in progress and archives the rest; every report's records come back in one
-# file, $OUT/records.tgz (the machine returns only a few files a call), to unpack over reports/ and
-# render with `python workflows/scripts/report_from_records.py --examples`.
+# Paper-scale example reports on the device machine, each on one GPU and its own 16 cores (taskset;
+# NUMBA_NUM_THREADS=16), each continuing from its committed records (regenerate_reports.py --continue,
+# or afresh where reports/NAME has none). Usage: BUDGET=450 bash benchmarks/paper_reports.sh NAME [NAME ...]
+# with LSBENCH_COMMIT set: the k-th report on GPU k mod G, the reports of one GPU one after the other,
+# each with its own BUDGET (s, no run starts past it) and REPORTS_TIMEOUT (s, then SIGTERM, which drops
+# only the run in progress and archives the rest). Every report's records come back in one file,
+# $OUT/records.tgz (the machine returns only a few files a call), to unpack over reports/ and render
+# with `python workflows/scripts/report_from_records.py --examples`.
 set -u
 gpus=$(nvidia-smi -L 2> /dev/null | grep -c "^GPU")
-if [ "$#" -gt "$gpus" ]; then  # a report on a GPU that is not there would run its CPU rows alone
-  echo "paper_reports.sh: error: $# reports need as many GPUs, this machine has $gpus" >&2
+if [ "$gpus" -eq 0 ]; then  # a report without its GPU would run its CPU rows alone
+  echo "paper_reports.sh: error: no GPU on this machine" >&2
   exit 2
 fi
 bash benchmarks/device_run.sh > /dev/null  # installs the carried wheels once, before the reports start
@@ -20,8 +21,17 @@ report() {  # report NAME GPU
     taskset -c $((16 * $2))-$((16 * $2 + 15)) \
     bash benchmarks/device_run.sh "reports ${continued[*]} --budget-s ${BUDGET:-450} $1" > "$OUT/$1.log" 2>&1
 }
-k=0
-for name in "$@"; do mkdir -p "$OUT/$name"; report "$name" $k & k=$((k + 1)); done
+gpu_queue() {  # gpu_queue GPU NAME...: the reports of one GPU, one after the other
+  local gpu=$1
+  shift
+  for name in "$@"; do report "$name" "$gpu"; done
+}
+for ((g = 0; g < gpus && g < $#; g++)); do
+  names=()
+  for ((k = g; k < $#; k += gpus)); do names+=("${@:k+1:1}"); done
+  for name in "${names[@]}"; do mkdir -p "$OUT/$name"; done
+  gpu_queue "$g" "${names[@]}" &
+done
 wait
 for name in "$@"; do echo "== $name"; grep "^reports/\|error" "$OUT/$name.log"; grep "^\[" "$OUT/$name.log" | tail -1; done
 (cd "$OUT" && for name in "$@"; do tar xzf "$name/report-records.tgz" "reports/$name/records.tgz" 2>/dev/null; done

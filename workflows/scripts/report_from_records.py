@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lsbench.workflow import aggregate_records  # noqa: E402
+from lsbench.workflow import aggregate_records, plan_runs  # noqa: E402
 from report import write_report  # noqa: E402
 
 
@@ -29,6 +29,7 @@ def report(config, runs_dir, out_dir, scale="paper", plan=None):
     cfg["scale"] = scale  # as the runs were planned (run_plan.py --scale)
     cfg["plan"] = plan  # regenerate_reports.py's plan.json, for the first screen
     records = sorted(Path(runs_dir).glob("*/*/*.json"))  # GROUP/INSTANCE/BACKEND-sSEED.json (not a multistart's searches)
+    cfg["planned"] = planned_held(cfg, runs_dir, (plan or {}).get("seeds"))
     devices = {json.loads(p.read_text()).get("backend_info", {}).get("device") for p in records}
     devices.discard(None)
     hosts = {json.loads(p.read_text())["host"]["hostname"] for p in records}
@@ -38,6 +39,15 @@ def report(config, runs_dir, out_dir, scale="paper", plan=None):
     aggregate_records(records, out / "runs.parquet")
     write_report(out / "runs.parquet", out / "report.html", cfg, gpu)
     print(f"{len(records)} records -> {out / 'report.html'}")
+
+
+def planned_held(cfg, runs_dir, seeds=None):
+    """(runs of the config's plan as it is now that have a record, runs it plans): a config
+    changed since the records were made is counted as it stands."""
+    if seeds:
+        cfg = {**cfg, "groups": [{**g, "seeds": seeds} for g in cfg["groups"]]}
+    paths = [r["path"].split("/runs/", 1)[1] for r in plan_runs(cfg, gpu_available=True)]
+    return sum((Path(runs_dir) / p).exists() for p in paths), len(paths)
 
 
 def extract(archive_path, into):
