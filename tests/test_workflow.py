@@ -425,6 +425,36 @@ def test_the_evocop_report_puts_our_non_dominated_count_beside_the_papers_on_lie
     assert {r["front"] for r in rows} == {report.fmt_num(float(sizes[1]))}
 
 
+def test_the_evocop_profile_puts_the_papers_time_split_beside_the_row_that_ran_as_the_paper_did(tmp_path):
+    """Table 5's non-dominated group on 020_10_01: our evaluation, archiving and rest shares (summing
+    to 100), and the paper's shares of that variant (95.2, 4.7, 0.1) beside the backend the config
+    names only (here cpu, for a host without a GPU; the config names gpu); the paper's table leaves
+    out the columns Table 5 does not fill."""
+    import pandas as pd
+    from conftest import need_instances
+    need_instances("020_10_01")
+    sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
+    import pareto_report
+    cfg = yaml.safe_load((ROOT / "workflows" / "config" / "luong_evocop_table5.yaml").read_text())
+    group = next(g for g in cfg["groups"] if g["name"] == "profile-non-dominated")
+    assert group["published"]["profile"]["backend"] == "gpu"
+    group = {**group, "instances": ["020_10_01"], "backends": ["cpu", "cpu-parallel"], "seeds": 2, "iterations": 40,
+             "published": {**group["published"], "profile": {**group["published"]["profile"], "backend": "cpu"}}}
+    del group["quick"]
+    _run_planned(plan_runs({"experiment": "profile", "groups": [group]}, gpu_available=False), tmp_path)
+    report = _report_module()
+    rows = pareto_report.profile_rows(pd.read_parquet(tmp_path / "runs.parquet"), group["name"],
+                                      report.paper_profile(group))
+    assert [(r["backend"], r["paper"]) for r in rows] == [("cpu", ["95.2", "4.7", "0.1"]), ("cpu-parallel", None)]
+    assert all(abs(sum(float(r[k]) for k in ("evaluation", "archiving", "rest")) - 100) < 0.2 for r in rows)
+    config = {"experiment": "profile", "title": "profile", "groups": [group], "scale": "paper"}
+    report.write_report(tmp_path / "runs.parquet", tmp_path / "report.html", config, {"available": False, "name": "none"})
+    page = (tmp_path / "report.html").read_text()
+    assert "paper: archiving" in page and "<td>evaluation_pct</td>" not in page
+    published = page[page.index("The paper&#x27;s table") if "The paper&#x27;s table" in page else page.index("The paper's table"):]
+    assert "evaluation_pct" in published and "gpu_time_s" not in published
+
+
 def test_a_multistart_backend_entry_plans_one_mpi_job_of_g_ranks_with_one_gpu_each():
     from lsbench.errors import LsbenchError
     from lsbench.workflow import mpi_tasks, run_command

@@ -51,8 +51,10 @@ def indicator_rows(table, group):
     return rows
 
 
-def profile_rows(df, group):
-    """Table 5's split: evaluation, archiving and the rest of the search, as shares of the wall time."""
+def profile_rows(df, group, paper=None):
+    """Table 5's split: evaluation, archiving and the rest of the search, as shares of the wall time;
+    `paper(instance, backend)` gives the paper's three shares beside the row of ours that ran as
+    the paper's did."""
     sub = df[(df["group"] == group) & df["pareto_time_split"].notna()]
     rows = []
     for (inst, backend), runs in sub.groupby(["instance", "backend"], sort=False):
@@ -63,7 +65,7 @@ def profile_rows(df, group):
             shares.append([s["evaluation_s"] / wall, s["archiving_s"] / wall])
         ev, ar = np.median(np.array(shares), axis=0) * 100
         rows.append({"instance": inst, "backend": backend, "evaluation": f"{ev:.1f}", "archiving": f"{ar:.1f}",
-                     "rest": f"{max(0.0, 100 - ev - ar):.1f}"})
+                     "rest": f"{max(0.0, 100 - ev - ar):.1f}", "paper": paper(inst, backend) if paper else None})
     return rows
 
 

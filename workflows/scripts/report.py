@@ -280,6 +280,23 @@ def published_table(group):
     return pub[pub["table"] == str(spec["table"])] if "table" in spec else pub
 
 
+def paper_profile(group):
+    """The paper's time split for (instance, backend) (the `published.profile` entry: the columns of
+    the evaluation, archiving and rest shares, the rows it keeps, e.g. one variant, and the backend
+    of ours that ran as the paper's did), or None."""
+    spec = (group.get("published") or {}).get("profile")
+    pub = published_table(group)
+    if not spec or pub is None:
+        return None
+    for column, value in (spec.get("where") or {}).items():
+        pub = pub[pub[column].astype(str) == str(value)]
+
+    def shares(instance, backend):
+        row = pub[pub["instance"].astype(str) == instance]
+        return None if row.empty or backend != spec["backend"] else [f"{float(row[spec[k]].iloc[0]):.1f}" for k in ("evaluation", "archiving", "rest")]
+    return shares
+
+
 def compare_rows(group, summary):
     """Ours beside the paper's, column by column: our base time (one core, or the backend the
     compare entry names as `base`), our fastest GPU path (or fastest backend) and speed-up, then the
@@ -500,11 +517,13 @@ def write_report(table, out, config, gpu):
                        "base": compare.get("base", "cpu"),
                        "gaps": gap_rows(g, summary),
                        "time_to_target": time_to_target_rows(g, df) if g.get("target") is not None else [],
-                       "published": None if pub is None else pub.to_html(index=False, na_rep="", border=0),
+                       "published": None if pub is None else  # (a table's empty columns left out)
+                       pub.dropna(axis=1, how="all").to_html(index=False, na_rep="", border=0),
                        "caption": (g.get("published") or {}).get("caption", ""),
                        "plots": [(f"{files.name}/{n}", c) for n, c in plots],
                        "indicators": pareto_report.indicator_rows(indicator_table, g["name"]) if len(indicator_table) else [],
-                       "profile": pareto_report.profile_rows(df, g["name"]) if "pareto_time_split" in df else [],
+                       "profile": pareto_report.profile_rows(df, g["name"], paper_profile(g))
+                       if "pareto_time_split" in df else [],
                        "files": files.name,
                        "notes": notes(summary[summary["group"] == g["name"]], g["algorithm"])})
     page = env.get_template("report.html.j2").render(
