@@ -15,11 +15,11 @@ if [ "$gpus" -eq 0 ]; then  # a report without its GPU would run its CPU rows al
 fi
 bash benchmarks/device_run.sh > /dev/null  # installs the carried wheels once, before the reports start
 report() {  # report NAME GPU
-  local continued=()
+  local continued=() pin=()
   [ -f "reports/$1/records.tgz" ] && continued=(--continue)
+  command -v taskset > /dev/null && pin=(taskset -c $((16 * $2))-$((16 * $2 + 15)))
   CUDA_VISIBLE_DEVICES=$2 NUMBA_NUM_THREADS=16 LSBENCH_INSTALLED=1 OUT="$OUT/$1" REPORTS_TIMEOUT="${REPORTS_TIMEOUT:-575}" \
-    taskset -c $((16 * $2))-$((16 * $2 + 15)) \
-    bash benchmarks/device_run.sh "reports ${continued[*]} --budget-s ${BUDGET:-450} $1" > "$OUT/$1.log" 2>&1
+    "${pin[@]}" bash benchmarks/device_run.sh "reports ${continued[*]} --budget-s ${BUDGET:-450} $1" > "$OUT/$1.log" 2>&1
 }
 gpu_queue() {  # gpu_queue GPU NAME...: the reports of one GPU, one after the other
   local gpu=$1

@@ -63,17 +63,34 @@ def test_a_result_file_lists_the_modules_its_process_and_its_lsbench_children_ra
     assert {"lsbench/params.py", "lsbench/neighborhoods.py", "lsbench/__init__.py"} <= set(rec["source_files"])
 
 
-def test_paper_reports_refuses_more_reports_than_gpus_before_it_runs_anything(tmp_path):
-    """One report a GPU: a second report on a one-GPU machine would see no GPU and run its CPU rows
-    alone; the script says so in one line and exits 2 before installing or running anything."""
+def test_paper_reports_queues_reports_one_after_the_other_on_a_gpu_and_refuses_a_machine_without_one(tmp_path):
+    """Two reports on a one-GPU machine run one after the other on GPU 0 (a second report beside the
+    first would share its GPU), and both come back in $OUT/records.tgz; without a GPU the script
+    says so in one line and exits 2 before installing or running anything."""
     import subprocess
-    bin_dir = tmp_path / "bin"
+    import tarfile
+    bin_dir, fake = tmp_path / "bin", tmp_path / "benchmarks" / "device_run.sh"
     bin_dir.mkdir()
+    fake.parent.mkdir()
     (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho 'GPU 0: NVIDIA H200 (UUID: GPU-0)'\n")
     (bin_dir / "nvidia-smi").chmod(0o755)
+    fake.write_text(  # the device steps: each report says when it started and ended, on which GPU
+        '[ $# -eq 0 ] && exit 0\nname=${1##* }\necho "start $name $CUDA_VISIBLE_DEVICES" >> calls.txt\nsleep 1\n'
+        'mkdir -p reports/$name && echo x > reports/$name/records.tgz\n'
+        'tar czf "$OUT/report-records.tgz" reports/*/records.tgz\necho "end $name" >> calls.txt\n')
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(tmp_path / "out")}
+    (tmp_path / "out").mkdir()
     r = subprocess.run(["bash", str(ROOT / "benchmarks" / "paper_reports.sh"), "luong_tsp", "luong_qap"],
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
-    assert r.returncode == 2 and r.stderr.strip() == \
-        "paper_reports.sh: error: 2 reports need as many GPUs, this machine has 1"
-    assert not (tmp_path / "out").exists() and r.stdout == ""
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "calls.txt").read_text().split("\n")[:4] == \
+        ["start luong_tsp 0", "end luong_tsp", "start luong_qap 0", "end luong_qap"]
+    with tarfile.open(tmp_path / "out" / "records.tgz") as archive:
+        assert {"reports/luong_tsp/records.tgz", "reports/luong_qap/records.tgz"} <= set(archive.getnames())
+    (bin_dir / "nvidia-smi").write_text("#!/bin/sh\nexit 9\n")
+    (tmp_path / "calls.txt").unlink()
+    r = subprocess.run(["bash", str(ROOT / "benchmarks" / "paper_reports.sh"), "luong_tsp"],
+                       capture_output=True, text=True, env={**env, "OUT": str(tmp_path / "none")}, cwd=tmp_path,
+                       timeout=60)
+    assert r.returncode == 2 and r.stderr.strip() == "paper_reports.sh: error: no GPU on this machine"
+    assert not (tmp_path / "none").exists() and not (tmp_path / "calls.txt").exists() and r.stdout == ""
