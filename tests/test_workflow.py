@@ -570,8 +570,10 @@ def test_a_run_that_fails_with_an_internal_error_is_counted_and_the_plan_goes_on
     plan = {"runs_done": 2, "runs_not_started": 0, "runs_failed": 2, "budget_s": None}  # the report's first screen
     records = __import__("pandas").DataFrame({"lsbench_commit": ["abc1234"], "device": ["NVIDIA H200"]})
     assert _report_module().provenance(records, {"plan": plan}, {"name": "none"})["plan"] == "2 runs (2 failed)"
-    assert _report_module().provenance(records, {"plan": plan, "planned": (2, 4)}, {"name": "none"})["plan"] == \
+    assert _report_module().provenance(records, {"plan": plan, "planned": (2, 4, 0)}, {"name": "none"})["plan"] == \
         "2 of the plan's 4 runs (2 failed)"
+    assert _report_module().provenance(records, {"plan": plan, "planned": (2, 4, 3)}, {"name": "none"})["plan"] == \
+        "2 of the plan's 4 runs and 3 beyond it (2 failed)"
 
 
 def test_sigterm_during_a_run_ends_the_plan_with_the_runs_done_kept_and_no_partial_record(tmp_path):
@@ -621,7 +623,9 @@ def test_regenerated_report_archives_its_records_and_plan_and_says_so_on_its_fir
     from report_from_records import planned_held  # a config grown since: counted as it stands
     config = {**yaml.safe_load((ROOT / plan["config"]).read_text()), "scale": "quick"}
     config["groups"] = [{**g, "quick": {**g["quick"], "seeds": 2}} for g in config["groups"]]
-    assert planned_held(config, tmp_path / "x" / "runs") == (8, 24)
+    assert planned_held(config, tmp_path / "x" / "runs") == (8, 24, 0)
+    config["groups"] = [{**g, "quick": {**g["quick"], "instances": g["quick"]["instances"][:1]}} for g in config["groups"]]
+    assert planned_held(config, tmp_path / "x" / "runs") == (4, 12, 4)  # a config shrunk since: its records stay
     assert (tmp_path / "again" / "report.html").read_text().count("<tr") == page.count("<tr")
     # on a GPU machine without the report's libraries: the archive alone, rendered later (--examples)
     assert regenerate("janiak", "quick", None, 1, reports=tmp_path / "bare", render=False) == 0

@@ -51,9 +51,9 @@ def provenance(df, config, gpu):
     plan = config.get("plan") or {}  # regenerate_reports.py's plan.json: when, and how much of the plan ran
     failed = f", {plan['runs_failed']} failed" if plan.get("runs_failed") else ""  # (named in the plan's log)
     budget = f" within a budget of {plan['budget_s']:g} s" if plan.get("budget_s") else ""
-    held, planned = config.get("planned") or (plan.get("runs_done"), None)
+    held, planned, beyond = config.get("planned") or (plan.get("runs_done"), None, 0)
     ran = "" if held is None else (f"{held} of the plan's {planned} runs" if planned else f"{held} runs") + \
-        (f"{budget} ({failed[2:]})" if failed else budget)
+        (f" and {beyond} beyond it" if beyond else "") + (f"{budget} ({failed[2:]})" if failed else budget)
     return {"scale": config.get("scale", "paper"), "records_commits": ", ".join(commits) or "unknown",
             "gpu": ", ".join(devices) or gpu["name"], "fingerprint": report_code_fingerprint(),
             "rendered": datetime.date.today().isoformat(), "records_date": plan.get("date"), "plan": ran}

@@ -42,12 +42,14 @@ def report(config, runs_dir, out_dir, scale="paper", plan=None):
 
 
 def planned_held(cfg, runs_dir, seeds=None):
-    """(runs of the config's plan as it is now that have a record, runs it plans): a config
-    changed since the records were made is counted as it stands."""
+    """(runs of the config's plan as it is now that have a record, runs it plans, records beyond
+    the plan): a config changed since the records were made is counted as it stands, and records
+    of seeds it no longer plans stay in the report, counted apart."""
     if seeds:
         cfg = {**cfg, "groups": [{**g, "seeds": seeds} for g in cfg["groups"]]}
-    paths = [r["path"].split("/runs/", 1)[1] for r in plan_runs(cfg, gpu_available=True)]
-    return sum((Path(runs_dir) / p).exists() for p in paths), len(paths)
+    paths = {r["path"].split("/runs/", 1)[1] for r in plan_runs(cfg, gpu_available=True)}
+    records = {str(p.relative_to(runs_dir)) for p in Path(runs_dir).glob("*/*/*.json")}
+    return len(paths & records), len(paths), len(records - paths)
 
 
 def extract(archive_path, into):
