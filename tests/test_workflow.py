@@ -546,6 +546,25 @@ def test_a_plan_keeps_its_own_records_and_refuses_those_of_another_config(tmp_pa
     assert run_all(weighted, runs_dir=tmp_path) == (1, 0, 0)
 
 
+def test_plan_left_estimates_the_missing_runs_from_their_cells_records(tmp_path):
+    """plan_left.py: a plan of 3 seeds with its first seed run leaves 2 runs a cell, each estimated
+    at the median time of its cell's record, CPU rows apart from GPU rows; a cell with no record
+    is counted, not guessed."""
+    sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
+    from plan_left import left
+    from run_plan import run_all
+    group = {"name": "g", "problem": "qap", "instances": ["rnd-qap-12-1"], "algorithm": "tabu",
+             "backends": ["cpu", "cpu-parallel"], "iterations": 20, "seeds": 1}
+    assert run_all({"experiment": "left", "groups": [group]}, runs_dir=tmp_path) == (2, 0, 0)
+    runs = tmp_path / "results" / "left" / "runs"
+    seconds = {b: json.loads((runs / "g" / "rnd-qap-12-1" / f"{b}-s1.json").read_text()) for b in ("cpu", "cpu-parallel")}
+    expected = sum(2 * (r["wall_s"] + r["warmup_s"]) for r in seconds.values())
+    grown = {"experiment": "left", "scale": "paper", "groups": [{**group, "seeds": 3, "instances": ["rnd-qap-12-1", "rnd-qap-12-2"]}]}
+    n = left(grown, runs)
+    assert (n["planned"], n["held"], n["missing"], n["unknown"], n["gpu_s"]) == (12, 2, 10, 6, 0)
+    assert n["cpu_s"] == pytest.approx(expected)
+
+
 def test_a_run_that_fails_with_an_internal_error_is_counted_and_the_plan_goes_on(tmp_path, monkeypatch, capsys):
     """A bug in one run (here a ValueError, as a non-contiguous array once raised on the GPU) no longer
     ends a paper-scale plan: the run is counted as failed and named with the error, it leaves no

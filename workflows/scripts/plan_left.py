@@ -1,0 +1,68 @@
+"""What is left of each example report's plan, and about how long it would run: for every planned
+run without a record, the median time (warm-up included) of the records of its cell (group,
+instance, backend), summed apart for the GPU rows and the CPU rows; a cell without any record
+cannot be estimated and is counted. For sizing a machine session's calls.
+
+    python workflows/scripts/plan_left.py [NAME ...]     (default: every report in reports/)
+"""
+import json
+import statistics
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from lsbench.registry import GPU_BACKENDS  # noqa: E402
+from lsbench.workflow import plan_runs  # noqa: E402
+from report_from_records import extract  # noqa: E402
+
+
+def left(config, runs_dir):
+    """{planned, held, missing, gpu_s, cpu_s, unknown} of a config's plan (its `scale`) against the
+    records in runs_dir (GROUP/INSTANCE/BACKEND-sSEED.json)."""
+    seconds = defaultdict(list)
+    for path in Path(runs_dir).glob("*/*/*.json"):
+        record = json.loads(path.read_text())
+        seconds[(path.parent.parent.name, path.parent.name, path.stem.rsplit("-s", 1)[0])].append(
+            record["wall_s"] + (record.get("warmup_s") or 0))
+    out = {"planned": 0, "held": 0, "missing": 0, "gpu_s": 0.0, "cpu_s": 0.0, "unknown": 0}
+    for r in plan_runs(config, gpu_available=True):
+        relative = Path(r["path"].split("/runs/", 1)[1])
+        out["planned"] += 1
+        if (Path(runs_dir) / relative).exists():
+            out["held"] += 1
+            continue
+        out["missing"] += 1
+        cell = seconds.get((relative.parent.parent.name, relative.parent.name, relative.stem.rsplit("-s", 1)[0]))
+        if not cell:
+            out["unknown"] += 1
+        else:
+            out["gpu_s" if r["spec"].backend in GPU_BACKENDS else "cpu_s"] += statistics.median(cell)
+    return out
+
+
+def main(names):
+    names = names or sorted(p.parent.name for p in (ROOT / "reports").glob("*/records.tgz"))
+    print("| report | planned | held | left | GPU rows (min) | CPU rows (min) | left without an estimate |")
+    print("|---|---|---|---|---|---|---|")
+    for name in names:
+        config = yaml.safe_load((ROOT / "workflows" / "config" / f"{name}.yaml").read_text())
+        archive = ROOT / "reports" / name / "records.tgz"
+        with tempfile.TemporaryDirectory() as tmp:
+            scale = "paper"
+            if archive.exists():
+                extract(archive, tmp)
+                scale = json.loads((Path(tmp) / "plan.json").read_text())["scale"]
+            n = left({**config, "scale": scale}, Path(tmp) / "runs")
+        print(f"| {name} | {n['planned']} | {n['held']} | {n['missing']} | {n['gpu_s'] / 60:.1f} | "
+              f"{n['cpu_s'] / 60:.1f} | {n['unknown']} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
