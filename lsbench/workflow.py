@@ -110,6 +110,40 @@ def gpu_status():
         return {"available": False, "name": f"no GPU on this host ({str(e).splitlines()[0][:80]})"}
 
 
+PUBLISHED_KEYS = {"file", "table", "caption", "compare", "profile"}
+COMPARE_KEYS = {"match", "cpu_s", "gpu_s", "speedup", "hardware", "variant", "front", "base", "columns", "long"}
+PROFILE_KEYS = {"backend", "where", "evaluation", "archiving", "rest"}
+
+
+def check_published(g):
+    """A group's `published` entry (the paper's table the report puts beside ours): known fields
+    only, and the backends it names among the group's, so that a typo fails the plan, not the report."""
+    published = g.get("published")
+    if published is None:
+        return
+    where = f"workflow config group {g['name']}: published"
+    if not isinstance(published, dict) or "file" not in published:
+        raise LsbenchError(f"{where} must be a mapping with a 'file', got {published!r}")
+    names = [backend_entry(b)["name"] for b in g["backends"]]
+    for field, known, required in (("", PUBLISHED_KEYS, ()), ("compare", COMPARE_KEYS, ()),
+                                   ("profile", PROFILE_KEYS, ("backend", "evaluation", "archiving", "rest"))):
+        entry = published.get(field) if field else published
+        if entry is None:
+            continue
+        label = f"{where}.{field}" if field else where
+        if not isinstance(entry, dict):
+            raise LsbenchError(f"{label} must be a mapping, got {entry!r}")
+        unknown, missing = set(entry) - known, [k for k in required if k not in entry]
+        if unknown or missing:
+            raise LsbenchError(f"{label}: " + "; ".join(
+                ([f"unknown field(s) {', '.join(sorted(unknown))}"] if unknown else []) +
+                ([f"missing field(s) {', '.join(missing)}"] if missing else [])))
+    for field, backend in (("compare.base", (published.get("compare") or {}).get("base")),
+                           ("profile.backend", (published.get("profile") or {}).get("backend"))):
+        if backend is not None and backend not in names:
+            raise LsbenchError(f"{where}.{field} {backend!r} names none of its backends")
+
+
 def plan_runs(config, gpu_available):
     """One dict per run record the experiment needs; GPU runs only where a GPU exists."""
     exp = config.get("experiment")
@@ -127,10 +161,7 @@ def plan_runs(config, gpu_available):
         for field in ("name", "problem", "instances", "algorithm", "backends"):
             if field not in g:
                 raise LsbenchError(f"workflow config group {g.get('name', '?')}: missing field '{field}'")
-        base = ((g.get("published") or {}).get("compare") or {}).get("base")
-        if base is not None and base not in [backend_entry(b)["name"] for b in g["backends"]]:
-            raise LsbenchError(f"workflow config group {g['name']}: published.compare.base {base!r} names none of "
-                               "its backends")
+        check_published(g)
         seeds = _seeds(g)
         for inst in g["instances"]:
             for b in map(backend_entry, g["backends"]):

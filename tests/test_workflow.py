@@ -381,9 +381,16 @@ def test_a_sampled_backend_runs_its_first_iterations_and_the_report_extrapolates
     with pytest.raises(LsbenchError, match="backend cpu: sample must be a positive number of iterations"):
         plan_runs({"experiment": "tiny", "groups": [{**group, "backends": [{"name": "cpu", "backend": "cpu",
                                                                             "sample": 0}]}]}, gpu_available=False)
-    compared = {**group, "published": {"compare": {"base": "gpu-1-thread"}}}  # (a misspelt column's base)
-    with pytest.raises(LsbenchError, match="group tiny: published.compare.base 'gpu-1-thread' names none"):
-        plan_runs({"experiment": "tiny", "groups": [compared]}, gpu_available=False)
+    for published, message in (  # a typo in the paper's table fails the plan, not the report
+            ({"file": "p.csv", "compare": {"base": "gpu-1-thread"}}, "published.compare.base 'gpu-1-thread' names none"),
+            ({"file": "p.csv", "compare": {"cpu": "cpu_time_s"}}, r"published.compare: unknown field\(s\) cpu$"),
+            ({"file": "p.csv", "profile": {"backend": "cpu", "evaluation": "e"}},
+             r"published.profile: missing field\(s\) archiving, rest$"),
+            ({"file": "p.csv", "profile": {"backend": "gpu", "evaluation": "e", "archiving": "a", "rest": "r"}},
+             "published.profile.backend 'gpu' names none of its backends"),
+            ({"compare": {}}, "published must be a mapping with a 'file'")):
+        with pytest.raises(LsbenchError, match=f"group tiny: {message}"):
+            plan_runs({"experiment": "tiny", "groups": [{**group, "published": published}]}, gpu_available=False)
 
 
 def test_random_sampling_slower_on_the_gpu_is_explained_once_a_backend_by_its_one_at_a_time_evaluation():
