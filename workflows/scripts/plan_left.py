@@ -20,20 +20,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lsbench.registry import GPU_BACKENDS  # noqa: E402
 from lsbench.workflow import plan_runs  # noqa: E402
-from report_from_records import extract  # noqa: E402
 
 
 def left(config, runs_dir):
-    """{planned, held, missing, gpu_s, cpu_s, unknown} of a config's plan (its `scale`) against the
-    records in runs_dir (GROUP/INSTANCE/BACKEND-sSEED.json)."""
+    """{planned, held, missing, gpu_s, cpu_s, unknown, beyond} of a config's plan (its `scale`, as
+    the config stands now) against the records in runs_dir (GROUP/INSTANCE/BACKEND-sSEED.json);
+    `beyond` counts the records of runs the plan no longer has (they stay in a report)."""
     seconds = defaultdict(list)
-    for path in Path(runs_dir).glob("*/*/*.json"):
+    records = sorted(Path(runs_dir).glob("*/*/*.json"))
+    for path in records:
         record = json.loads(path.read_text())
         seconds[(path.parent.parent.name, path.parent.name, path.stem.rsplit("-s", 1)[0])].append(
             record["wall_s"] + (record.get("warmup_s") or 0))
     out = {"planned": 0, "held": 0, "missing": 0, "gpu_s": 0.0, "cpu_s": 0.0, "unknown": 0}
+    planned = set()
     for r in plan_runs(config, gpu_available=True):
         relative = Path(r["path"].split("/runs/", 1)[1])
+        planned.add(relative)
         out["planned"] += 1
         if (Path(runs_dir) / relative).exists():
             out["held"] += 1
@@ -44,10 +47,12 @@ def left(config, runs_dir):
             out["unknown"] += 1
         else:
             out["gpu_s" if r["spec"].backend in GPU_BACKENDS else "cpu_s"] += statistics.median(cell)
+    out["beyond"] = sum(p.relative_to(runs_dir) not in planned for p in records)
     return out
 
 
 def main(names):
+    from report_from_records import extract  # (which imports this module)
     names = names or sorted(p.parent.name for p in (ROOT / "reports").glob("*/records.tgz"))
     print("| report | planned | held | left | GPU rows (min) | CPU rows (min) | left without an estimate |")
     print("|---|---|---|---|---|---|---|")

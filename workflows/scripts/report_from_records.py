@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lsbench.workflow import aggregate_records, plan_runs  # noqa: E402
+from lsbench.workflow import aggregate_records  # noqa: E402
+from plan_left import left  # noqa: E402
 from report import write_report  # noqa: E402
 
 
@@ -29,27 +30,18 @@ def report(config, runs_dir, out_dir, scale="paper", plan=None):
     cfg["scale"] = scale  # as the runs were planned (run_plan.py --scale)
     cfg["plan"] = plan  # regenerate_reports.py's plan.json, for the first screen
     records = sorted(Path(runs_dir).glob("*/*/*.json"))  # GROUP/INSTANCE/BACKEND-sSEED.json (not a multistart's searches)
-    cfg["planned"] = planned_held(cfg, runs_dir, (plan or {}).get("seeds"))
-    devices = {json.loads(p.read_text()).get("backend_info", {}).get("device") for p in records}
-    devices.discard(None)
-    hosts = {json.loads(p.read_text())["host"]["hostname"] for p in records}
+    seeds = (plan or {}).get("seeds")  # (a --seeds override of every group, as the runs were planned)
+    planned = left({**cfg, "groups": [{**g, "seeds": seeds} for g in cfg["groups"]]} if seeds else cfg, runs_dir)
+    cfg["planned"] = planned["held"], planned["planned"], planned["beyond"]
+    read = [json.loads(p.read_text()) for p in records]
+    devices = {r.get("backend_info", {}).get("device") for r in read} - {None}
+    hosts = {r["host"]["hostname"] for r in read}
     gpu = {"available": bool(devices), "name": ", ".join(sorted(devices)) + f" (records made on {', '.join(sorted(hosts))})"}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     aggregate_records(records, out / "runs.parquet")
     write_report(out / "runs.parquet", out / "report.html", cfg, gpu)
     print(f"{len(records)} records -> {out / 'report.html'}")
-
-
-def planned_held(cfg, runs_dir, seeds=None):
-    """(runs of the config's plan as it is now that have a record, runs it plans, records beyond
-    the plan): a config changed since the records were made is counted as it stands, and records
-    of seeds it no longer plans stay in the report, counted apart."""
-    if seeds:
-        cfg = {**cfg, "groups": [{**g, "seeds": seeds} for g in cfg["groups"]]}
-    paths = {r["path"].split("/runs/", 1)[1] for r in plan_runs(cfg, gpu_available=True)}
-    records = {str(p.relative_to(runs_dir)) for p in Path(runs_dir).glob("*/*/*.json")}
-    return len(paths & records), len(paths), len(records - paths)
 
 
 def extract(archive_path, into):
