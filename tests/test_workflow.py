@@ -570,6 +570,10 @@ def test_plan_left_estimates_the_missing_runs_from_their_cells_records(tmp_path)
     n = left(grown, runs)
     assert (n["planned"], n["held"], n["missing"], n["unknown"], n["gpu_s"]) == (12, 2, 10, 6, 0)
     assert n["cpu_s"] == pytest.approx(expected)
+    r = subprocess.run([sys.executable, str(ROOT / "workflows" / "scripts" / "plan_left.py"), "no_such_report"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr == "lsbench: error: no config workflows/config/no_such_report.yaml\n"
+    assert r.stdout == ""
 
 
 def test_a_run_that_fails_with_an_internal_error_is_counted_and_the_plan_goes_on(tmp_path, monkeypatch, capsys):

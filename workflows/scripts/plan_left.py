@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from lsbench.errors import LsbenchError  # noqa: E402
 from lsbench.registry import GPU_BACKENDS  # noqa: E402
 from lsbench.workflow import plan_runs  # noqa: E402
 
@@ -54,6 +55,10 @@ def left(config, runs_dir):
 def main(names):
     from report_from_records import extract  # (which imports this module)
     names = names or sorted(p.parent.name for p in (ROOT / "reports").glob("*/records.tgz"))
+    missing = [n for n in names if not (ROOT / "workflows" / "config" / f"{n}.yaml").exists()]
+    if missing:
+        print(f"lsbench: error: no config workflows/config/{missing[0]}.yaml", file=sys.stderr)
+        return 2
     print("| report | planned | held | left | GPU rows (min) | CPU rows (min) | left without an estimate |")
     print("|---|---|---|---|---|---|---|")
     for name in names:
@@ -64,10 +69,15 @@ def main(names):
             if archive.exists():
                 extract(archive, tmp)
                 scale = json.loads((Path(tmp) / "plan.json").read_text())["scale"]
-            n = left({**config, "scale": scale}, Path(tmp) / "runs")
+            try:
+                n = left({**config, "scale": scale}, Path(tmp) / "runs")
+            except LsbenchError as e:
+                print(f"lsbench: error: {e}", file=sys.stderr)
+                return 2
         print(f"| {name} | {n['planned']} | {n['held']} | {n['missing']} | {n['gpu_s'] / 60:.1f} | "
               f"{n['cpu_s'] / 60:.1f} | {n['unknown']} |")
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))
