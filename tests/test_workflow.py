@@ -630,6 +630,33 @@ def test_sigterm_during_a_run_ends_the_plan_with_the_runs_done_kept_and_no_parti
     assert len(files) == 1 and "short" in str(files[0]) and json.loads(files[0].read_text())["iterations"] == 20
 
 
+def test_sigterm_wrapped_by_a_compiled_function_still_ends_the_plan_and_is_no_failure(tmp_path, monkeypatch, capsys):
+    """A Numba dispatcher that is running when SIGTERM comes raises SystemError ("returned a result with
+    an exception set") instead of the handler's PlanStopped: the plan still ends there, with no failure."""
+    sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
+    import run_plan
+
+    def interrupted(spec):
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)
+        except run_plan.PlanStopped:
+            raise SystemError("CPUDispatcher(<function insert_batch>) returned a result with an exception set")
+    monkeypatch.setattr(run_plan, "run", interrupted)
+    monkeypatch.setattr(run_plan, "SIGTERM_SEEN", __import__("threading").Event())
+    previous = signal.getsignal(signal.SIGTERM)
+    run_plan.stop_plan_on_sigterm()
+    try:
+        config = {"experiment": "wrapped", "groups": [{"name": "g", "problem": "qap", "instances": ["tai12a"],
+                                                        "algorithm": "tabu", "backends": ["cpu"], "iterations": 20,
+                                                        "seeds": 2}]}
+        assert run_plan.run_all(config, runs_dir=tmp_path) == (0, 0, 2)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    out = capsys.readouterr().out
+    assert "stopped by SIGTERM" in out and "internal error" not in out
+
+
 def test_regenerated_report_archives_its_records_and_plan_and_says_so_on_its_first_screen(tmp_path):
     """regenerate_reports.py runs a config, archives the records with plan.json (scale, commit,
     date) and renders the report from them; report_from_records.py renders the archive alike."""

@@ -19,6 +19,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -39,9 +40,13 @@ class PlanStopped(BaseException):
     A BaseException, so that no engine's `except Exception` swallows it."""
 
 
+SIGTERM_SEEN = threading.Event()  # set by the handler too: the stop is known even where it was wrapped
+
+
 def stop_plan_on_sigterm():
     """From now on SIGTERM stops the plan at once, between two runs' records (run_all)."""
     def stop(signum, frame):
+        SIGTERM_SEEN.set()
         raise PlanStopped()
     signal.signal(signal.SIGTERM, stop)
 
@@ -115,14 +120,14 @@ def run_all(config, scale="paper", seeds=None, budget_s=None, runs_dir=".", laun
             print(f"{r['path']}: lsbench: error: {e}", flush=True)
             failed += 1
             continue
-        except Exception as e:  # a bug in one run: said, with its traceback, and the plan goes on
-            traceback.print_exc()
+        except (Exception, PlanStopped) as e:
+            if isinstance(e, PlanStopped) or SIGTERM_SEEN.is_set():  # (a Numba dispatcher may wrap it in SystemError)
+                print(f"{r['path']}: stopped by SIGTERM before its record; the plan ends here", flush=True)
+                return done, failed, len(runs) - k + 1
+            traceback.print_exc()  # a bug in one run: said, with its traceback, and the plan goes on
             print(f"{r['path']}: internal error: {type(e).__name__}: {e}", flush=True)
             failed += 1
             continue
-        except PlanStopped:
-            print(f"{r['path']}: stopped by SIGTERM before its record; the plan ends here", flush=True)
-            return done, failed, len(runs) - k + 1
         done += 1
         print(f"[{k}/{len(runs)} {time.time() - t0:6.0f}s] {r['path']}: best {rec['best_objective']} "
               f"in {rec['wall_s']:.2f}s", flush=True)
