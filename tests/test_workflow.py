@@ -556,9 +556,9 @@ def test_a_plan_keeps_its_own_records_and_refuses_those_of_another_config(tmp_pa
 def test_plan_left_estimates_the_missing_runs_from_their_cells_records(tmp_path):
     """plan_left.py: a plan of 3 seeds with its first seed run leaves 2 runs a cell, each estimated
     at the median time of its cell's record, CPU rows apart from GPU rows; a cell with no record
-    is counted, not guessed."""
+    is estimated from another archive's records of the same run, or counted, not guessed."""
     sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
-    from plan_left import left
+    from plan_left import left, seconds_by_run
     from run_plan import run_all
     group = {"name": "g", "problem": "qap", "instances": ["rnd-qap-12-1"], "algorithm": "tabu",
              "backends": ["cpu", "cpu-parallel"], "iterations": 20, "seeds": 1}
@@ -570,6 +570,10 @@ def test_plan_left_estimates_the_missing_runs_from_their_cells_records(tmp_path)
     n = left(grown, runs)
     assert (n["planned"], n["held"], n["missing"], n["unknown"], n["gpu_s"]) == (12, 2, 10, 6, 0)
     assert n["cpu_s"] == pytest.approx(expected)
+    other_report = {"experiment": "other", "scale": "paper", "groups": [{**group, "name": "h", "seeds": 2}]}
+    assert left(other_report, tmp_path / "none")["unknown"] == 4
+    n = left(other_report, tmp_path / "none", elsewhere=seconds_by_run([runs]))
+    assert (n["unknown"], n["cpu_s"]) == (0, pytest.approx(expected))
     r = subprocess.run([sys.executable, str(ROOT / "workflows" / "scripts" / "plan_left.py"), "no_such_report"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr == "lsbench: error: no config workflows/config/no_such_report.yaml\n"
