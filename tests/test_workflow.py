@@ -558,7 +558,7 @@ def test_plan_left_estimates_the_missing_runs_from_their_cells_records(tmp_path)
     at the median time of its cell's record, CPU rows apart from GPU rows; a cell with no record
     is estimated from another archive's records of the same run, or counted, not guessed."""
     sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
-    from plan_left import left, seconds_by_run
+    from plan_left import OtherRecords, left
     from run_plan import run_all
     group = {"name": "g", "problem": "qap", "instances": ["rnd-qap-12-1"], "algorithm": "tabu",
              "backends": ["cpu", "cpu-parallel"], "iterations": 20, "seeds": 1}
@@ -572,8 +572,9 @@ def test_plan_left_estimates_the_missing_runs_from_their_cells_records(tmp_path)
     assert n["cpu_s"] == pytest.approx(expected)
     other_report = {"experiment": "other", "scale": "paper", "groups": [{**group, "name": "h", "seeds": 2}]}
     assert left(other_report, tmp_path / "none")["unknown"] == 4
-    n = left(other_report, tmp_path / "none", elsewhere=seconds_by_run([runs]))
-    assert (n["unknown"], n["cpu_s"]) == (0, pytest.approx(expected))
+    n = left({**other_report, "groups": [{**group, "name": "h", "seeds": 3, "instances": ["rnd-qap-12-1"]}]},
+             tmp_path / "none", elsewhere=OtherRecords([runs]))
+    assert (n["unknown"], n["elsewhere"], n["cpu_s"]) == (0, 2, pytest.approx(expected))  # seed 1 is held there
     r = subprocess.run([sys.executable, str(ROOT / "workflows" / "scripts" / "plan_left.py"), "no_such_report"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr == "lsbench: error: no config workflows/config/no_such_report.yaml\n"
@@ -724,6 +725,35 @@ def test_a_report_continued_from_its_records_runs_only_the_runs_they_lack(tmp_pa
     assert second["calls"] == 2 and second["budget_s"] == 601.5
     with pytest.raises(LsbenchError, match="seeds 1, this call 2"):
         regenerate("janiak", "quick", 600, 2, reports=tmp_path, render=False, resume=True)
+
+
+def test_a_plan_takes_the_records_of_the_same_runs_from_another_report_and_runs_the_rest(tmp_path):
+    """take_same_runs (regenerate_reports.py --continue): a planned run that another report's
+    records hold, the same spec and seed, is that record, copied; a run of another seed or backend
+    runs; the report's first screen says how many records came from where."""
+    sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
+    from run_plan import planned_runs, run_all, take_same_runs
+    group = {"name": "g", "problem": "qap", "instances": ["rnd-qap-12-1"], "algorithm": "tabu",
+             "backends": ["cpu"], "iterations": 20, "seeds": 2}
+    assert run_all({"experiment": "table3", "groups": [group]}, runs_dir=tmp_path / "t3") == (2, 0, 0)
+    source = tmp_path / "t3" / "results" / "table3" / "runs"
+    profile = {"experiment": "table5", "groups": [{**group, "name": "profile", "seeds": 3,
+                                                    "backends": ["cpu", "cpu-parallel"]}]}
+    runs = planned_runs(profile)
+    assert take_same_runs(runs, tmp_path / "t5", {"table3": source}) == {"table3": 2}
+    assert take_same_runs(runs, tmp_path / "t5", {"table3": source}) == {}  # (held now)
+    assert run_all(profile, runs_dir=tmp_path / "t5") == (6, 0, 0)
+    taken = tmp_path / "t5" / "results" / "table5" / "runs" / "profile" / "rnd-qap-12-1"
+    for seed in (1, 2):
+        assert (taken / f"cpu-s{seed}.json").read_bytes() == (source / "g" / "rnd-qap-12-1" / f"cpu-s{seed}.json").read_bytes()
+    assert json.loads((taken / "cpu-s3.json").read_text())["seed"] == 3
+    records = __import__("pandas").DataFrame({"lsbench_commit": ["abc1234"], "device": ["NVIDIA H200"]})
+    plan = {"runs_done": 6, "runs_not_started": 0, "runs_failed": 0, "budget_s": None, "taken": {"table3": 2}}
+    assert _report_module().provenance(records, {"plan": plan, "planned": (6, 6, 0)}, {"name": "none"})["plan"] == \
+        "6 of the plan's 6 runs (2 of them the records of the same runs in table3)"
+    plan["taken"] = {"table3": 2, "table4": 1}
+    assert _report_module().provenance(records, {"plan": plan, "planned": (6, 6, 0)}, {"name": "none"})["plan"] == \
+        "6 of the plan's 6 runs (3 of them the records of the same runs in table3 (2), table4 (1))"
 
 
 @pytest.mark.system  # end to end: MPI ranks

@@ -12,7 +12,9 @@ Every file is written beside its place first and renamed, so a failed run leaves
 report's libraries: render there later with --examples). `--continue` starts from the records in
 reports/NAME/records.tgz (same scale and seeds) and runs only the plan's runs they lack, so a
 paper-scale plan longer than one machine session grows call by call (the report's first screen
-lists every commit its records were made at).
+lists every commit its records were made at); it also takes, instead of running them, the runs
+that another report in reports/ holds (the same spec and seed: EvoCOP Table 5 profiles Tables 3
+and 4's runs), and plan.json and the first screen say how many from which.
 """
 import argparse
 import datetime
@@ -33,7 +35,7 @@ sys.path.insert(0, str(HERE))
 
 from lsbench.errors import LsbenchError  # noqa: E402
 from lsbench.provenance import versions  # noqa: E402
-from run_plan import run_all, stop_plan_on_sigterm  # noqa: E402
+from run_plan import planned_runs, run_all, stop_plan_on_sigterm, take_same_runs  # noqa: E402
 
 
 def archive(runs, plan, path):
@@ -55,6 +57,11 @@ def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=Tr
     with tempfile.TemporaryDirectory() as tmp:
         runs = Path(tmp) / "results" / config["experiment"] / "runs"
         before = continued(reports / name / "records.tgz", runs, scale, seeds) if resume else {}
+        taken = dict(before.get("taken", {}))
+        if resume:
+            for source, count in take_same_runs(planned_runs(config, scale, seeds), tmp,
+                                                other_reports(reports, name, Path(tmp) / "others")).items():
+                taken[source] = taken.get(source, 0) + count
         done, failed, left = run_all(config, scale, seeds, budget_s, tmp, launcher)
         if not done or not runs.exists():
             raise LsbenchError(f"{name}: no run finished; reports/{name} left as it was")
@@ -62,7 +69,8 @@ def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=Tr
             budget_s += before["budget_s"]  # the budget of every call the records took
         plan = {"config": f"workflows/config/{name}.yaml", "scale": scale, "budget_s": budget_s, "seeds": seeds,
                 "runs_done": done, "runs_failed": failed, "runs_not_started": left, "lsbench_commit": commit,
-                "date": datetime.date.today().isoformat(), "calls": before.get("calls", 1) + 1 if before else 1}
+                "date": datetime.date.today().isoformat(), "calls": before.get("calls", 1) + 1 if before else 1,
+                "taken": taken}
         if render:
             from report_from_records import report  # (pandas, matplotlib, jinja2: not on every GPU machine)
             staged = Path(tmp) / "report"
@@ -91,6 +99,17 @@ def continued(archive_path, runs, scale, seeds):
                                f"{now}; run without --continue to start afresh")
     (held / "runs").replace(runs)
     return plan
+
+
+def other_reports(reports, name, into):
+    """{report: its runs folder} of every other archive in `reports`, unpacked into `into`."""
+    from report_from_records import extract
+    folders = {}
+    for archive_path in sorted(Path(reports).glob("*/records.tgz")):
+        if archive_path.parent.name != name:
+            extract(archive_path, into / archive_path.parent.name)
+            folders[archive_path.parent.name] = into / archive_path.parent.name / "runs"
+    return folders
 
 
 def replace_folder(staged, out):

@@ -16,12 +16,14 @@ number of seeds, give or take one, and the report says how many each had.
 import argparse
 import dataclasses
 import json
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
 import traceback
+from collections import defaultdict
 from pathlib import Path
 
 import yaml
@@ -97,12 +99,45 @@ def run_one(r, path, launcher):
     return json.loads(path.read_text())
 
 
-def run_all(config, scale="paper", seeds=None, budget_s=None, runs_dir=".", launcher=None):
-    """Run the plan (records under runs_dir/results/...); returns (runs done or found, failed, left)."""
+def planned_runs(config, scale="paper", seeds=None):
+    """The plan's runs, in the order run_all runs them (`seeds` overrides every group's)."""
     cfg = {**config, "scale": scale}
     if seeds:
         cfg["groups"] = [{**g, "seeds": seeds} for g in cfg["groups"]]
-    runs = seed_major(plan_runs(cfg, gpu_available=gpu_status()["available"]))
+    return seed_major(plan_runs(cfg, gpu_available=gpu_status()["available"]))
+
+
+def run_key(run_spec, with_seed=True):
+    """A run's spec as its record holds it (tuples as lists), as one string: equal keys, the same
+    run; without the seed, runs that take about the same time."""
+    spec = json.loads(json.dumps(run_spec))
+    if not with_seed:
+        spec.pop("seed", None)
+    return json.dumps(spec, sort_keys=True)
+
+
+def take_same_runs(runs, runs_dir, sources):
+    """Copy into runs_dir the records of planned runs it lacks that another report's records hold:
+    the same run spec, seed included (EvoCOP Table 5 profiles Tables 3 and 4's runs). `sources`:
+    {report name: its runs folder}. Returns {report name: records taken}."""
+    held = {}
+    for name, folder in sources.items():
+        for path in sorted(Path(folder).glob("*/*/*.json")):
+            held.setdefault(run_key(json.loads(path.read_text())["run_spec"]), (name, path))
+    taken = defaultdict(int)
+    for r in runs:
+        path = Path(runs_dir) / r["path"]
+        source = None if path.exists() or r["multistart"] else held.get(run_key(r["spec"].as_record()))
+        if source:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source[1], path)
+            taken[source[0]] += 1
+    return dict(taken)
+
+
+def run_all(config, scale="paper", seeds=None, budget_s=None, runs_dir=".", launcher=None):
+    """Run the plan (records under runs_dir/results/...); returns (runs done or found, failed, left)."""
+    runs = planned_runs(config, scale, seeds)
     check_kept_records(runs, runs_dir)
     t0 = time.time()
     done = failed = 0
