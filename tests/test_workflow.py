@@ -445,13 +445,16 @@ def test_the_evocop_profile_puts_the_papers_time_split_beside_the_row_that_ran_a
     cfg = yaml.safe_load((ROOT / "workflows" / "config" / "luong_evocop_table5.yaml").read_text())
     group = next(g for g in cfg["groups"] if g["name"] == "profile-non-dominated")
     assert group["published"]["profile"]["backend"] == "gpu"
-    group = {**group, "instances": ["020_10_01"], "backends": ["cpu", "cpu-parallel"], "seeds": 2, "iterations": 40,
+    sampled = {"name": "cpu", "backend": "cpu", "sample": 10}  # (its shares are those of the 10 iterations it ran)
+    group = {**group, "instances": ["020_10_01"], "backends": [sampled, "cpu-parallel"], "seeds": 2, "iterations": 40,
              "published": {**group["published"], "profile": {**group["published"]["profile"], "backend": "cpu"}}}
     del group["quick"]
     _run_planned(plan_runs({"experiment": "profile", "groups": [group]}, gpu_available=False), tmp_path)
     report = _report_module()
-    rows = pareto_report.profile_rows(pd.read_parquet(tmp_path / "runs.parquet"), group["name"],
-                                      report.paper_profile(group))
+    runs = pd.read_parquet(tmp_path / "runs.parquet")
+    rows = pareto_report.profile_rows(runs, group["name"], report.paper_profile(group))
+    as_reported = report.extrapolate_samples(runs, {"groups": [group], "scale": "paper"})  # (the cpu rows' times x 4)
+    assert pareto_report.profile_rows(as_reported, group["name"], report.paper_profile(group)) == rows
     assert [(r["backend"], r["paper"]) for r in rows] == [("cpu", ["95.2", "4.7", "0.1"]), ("cpu-parallel", None)]
     assert all(abs(sum(float(r[k]) for k in ("evaluation", "archiving", "rest")) - 100) < 0.2 for r in rows)
     config = {"experiment": "profile", "title": "profile", "groups": [group], "scale": "paper"}

@@ -59,7 +59,7 @@ def profile_rows(df, group, paper=None):
     rows = []
     for (inst, backend), runs in sub.groupby(["instance", "backend"], sort=False):
         shares = []
-        for split, wall in zip(runs["pareto_time_split"], runs["wall_s"]):
+        for split, wall in zip(runs["pareto_time_split"], runs.get("run_wall_s", runs["wall_s"])):  # (not extrapolated)
             s = json.loads(split)
             wall = max(wall, s["evaluation_s"] + s["archiving_s"], 1e-12)
             shares.append([s["evaluation_s"] / wall, s["archiving_s"] / wall])

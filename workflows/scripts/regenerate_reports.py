@@ -59,8 +59,8 @@ def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=Tr
         before = continued(reports / name / "records.tgz", runs, scale, seeds) if resume else {}
         taken = dict(before.get("taken", {}))
         if resume:
-            for source, count in take_same_runs(planned_runs(config, scale, seeds), tmp,
-                                                other_reports(reports, name, Path(tmp) / "others")).items():
+            every_row = planned_runs(config, scale, seeds, gpu_rows=True)  # (taking a GPU row's record needs no GPU)
+            for source, count in take_same_runs(every_row, tmp, other_reports(reports, name, Path(tmp) / "others")).items():
                 taken[source] = taken.get(source, 0) + count
         done, failed, left = run_all(config, scale, seeds, budget_s, tmp, launcher)
         if not done or not runs.exists():

@@ -87,8 +87,9 @@ def fmt_gap(x):
 # -- tables ----------------------------------------------------------------------------------------
 def extrapolate_samples(df, config):
     """Runs of a backend entry with `sample: N` ran N of the group's iterations: their wall time
-    becomes time per iteration x the group's iterations; `sampled` keeps N (0: a full run)."""
-    df = df.assign(sampled=0)
+    becomes time per iteration x the group's iterations; `sampled` keeps N (0: a full run) and
+    `run_wall_s` the time the run took (a time split's shares are of that)."""
+    df = df.assign(sampled=0, run_wall_s=df["wall_s"])
     for g in config.get("groups", []):
         g = expand_group(g, config.get("scale", "paper"))
         for b in map(backend_entry, g["backends"]):

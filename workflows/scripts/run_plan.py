@@ -99,12 +99,13 @@ def run_one(r, path, launcher):
     return json.loads(path.read_text())
 
 
-def planned_runs(config, scale="paper", seeds=None):
-    """The plan's runs, in the order run_all runs them (`seeds` overrides every group's)."""
+def planned_runs(config, scale="paper", seeds=None, gpu_rows=None):
+    """The plan's runs, in the order run_all runs them (`seeds` overrides every group's), the GPU
+    rows where this host has a GPU (or as `gpu_rows` says)."""
     cfg = {**config, "scale": scale}
     if seeds:
         cfg["groups"] = [{**g, "seeds": seeds} for g in cfg["groups"]]
-    return seed_major(plan_runs(cfg, gpu_available=gpu_status()["available"]))
+    return seed_major(plan_runs(cfg, gpu_available=gpu_status()["available"] if gpu_rows is None else gpu_rows))
 
 
 def run_key(run_spec, with_seed=True):
