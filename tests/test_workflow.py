@@ -358,6 +358,9 @@ def test_a_sampled_backend_runs_its_first_iterations_and_the_report_extrapolates
     df = report.extrapolate_samples(__import__("pandas").read_parquet(tmp_path / "runs.parquet"), cfg)
     walls = [json.loads(p.read_text())["wall_s"] for p in paths[:2]]
     assert sorted(df[df["backend"] == "cpu"]["wall_s"]) == pytest.approx(sorted(w * 10 for w in walls))
+    grid, _ = report.best_over_time(df[df["backend"] == "cpu"])  # the convergence plot ends where the runs did
+    assert grid[-1] == pytest.approx(max(max(w, json.loads(p.read_text())["trajectory"][-1][1])
+                                         for w, p in zip(walls, paths[:2])))
     summary = report.summarise(df)
     (cpu_row,) = [r for r in report.group_rows(group, summary, {"available": False}) if r["backend"] == "cpu"]
     assert cpu_row["wall"].endswith("(est. from 40 it.)") and cpu_row["best"].endswith("(after 40 it.)")

@@ -386,6 +386,17 @@ def _finish(plt, fig, ax, path):
     plt.close(fig)
 
 
+def best_over_time(runs):
+    """(60 times on a log grid, each run's best at those times) up to the longest run's end: the
+    time it ran, not a sampled run's extrapolated time (it did not go on)."""
+    curves = [np.array(json.loads(t), dtype=float) for t in runs["trajectory"]]
+    ends = [max(c[-1, 1], w) for c, w in zip(curves, runs.get("run_wall_s", runs["wall_s"]))]
+    grid = np.geomspace(max(1e-5, min(c[0, 1] for c in curves) or 1e-5), max(ends) or 1e-3, 60)
+    values = np.array([[c[np.searchsorted(c[:, 1], t, side="right") - 1, 2] if t >= c[0, 1] else c[0, 2]
+                        for t in grid] for c in curves])
+    return grid, values
+
+
 def convergence_plot(df, group, instance, path):
     """Best objective (gap to the best known value where there is one) against wall time, log time
     axis, one line per backend: the median over seeds, the band from best to worst seed."""
@@ -395,11 +406,7 @@ def convergence_plot(df, group, instance, path):
     bks = float(bks.iloc[0]) if len(bks) else None
     fig, ax = plt.subplots(figsize=(5.2, 3.2))
     for backend, runs in sub.groupby("backend", sort=False):
-        curves = [np.array(json.loads(t), dtype=float) for t in runs["trajectory"]]
-        ends = [max(c[-1, 1], w) for c, w in zip(curves, runs["wall_s"])]
-        grid = np.geomspace(max(1e-5, min(c[0, 1] for c in curves) or 1e-5), max(ends) or 1e-3, 60)
-        values = np.array([[c[np.searchsorted(c[:, 1], t, side="right") - 1, 2] if t >= c[0, 1] else c[0, 2]
-                            for t in grid] for c in curves])
+        grid, values = best_over_time(runs)
         if bks:
             values = 100.0 * (values - bks) / abs(bks)
         ax.plot(grid, np.median(values, axis=0), label=backend)
