@@ -239,9 +239,10 @@ def run_command(run, python, out):
     return " ".join(shlex.quote(str(c)) for c in args)
 
 
-def aggregate_records(paths, out):
+def aggregate_records(paths, out, root=None):
     """Flatten run records into one Parquet table (one row per run), written atomically: everything
-    a report needs, so that it can be rebuilt from the table alone."""
+    a report needs, so that it can be rebuilt from the table alone. `record`: each record's path,
+    relative to `root` where given (a temporary folder's name would change the table every time)."""
     import pandas as pd
     rows = []
     for p in paths:
@@ -264,7 +265,7 @@ def aggregate_records(paths, out):
             "serial_note": info.get("serial"), "device": info.get("device"), "host": rec["host"]["hostname"],
             "cpu_model": rec["host"].get("processor"), "cpu_count": rec["host"].get("cpu_count"),
             "lsbench_commit": versions.get("lsbench_commit"), "versions": json.dumps(versions),
-            "backend_info": json.dumps(info), "record": str(p),
+            "backend_info": json.dumps(info), "record": str(Path(p).relative_to(root) if root else p),
             # Pareto searches: the front's objective vectors, the archive size over iterations, the time split
             "front": json.dumps([q["objectives"] for q in rec["front"]]) if "front" in rec else None,
             "archive_sizes": json.dumps(rec["archive_sizes"]) if "archive_sizes" in rec else None,

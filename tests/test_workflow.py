@@ -699,6 +699,8 @@ def test_regenerated_report_archives_its_records_and_plan_and_says_so_on_its_fir
     config["groups"] = [{**g, "quick": {**g["quick"], "instances": g["quick"]["instances"][:1]}} for g in config["groups"]]
     assert planned_held(config, tmp_path / "x" / "runs") == (4, 12, 4)  # a config shrunk since: its records stay
     assert (tmp_path / "again" / "report.html").read_text().count("<tr") == page.count("<tr")
+    tables = [__import__("pandas").read_parquet(f / "runs.parquet") for f in (folder, tmp_path / "again")]
+    assert tables[0].equals(tables[1])  # (no temporary folder's name in it: the same records, the same table)
     # on a GPU machine without the report's libraries: the archive alone, rendered later (--examples)
     assert regenerate("janiak", "quick", None, 1, reports=tmp_path / "bare", render=False) == 0
     assert [p.name for p in (tmp_path / "bare" / "janiak").iterdir()] == ["records.tgz"]

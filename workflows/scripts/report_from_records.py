@@ -39,7 +39,7 @@ def report(config, runs_dir, out_dir, scale="paper", plan=None):
     gpu = {"available": bool(devices), "name": ", ".join(sorted(devices)) + f" (records made on {', '.join(sorted(hosts))})"}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    aggregate_records(records, out / "runs.parquet")
+    aggregate_records(records, out / "runs.parquet", root=runs_dir)
     write_report(out / "runs.parquet", out / "report.html", cfg, gpu)
     print(f"{len(records)} records -> {out / 'report.html'}")
 
