@@ -4,7 +4,9 @@
 # or afresh where reports/NAME has none). Usage: BUDGET=450 bash benchmarks/paper_reports.sh NAME [NAME ...]
 # with LSBENCH_COMMIT set: the k-th report on GPU k mod G, the reports of one GPU one after the other,
 # each with its own BUDGET (s, no run starts past it) and REPORTS_TIMEOUT (s, then SIGTERM, which drops
-# only the run in progress and archives the rest). Every report's records come back in one file,
+# only the run in progress and archives the rest); with CALL_S (s), the whole call's limit: a report
+# gets at most what is left of it (no run starts within 90 s of it, SIGTERM 30 s before it) and one
+# with less than 2 minutes left does not start. Every report's records come back in one file,
 # $OUT/records.tgz (the machine returns only a few files a call), to unpack over reports/ and render
 # with `python workflows/scripts/report_from_records.py --examples`.
 set -u
@@ -13,13 +15,23 @@ if [ "$gpus" -eq 0 ]; then  # a report without its GPU would run its CPU rows al
   echo "paper_reports.sh: error: no GPU on this machine" >&2
   exit 2
 fi
+call_start=$(date +%s)
 bash benchmarks/device_run.sh > /dev/null  # installs the carried wheels once, before the reports start
 report() {  # report NAME GPU
-  local continued=() pin=()
+  local continued=() pin=() budget=${BUDGET:-450} timeout=${REPORTS_TIMEOUT:-575}
+  if [ -n "${CALL_S:-}" ]; then
+    local left=$((CALL_S - ($(date +%s) - call_start) - 30))  # (30 s to archive the records and return them)
+    if [ "$left" -lt 120 ]; then
+      echo "$1: not started: $left s left of CALL_S=$CALL_S" > "$OUT/$1.log"
+      return
+    fi
+    [ "$timeout" -gt "$left" ] && timeout=$left
+    [ "$budget" -gt $((left - 60)) ] && budget=$((left - 60))
+  fi
   [ -f "reports/$1/records.tgz" ] && continued=(--continue)
   command -v taskset > /dev/null && pin=(taskset -c $((16 * $2))-$((16 * $2 + 15)))
-  CUDA_VISIBLE_DEVICES=$2 NUMBA_NUM_THREADS=16 LSBENCH_INSTALLED=1 OUT="$OUT/$1" REPORTS_TIMEOUT="${REPORTS_TIMEOUT:-575}" \
-    "${pin[@]}" bash benchmarks/device_run.sh "reports ${continued[*]} --budget-s ${BUDGET:-450} $1" > "$OUT/$1.log" 2>&1
+  CUDA_VISIBLE_DEVICES=$2 NUMBA_NUM_THREADS=16 LSBENCH_INSTALLED=1 OUT="$OUT/$1" REPORTS_TIMEOUT="$timeout" \
+    "${pin[@]}" bash benchmarks/device_run.sh "reports ${continued[*]} --budget-s $budget $1" > "$OUT/$1.log" 2>&1
 }
 gpu_queue() {  # gpu_queue GPU NAME...: the reports of one GPU, one after the other
   local gpu=$1
@@ -33,6 +45,6 @@ for ((g = 0; g < gpus && g < $#; g++)); do
   gpu_queue "$g" "${names[@]}" &
 done
 wait
-for name in "$@"; do echo "== $name"; grep "^reports/\|error" "$OUT/$name.log"; grep "^\[" "$OUT/$name.log" | tail -1; done
+for name in "$@"; do echo "== $name"; grep "^reports/\|error\|not started:" "$OUT/$name.log"; grep "^\[" "$OUT/$name.log" | tail -1; done
 (cd "$OUT" && for name in "$@"; do tar xzf "$name/report-records.tgz" "reports/$name/records.tgz" 2>/dev/null; done
  tar czf records.tgz reports ./*.log && rm -rf reports ./*.log "$@")

@@ -1,6 +1,7 @@
 """The benchmark scripts' own logic, without a GPU: the peer's input file and the reading of its
 report (benchmarks/tsp_peer.py)."""
 import os
+import re
 import sys
 
 import pytest
@@ -65,8 +66,9 @@ def test_a_result_file_lists_the_modules_its_process_and_its_lsbench_children_ra
 
 def test_paper_reports_queues_reports_one_after_the_other_on_a_gpu_and_refuses_a_machine_without_one(tmp_path):
     """Two reports on a one-GPU machine run one after the other on GPU 0 (a second report beside the
-    first would share its GPU), and both come back in $OUT/records.tgz; without a GPU the script
-    says so in one line and exits 2 before installing or running anything."""
+    first would share its GPU), and both come back in $OUT/records.tgz; with CALL_S a report gets
+    what is left of the call, and none starts with less than 2 minutes left; without a GPU the
+    script says so in one line and exits 2 before installing or running anything."""
     import subprocess
     import tarfile
     bin_dir, fake = tmp_path / "bin", tmp_path / "benchmarks" / "device_run.sh"
@@ -75,7 +77,8 @@ def test_paper_reports_queues_reports_one_after_the_other_on_a_gpu_and_refuses_a
     (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho 'GPU 0: NVIDIA H200 (UUID: GPU-0)'\n")
     (bin_dir / "nvidia-smi").chmod(0o755)
     fake.write_text(  # the device steps: each report says when it started and ended, on which GPU
-        '[ $# -eq 0 ] && exit 0\nname=${1##* }\necho "start $name $CUDA_VISIBLE_DEVICES" >> calls.txt\nsleep 1\n'
+        '[ $# -eq 0 ] && exit 0\nname=${1##* }\necho "start $name $CUDA_VISIBLE_DEVICES" >> calls.txt\n'
+        'echo "$1 $REPORTS_TIMEOUT" >> steps.txt\nsleep ${FAKE_S:-1}\n'
         'mkdir -p reports/$name && echo x > reports/$name/records.tgz\n'
         'tar czf "$OUT/report-records.tgz" reports/*/records.tgz\necho "end $name" >> calls.txt\n')
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(tmp_path / "out")}
@@ -87,6 +90,16 @@ def test_paper_reports_queues_reports_one_after_the_other_on_a_gpu_and_refuses_a
         ["start luong_tsp 0", "end luong_tsp", "start luong_qap 0", "end luong_qap"]
     with tarfile.open(tmp_path / "out" / "records.tgz") as archive:
         assert {"reports/luong_tsp/records.tgz", "reports/luong_qap/records.tgz"} <= set(archive.getnames())
+    assert (tmp_path / "steps.txt").read_text().split("\n")[0] == "reports  --budget-s 450 luong_tsp 575"
+    (tmp_path / "steps.txt").unlink()
+    r = subprocess.run(["bash", str(ROOT / "benchmarks" / "paper_reports.sh"), "luong_tsp", "luong_qap"],
+                       capture_output=True, text=True, env={**env, "CALL_S": "152", "FAKE_S": "3"}, cwd=tmp_path,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    step = re.fullmatch(r"reports --continue --budget-s (\d+) luong_tsp (\d+)\n", (tmp_path / "steps.txt").read_text())
+    budget, timeout = int(step[1]), int(step[2])  # (the first report starts within a second or two)
+    assert 120 <= timeout <= 122 and budget == timeout - 60
+    assert re.search(r"luong_qap: not started: 11[0-9] s left of CALL_S=152", r.stdout), r.stdout
     (bin_dir / "nvidia-smi").write_text("#!/bin/sh\nexit 9\n")
     (tmp_path / "calls.txt").unlink()
     r = subprocess.run(["bash", str(ROOT / "benchmarks" / "paper_reports.sh"), "luong_tsp"],
