@@ -668,7 +668,7 @@ def test_sigterm_wrapped_by_a_compiled_function_still_ends_the_plan_and_is_no_fa
     assert "stopped by SIGTERM" in out and "internal error" not in out
 
 
-def test_regenerated_report_archives_its_records_and_plan_and_says_so_on_its_first_screen(tmp_path):
+def test_regenerated_report_archives_its_records_and_plan_and_says_so_on_its_first_screen(tmp_path, capsys):
     """regenerate_reports.py runs a config, archives the records with plan.json (scale, commit,
     date) and renders the report from them; report_from_records.py renders the archive alike."""
     sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
@@ -677,6 +677,8 @@ def test_regenerated_report_archives_its_records_and_plan_and_says_so_on_its_fir
     from regenerate_reports import regenerate
     from report_from_records import extract, report
     assert regenerate("janiak", "quick", 600, 1, reports=tmp_path) == 0
+    assert "reports/janiak: 8 runs (0 failed, 0 not started), scale quick; its 4 GPU rows not planned here: " \
+        "no GPU on this host" in capsys.readouterr().out
     folder = tmp_path / "janiak"
     extract(folder / "records.tgz", tmp_path / "x")
     plan = json.loads((tmp_path / "x" / "plan.json").read_text())

@@ -80,7 +80,9 @@ def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=Tr
         else:
             (reports / name).mkdir(parents=True, exist_ok=True)
             archive(runs, plan, reports / name / "records.tgz")
-    print(f"reports/{name}: {done} runs ({failed} failed, {left} not started), scale {scale}")
+    gpu_rows = len(planned_runs(config, scale, seeds, gpu_rows=True)) - len(planned_runs(config, scale, seeds))
+    print(f"reports/{name}: {done} runs ({failed} failed, {left} not started), scale {scale}"
+          + (f"; its {gpu_rows} GPU rows not planned here: no GPU on this host" if gpu_rows else ""))
     return failed
 
 
