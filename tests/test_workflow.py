@@ -564,7 +564,7 @@ def test_plan_left_estimates_the_missing_runs_from_their_cells_records(tmp_path)
     at the median time of its cell's record, CPU rows apart from GPU rows; a cell with no record
     is estimated from another archive's records of the same run, or counted, not guessed."""
     sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
-    from plan_left import OtherRecords, left
+    from plan_left import RecordTimes, left
     from run_plan import run_all
     group = {"name": "g", "problem": "qap", "instances": ["rnd-qap-12-1"], "algorithm": "tabu",
              "backends": ["cpu", "cpu-parallel"], "iterations": 20, "seeds": 1}
@@ -579,7 +579,7 @@ def test_plan_left_estimates_the_missing_runs_from_their_cells_records(tmp_path)
     other_report = {"experiment": "other", "scale": "paper", "groups": [{**group, "name": "h", "seeds": 2}]}
     assert left(other_report, tmp_path / "none")["unknown"] == 4
     n = left({**other_report, "groups": [{**group, "name": "h", "seeds": 3, "instances": ["rnd-qap-12-1"]}]},
-             tmp_path / "none", elsewhere=OtherRecords([runs]))
+             tmp_path / "none", elsewhere=RecordTimes([runs]))
     assert (n["unknown"], n["elsewhere"], n["cpu_s"]) == (0, 2, pytest.approx(expected))  # seed 1 is held there
     r = subprocess.run([sys.executable, str(ROOT / "workflows" / "scripts" / "plan_left.py"), "no_such_report"],
                        capture_output=True, text=True, timeout=120)

@@ -27,36 +27,45 @@ from lsbench.workflow import plan_runs  # noqa: E402
 from run_plan import run_key  # noqa: E402
 
 
-class OtherRecords:
-    """Other archives' records: their times (warm-up included) by run_key without the seed, and
-    the runs they hold (regenerate_reports.py --continue takes those instead of running them)."""
+class RecordTimes:
+    """Records' times (warm-up included) by cell (group, instance, backend) and by run_key without
+    the seed, and the runs they hold (regenerate_reports.py --continue takes those from another
+    report instead of running them)."""
 
     def __init__(self, runs_dirs=()):
-        self.seconds, self.runs = defaultdict(list), set()
+        self.cells, self.seconds, self.runs = defaultdict(list), defaultdict(list), set()
         for runs_dir in runs_dirs:
             for path in Path(runs_dir).glob("*/*/*.json"):
                 record = json.loads(path.read_text())
-                self.seconds[run_key(record["run_spec"], with_seed=False)].append(
-                    record["wall_s"] + (record.get("warmup_s") or 0))
+                took = record["wall_s"] + (record.get("warmup_s") or 0)
+                self.cells[cell(path)].append(took)
+                self.seconds[run_key(record["run_spec"], with_seed=False)].append(took)
                 self.runs.add(run_key(record["run_spec"]))
+
+    @classmethod
+    def union(cls, parts):
+        whole = cls()
+        for part in parts:
+            for key, times in part.seconds.items():
+                whole.seconds[key] += times
+            whole.runs |= part.runs
+        return whole
+
+
+def cell(path):
+    """(group, instance, backend) of a record's path GROUP/INSTANCE/BACKEND-sSEED.json."""
+    return path.parent.parent.name, path.parent.name, path.stem.rsplit("-s", 1)[0]
 
 
 def left(config, runs_dir, elsewhere=None):
     """{planned, held, missing, elsewhere, gpu_s, cpu_s, unknown, beyond} of a config's plan (its
     `scale`, as the config stands now) against the records in runs_dir
-    (GROUP/INSTANCE/BACKEND-sSEED.json); `elsewhere` (OtherRecords) holds some missing runs
+    (GROUP/INSTANCE/BACKEND-sSEED.json); `elsewhere` (RecordTimes) holds some missing runs
     themselves (counted, not timed) and estimates the cells without records; `beyond` counts the
     records of runs the plan no longer has (they stay in a report)."""
-    seconds = defaultdict(list)
     records = sorted(Path(runs_dir).glob("*/*/*.json"))
-    for path in records:
-        record = json.loads(path.read_text())
-        seconds[(path.parent.parent.name, path.parent.name, path.stem.rsplit("-s", 1)[0])].append(
-            record["wall_s"] + (record.get("warmup_s") or 0))
-    elsewhere = elsewhere or OtherRecords()
-    same_run = OtherRecords([runs_dir]).seconds
-    for key, times in elsewhere.seconds.items():
-        same_run[key] += times
+    own, elsewhere = RecordTimes([runs_dir]), elsewhere or RecordTimes()
+    same_run = RecordTimes.union([own, elsewhere]).seconds
     out = {"planned": 0, "held": 0, "missing": 0, "elsewhere": 0, "gpu_s": 0.0, "cpu_s": 0.0, "unknown": 0}
     planned = set()
     for r in plan_runs(config, gpu_available=True):
@@ -70,18 +79,17 @@ def left(config, runs_dir, elsewhere=None):
         if not r["multistart"] and run_key(r["spec"].as_record()) in elsewhere.runs:
             out["elsewhere"] += 1
             continue
-        cell = seconds.get((relative.parent.parent.name, relative.parent.name, relative.stem.rsplit("-s", 1)[0])) \
-            or same_run.get(run_key(r["spec"].as_record(), with_seed=False))
-        if not cell:
+        times = own.cells.get(cell(relative)) or same_run.get(run_key(r["spec"].as_record(), with_seed=False))
+        if not times:
             out["unknown"] += 1
         else:
-            out["gpu_s" if r["spec"].backend in GPU_BACKENDS else "cpu_s"] += statistics.median(cell)
+            out["gpu_s" if r["spec"].backend in GPU_BACKENDS else "cpu_s"] += statistics.median(times)
     out["beyond"] = sum(p.relative_to(runs_dir) not in planned for p in records)
     return out
 
 
 def main(names):
-    from report_from_records import extract  # (which imports this module)
+    from report_from_records import extract_reports  # (which imports this module)
     names = names or sorted(p.parent.name for p in (ROOT / "reports").glob("*/records.tgz"))
     missing = [n for n in names if not (ROOT / "workflows" / "config" / f"{n}.yaml").exists()]
     if missing:
@@ -91,13 +99,12 @@ def main(names):
           "| left without an estimate |")
     print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
-        scales = {}
-        for archive in sorted((ROOT / "reports").glob("*/records.tgz")):
-            extract(archive, Path(tmp) / archive.parent.name)
-            scales[archive.parent.name] = json.loads((Path(tmp) / archive.parent.name / "plan.json").read_text())["scale"]
+        folders = extract_reports(ROOT / "reports", tmp)
+        scales = {name: json.loads((folder / "plan.json").read_text())["scale"] for name, folder in folders.items()}
+        times = {name: RecordTimes([folder / "runs"]) for name, folder in folders.items()}  # (each record read once)
         for name in names:
             config = yaml.safe_load((ROOT / "workflows" / "config" / f"{name}.yaml").read_text())
-            elsewhere = OtherRecords(Path(tmp) / other / "runs" for other in scales if other != name)
+            elsewhere = RecordTimes.union(t for other, t in times.items() if other != name)
             try:
                 n = left({**config, "scale": scales.get(name, "paper")}, Path(tmp) / name / "runs", elsewhere)
             except LsbenchError as e:

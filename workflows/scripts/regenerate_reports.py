@@ -58,9 +58,12 @@ def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=Tr
         runs = Path(tmp) / "results" / config["experiment"] / "runs"
         before = continued(reports / name / "records.tgz", runs, scale, seeds) if resume else {}
         taken = dict(before.get("taken", {}))
+        every_row = planned_runs(config, scale, seeds, gpu_rows=True)  # (taking a GPU row's record needs no GPU)
         if resume:
-            every_row = planned_runs(config, scale, seeds, gpu_rows=True)  # (taking a GPU row's record needs no GPU)
-            for source, count in take_same_runs(every_row, tmp, other_reports(reports, name, Path(tmp) / "others")).items():
+            from report_from_records import extract_reports
+            others = {other: folder / "runs" for other, folder in
+                      extract_reports(reports, Path(tmp) / "others", leave_out=name).items()}
+            for source, count in take_same_runs(every_row, tmp, others).items():
                 taken[source] = taken.get(source, 0) + count
         done, failed, left = run_all(config, scale, seeds, budget_s, tmp, launcher)
         if not done or not runs.exists():
@@ -80,7 +83,7 @@ def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=Tr
         else:
             (reports / name).mkdir(parents=True, exist_ok=True)
             archive(runs, plan, reports / name / "records.tgz")
-    gpu_rows = len(planned_runs(config, scale, seeds, gpu_rows=True)) - len(planned_runs(config, scale, seeds))
+    gpu_rows = len(every_row) - len(planned_runs(config, scale, seeds))
     print(f"reports/{name}: {done} runs ({failed} failed, {left} not started), scale {scale}"
           + (f"; its {gpu_rows} GPU rows not planned here: no GPU on this host" if gpu_rows else ""))
     return failed
@@ -101,17 +104,6 @@ def continued(archive_path, runs, scale, seeds):
                                f"{now}; run without --continue to start afresh")
     (held / "runs").replace(runs)
     return plan
-
-
-def other_reports(reports, name, into):
-    """{report: its runs folder} of every other archive in `reports`, unpacked into `into`."""
-    from report_from_records import extract
-    folders = {}
-    for archive_path in sorted(Path(reports).glob("*/records.tgz")):
-        if archive_path.parent.name != name:
-            extract(archive_path, into / archive_path.parent.name)
-            folders[archive_path.parent.name] = into / archive_path.parent.name / "runs"
-    return folders
 
 
 def replace_folder(staged, out):

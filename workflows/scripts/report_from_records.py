@@ -55,6 +55,17 @@ def extract(archive_path, into):
         archive.extractall(into, members=members)
 
 
+def extract_reports(reports, into, leave_out=None):
+    """Every archive reports/NAME/records.tgz (but leave_out's) unpacked into into/NAME; {NAME: its folder}."""
+    folders = {}
+    for archive_path in sorted(Path(reports).glob("*/records.tgz")):
+        name = archive_path.parent.name
+        if name != leave_out:
+            extract(archive_path, Path(into) / name)
+            folders[name] = Path(into) / name
+    return folders
+
+
 def regenerate_examples():
     """Every report in reports/ again from its records.tgz with the current code, at the scale its
     plan.json says the records were planned at."""
