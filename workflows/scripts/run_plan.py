@@ -74,7 +74,7 @@ def check_kept_records(runs, runs_dir):
             had = json.loads(path.read_text()).get("run_spec") or {}
         except (OSError, ValueError, AttributeError) as e:
             raise LsbenchError(f"{path}: not a run record ({e}); remove it to run it again") from None
-        want = json.loads(json.dumps(r["spec"].as_record()))  # as a record holds it (tuples are lists)
+        want = as_recorded(r["spec"].as_record())
         skip = {"seed", "searches"} if r["multistart"] else set()  # (a multistart's record is its best search's)
         field = next((k for k in want if k not in skip and had.get(k) != want[k]), None)
         if field is not None:
@@ -108,10 +108,15 @@ def planned_runs(config, scale="paper", seeds=None, gpu_rows=None):
     return seed_major(plan_runs(cfg, gpu_available=gpu_status()["available"] if gpu_rows is None else gpu_rows))
 
 
+def as_recorded(run_spec):
+    """A run's spec as its record holds it (JSON: tuples become lists)."""
+    return json.loads(json.dumps(run_spec))
+
+
 def run_key(run_spec, with_seed=True):
-    """A run's spec as its record holds it (tuples as lists), as one string: equal keys, the same
-    run; without the seed, runs that take about the same time."""
-    spec = json.loads(json.dumps(run_spec))
+    """A run's spec as its record holds it, as one string: equal keys, the same run; without the
+    seed, runs that take about the same time."""
+    spec = as_recorded(run_spec)
     if not with_seed:
         spec.pop("seed", None)
     return json.dumps(spec, sort_keys=True)
