@@ -71,7 +71,7 @@ for step in "$@"; do
     snakemake*) [ -d /tmp/smk_site ] || tar xzf .smk/smk_site.tgz -C /tmp  # carried: Snakemake 9 and its dependencies
            PYTHONPATH=/tmp/smk_site:$PYTHONPATH timeout "${SNAKEMAKE_TIMEOUT:-580}" python3 -m snakemake ${step#snakemake} 2>&1 | tail -40
            tar czf "${OUT:-.}/workflow-results.tgz" results ;;
-    reports*) [ -d /tmp/smk_site ] || tar xzf .smk/smk_site.tgz -C /tmp  # (PyYAML, one of Snakemake's dependencies)
+    reports*) [ -d /tmp/smk_site ] || [ ! -f .smk/smk_site.tgz ] || tar xzf .smk/smk_site.tgz -C /tmp  # PyYAML, where carried
            PYTHONPATH=/tmp/smk_site:$PYTHONPATH timeout -k 30 "${REPORTS_TIMEOUT:-580}" \
              python3 workflows/scripts/regenerate_reports.py --archive-only ${step#reports} | tail -20
            tar czf "${OUT:-.}/report-records.tgz" reports/*/records.tgz ;;  # rendered here: report_from_records.py --examples

@@ -414,8 +414,9 @@ def test_random_sampling_slower_on_the_gpu_is_explained_once_a_backend_by_its_on
 
 def test_the_evocop_report_puts_our_non_dominated_count_beside_the_papers_on_liefooghes_instance(tmp_path):
     """Table 3's group on Liefooghe's 020_10_01 (the paper's 20-10): the comparison gives the median
-    size of our runs' fronts (the non-dominated union a run returns) beside the paper's count; a
-    sampled backend's runs, stopped after a few iterations, leave it unchanged."""
+    size of our runs' fronts (the non-dominated union a run returns) beside the paper's count, once
+    over the paper's four hardware rows; a sampled backend's runs, stopped after a few iterations,
+    leave it unchanged."""
 
     import pandas as pd
     from conftest import need_instances
@@ -433,6 +434,7 @@ def test_the_evocop_report_puts_our_non_dominated_count_beside_the_papers_on_lie
     sizes = sorted(len(json.loads(p.read_text())["front"]) for p in paths if "/cpu-s" in str(p))
     assert len(sizes) == 3 and len(rows) == 4 and {r["paper_front"] for r in rows} == {"11"}  # four hardware variants in the paper
     assert {r["front"] for r in rows} == {report.fmt_num(float(sizes[1]))}
+    assert [r["span"] for r in rows] == [4, 0, 0, 0]  # our cells once, over the paper's four rows
 
 
 def test_the_evocop_profile_puts_the_papers_time_split_beside_the_row_that_ran_as_the_paper_did(tmp_path):

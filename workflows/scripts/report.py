@@ -304,7 +304,8 @@ def paper_profile(group):
 def compare_rows(group, summary):
     """Ours beside the paper's, column by column: our base time (one core, or the backend the
     compare entry names as `base`), our fastest GPU path (or fastest backend) and speed-up, then the
-    paper's CPU time, GPU time, speed-up and hardware."""
+    paper's CPU time, GPU time, speed-up and hardware; `span`: the paper's rows an instance's first
+    row covers with our cells (0 on the others)."""
     spec = (group.get("published") or {}).get("compare")
     pub = published_table(group)
     if not spec or pub is None:
@@ -322,8 +323,9 @@ def compare_rows(group, summary):
         match = _paper_rows(spec, pub, str(inst))
         # a Pareto search's front is the same on every backend, over full runs: a sampled run stopped early
         front = ours[ours["sampled"] == 0]["front_size"].dropna()
-        for paper in match or [{}]:
-            rows.append({"instance": inst, "front": fmt_num(front.median()) if len(front) else "",
+        for k, paper in enumerate(match or [{}]):  # our cells once an instance, over its paper rows
+            rows.append({"instance": inst, "span": 0 if k else len(match or [{}]),
+                         "front": fmt_num(front.median()) if len(front) else "",
                          "cpu": timed(cpu.iloc[0], cpu_sampled.iloc[0]) if len(cpu) else "",
                          "fastest": "" if fastest.empty else f"{fmt_num(fastest['wall_s'].iloc[0])} "
                                                              f"({fastest['backend'].iloc[0]})",
