@@ -270,7 +270,7 @@ def aggregate_records(paths, out, root=None):
             "front": json.dumps([q["objectives"] for q in rec["front"]]) if "front" in rec else None,
             "archive_sizes": json.dumps(rec["archive_sizes"]) if "archive_sizes" in rec else None,
             "pareto_time_split": json.dumps(rec["pareto_time_split"]) if "pareto_time_split" in rec else None,
-            "accept": rec["params"].get("accept"),
+            "accept": rec["params"].get("accept"), "restarts_done": rec["params"].get("restarts_done"),
         })
     df = pd.DataFrame(rows)
     tmp = Path(out).with_suffix(".tmp.parquet")

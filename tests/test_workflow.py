@@ -435,6 +435,11 @@ def test_the_evocop_report_puts_our_non_dominated_count_beside_the_papers_on_lie
     assert len(sizes) == 3 and len(rows) == 4 and {r["paper_front"] for r in rows} == {"11"}  # four hardware variants in the paper
     assert {r["front"] for r in rows} == {report.fmt_num(float(sizes[1]))}
     assert [r["span"] for r in rows] == [4, 0, 0, 0]  # our cells once, over the paper's four rows
+    runs = [json.loads(p.read_text()) for p in paths if "/cpu-s" in str(p)]
+    largest = sorted(max(size for _it, size in r["archive_sizes"]) for r in runs)
+    restarts = sorted(r["params"]["restarts_done"] for r in runs)
+    assert rows[0]["largest_archive"] == report.fmt_num(float(largest[1]))
+    assert rows[0]["restarts"] == report.fmt_num(float(restarts[1]))
 
 
 def test_the_evocop_profile_puts_the_papers_time_split_beside_the_row_that_ran_as_the_paper_did(tmp_path):

@@ -106,7 +106,11 @@ def summarise(df):
                    gap_percent=pd.to_numeric(df["gap_percent"], errors="coerce"),
                    sampled=df["sampled"] if "sampled" in df else 0,  # (extrapolate_samples sets it)
                    front_size=[len(json.loads(f)) if isinstance(f, str) else np.nan
-                               for f in df.get("front", pd.Series(None, index=df.index))])
+                               for f in df.get("front", pd.Series(None, index=df.index))],
+                   largest_archive=[max(size for _it, size in json.loads(a)) if isinstance(a, str) else np.nan
+                                    for a in df.get("archive_sizes", pd.Series(None, index=df.index))],
+                   restarts_done=pd.to_numeric(df.get("restarts_done", pd.Series(None, index=df.index)),
+                                               errors="coerce"))
     keys = ["group", "instance", "backend"]
     out = df.groupby(keys, sort=False).agg(
         runs=("seed", "count"), kind=("backend_kind", "first"), moves=("neighbourhood_size", "first"),
@@ -114,7 +118,8 @@ def summarise(df):
         it_per_s=("iterations_per_s", "median"), best=("best_objective", "min"),
         median_objective=("best_objective", "median"), gap=("gap_percent", "median"),
         gap_min=("gap_percent", "min"), bks=("bks", "first"), serial=("serial_note", "first"),
-        sampled=("sampled", "max"), front_size=("front_size", "median")).reset_index()
+        sampled=("sampled", "max"), front_size=("front_size", "median"),
+        largest_archive=("largest_archive", "median"), restarts_done=("restarts_done", "median")).reset_index()
     hit = df.assign(hit=df["bks"].notna() & (df["best_objective"] <= df["bks"]))
     out["at_bks_percent"] = hit.groupby(keys, sort=False)["hit"].mean().values * 100
     cpu = out[out["backend"] == "cpu"].set_index(["group", "instance"])["wall_s"]
@@ -322,10 +327,13 @@ def compare_rows(group, summary):
         fastest = (gpus if not gpus.empty else others).sort_values("wall_s").head(1)
         match = _paper_rows(spec, pub, str(inst))
         # a Pareto search's front is the same on every backend, over full runs: a sampled run stopped early
-        front = ours[ours["sampled"] == 0]["front_size"].dropna()
+        full = ours[ours["sampled"] == 0]
+        front = full["front_size"].dropna()
         for k, paper in enumerate(match or [{}]):  # our cells once an instance, over its paper rows
             rows.append({"instance": inst, "span": 0 if k else len(match or [{}]),
                          "front": fmt_num(front.median()) if len(front) else "",
+                         "largest_archive": fmt_num(full["largest_archive"].median()) if len(front) else "",
+                         "restarts": fmt_num(full["restarts_done"].median()) if len(front) else "",
                          "cpu": timed(cpu.iloc[0], cpu_sampled.iloc[0]) if len(cpu) else "",
                          "fastest": "" if fastest.empty else f"{fmt_num(fastest['wall_s'].iloc[0])} "
                                                              f"({fastest['backend'].iloc[0]})",
