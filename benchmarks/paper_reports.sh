@@ -8,7 +8,8 @@
 # gets at most what is left of it (no run starts within 90 s of it, SIGTERM 30 s before it) and one
 # with less than 2 minutes left does not start. Every report's records come back in one file,
 # $OUT/records.tgz (the machine returns only a few files a call), to unpack over reports/ and render
-# with `python workflows/scripts/report_from_records.py --examples`.
+# with `python workflows/scripts/report_from_records.py --examples`. REPLAN=1: records that a changed
+# config now plans otherwise are dropped and run again (regenerate_reports.py --drop-replanned).
 set -u
 gpus=$(nvidia-smi -L 2> /dev/null | grep -c "^GPU")
 if [ "$gpus" -eq 0 ]; then  # a report without its GPU would run its CPU rows alone
@@ -28,7 +29,7 @@ report() {  # report NAME GPU
     [ "$timeout" -gt "$left" ] && timeout=$left
     [ "$budget" -gt $((left - 60)) ] && budget=$((left - 60))
   fi
-  [ -f "reports/$1/records.tgz" ] && continued=(--continue)
+  [ -f "reports/$1/records.tgz" ] && continued=(--continue ${REPLAN:+--drop-replanned})
   command -v taskset > /dev/null && pin=(taskset -c $((16 * $2))-$((16 * $2 + 15)))
   CUDA_VISIBLE_DEVICES=$2 NUMBA_NUM_THREADS=16 LSBENCH_INSTALLED=1 OUT="$OUT/$1" REPORTS_TIMEOUT="$timeout" \
     "${pin[@]}" bash benchmarks/device_run.sh "reports ${continued[*]} --budget-s $budget $1" > "$OUT/$1.log" 2>&1

@@ -1,6 +1,7 @@
 """Helpers for the Snakemake workflows: plan runs from a config and aggregate their records (the
 report itself is rendered in the workflow layer: workflows/scripts/report.py)."""
 import json
+import math
 import shlex
 import sys
 from pathlib import Path
@@ -18,10 +19,10 @@ DEFAULT_COW_RANKS = 4
 def backend_entry(b):
     """A backend of a group: 'cpu' or {name: gpu-device, backend: gpu, params: {reduce: device}};
     a cow entry may give `ranks` (MPI tasks, default 4), an entry of an engine that runs several
-    searches at once `searches` (K a run, default 1), and any entry `sample: N` (its runs stop after
-    N of the group's iterations; the report extrapolates their time per iteration to the group's
-    iterations and says so, for a side whose full runs would take hours) or `seeds: N` (it runs the
-    group's first N seeds only: a row for scale beside rows of many runs)."""
+    searches at once `searches` (K a run, default 1), and any entry `sample` (sample_budget: its runs
+    stop after part of the group's iterations; the report extrapolates their time per iteration to
+    the group's iterations and says so, for a side whose full runs would take hours) or `seeds: N`
+    (it runs the group's first N seeds only: a row for scale beside rows of many runs)."""
     if isinstance(b, str):
         b = {"name": b, "backend": b}
     if not isinstance(b, dict) or "name" not in b or "backend" not in b:
@@ -32,10 +33,7 @@ def backend_entry(b):
     searches = b.get("searches", 1)
     if not isinstance(searches, int) or isinstance(searches, bool) or searches < 1:
         raise LsbenchError(f"workflow config: backend {b['name']}: searches must be a positive integer, got {searches!r}")
-    sample = b.get("sample")
-    if sample is not None and (not isinstance(sample, int) or isinstance(sample, bool) or sample < 1):
-        raise LsbenchError(f"workflow config: backend {b['name']}: sample must be a positive number of iterations, "
-                           f"got {sample!r}")
+    sample = sample_budget(b["name"], b.get("sample"))
     seeds = b.get("seeds")
     if seeds is not None and (not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1):
         raise LsbenchError(f"workflow config: backend {b['name']}: seeds must be a positive number of the group's "
@@ -186,16 +184,38 @@ def plan_runs(config, gpu_available):
     return runs
 
 
+def sample_budget(name, sample):
+    """A backend entry's `sample`: N (its runs stop after N of the group's iterations) or "Ss" (after
+    S seconds, or at the group's iterations if sooner: a sample long enough to time on every
+    instance, and a full run where one takes less). {"iterations": N} or {"seconds": S}; None."""
+    if sample is None:
+        return None
+    if isinstance(sample, int) and not isinstance(sample, bool) and sample >= 1:
+        return {"iterations": sample}
+    if isinstance(sample, str) and sample.endswith("s"):
+        try:
+            seconds = float(sample[:-1])
+        except ValueError:
+            seconds = 0.0
+        if math.isfinite(seconds) and seconds > 0:
+            return {"seconds": seconds}
+    raise LsbenchError(f"workflow config: backend {name}: sample must be a positive number of iterations or of "
+                       f"seconds ('5s'), got {sample!r}")
+
+
 def sampled_group(group, entry):
-    """The group as a backend entry with `sample: N` runs it: at most N of the group's iterations
-    (a group that stops by iterations alone; at a scale of N iterations or fewer, full runs)."""
-    n = entry.get("sample")
-    if n is None:
+    """The group as a backend entry with `sample` runs it: at most N of the group's iterations, or
+    the group's iterations within S seconds (a group that stops by iterations alone; at a scale of N
+    iterations or fewer, full runs)."""
+    sample = entry.get("sample")
+    if sample is None:
         return group
     if group.get("iterations") is None or any(group.get(k) is not None for k in ("evaluations", "seconds", "target")):
         raise LsbenchError(f"workflow config group {group['name']}: backend {entry['name']}: sample needs a group that "
                            "stops by iterations alone")
-    return {**group, "iterations": min(n, group["iterations"])}
+    if "seconds" in sample:
+        return {**group, "seconds": sample["seconds"]}
+    return {**group, "iterations": min(sample["iterations"], group["iterations"])}
 
 
 def _seeds(group):

@@ -67,7 +67,8 @@ def test_a_result_file_lists_the_modules_its_process_and_its_lsbench_children_ra
 def test_paper_reports_queues_reports_one_after_the_other_on_a_gpu_and_refuses_a_machine_without_one(tmp_path):
     """Two reports on a one-GPU machine run one after the other on GPU 0 (a second report beside the
     first would share its GPU), and both come back in $OUT/records.tgz; with CALL_S a report gets
-    what is left of the call, and none starts with less than 2 minutes left; without a GPU the
+    what is left of the call, and none starts with less than 2 minutes left; REPLAN=1 drops the
+    records a changed config plans otherwise; without a GPU the
     script says so in one line and exits 2 before installing or running anything."""
     import subprocess
     import tarfile
@@ -100,6 +101,11 @@ def test_paper_reports_queues_reports_one_after_the_other_on_a_gpu_and_refuses_a
     budget, timeout = int(step[1]), int(step[2])  # (the first report starts within a second or two)
     assert 120 <= timeout <= 122 and budget == timeout - 60
     assert re.search(r"luong_qap: not started: 11[0-9] s left of CALL_S=152", r.stdout), r.stdout
+    (tmp_path / "steps.txt").unlink()
+    r = subprocess.run(["bash", str(ROOT / "benchmarks" / "paper_reports.sh"), "luong_tsp"], capture_output=True,
+                       text=True, env={**env, "REPLAN": "1"}, cwd=tmp_path, timeout=60)
+    assert r.returncode == 0 and (tmp_path / "steps.txt").read_text() == \
+        "reports --continue --drop-replanned --budget-s 450 luong_tsp 575\n"  # (REPLAN: a changed config's records go)
     (bin_dir / "nvidia-smi").write_text("#!/bin/sh\nexit 9\n")
     (tmp_path / "calls.txt").unlink()
     r = subprocess.run(["bash", str(ROOT / "benchmarks" / "paper_reports.sh"), "luong_tsp"],

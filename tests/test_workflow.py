@@ -381,9 +381,11 @@ def test_a_sampled_backend_runs_its_first_iterations_and_the_report_extrapolates
     small = {"experiment": "tiny", "groups": [{**group, "iterations": 30}]}  # (a quick scale): full runs
     assert [r["spec"].stop.iterations for r in plan_runs(small, gpu_available=False)] == [30] * 4
     assert report.extrapolate_samples(df.assign(wall_s=1.0), small)["sampled"].eq(0).all()
-    with pytest.raises(LsbenchError, match="backend cpu: sample must be a positive number of iterations"):
-        plan_runs({"experiment": "tiny", "groups": [{**group, "backends": [{"name": "cpu", "backend": "cpu",
-                                                                            "sample": 0}]}]}, gpu_available=False)
+    for bad in (0, -3, True, "0s", "-1s", "nans", "infs", "5", "fives"):
+        with pytest.raises(LsbenchError, match=r"backend cpu: sample must be a positive number of iterations or of "
+                                               r"seconds \('5s'\), got"):
+            plan_runs({"experiment": "tiny", "groups": [{**group, "backends": [{"name": "cpu", "backend": "cpu",
+                                                                                "sample": bad}]}]}, gpu_available=False)
     for published, message in (  # a typo in the paper's table fails the plan, not the report
             ({"file": "p.csv", "compare": {"base": "gpu-1-thread"}}, "published.compare.base 'gpu-1-thread' names none"),
             ({"file": "p.csv", "compare": {"cpu": "cpu_time_s"}}, r"published.compare: unknown field\(s\) cpu$"),
@@ -410,6 +412,28 @@ def test_random_sampling_slower_on_the_gpu_is_explained_once_a_backend_by_its_on
     assert "t1: gpu-1 is 0.02-0.03\u00d7 one core" in sampled[0]
     searched = report.notes(pd.DataFrame(rows), "tabu")  # a search's GPU rows: the launch per iteration
     assert len(searched) == 4 and all("380 moves an iteration cannot pay a kernel launch" in n for n in searched)
+
+
+def test_a_sample_in_seconds_times_a_long_run_and_leaves_a_short_one_whole(tmp_path):
+    """`sample: "Ss"`: a run stops after S seconds or at the group's iterations, whichever comes
+    first. A run cut by the clock is extrapolated from the iterations it ran (and marked so); one
+    that finished within S seconds is a full run, neither extrapolated nor marked."""
+    import pandas as pd
+    sampled = {"name": "cpu", "backend": "cpu", "sample": "0.3s"}
+    long = {"name": "long", "problem": "qap", "instances": ["rnd-qap-12-1"], "algorithm": "tabu", "seeds": 1,
+            "iterations": 10 ** 9, "backends": [sampled]}
+    short = {**long, "name": "short", "iterations": 50}
+    cfg = {"experiment": "timed", "groups": [long, short]}
+    runs = plan_runs(cfg, gpu_available=False)
+    assert [(r["spec"].stop.iterations, r["spec"].stop.seconds) for r in runs] == [(10 ** 9, 0.3), (50, 0.3)]
+    paths = _run_planned(runs, tmp_path)
+    records = [json.loads(p.read_text()) for p in paths]
+    assert 0 < records[0]["iterations"] < 10 ** 9 and records[1]["iterations"] == 50
+    report = _report_module()
+    df = report.extrapolate_samples(pd.read_parquet(tmp_path / "runs.parquet"), cfg).set_index("group")
+    assert df.loc["long", "sampled"] == records[0]["iterations"]
+    assert df.loc["long", "wall_s"] == pytest.approx(records[0]["wall_s"] / records[0]["iterations"] * 10 ** 9)
+    assert df.loc["short", "sampled"] == 0 and df.loc["short", "wall_s"] == pytest.approx(records[1]["wall_s"])
 
 
 def test_the_evocop_report_puts_our_non_dominated_count_beside_the_papers_on_liefooghes_instance(tmp_path):
@@ -569,7 +593,8 @@ def test_a_plan_keeps_its_own_records_and_refuses_those_of_another_config(tmp_pa
 def test_plan_left_estimates_the_missing_runs_from_their_cells_records(tmp_path):
     """plan_left.py: a plan of 3 seeds with its first seed run leaves 2 runs a cell, each estimated
     at the median time of its cell's record, CPU rows apart from GPU rows; a cell with no record
-    is estimated from another archive's records of the same run, or counted, not guessed."""
+    is estimated from another archive's records of the same run, or counted, not guessed; a record
+    of another plan (a sample changed to seconds) counts as missing, estimated at its seconds."""
     sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
     from plan_left import RecordTimes, left
     from run_plan import run_all
@@ -583,6 +608,10 @@ def test_plan_left_estimates_the_missing_runs_from_their_cells_records(tmp_path)
     n = left(grown, runs)
     assert (n["planned"], n["held"], n["missing"], n["unknown"], n["gpu_s"]) == (12, 2, 10, 6, 0)
     assert n["cpu_s"] == pytest.approx(expected)
+    timed = {"name": "cpu", "backend": "cpu", "sample": "7s"}  # cpu's record, of the plan before: run again, 7 s at most
+    n = left({**grown, "groups": [{**group, "backends": [timed, "cpu-parallel"]}]}, runs)
+    assert (n["held"], n["missing"], n["replanned"], n["unknown"]) == (1, 1, 1, 0)
+    assert n["cpu_s"] == pytest.approx(7.0)
     other_report = {"experiment": "other", "scale": "paper", "groups": [{**group, "name": "h", "seeds": 2}]}
     assert left(other_report, tmp_path / "none")["unknown"] == 4
     n = left({**other_report, "groups": [{**group, "name": "h", "seeds": 3, "instances": ["rnd-qap-12-1"]}]},
@@ -713,6 +742,27 @@ def test_regenerated_report_archives_its_records_and_plan_and_says_so_on_its_fir
     # on a GPU machine without the report's libraries: the archive alone, rendered later (--examples)
     assert regenerate("janiak", "quick", None, 1, reports=tmp_path / "bare", render=False) == 0
     assert [p.name for p in (tmp_path / "bare" / "janiak").iterdir()] == ["records.tgz"]
+
+
+def test_drop_replanned_removes_only_the_records_a_changed_config_plans_otherwise(tmp_path):
+    """regenerate_reports.py --continue --drop-replanned: after a backend's sample changed, its
+    records go (and run again under the new plan); the other backend's records stay as they were."""
+    sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
+    from run_plan import drop_replanned, planned_runs, run_all
+    group = {"name": "g", "problem": "qap", "instances": ["rnd-qap-12-1"], "algorithm": "tabu",
+             "backends": [{"name": "cpu", "backend": "cpu", "sample": 10}, "cpu-parallel"], "iterations": 20, "seeds": 1}
+    config = {"experiment": "replanned", "groups": [group]}
+    assert run_all(config, runs_dir=tmp_path) == (2, 0, 0)
+    folder = tmp_path / "results" / "replanned" / "runs" / "g" / "rnd-qap-12-1"
+    kept = (folder / "cpu-parallel-s1.json").read_bytes()
+    changed = {**config, "groups": [{**group, "backends": [{"name": "cpu", "backend": "cpu", "sample": "5s"},
+                                                            "cpu-parallel"]}]}
+    runs = planned_runs(changed, gpu_rows=False)
+    assert drop_replanned(runs, tmp_path) == ["results/replanned/runs/g/rnd-qap-12-1/cpu-s1.json"]
+    assert not (folder / "cpu-s1.json").exists() and drop_replanned(runs, tmp_path) == []
+    assert run_all(changed, runs_dir=tmp_path) == (2, 0, 0)
+    assert json.loads((folder / "cpu-s1.json").read_text())["run_spec"]["stop"] == {"iterations": 20, "seconds": 5.0}
+    assert (folder / "cpu-parallel-s1.json").read_bytes() == kept
 
 
 def test_a_report_continued_from_its_records_runs_only_the_runs_they_lack(tmp_path, monkeypatch):

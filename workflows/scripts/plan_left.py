@@ -2,7 +2,8 @@
 run without a record, the median time (warm-up included) of the records of its cell (group,
 instance, backend), or where its cell has none, of the records of the same run but its seed in any
 report's archive, summed apart for the GPU rows and the CPU rows; a run found nowhere cannot be
-estimated and is counted. A missing run that another report holds itself (the same spec and seed:
+estimated and is counted; a run sampled in seconds counts its seconds. A record of another plan
+(the config changed since) counts as missing. A missing run that another report holds itself (the same spec and seed:
 EvoCOP Table 5 profiles Tables 3 and 4's runs) is counted apart: `regenerate_reports.py
 --continue` takes its record instead of running it. For sizing a machine session's calls.
 
@@ -24,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lsbench.errors import LsbenchError  # noqa: E402
 from lsbench.registry import GPU_BACKENDS  # noqa: E402
 from lsbench.workflow import plan_runs  # noqa: E402
-from run_plan import run_key  # noqa: E402
+from run_plan import replanned_field, run_key  # noqa: E402
 
 
 class RecordTimes:
@@ -58,32 +59,40 @@ def cell(path):
 
 
 def left(config, runs_dir, elsewhere=None):
-    """{planned, held, missing, elsewhere, gpu_s, cpu_s, unknown, beyond} of a config's plan (its
-    `scale`, as the config stands now) against the records in runs_dir
-    (GROUP/INSTANCE/BACKEND-sSEED.json); `elsewhere` (RecordTimes) holds some missing runs
+    """{planned, held, missing, replanned, elsewhere, gpu_s, cpu_s, unknown, beyond} of a config's
+    plan (its `scale`, as the config stands now) against the records in runs_dir
+    (GROUP/INSTANCE/BACKEND-sSEED.json; `replanned`: the missing runs whose record is of another
+    plan, a changed config's); `elsewhere` (RecordTimes) holds some missing runs
     themselves (counted, not timed) and estimates the cells without records; `beyond` counts the
     records of runs the plan no longer has (they stay in a report)."""
     records = sorted(Path(runs_dir).glob("*/*/*.json"))
     own, elsewhere = RecordTimes([runs_dir]), elsewhere or RecordTimes()
     same_run = RecordTimes.union([own, elsewhere]).seconds
-    out = {"planned": 0, "held": 0, "missing": 0, "elsewhere": 0, "gpu_s": 0.0, "cpu_s": 0.0, "unknown": 0}
+    out = {"planned": 0, "held": 0, "missing": 0, "replanned": 0, "elsewhere": 0, "gpu_s": 0.0, "cpu_s": 0.0,
+           "unknown": 0}
     planned = set()
     for r in plan_runs(config, gpu_available=True):
         relative = Path(r["path"].split("/runs/", 1)[1])
         planned.add(relative)
         out["planned"] += 1
         if (Path(runs_dir) / relative).exists():
-            out["held"] += 1
-            continue
+            if replanned_field(r, Path(runs_dir) / relative) is None:
+                out["held"] += 1
+                continue
+            out["replanned"] += 1  # a record of another plan: --drop-replanned runs it again
         out["missing"] += 1
         if not r["multistart"] and run_key(r["spec"].as_record()) in elsewhere.runs:
             out["elsewhere"] += 1
+            continue
+        side = "gpu_s" if r["spec"].backend in GPU_BACKENDS else "cpu_s"
+        if r["spec"].stop.seconds is not None:  # a sample in seconds: at most that (an iteration past it aside)
+            out[side] += r["spec"].stop.seconds
             continue
         times = own.cells.get(cell(relative)) or same_run.get(run_key(r["spec"].as_record(), with_seed=False))
         if not times:
             out["unknown"] += 1
         else:
-            out["gpu_s" if r["spec"].backend in GPU_BACKENDS else "cpu_s"] += statistics.median(times)
+            out[side] += statistics.median(times)
     out["beyond"] = sum(p.relative_to(runs_dir) not in planned for p in records)
     return out
 
@@ -95,9 +104,9 @@ def main(names):
     if missing:
         print(f"lsbench: error: no config workflows/config/{missing[0]}.yaml", file=sys.stderr)
         return 2
-    print("| report | planned | held | left | of those, held by another report | GPU rows (min) | CPU rows (min) "
-          "| left without an estimate |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| report | planned | held | left | of those, a record of another plan | of those, held by another report "
+          "| GPU rows (min) | CPU rows (min) | left without an estimate |")
+    print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         folders = extract_reports(ROOT / "reports", tmp)
         scales = {name: json.loads((folder / "plan.json").read_text())["scale"] for name, folder in folders.items()}
@@ -110,7 +119,8 @@ def main(names):
             except LsbenchError as e:
                 print(f"lsbench: error: {e}", file=sys.stderr)
                 return 2
-            print(f"| {name} | {n['planned']} | {n['held']} | {n['missing']} | {n['elsewhere']} | {n['gpu_s'] / 60:.1f} | "
+            print(f"| {name} | {n['planned']} | {n['held']} | {n['missing']} | {n['replanned']} | {n['elsewhere']} | "
+                  f"{n['gpu_s'] / 60:.1f} | "
                   f"{n['cpu_s'] / 60:.1f} | {n['unknown']} |")
     return 0
 

@@ -35,7 +35,7 @@ sys.path.insert(0, str(HERE))
 
 from lsbench.errors import LsbenchError  # noqa: E402
 from lsbench.provenance import versions  # noqa: E402
-from run_plan import planned_runs, run_all, stop_plan_on_sigterm, take_same_runs  # noqa: E402
+from run_plan import drop_replanned, planned_runs, run_all, stop_plan_on_sigterm, take_same_runs  # noqa: E402
 
 
 def archive(runs, plan, path):
@@ -50,7 +50,8 @@ def archive(runs, plan, path):
     tmp.replace(path)
 
 
-def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=True, launcher=None, resume=False):
+def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=True, launcher=None, resume=False,
+               drop=False):
     config_path = ROOT / "workflows" / "config" / f"{name}.yaml"
     config = yaml.safe_load(config_path.read_text())
     commit = versions().get("lsbench_commit", "unknown")
@@ -59,6 +60,9 @@ def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=Tr
         before = continued(reports / name / "records.tgz", runs, scale, seeds) if resume else {}
         taken = dict(before.get("taken", {}))
         every_row = planned_runs(config, scale, seeds, gpu_rows=True)  # (taking a GPU row's record needs no GPU)
+        if drop:
+            dropped = drop_replanned(every_row, tmp)
+            print(f"reports/{name}: {len(dropped)} records of another plan dropped, to run again")
         if resume:
             from report_from_records import extract_reports
             others = {other: folder / "runs" for other, folder in
@@ -126,18 +130,24 @@ def main():
     ap.add_argument("--archive-only", action="store_true", help="write records.tgz, render no report")
     ap.add_argument("--continue", dest="resume", action="store_true",
                     help="start from reports/NAME/records.tgz (same scale and seeds): run only the runs it lacks")
+    ap.add_argument("--drop-replanned", action="store_true",
+                    help="with --continue: drop the records the config now plans otherwise (another sample, "
+                         "iterations or parameters), and run those again")
     ap.add_argument("--mpi-launcher", help="MPI rows start as LAUNCHER -n RANKS ... (e.g. 'mpirun --allow-run-as-root')")
     args = ap.parse_args()
     missing = [n for n in args.names if not (ROOT / "workflows" / "config" / f"{n}.yaml").exists()]
     if missing:
         print(f"lsbench: error: no config workflows/config/{missing[0]}.yaml", file=sys.stderr)
         return 2
+    if args.drop_replanned and not args.resume:
+        print("lsbench: error: --drop-replanned: only with --continue", file=sys.stderr)
+        return 2
     stop_plan_on_sigterm()  # a machine's time limit ends the plan, and what it ran is still archived
     failed = 0
     for name in args.names:
         try:
             failed += regenerate(name, args.scale, args.budget_s, args.seeds, render=not args.archive_only,
-                                 launcher=args.mpi_launcher, resume=args.resume)
+                                 launcher=args.mpi_launcher, resume=args.resume, drop=args.drop_replanned)
         except LsbenchError as e:
             print(f"lsbench: error: {e}", file=sys.stderr)
             return 2

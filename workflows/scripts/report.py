@@ -86,15 +86,15 @@ def fmt_gap(x):
 
 # -- tables ----------------------------------------------------------------------------------------
 def extrapolate_samples(df, config):
-    """Runs of a backend entry with `sample: N` ran N of the group's iterations: their wall time
-    becomes time per iteration x the group's iterations; `sampled` keeps N (0: a full run) and
-    `run_wall_s` the time the run took (a time split's shares are of that)."""
+    """Runs of a backend entry with a `sample` that stopped before the group's iterations: their
+    wall time becomes time per iteration x the group's iterations; `sampled` keeps the iterations
+    they ran (0: a full run) and `run_wall_s` the time the run took (a time split's shares are of that)."""
     df = df.assign(sampled=0, run_wall_s=df["wall_s"])
     for g in config.get("groups", []):
         g = expand_group(g, config.get("scale", "paper"))
         for b in map(backend_entry, g["backends"]):
-            rows = (df["group"] == g["name"]) & (df["backend"] == b["name"])
-            if b["sample"] and b["sample"] < g["iterations"] and rows.any():
+            rows = (df["group"] == g["name"]) & (df["backend"] == b["name"]) & (df["iterations"] < g["iterations"])
+            if b["sample"] and rows.any():
                 df.loc[rows, "wall_s"] = df.loc[rows, "wall_s"] / df.loc[rows, "iterations"] * g["iterations"]
                 df.loc[rows, "sampled"] = df.loc[rows, "iterations"]
     return df

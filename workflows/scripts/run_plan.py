@@ -68,18 +68,43 @@ def check_kept_records(runs, runs_dir):
     of another config (another sample, iterations or parameters) is refused, never mixed in."""
     for r in runs:
         path = Path(runs_dir) / r["path"]
-        if not path.exists():
-            continue
-        try:
-            had = json.loads(path.read_text()).get("run_spec") or {}
-        except (OSError, ValueError, AttributeError) as e:
-            raise LsbenchError(f"{path}: not a run record ({e}); remove it to run it again") from None
-        want = as_recorded(r["spec"].as_record())
-        skip = {"seed", "searches"} if r["multistart"] else set()  # (a multistart's record is its best search's)
-        field = next((k for k in want if k not in skip and had.get(k) != want[k]), None)
+        field = replanned_field(r, path)
         if field is not None:
-            raise LsbenchError(f"{path}: a record of another plan ({field} {had.get(field)!r}, the config asks "
-                               f"{want[field]!r}); remove it, or start afresh (regenerate_reports.py without --continue)")
+            raise LsbenchError(f"{path}: a record of another plan ({field} {field_of(path, field)!r}, the config "
+                               f"asks {as_recorded(r['spec'].as_record())[field]!r}); remove it, run again with "
+                               "--drop-replanned, or start afresh (regenerate_reports.py without --continue)")
+
+
+def drop_replanned(runs, runs_dir):
+    """Removes the records at the runs' paths that another config made (replanned_field), so that
+    the plan runs them again; their paths."""
+    dropped = []
+    for r in runs:
+        path = Path(runs_dir) / r["path"]
+        if replanned_field(r, path) is not None:
+            path.unlink()
+            dropped.append(r["path"])
+    return dropped
+
+
+def replanned_field(r, path):
+    """The first field of run r's spec that the record at path holds otherwise; None where the
+    record is of this plan, or there is none."""
+    if not path.exists():
+        return None
+    had = field_of(path, None)
+    want = as_recorded(r["spec"].as_record())
+    skip = {"seed", "searches"} if r["multistart"] else set()  # (a multistart's record is its best search's)
+    return next((k for k in want if k not in skip and had.get(k) != want[k]), None)
+
+
+def field_of(path, field):
+    """The record's run_spec (field None) or one field of it."""
+    try:
+        had = json.loads(path.read_text()).get("run_spec") or {}
+    except (OSError, ValueError, AttributeError) as e:
+        raise LsbenchError(f"{path}: not a run record ({e}); remove it to run it again") from None
+    return had if field is None else had.get(field)
 
 
 def run_one(r, path, launcher):
