@@ -173,8 +173,10 @@ def test_pls_over_mpi_ranks_and_dask_workers_gives_the_cpu_archive(tmp_path):
 
 
 def test_report_indicators_agree_with_moocore_on_the_written_fronts(tmp_path):
-    """The report's reference front is the non-dominated union of the runs' fronts; its indicator
-    values equal moocore's, called here on the written files with the documented normalisation."""
+    """The report's reference front is the non-dominated union of the full runs' fronts; its
+    indicator values equal moocore's, called here on the written files with the documented
+    normalisation. A sampled backend's run (stopped after 10 of 60 iterations) is left out of both,
+    and the attainment surfaces are drawn over the backend of most seeds."""
     import importlib.util
     import re
     import moocore
@@ -186,13 +188,16 @@ def test_report_indicators_agree_with_moocore_on_the_written_fronts(tmp_path):
         args[args.index("--seed") + 1] = str(seed)
         assert lsbench(*args).returncode == 0
         paths.append(out)
+    short = tmp_path / "runs" / "pls-g" / "ta021" / "cpu-short-s1.json"
+    assert lsbench(*pls_args(short, "cpu", "non-dominated", 10, "ta021")).returncode == 0
     table = tmp_path / "runs.parquet"
-    aggregate_records(paths, table)
+    aggregate_records([short, *paths], table)
     spec = importlib.util.spec_from_file_location("report", ROOT / "workflows" / "scripts" / "report.py")
     report = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(report)
     config = {"experiment": "t", "groups": [{"name": "pls-g", "problem": "pfsp", "instances": ["ta021"],
-                                             "algorithm": "pls", "backends": ["cpu"], "seeds": 3}]}
+                                             "algorithm": "pls", "iterations": 60, "seeds": 3, "backends": [
+                                                 {"name": "cpu-short", "backend": "cpu", "sample": 10}, "cpu"]}]}
     html = report.write_report(table, tmp_path / "report.html", config, {"available": False, "name": "no GPU"}).read_text()
     files = tmp_path / "report_files"
     ref = np.loadtxt(files / "reference-front-ta021.csv", delimiter=",", skiprows=1, dtype=np.int64)
@@ -201,7 +206,10 @@ def test_report_indicators_agree_with_moocore_on_the_written_fronts(tmp_path):
     assert sorted(map(tuple, ref)) == sorted(map(tuple, union[moocore.is_nondominated(union)]))
     ideal, nadir = ref.min(axis=0), np.maximum(ref.max(axis=0), ref.min(axis=0) + 1)
     norm = lambda x: (x - ideal) / (nadir - ideal)  # noqa: E731
-    rows = {int(r["seed"]): r for r in __import__("pandas").read_csv(files / "indicators.csv").to_dict("records")}
+    indicators = __import__("pandas").read_csv(files / "indicators.csv")
+    assert set(indicators["backend"]) == {"cpu"} and "cpu-short" not in html.split("Quality of the fronts")[1].split("</table>")[0]
+    assert (files / "pls-g-ta021-eaf.png").exists() and "ta021: empirical attainment surfaces" in html
+    rows = {int(r["seed"]): r for r in indicators.to_dict("records")}
     direct = []
     for seed, front in zip((1, 2, 3), fronts):
         hv = moocore.hypervolume(norm(front), ref=[1.1] * 3)

@@ -430,6 +430,9 @@ def test_a_sample_in_seconds_times_a_long_run_and_leaves_a_short_one_whole(tmp_p
     records = [json.loads(p.read_text()) for p in paths]
     assert 0 < records[0]["iterations"] < 10 ** 9 and records[1]["iterations"] == 50
     report = _report_module()
+    by_time = {k: v for k, v in {**long, "seconds": 1, "backends": ["cpu"]}.items() if k != "iterations"}
+    unsampled = report.extrapolate_samples(pd.read_parquet(tmp_path / "runs.parquet"), {"groups": [by_time]})
+    assert unsampled["sampled"].eq(0).all()  # a group that stops by time alone, no backend sampled
     df = report.extrapolate_samples(pd.read_parquet(tmp_path / "runs.parquet"), cfg).set_index("group")
     assert df.loc["long", "sampled"] == records[0]["iterations"]
     assert df.loc["long", "wall_s"] == pytest.approx(records[0]["wall_s"] / records[0]["iterations"] * 10 ** 9)

@@ -19,10 +19,17 @@ def fronts_of(runs):
     return [np.array(json.loads(f), dtype=np.int64) for f in runs["front"]]
 
 
+def full_fronts(df):
+    """The runs with a front that ran their group's iterations: a sampled run's front (report.py:
+    extrapolate_samples) is where it stopped, not a search's answer."""
+    full = df[df["sampled"] == 0] if "sampled" in df else df
+    return full[full["front"].notna()]
+
+
 def indicator_table(df, files):
-    """Per-run indicators of every PLS run (one reference front per instance, over all groups),
+    """Per-run indicators of every full PLS run (one reference front per instance, over all groups),
     written to files/indicators.csv; returns the table."""
-    pareto = df[df["front"].notna()]
+    pareto = full_fronts(df)
     rows = []
     for inst, runs in pareto.groupby("instance", sort=False):
         fronts = fronts_of(runs)
@@ -70,11 +77,12 @@ def profile_rows(df, group, paper=None):
 
 
 def plots(df, group, instance, files, plt_module):
-    """Front projections, archive size over iterations and the EAF of the seeds' fronts; returns
-    [(file name, caption)]."""
+    """Front projections and the EAF of the seeds' fronts (full runs), archive size over iterations
+    (every run); returns [(file name, caption)]."""
     import moocore
     plt = plt_module
-    runs = df[(df["group"] == group) & (df["instance"] == instance) & df["front"].notna()]
+    every = df[(df["group"] == group) & (df["instance"] == instance) & df["front"].notna()]
+    runs = full_fronts(every)
     if runs.empty:
         return []
     out = []
@@ -89,17 +97,17 @@ def plots(df, group, instance, files, plt_module):
     out.append(_save(plt, fig, files / f"{group}-{instance}-fronts.png",
                      f"{instance}: every run's front projected on makespan and tardiness, coloured by late jobs"))
     fig, ax = plt.subplots(figsize=(5.2, 3.2))
-    for (_, run) in runs.iterrows():
+    for (_, run) in every.iterrows():
         steps = np.array(json.loads(run["archive_sizes"]))
         ax.step(steps[:, 0], steps[:, 1], where="post", lw=0.8, label=f"{run['backend']} s{run['seed']}")
     ax.set_xlabel("iteration")
     ax.set_ylabel("archive size")
     ax.set_title(f"{instance}: archive size", fontsize=9)
-    if len(runs) <= 8:
+    if len(every) <= 8:
         ax.legend(fontsize=6)
     out.append(_save(plt, fig, files / f"{group}-{instance}-archive.png",
                      f"{instance}: archive size over iterations (restarts drop it to one)"))
-    first = runs[runs["backend"] == runs["backend"].iloc[0]]  # one backend: its seeds are the EAF's sets
+    first = runs[runs["backend"] == runs["backend"].value_counts().idxmax()]  # the backend of most seeds: the EAF's sets
     if len(first) >= 2:
         sets, points = [], []
         for k, front in enumerate(fronts_of(first)):

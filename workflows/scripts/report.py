@@ -93,8 +93,10 @@ def extrapolate_samples(df, config):
     for g in config.get("groups", []):
         g = expand_group(g, config.get("scale", "paper"))
         for b in map(backend_entry, g["backends"]):
+            if not b["sample"]:  # (a sample needs a group that stops by iterations: sampled_group)
+                continue
             rows = (df["group"] == g["name"]) & (df["backend"] == b["name"]) & (df["iterations"] < g["iterations"])
-            if b["sample"] and rows.any():
+            if rows.any():
                 df.loc[rows, "wall_s"] = df.loc[rows, "wall_s"] / df.loc[rows, "iterations"] * g["iterations"]
                 df.loc[rows, "sampled"] = df.loc[rows, "iterations"]
     return df
