@@ -650,9 +650,9 @@ def test_a_run_that_fails_with_an_internal_error_is_counted_and_the_plan_goes_on
     plan = {"runs_done": 2, "runs_not_started": 0, "runs_failed": 2, "budget_s": None}  # the report's first screen
     records = __import__("pandas").DataFrame({"lsbench_commit": ["abc1234"], "device": ["NVIDIA H200"]})
     assert _report_module().provenance(records, {"plan": plan}, {"name": "none"})["plan"] == "2 runs (2 failed)"
-    assert _report_module().provenance(records, {"plan": plan, "planned": (2, 4, 0)}, {"name": "none"})["plan"] == \
+    assert _report_module().provenance(records, {"plan": plan, "planned": {"held": 2, "planned": 4, "beyond": 0}}, {"name": "none"})["plan"] == \
         "2 of the plan's 4 runs (2 failed)"
-    assert _report_module().provenance(records, {"plan": plan, "planned": (2, 4, 3)}, {"name": "none"})["plan"] == \
+    assert _report_module().provenance(records, {"plan": plan, "planned": {"held": 2, "planned": 4, "beyond": 3}}, {"name": "none"})["plan"] == \
         "2 of the plan's 4 runs and 3 beyond it (2 failed)"
 
 
@@ -749,7 +749,8 @@ def test_regenerated_report_archives_its_records_and_plan_and_says_so_on_its_fir
 
 def test_drop_replanned_removes_only_the_records_a_changed_config_plans_otherwise(tmp_path):
     """regenerate_reports.py --continue --drop-replanned: after a backend's sample changed, its
-    records go (and run again under the new plan); the other backend's records stay as they were."""
+    records go (and run again under the new plan); the other backend's records stay as they were.
+    Before, the report's first screen counts the record of the earlier plan apart."""
     sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
     from run_plan import drop_replanned, planned_runs, run_all
     group = {"name": "g", "problem": "qap", "instances": ["rnd-qap-12-1"], "algorithm": "tabu",
@@ -760,6 +761,12 @@ def test_drop_replanned_removes_only_the_records_a_changed_config_plans_otherwis
     kept = (folder / "cpu-parallel-s1.json").read_bytes()
     changed = {**config, "groups": [{**group, "backends": [{"name": "cpu", "backend": "cpu", "sample": "5s"},
                                                             "cpu-parallel"]}]}
+    from report_from_records import report
+    (tmp_path / "changed.yaml").write_text(yaml.safe_dump(changed))
+    report(tmp_path / "changed.yaml", tmp_path / "results" / "replanned" / "runs", tmp_path / "page")
+    page = (tmp_path / "page" / "report.html").read_text()
+    first_screen = " ".join(re.sub(r"<[^>]+>", " ", page[page.index("<body>"):][:1500]).split())
+    assert "1 of the plan's 2 runs, and 1 record of an earlier plan (another sample or iterations)" in first_screen
     runs = planned_runs(changed, gpu_rows=False)
     assert drop_replanned(runs, tmp_path) == ["results/replanned/runs/g/rnd-qap-12-1/cpu-s1.json"]
     assert not (folder / "cpu-s1.json").exists() and drop_replanned(runs, tmp_path) == []
@@ -819,10 +826,10 @@ def test_a_plan_takes_the_records_of_the_same_runs_from_another_report_and_runs_
     assert json.loads((taken / "cpu-s3.json").read_text())["seed"] == 3
     records = __import__("pandas").DataFrame({"lsbench_commit": ["abc1234"], "device": ["NVIDIA H200"]})
     plan = {"runs_done": 6, "runs_not_started": 0, "runs_failed": 0, "budget_s": None, "taken": {"table3": 2}}
-    assert _report_module().provenance(records, {"plan": plan, "planned": (6, 6, 0)}, {"name": "none"})["plan"] == \
+    assert _report_module().provenance(records, {"plan": plan, "planned": {"held": 6, "planned": 6, "beyond": 0}}, {"name": "none"})["plan"] == \
         "6 of the plan's 6 runs (2 of them the records of the same runs in table3)"
     plan["taken"] = {"table3": 2, "table4": 1}
-    assert _report_module().provenance(records, {"plan": plan, "planned": (6, 6, 0)}, {"name": "none"})["plan"] == \
+    assert _report_module().provenance(records, {"plan": plan, "planned": {"held": 6, "planned": 6, "beyond": 0}}, {"name": "none"})["plan"] == \
         "6 of the plan's 6 runs (3 of them the records of the same runs in table3 (2), table4 (1))"
 
 

@@ -51,12 +51,15 @@ def provenance(df, config, gpu):
     plan = config.get("plan") or {}  # regenerate_reports.py's plan.json: when, and how much of the plan ran
     failed = f", {plan['runs_failed']} failed" if plan.get("runs_failed") else ""  # (named in the plan's log)
     budget = f" within a budget of {plan['budget_s']:g} s" if plan.get("budget_s") else ""
-    held, planned, beyond = config.get("planned") or (plan.get("runs_done"), None, 0)
+    counts = config.get("planned") or {"held": plan.get("runs_done"), "planned": None}  # (plan_left.left's)
+    held, planned, beyond, replanned = (counts.get(k, 0) for k in ("held", "planned", "beyond", "replanned"))
     taken = plan.get("taken") or {}  # records of the same runs in other reports, not run again
     where = ", ".join(f"{name} ({count})" for name, count in sorted(taken.items())) if len(taken) > 1 else "".join(taken)
     taken = f" ({sum(taken.values())} of them the records of the same runs in {where})" if taken else ""
     ran = "" if held is None else (f"{held} of the plan's {planned} runs" if planned else f"{held} runs") + \
-        taken + (f" and {beyond} beyond it" if beyond else "") + (f"{budget} ({failed[2:]})" if failed else budget)
+        taken + (f" and {beyond} beyond it" if beyond else "") + (f"{budget} ({failed[2:]})" if failed else budget) + \
+        (f", and {replanned} record{'s' * (replanned != 1)} of an earlier plan (another sample or iterations)"
+         if replanned else "")
     return {"scale": config.get("scale", "paper"), "records_commits": ", ".join(commits) or "unknown",
             "gpu": ", ".join(devices) or gpu["name"], "fingerprint": report_code_fingerprint(),
             "rendered": datetime.date.today().isoformat(), "records_date": plan.get("date"), "plan": ran}

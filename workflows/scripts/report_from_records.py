@@ -32,7 +32,7 @@ def report(config, runs_dir, out_dir, scale="paper", plan=None):
     records = sorted(Path(runs_dir).glob("*/*/*.json"))  # GROUP/INSTANCE/BACKEND-sSEED.json (not a multistart's searches)
     seeds = (plan or {}).get("seeds")  # (a --seeds override of every group, as the runs were planned)
     planned = left({**cfg, "groups": [{**g, "seeds": seeds} for g in cfg["groups"]]} if seeds else cfg, runs_dir)
-    cfg["planned"] = planned["held"], planned["planned"], planned["beyond"]
+    cfg["planned"] = planned  # (plan_left.left: held, planned, beyond, replanned, ...)
     read = [json.loads(p.read_text()) for p in records]
     devices = {r.get("backend_info", {}).get("device") for r in read} - {None}
     hosts = {r["host"]["hostname"] for r in read}
