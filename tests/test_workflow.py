@@ -749,10 +749,11 @@ def test_regenerated_report_archives_its_records_and_plan_and_says_so_on_its_fir
 
 def test_drop_replanned_removes_only_the_records_a_changed_config_plans_otherwise(tmp_path):
     """regenerate_reports.py --continue --drop-replanned: after a backend's sample changed, its
-    records go (and run again under the new plan); the other backend's records stay as they were.
-    Before, the report's first screen counts the record of the earlier plan apart."""
+    records go (and run again under the new plan), or come back where the call ended before their
+    runs; the other backend's records stay as they were. Before, the report's first screen counts
+    the record of the earlier plan apart."""
     sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
-    from run_plan import drop_replanned, planned_runs, run_all
+    from run_plan import drop_replanned, planned_runs, restore_unreplaced, run_all
     group = {"name": "g", "problem": "qap", "instances": ["rnd-qap-12-1"], "algorithm": "tabu",
              "backends": [{"name": "cpu", "backend": "cpu", "sample": 10}, "cpu-parallel"], "iterations": 20, "seeds": 1}
     config = {"experiment": "replanned", "groups": [group]}
@@ -768,9 +769,13 @@ def test_drop_replanned_removes_only_the_records_a_changed_config_plans_otherwis
     first_screen = " ".join(re.sub(r"<[^>]+>", " ", page[page.index("<body>"):][:1500]).split())
     assert "1 of the plan's 2 runs, and 1 record of an earlier plan (another sample or iterations)" in first_screen
     runs = planned_runs(changed, gpu_rows=False)
-    assert drop_replanned(runs, tmp_path) == ["results/replanned/runs/g/rnd-qap-12-1/cpu-s1.json"]
-    assert not (folder / "cpu-s1.json").exists() and drop_replanned(runs, tmp_path) == []
-    assert run_all(changed, runs_dir=tmp_path) == (2, 0, 0)
+    earlier = (folder / "cpu-s1.json").read_bytes()
+    dropped = drop_replanned(runs, tmp_path)
+    assert dropped == {"results/replanned/runs/g/rnd-qap-12-1/cpu-s1.json": earlier}
+    assert not (folder / "cpu-s1.json").exists() and drop_replanned(runs, tmp_path) == {}
+    assert restore_unreplaced(dropped, tmp_path) == 1 and (folder / "cpu-s1.json").read_bytes() == earlier  # (not run)
+    dropped = drop_replanned(runs, tmp_path)
+    assert run_all(changed, runs_dir=tmp_path) == (2, 0, 0) and restore_unreplaced(dropped, tmp_path) == 0
     assert json.loads((folder / "cpu-s1.json").read_text())["run_spec"]["stop"] == {"iterations": 20, "seconds": 5.0}
     assert (folder / "cpu-parallel-s1.json").read_bytes() == kept
 

@@ -35,7 +35,8 @@ sys.path.insert(0, str(HERE))
 
 from lsbench.errors import LsbenchError  # noqa: E402
 from lsbench.provenance import versions  # noqa: E402
-from run_plan import drop_replanned, planned_runs, run_all, stop_plan_on_sigterm, take_same_runs  # noqa: E402
+from run_plan import (drop_replanned, planned_runs, restore_unreplaced, run_all, stop_plan_on_sigterm,  # noqa: E402
+                      take_same_runs)
 
 
 def archive(runs, plan, path):
@@ -60,9 +61,7 @@ def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=Tr
         before = continued(reports / name / "records.tgz", runs, scale, seeds) if resume else {}
         taken = dict(before.get("taken", {}))
         every_row = planned_runs(config, scale, seeds, gpu_rows=True)  # (taking a GPU row's record needs no GPU)
-        if drop:
-            dropped = drop_replanned(every_row, tmp)
-            print(f"reports/{name}: {len(dropped)} records of another plan dropped, to run again")
+        dropped = drop_replanned(every_row, tmp) if drop else {}
         if resume:
             from report_from_records import extract_reports
             others = {other: folder / "runs" for other, folder in
@@ -70,6 +69,10 @@ def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=Tr
             for source, count in take_same_runs(every_row, tmp, others).items():
                 taken[source] = taken.get(source, 0) + count
         done, failed, left = run_all(config, scale, seeds, budget_s, tmp, launcher)
+        if drop:
+            kept = restore_unreplaced(dropped, tmp)
+            print(f"reports/{name}: {len(dropped) - kept} of the {len(dropped)} records of an earlier plan run again "
+                  f"(the others kept until they are)")
         if not done or not runs.exists():
             raise LsbenchError(f"{name}: no run finished; reports/{name} left as it was")
         if before and None not in (budget_s, before.get("budget_s")):

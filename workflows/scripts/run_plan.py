@@ -77,14 +77,26 @@ def check_kept_records(runs, runs_dir):
 
 def drop_replanned(runs, runs_dir):
     """Removes the records at the runs' paths that another config made (replanned_field), so that
-    the plan runs them again; their paths."""
-    dropped = []
+    the plan runs them again; {path: the record's bytes}, for restore_unreplaced."""
+    dropped = {}
     for r in runs:
         path = Path(runs_dir) / r["path"]
         if replanned_field(r, path) is not None:
+            dropped[r["path"]] = path.read_bytes()
             path.unlink()
-            dropped.append(r["path"])
     return dropped
+
+
+def restore_unreplaced(dropped, runs_dir):
+    """Puts back the dropped records (drop_replanned) whose runs did not run again (the budget
+    ended first): a report keeps the earlier plan's record until the new one exists. Their count."""
+    back = 0
+    for relative, data in dropped.items():
+        path = Path(runs_dir) / relative
+        if not path.exists():
+            path.write_bytes(data)
+            back += 1
+    return back
 
 
 def replanned_field(r, path):
