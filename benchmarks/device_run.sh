@@ -17,6 +17,10 @@ set -u
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD LSBENCH_DATA=$PWD/.devdata PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
 [ -n "${LSBENCH_COMMIT:-}" ] || echo "LSBENCH_COMMIT unset: result files take this copy's git HEAD, which may lag the checkout's"
+# the MPI rows of plans and reports (cow, multistart ranks): Open MPI's mpirun refuses root without the flag,
+# and binds each rank to one core unless told not to
+[ "$(id -u)" -eq 0 ] && command -v mpirun > /dev/null && : "${MPI_LAUNCHER:=mpirun --allow-run-as-root --bind-to none --oversubscribe}"
+: "${MPI_LAUNCHER:=mpiexec}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 python3 -c "import numba, numpy, numba.cuda as c; print('numba', numba.__version__, 'numpy', numpy.__version__, 'cuda', c.is_available())"
 for step in "$@"; do
@@ -73,10 +77,10 @@ for step in "$@"; do
            tar czf "${OUT:-.}/workflow-results.tgz" results ;;
     reports*) [ -d /tmp/smk_site ] || [ ! -f .smk/smk_site.tgz ] || tar xzf .smk/smk_site.tgz -C /tmp  # PyYAML, where carried
            PYTHONPATH=/tmp/smk_site:$PYTHONPATH timeout -k 30 "${REPORTS_TIMEOUT:-580}" \
-             python3 workflows/scripts/regenerate_reports.py --archive-only ${step#reports} | tail -20
+             python3 workflows/scripts/regenerate_reports.py --archive-only --mpi-launcher "$MPI_LAUNCHER" ${step#reports} | tail -20
            tar czf "${OUT:-.}/report-records.tgz" reports/*/records.tgz ;;  # rendered here: report_from_records.py --examples
     plan*) set -- ${step#plan}
-           timeout "${PLAN_TIMEOUT:-480}" python3 workflows/scripts/run_plan.py "$@" | tail -40
+           timeout "${PLAN_TIMEOUT:-480}" python3 workflows/scripts/run_plan.py --mpi-launcher "$MPI_LAUNCHER" "$@" | tail -40
            tar czf "${OUT:-.}/runs.tgz" results ;;
   esac
 done

@@ -9,7 +9,8 @@
 # with less than 2 minutes left does not start. Every report's records come back in one file,
 # $OUT/records.tgz (the machine returns only a few files a call), to unpack over reports/ and render
 # with `python workflows/scripts/report_from_records.py --examples`. REPLAN=1: records that a changed
-# config now plans otherwise are dropped and run again (regenerate_reports.py --drop-replanned).
+# config now plans otherwise are dropped and run again (regenerate_reports.py --drop-replanned). ALL_GPUS="NAME
+# ...": those reports run after the others, each alone with every GPU and core (islands.yaml: a rank a GPU).
 set -u
 gpus=$(nvidia-smi -L 2> /dev/null | grep -c "^GPU")
 if [ "$gpus" -eq 0 ]; then  # a report without its GPU would run its CPU rows alone
@@ -18,8 +19,8 @@ if [ "$gpus" -eq 0 ]; then  # a report without its GPU would run its CPU rows al
 fi
 call_start=$(date +%s)
 bash benchmarks/device_run.sh > /dev/null  # installs the carried wheels once, before the reports start
-report() {  # report NAME GPU
-  local continued=() pin=() budget=${BUDGET:-450} timeout=${REPORTS_TIMEOUT:-575}
+report() {  # report NAME GPU, or report NAME all: every GPU and core of the host
+  local continued=() pin=() budget=${BUDGET:-450} timeout=${REPORTS_TIMEOUT:-575} place=()
   if [ -n "${CALL_S:-}" ]; then
     local left=$((CALL_S - ($(date +%s) - call_start) - 30))  # (30 s to archive the records and return them)
     if [ "$left" -lt 120 ]; then
@@ -30,8 +31,11 @@ report() {  # report NAME GPU
     [ "$budget" -gt $((left - 60)) ] && budget=$((left - 60))
   fi
   [ -f "reports/$1/records.tgz" ] && continued=(--continue ${REPLAN:+--drop-replanned})
-  command -v taskset > /dev/null && pin=(taskset -c $((16 * $2))-$((16 * $2 + 15)))
-  CUDA_VISIBLE_DEVICES=$2 NUMBA_NUM_THREADS=16 LSBENCH_INSTALLED=1 OUT="$OUT/$1" REPORTS_TIMEOUT="$timeout" \
+  if [ "$2" != all ]; then
+    place=(CUDA_VISIBLE_DEVICES="$2" NUMBA_NUM_THREADS=16)
+    command -v taskset > /dev/null && pin=(taskset -c $((16 * $2))-$((16 * $2 + 15)))
+  fi
+  env "${place[@]}" LSBENCH_INSTALLED=1 OUT="$OUT/$1" REPORTS_TIMEOUT="$timeout" \
     "${pin[@]}" bash benchmarks/device_run.sh "reports ${continued[*]} --budget-s $budget $1" > "$OUT/$1.log" 2>&1
 }
 gpu_queue() {  # gpu_queue GPU NAME...: the reports of one GPU, one after the other
@@ -39,13 +43,18 @@ gpu_queue() {  # gpu_queue GPU NAME...: the reports of one GPU, one after the ot
   shift
   for name in "$@"; do report "$name" "$gpu"; done
 }
-for ((g = 0; g < gpus && g < $#; g++)); do
+one_gpu=() whole=()  # ALL_GPUS names the reports that take the whole host (MPI rows of a rank a GPU: islands)
+for name in "$@"; do
+  mkdir -p "$OUT/$name"
+  if [[ " ${ALL_GPUS:-} " == *" $name "* ]]; then whole+=("$name"); else one_gpu+=("$name"); fi
+done
+for ((g = 0; g < gpus && g < ${#one_gpu[@]}; g++)); do
   names=()
-  for ((k = g; k < $#; k += gpus)); do names+=("${@:k+1:1}"); done
-  for name in "${names[@]}"; do mkdir -p "$OUT/$name"; done
+  for ((k = g; k < ${#one_gpu[@]}; k += gpus)); do names+=("${one_gpu[k]}"); done
   gpu_queue "$g" "${names[@]}" &
 done
 wait
+for name in "${whole[@]}"; do report "$name" all; done  # after the one-GPU reports: alone on the host
 for name in "$@"; do echo "== $name"; grep "^reports/\|error\|not started:" "$OUT/$name.log"; grep "^\[" "$OUT/$name.log" | tail -1; done
 (cd "$OUT" && for name in "$@"; do tar xzf "$name/report-records.tgz" "reports/$name/records.tgz" 2>/dev/null; done
  tar czf records.tgz reports ./*.log && rm -rf reports ./*.log "$@")

@@ -67,8 +67,9 @@ def test_a_result_file_lists_the_modules_its_process_and_its_lsbench_children_ra
 def test_paper_reports_queues_reports_one_after_the_other_on_a_gpu_and_refuses_a_machine_without_one(tmp_path):
     """Two reports on a one-GPU machine run one after the other on GPU 0 (a second report beside the
     first would share its GPU), and both come back in $OUT/records.tgz; with CALL_S a report gets
-    what is left of the call, and none starts with less than 2 minutes left; REPLAN=1 drops the
-    records a changed config plans otherwise; without a GPU the
+    what is left of the call, and none starts with less than 2 minutes left; a report named in
+    ALL_GPUS runs after the others with every GPU; REPLAN=1 drops the records a changed config
+    plans otherwise; without a GPU the
     script says so in one line and exits 2 before installing or running anything."""
     import subprocess
     import tarfile
@@ -78,7 +79,7 @@ def test_paper_reports_queues_reports_one_after_the_other_on_a_gpu_and_refuses_a
     (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho 'GPU 0: NVIDIA H200 (UUID: GPU-0)'\n")
     (bin_dir / "nvidia-smi").chmod(0o755)
     fake.write_text(  # the device steps: each report says when it started and ended, on which GPU
-        '[ $# -eq 0 ] && exit 0\nname=${1##* }\necho "start $name $CUDA_VISIBLE_DEVICES" >> calls.txt\n'
+        '[ $# -eq 0 ] && exit 0\nname=${1##* }\necho "start $name ${CUDA_VISIBLE_DEVICES-every GPU}" >> calls.txt\n'
         'echo "$1 $REPORTS_TIMEOUT" >> steps.txt\nsleep ${FAKE_S:-1}\n'
         'mkdir -p reports/$name && echo x > reports/$name/records.tgz\n'
         'tar czf "$OUT/report-records.tgz" reports/*/records.tgz\necho "end $name" >> calls.txt\n')
@@ -101,6 +102,11 @@ def test_paper_reports_queues_reports_one_after_the_other_on_a_gpu_and_refuses_a
     budget, timeout = int(step[1]), int(step[2])  # (the first report starts within a second or two)
     assert 120 <= timeout <= 122 and budget == timeout - 60
     assert re.search(r"luong_qap: not started: 11[0-9] s left of CALL_S=152", r.stdout), r.stdout
+    (tmp_path / "calls.txt").unlink()
+    r = subprocess.run(["bash", str(ROOT / "benchmarks" / "paper_reports.sh"), "islands", "luong_tsp"],
+                       capture_output=True, text=True, env={**env, "ALL_GPUS": "islands"}, cwd=tmp_path, timeout=60)
+    assert r.returncode == 0 and (tmp_path / "calls.txt").read_text().split("\n")[:4] == \
+        ["start luong_tsp 0", "end luong_tsp", "start islands every GPU", "end islands"]  # (ALL_GPUS: alone, last)
     (tmp_path / "steps.txt").unlink()
     r = subprocess.run(["bash", str(ROOT / "benchmarks" / "paper_reports.sh"), "luong_tsp"], capture_output=True,
                        text=True, env={**env, "REPLAN": "1"}, cwd=tmp_path, timeout=60)
