@@ -19,7 +19,8 @@ export PYTHONPATH=/tmp/site:$PWD LSBENCH_DATA=$PWD/.devdata PYTHONUNBUFFERED=1 N
 [ -n "${LSBENCH_COMMIT:-}" ] || echo "LSBENCH_COMMIT unset: result files take this copy's git HEAD, which may lag the checkout's"
 # the MPI rows of plans and reports (cow, multistart ranks): Open MPI's mpirun refuses root without the flag,
 # and binds each rank to one core unless told not to
-[ "$(id -u)" -eq 0 ] && command -v mpirun > /dev/null && : "${MPI_LAUNCHER:=mpirun --allow-run-as-root --bind-to none --oversubscribe}"
+[ "$(id -u)" -eq 0 ] && mpirun --version 2> /dev/null | grep -q "Open MPI" &&
+  : "${MPI_LAUNCHER:=mpirun --allow-run-as-root --bind-to none --oversubscribe}"
 : "${MPI_LAUNCHER:=mpiexec}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 python3 -c "import numba, numpy, numba.cuda as c; print('numba', numba.__version__, 'numpy', numpy.__version__, 'cuda', c.is_available())"
