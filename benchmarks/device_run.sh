@@ -21,7 +21,8 @@ export PYTHONPATH=/tmp/site:$PWD LSBENCH_DATA=$PWD/.devdata PYTHONUNBUFFERED=1 N
 # and binds each rank to one core unless told not to
 [ "$(id -u)" -eq 0 ] && mpirun --version 2> /dev/null | grep -q "Open MPI" &&
   : "${MPI_LAUNCHER:=mpirun --allow-run-as-root --bind-to none --oversubscribe}"
-: "${MPI_LAUNCHER:=mpiexec}"
+launcher=()  # (else run_plan's own: the mpiexec beside this Python, or on PATH)
+[ -n "${MPI_LAUNCHER:-}" ] && launcher=(--mpi-launcher "$MPI_LAUNCHER")
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 python3 -c "import numba, numpy, numba.cuda as c; print('numba', numba.__version__, 'numpy', numpy.__version__, 'cuda', c.is_available())"
 for step in "$@"; do
@@ -78,10 +79,10 @@ for step in "$@"; do
            tar czf "${OUT:-.}/workflow-results.tgz" results ;;
     reports*) [ -d /tmp/smk_site ] || [ ! -f .smk/smk_site.tgz ] || tar xzf .smk/smk_site.tgz -C /tmp  # PyYAML, where carried
            PYTHONPATH=/tmp/smk_site:$PYTHONPATH timeout -k 30 "${REPORTS_TIMEOUT:-580}" \
-             python3 workflows/scripts/regenerate_reports.py --archive-only --mpi-launcher "$MPI_LAUNCHER" ${step#reports} | tail -20
+             python3 workflows/scripts/regenerate_reports.py --archive-only "${launcher[@]}" ${step#reports} | tail -20
            tar czf "${OUT:-.}/report-records.tgz" reports/*/records.tgz ;;  # rendered here: report_from_records.py --examples
     plan*) set -- ${step#plan}
-           timeout "${PLAN_TIMEOUT:-480}" python3 workflows/scripts/run_plan.py --mpi-launcher "$MPI_LAUNCHER" "$@" | tail -40
+           timeout "${PLAN_TIMEOUT:-480}" python3 workflows/scripts/run_plan.py "${launcher[@]}" "$@" | tail -40
            tar czf "${OUT:-.}/runs.tgz" results ;;
   esac
 done
