@@ -7,19 +7,35 @@ Classes are named as "module:Class" and imported only when a run needs them, so 
 pulls in no CUDA, MPI or Dask.
 """
 import importlib
+from collections.abc import Mapping
 
 from .errors import LsbenchError
 from .gpu.adapters import has_adapter
 from .problems import PROBLEMS
-from .engines.cas import CunningAntSystem
-from .search.hill_climbing import HillClimbing
-from .engines.iterated_greedy import IteratedGreedy
-from .engines.sampling import RandomSampling
-from .search.pls import ParetoLocalSearch
-from .search.tabu import RobustTabuSearch, TabuSearch
 
-ALGORITHMS = {"tabu": TabuSearch, "rots": RobustTabuSearch, "hc": HillClimbing, "cas": CunningAntSystem,
-              "pls": ParetoLocalSearch, "ig": IteratedGreedy, "sample": RandomSampling}
+
+class LazyClasses(Mapping):
+    """name -> class, each class imported on first use from its "module:Class": a run loads only
+    its own algorithm's module (and a figure's `source_files` list only what its runs ran)."""
+
+    def __init__(self, paths):
+        self.paths = paths
+
+    def __getitem__(self, name):
+        return load_class(self.paths[name])
+
+    def __iter__(self):
+        return iter(self.paths)
+
+    def __len__(self):
+        return len(self.paths)
+
+
+ALGORITHMS = LazyClasses({"tabu": "lsbench.search.tabu:TabuSearch", "rots": "lsbench.search.tabu:RobustTabuSearch",
+                          "hc": "lsbench.search.hill_climbing:HillClimbing",
+                          "cas": "lsbench.engines.cas:CunningAntSystem", "pls": "lsbench.search.pls:ParetoLocalSearch",
+                          "ig": "lsbench.engines.iterated_greedy:IteratedGreedy",
+                          "sample": "lsbench.engines.sampling:RandomSampling"})
 
 GPU_BACKENDS = {"gpu", "gpu-resident"}  # the backends that need a CUDA GPU on the host that runs the search
 

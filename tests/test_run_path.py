@@ -138,6 +138,25 @@ def test_the_installed_distribution_has_one_import_name(tmp_path):
     assert json.loads((work / "r.json").read_text())["iterations"] == 50
 
 
+def test_a_run_loads_only_its_own_algorithms_module(tmp_path):
+    """The registry imports an algorithm's class when a run names it: a QAP Ro-TS run loads
+    lsbench.search.tabu and none of the other algorithms' modules, so the figures it measures list
+    only what ran (`source_files`), and a change to PLS or the colony leaves them current."""
+    code = ("import sys; from lsbench.cli import main; rc = main(['run', '--instance', 'rnd-qap-12-1', '--algorithm', "
+            f"'rots', '--iterations', '20', '--quiet', '--out', {str(tmp_path / 'r.json')!r}]); "
+            "print(rc, sorted(m for m in sys.modules if m.startswith(('lsbench.search', 'lsbench.engines'))))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    last = r.stdout.strip().splitlines()[-1]  # (after the run's own line)
+    assert r.returncode == 0 and last.startswith("0 "), r.stdout + r.stderr
+    loaded = set(json.loads(last.split(" ", 1)[1].replace("'", '"')))
+    assert "lsbench.search.tabu" in loaded
+    assert not loaded & {"lsbench.search.pls", "lsbench.search.archive", "lsbench.search.hill_climbing",
+                         "lsbench.engines.cas", "lsbench.engines.iterated_greedy", "lsbench.engines.sampling"}, loaded
+    from lsbench.registry import ALGORITHMS
+    assert list(ALGORITHMS) == ["tabu", "rots", "hc", "cas", "pls", "ig", "sample"]
+    assert {name: ALGORITHMS[name].name for name in ALGORITHMS} == {name: name for name in ALGORITHMS}
+
+
 def test_a_toy_problem_added_as_the_walk_through_says_runs_on_cpu_and_cpu_parallel(tmp_path, monkeypatch):
     """docs/architecture.md, "Add a problem": the class in tests/toy_problem.py, registered in
     PROBLEMS; then `lsbench run` finds it, checks its declared parameter, and both CPU backends
