@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lsbench.errors import LsbenchError  # noqa: E402
 from lsbench.registry import GPU_BACKENDS  # noqa: E402
 from lsbench.workflow import plan_runs  # noqa: E402
-from run_plan import replanned_field, run_key  # noqa: E402
+from run_plan import run_key, spec_difference  # noqa: E402
 
 
 class RecordTimes:
@@ -35,10 +35,12 @@ class RecordTimes:
 
     def __init__(self, runs_dirs=()):
         self.cells, self.seconds, self.runs = defaultdict(list), defaultdict(list), set()
+        self.specs = {}  # the run_spec of each record, by its path within its runs folder
         for runs_dir in runs_dirs:
             for path in Path(runs_dir).glob("*/*/*.json"):
                 record = json.loads(path.read_text())
                 took = record["wall_s"] + (record.get("warmup_s") or 0)
+                self.specs[path.relative_to(runs_dir)] = record["run_spec"]
                 self.cells[cell(path)].append(took)
                 self.seconds[run_key(record["run_spec"], with_seed=False)].append(took)
                 self.runs.add(run_key(record["run_spec"]))
@@ -75,8 +77,8 @@ def left(config, runs_dir, elsewhere=None):
         relative = Path(r["path"].split("/runs/", 1)[1])
         planned.add(relative)
         out["planned"] += 1
-        if (Path(runs_dir) / relative).exists():
-            if replanned_field(r, Path(runs_dir) / relative) is None:
+        if relative in own.specs:
+            if spec_difference(r, own.specs[relative]) is None:
                 out["held"] += 1
                 continue
             out["replanned"] += 1  # a record of another plan: --drop-replanned runs it again
@@ -120,8 +122,7 @@ def main(names):
                 print(f"lsbench: error: {e}", file=sys.stderr)
                 return 2
             print(f"| {name} | {n['planned']} | {n['held']} | {n['missing']} | {n['replanned']} | {n['elsewhere']} | "
-                  f"{n['gpu_s'] / 60:.1f} | "
-                  f"{n['cpu_s'] / 60:.1f} | {n['unknown']} |")
+                  f"{n['gpu_s'] / 60:.1f} | {n['cpu_s'] / 60:.1f} | {n['unknown']} |")
     return 0
 
 

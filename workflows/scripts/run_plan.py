@@ -70,9 +70,9 @@ def check_kept_records(runs, runs_dir):
         path = Path(runs_dir) / r["path"]
         field = replanned_field(r, path)
         if field is not None:
-            raise LsbenchError(f"{path}: a record of another plan ({field} {field_of(path, field)!r}, the config "
-                               f"asks {as_recorded(r['spec'].as_record())[field]!r}); remove it, run again with "
-                               "--drop-replanned, or start afresh (regenerate_reports.py without --continue)")
+            raise LsbenchError(f"{path}: a record of another plan ({field} {recorded_spec(path).get(field)!r}, the "
+                               f"config asks {as_recorded(r['spec'].as_record())[field]!r}); remove it, run again "
+                               "with --drop-replanned, or start afresh (regenerate_reports.py without --continue)")
 
 
 def drop_replanned(runs, runs_dir):
@@ -102,21 +102,22 @@ def restore_unreplaced(dropped, runs_dir):
 def replanned_field(r, path):
     """The first field of run r's spec that the record at path holds otherwise; None where the
     record is of this plan, or there is none."""
-    if not path.exists():
-        return None
-    had = field_of(path, None)
+    return spec_difference(r, recorded_spec(path)) if path.exists() else None
+
+
+def spec_difference(r, had):
+    """The first field of run r's spec that `had` (a record's run_spec) holds otherwise, or None."""
     want = as_recorded(r["spec"].as_record())
     skip = {"seed", "searches"} if r["multistart"] else set()  # (a multistart's record is its best search's)
     return next((k for k in want if k not in skip and had.get(k) != want[k]), None)
 
 
-def field_of(path, field):
-    """The record's run_spec (field None) or one field of it."""
+def recorded_spec(path):
+    """The run_spec a record holds; one error line where the file is no run record."""
     try:
-        had = json.loads(path.read_text()).get("run_spec") or {}
+        return json.loads(path.read_text()).get("run_spec") or {}
     except (OSError, ValueError, AttributeError) as e:
         raise LsbenchError(f"{path}: not a run record ({e}); remove it to run it again") from None
-    return had if field is None else had.get(field)
 
 
 def run_one(r, path, launcher):
