@@ -71,14 +71,14 @@ def kernel_signature(shape, n):
 
 
 def report(problem, threads, queued, registers, cc, sass_dir=None, cluster=1):
-    from lsbench.gpu.rots_engine import LARGE_QUEUE_SUBCHUNK, _blocks_an_sm
+    from lsbench.gpu.rots_shape import LARGE_QUEUE_SUBCHUNK, blocks_an_sm
     from lsbench.gpu.rots_kernel import kernel_for
     from lsbench.gpu.rots_plan import plan
     per_sm = 1024 // threads
     if per_sm == 1 or cluster > 1:  # the engine's one block an SM: every byte a block may opt in to (Hopper: 227 KB)
         shared = HOPPER_BLOCK_SHARED
     else:
-        _t, _r, shared = _blocks_an_sm(types.SimpleNamespace(MAX_SHARED_MEMORY_PER_MULTIPROCESSOR=HOPPER_SM_SHARED),
+        _t, _r, shared = blocks_an_sm(types.SimpleNamespace(MAX_SHARED_MEMORY_PER_MULTIPROCESSOR=HOPPER_SM_SHARED),
                                        per_sm, True)
     shape = plan(problem, threads, None, shared, (), cluster, None, queued, LARGE_QUEUE_SUBCHUNK if queued else None)
     shape["max_registers"] = registers

@@ -1,9 +1,9 @@
-"""What the device-resident tabu searches (gpu/whole_gpu_tabu.py, gpu/resident_pfsp.py) share:
-each search's state on the device (STATE at a chunk's start and end: iterations done, current,
-best, improvements this chunk; the stream state in RNG; WORK/WRNG between lockstep steps), the
-queue of (search, sub-chunk) items, and the host side: chunks of iterations and the improvements
-they found, read back between chunks (the searches never leave the device)."""
-import time
+"""What the device-resident local searches (gpu/engine/local_search.py, gpu/whole_gpu_tabu.py,
+gpu/resident_pfsp.py) share: each search's state on the device (STATE at a chunk's start and end:
+iterations done, current, best, improvements this chunk; the stream state in RNG; WORK/WRNG
+between lockstep steps), the queue of (search, sub-chunk) items, and their side of the host loop
+(lsbench/search/chunk_loop.py): chunks of iterations and the improvements they found, read back
+between chunks (the searches never leave the device)."""
 from abc import abstractmethod
 
 import numpy as np
@@ -12,7 +12,8 @@ from numba import config, cuda, int64
 from lsbench.errors import LsbenchError
 from lsbench.interfaces import Engine, SearchResult
 from lsbench.interfaces import Stop
-from lsbench.search.common import ChunkLength, ImprovementLog
+from lsbench.search.chunk_loop import ChunkedSearches, ChunkRead, run_chunks
+from lsbench.search.common import ChunkLength
 
 SIM = config.ENABLE_CUDASIM
 IMPROVEMENT_CAP = 1 << 12  # improvements recorded per chunk (chunks are no longer than this)
@@ -198,48 +199,45 @@ def chunk_launcher(kernel, args, dev, sols, states, starts, blocks, queued):
     return launch
 
 
-def run_searches(launch, dev, stop, moves, starts, seeds, prm, progress=None, chunk=None, what="gpu-resident"):
-    """The host side of K device-resident searches in one kernel: launch chunks of iterations
-    (`launch(n_iter, target)`), each as long as the budget allows and doubling while a chunk takes
-    under 20 ms; read back only the searches' states (`dev["STATE"]`: iterations done, current,
-    best, improvements this chunk) and their improvements (`IMP_IT`, `IMP_OBJ`: [m, search]). A
-    search ends at its target; the run when all have. Returns ([SearchResult] as the CPU search
-    returns them, one per seed, seconds in kernels)."""
-    target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
-    log = ImprovementLog(starts)
-    chunks = ChunkLength(chunk or (2 if SIM else 16), IMPROVEMENT_CAP, grow=not SIM)
-    it = 0
-    st = np.stack([np.zeros_like(starts), starts, starts, np.zeros_like(starts)], axis=1)
-    t_start = time.perf_counter()
-    kernel_s = 0.0
-    while not stop.reached(it, it * moves, time.perf_counter() - t_start, int(st[:, 2].max())):
-        n_iter = chunks.next(stop, it, moves)
-        t0 = time.perf_counter()
-        launch(n_iter, target)
-        st = dev["STATE"].copy_to_host()
-        err = dev["ERR"].copy_to_host()
-        t1 = time.perf_counter()
-        kernel_s += t1 - t0
+class StateSearches(ChunkedSearches):
+    """The local search engines' side of the host loop: a chunk is `launch(n_iter, target)`, and
+    STATE (iterations done, current, best, improvements this chunk), ERR and, where kept, FLAGS
+    (ended by itself) come back after it."""
+
+    def __init__(self, launch, dev, starts, what):
+        self.launch, self.dev, self.what = launch, dev, what
+        self.state = np.stack([np.zeros_like(starts), starts, starts, np.zeros_like(starts)], axis=1)
+
+    def run_chunk(self, first, n_iter, target, finished):
+        self.launch(n_iter, target)
+        st = self.state = self.dev["STATE"].copy_to_host()
+        err = self.dev["ERR"].copy_to_host()
         if err[1] < 0:
-            raise LsbenchError(f"{what}: a queue item waited too long for its search's previous item (internal error)")
+            raise LsbenchError(f"{self.what}: a queue item waited too long for its search's previous item (internal error)")
         if err[1]:
-            raise LsbenchError(f"{what}: search {int(err[1]) - 1}'s incremental state disagrees with its tracked "
+            raise LsbenchError(f"{self.what}: search {int(err[1]) - 1}'s incremental state disagrees with its tracked "
                                f"objective at iteration {int(err[0])} (internal error)")
-        if st[:, 3].any():
-            rows = int(st[:, 3].max())
-            log.add_chunk(dev["IMP_IT"][:rows].copy_to_host(), dev["IMP_OBJ"][:rows].copy_to_host(), st[:, 3], 0,
-                          t1 - t_start)
-        it += n_iter
-        if (st[:, 2] <= target).all() or ("FLAGS" in dev and dev["FLAGS"].copy_to_host()[:, 1].all()):
-            break  # every search at its target, or ended (hill climbing without restarts)
-        chunks.took(t1 - t0)
-        if progress:
-            progress.tick(it, int(st[:, 2].min()))
+        ended = self.dev["FLAGS"].copy_to_host()[:, 1] != 0 if "FLAGS" in self.dev else None
+        return ChunkRead(st[:, 2], st[:, 0], st[:, 3], ended)
+
+    def improvement_rows(self, rows):
+        return self.dev["IMP_IT"][:rows].copy_to_host(), self.dev["IMP_OBJ"][:rows].copy_to_host()
+
+
+def run_searches(launch, dev, stop, moves, starts, seeds, prm, progress=None, chunk=None, what="gpu-resident"):
+    """K device-resident searches of the STATE layout in one kernel, on the host loop
+    (lsbench/search/chunk_loop.py): chunks of `launch(n_iter, target)`, each as long as the budget allows and
+    doubling while a chunk takes under 20 ms. Returns ([SearchResult] as the CPU search returns
+    them, one per seed, seconds in kernels)."""
+    searches = StateSearches(launch, dev, starts, what)
+    chunks = ChunkLength(chunk or (2 if SIM else 16), IMPROVEMENT_CAP, grow=not SIM)
+    out = run_chunks(searches, stop, moves, starts, chunks, stop.target, progress)
+    st = searches.state
     best_sol = dev["BEST_SOL"].copy_to_host().astype(np.int64)
-    trajectories = log.trajectories()
+    trajectories = out.log.trajectories()
     results = [SearchResult(int(st[q, 2]), best_sol[q], int(st[q, 0]), int(st[q, 0]) * moves, trajectories[q],
                             dict(prm), int(st[q, 1]), seed=seed) for q, seed in enumerate(seeds)]
-    return results, kernel_s
+    return results, out.kernel_s
 
 
 class ResidentEngine(Engine):

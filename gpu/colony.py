@@ -28,7 +28,8 @@ from lsbench.engines.cas import NO_AGE_ASPIRATION, HostColony, pheromone_constan
 from .ants import build_ants
 from .chunks import IMPROVEMENT_CAP
 from .device import GOLDEN, mix64
-from .rots_engine import UNEVEN, ResidentRots
+from .rots_engine import ResidentRots
+from .rots_shape import UNEVEN
 from .rots_kernel import REBASE_AT
 
 AHEAD = 3  # generations queued beyond the last one seen finished
@@ -222,7 +223,7 @@ class DeviceColony(HostColony):
     def __init__(self, problem, neighbourhood, search, params, threads=None):
         self.problem, self.search = problem, search
         # a colony of K ants: one wave of up to four blocks per SM where K fills the SMs evenly
-        # (measured faster than the queue for cas), else the queue (rots_engine.uneven_grid)
+        # (measured faster than the queue for cas), else the queue (rots_shape.uneven_grid)
         self.rots = ResidentRots(problem, {}, threads=params.get("block"), persistent=UNEVEN)
 
     def local_search(self, ants, seeds, costs, prm):

@@ -2,7 +2,6 @@
 host side of gpu/rots_kernel.py -- the device data, the named per-search buffers, the chunks of
 iterations, the improvements read back -- and the Engine the registry runs.
 """
-import time
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -15,15 +14,18 @@ from lsbench.params import Param, Rule, with_defaults
 from lsbench.problems.qap import qap_costs
 from lsbench.engines.cas import NO_AGE_ASPIRATION
 from lsbench.interfaces import Stop
-from lsbench.search.common import ChunkLength, ImprovementLog
+from lsbench.search.chunk_loop import ChunkedSearches, ChunkRead, run_chunks
+from lsbench.search.common import ChunkLength
 from lsbench.search.restarts import EliteRestarts
 
 from . import device_name, require
 from .ants import build_ants
-from .chunks import IMPROVEMENT_CAP, record_rows, rows_within_budget
+from .chunks import IMPROVEMENT_CAP, record_rows
 from .launch import PreparedLauncher, clusters_at_once, copy_down, copy_up, register_cap
 from .rots_kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
-from .rots_plan import ON_CHIP, byte_matrices, plan, row_chunk_table
+from .rots_plan import ON_CHIP, plan, row_chunk_table
+from .rots_shape import (LARGE_QUEUE_SUBCHUNK, UNEVEN, auto_cluster_shape, blocks_an_sm, blocks_per_sm, queue_chunk,
+                         spread, uneven_grid)
 
 
 @dataclass
@@ -65,127 +67,84 @@ class SearchBuffers:
         return [getattr(self, name) for name in names[names.index("P"):names.index("RING") + 1]]
 
 
-UNEVEN = "uneven"  # ResidentRots(persistent=UNEVEN): see uneven_grid
-# Past one search per SM, K searches run in waves of the blocks that run at once where the waves
-# are this full on average, else they queue for a persistent grid of those blocks (spread).
-FULL_WAVES = 0.9
-# A large instance's queue items, in iterations (an item moves its search's state, some 90 KB on
-# tai100a, through global memory), and the least items a queued chunk holds a search: longer items
-# and chunks mean fewer state moves, launches and host round trips, shorter ones idle blocks less
-# at a chunk's end; these were the fastest measured (benchmarks/ab_resident.py).
-LARGE_QUEUE_SUBCHUNK = 512
-QUEUE_ITEMS_A_CHUNK = 48
 RING_TAG_LIMIT = 1 << 31  # the queue ring's tags are 31 bits: at this count of sub-chunks they start afresh
-# Two blocks an SM from this many searches an SM: below it their queue holds more blocks than
-# searches, and the searches' items land on its blocks at random, so that about sms (1 - K/(2 sms))^2
-# SMs hold no running search (a sixth of them at 1.2 searches an SM).
-TWO_PER_SM_FROM = 1.5
-# Two blocks an SM gain less over one the larger the instance, while the queue of one 1024-thread
-# block an SM leaves few SMs idle: from n = LARGER_N two blocks an SM start at this many searches an SM.
-TWO_PER_SM_FROM_LARGER = 1.75
-LARGER_N = 100
 
 
-def blocks_per_sm(searches, sms, large, fits_twice, n=0):
-    """Blocks an SM of the automatic shape for K searches: a small instance four; a large one two
-    (512 threads each) from TWO_PER_SM_FROM searches an SM (TWO_PER_SM_FROM_LARGER from n =
-    LARGER_N) where two fit with every table on chip, else one (1024 threads)."""
-    if not large:
-        return 4
-    two_from = TWO_PER_SM_FROM_LARGER if n >= LARGER_N else TWO_PER_SM_FROM
-    return 2 if fits_twice and searches >= two_from * sms else 1
+class RotsChunks(ChunkedSearches):
+    """The Ro-TS engine's side of the host loop: a chunk is one launch on the engine's stream and one
+    copy down of the packed bests, queue flag, improvement counts and iterations (for a cas
+    generation, the best solutions with them); at its boundaries the restarts the policy decides
+    (lsbench.search.restarts) and the islands' arrivals go up before the next chunk, and the
+    kernel's 32-bit tabu clock is shifted before it runs out."""
 
+    def __init__(self, engine, K, tenures, bests_only, policy, migration):
+        self.engine, self.b, self.K = engine, engine.buffers(K), K
+        self.tenures, self.bests_only, self.policy, self.migration = tenures, bests_only, policy, migration
+        self.base = 0  # the kernels count iterations from base (see rebase_kernel)
+        self.iterations = np.zeros(K, dtype=np.int64)
+        self.pending = ([], [])  # (restarts, fresh starts) decided at the last boundary: up if another chunk runs
+        # the run's record of each search where a fresh start (policy.renew) made the search forget it
+        n = engine.problem.n
+        self.record = np.full(K, np.iinfo(np.int64).max)
+        self.record_sol = np.zeros((K, n) if policy and policy.forgets else (0, n), dtype=np.int64)
+        host_down = self.b.host_download
+        self.counted_bytes = host_down["BEST_SOL"].ctypes.data - host_down["all"].ctypes.data  # BEST .. DONE
 
-# A large instance's searches on thread block clusters where all of them run at once, fastest
-# first as measured: (threads a block, blocks a search), for byte matrices (dp4a sums) and for
-# wider ones; wider matrices take a term an instruction, so more blocks a search pay.
-CLUSTER_SHAPES = {True: ((192, 16), (384, 4), (512, 2)),
-                  False: ((192, 16), (256, 8), (384, 4), (512, 2))}
-# Wider matrices that stay in global memory (tai256c) run so much faster on 8-block clusters than on
-# fewer blocks a search that up to this many waves of such clusters beat one wave of the others.
-OFF_CHIP_WAVES = 4
+    def before_chunk(self, it, best, log, seconds):
+        starts, renewed = self.pending
+        if starts or renewed:
+            self.engine._start_from(starts, renewed, it, best, log, seconds)
+        if it - self.base >= REBASE_AT:  # tabu expiries are 32-bit: shift the clock, keep every comparison
+            for expiries in (self.b.EX, self.b.OLDG):
+                rebase_kernel[expiries.shape[0], self.engine.shape["threads"]](expiries, REBASE_BY)
+            self.base += REBASE_BY
 
+    def run_chunk(self, first, n_iter, target, finished):
+        e, b = self.engine, self.b
+        tenure_min, tenure_max, aspiration, tenure_cube = self.tenures
+        e.launch_chunk(self.K, (tenure_min, tenure_max, aspiration, target, first - self.base, n_iter, tenure_cube,
+                                1 if first == 0 else 0))
+        # one copy: the bests and the queue's flag, and for a cas generation (its only wait) the best solutions
+        host_down = b.host_download
+        copy_down(host_down["all"], b.download, host_down["all"].nbytes if self.bests_only else self.counted_bytes,
+                  e.stream)
+        e.stream.synchronize()
+        if host_down["QUEUE"][1]:
+            raise LsbenchError("gpu-resident rots: a queued search's item waited too long for its previous "
+                               "item (internal error)")
+        if self.bests_only:  # a cas generation: only the bests come back
+            nimp = done = np.zeros(self.K, dtype=np.int64)
+        else:
+            nimp, done = host_down["NIMP"].copy(), host_down["DONE"].copy()
+        nimp[finished] = 0  # a finished search's block returned at once: its counts are stale
+        self.iterations += np.where(finished, 0, done)
+        return ChunkRead(host_down["BEST"].copy(), self.iterations.copy(), nimp)
 
-def cluster_shape(searches, at_once, byte_data=True, off_chip=False):
-    """(threads, blocks a search) of the fastest CLUSTER_SHAPES entry (bytes or wider matrices)
-    whose K clusters run at once (`at_once(blocks)`: clusters of that size the GPU runs together;
-    `off_chip`: 8-block clusters in up to OFF_CHIP_WAVES waves), or None: more searches than any
-    cluster shape fits wait for a second wave, which halves their it/s."""
-    for threads, blocks in CLUSTER_SHAPES[byte_data]:
-        if searches <= at_once(blocks) * (OFF_CHIP_WAVES if off_chip and blocks == 8 else 1):
-            return threads, blocks
-    return None
+    def improvement_rows(self, rows):
+        # stamped at the end of their chunk, as the fused CPU loop; synchronous copies (pageable)
+        imp_it, imp_obj = np.empty((rows, self.K), np.int64), np.empty((rows, self.K), np.int64)
+        copy_down(imp_it, self.b.IMP_IT, imp_it.nbytes)
+        copy_down(imp_obj, self.b.IMP_OBJ, imp_obj.nbytes)
+        return imp_it, imp_obj
 
+    def improved(self, searches, iterations):
+        if self.policy:
+            self.policy.improved(searches, iterations)
 
-def auto_cluster_shape(problem, searches, at_once, group=None, global_only=(), split=None):
-    """cluster_shape for this instance (byte or wider matrices; off chip: its matrices outside the
-    8-block cluster's shared memory), or None where that shape's move tables do not fit on chip
-    (a very large instance: one block a search keeps them in global memory)."""
-    plans = {}
+    def finish(self, finished):
+        self.b.ACTIVE.copy_to_device(np.where(finished, 0, 1).astype(np.int32))
 
-    def tables(threads, blocks):
-        """The shape's on-chip tables (planned once), or None where its move tables do not fit."""
-        if (threads, blocks) not in plans:
-            try:
-                plans[threads, blocks] = plan(problem, threads, group, None, global_only, blocks, split)["shared"]
-            except LsbenchError:
-                plans[threads, blocks] = None
-        return plans[threads, blocks]
-
-    byte_data = byte_matrices(problem)
-    eight = None if byte_data else tables(256, 8)
-    shape = cluster_shape(searches, at_once, byte_data, off_chip=eight is not None and not eight["matrix"])
-    return shape if shape and tables(*shape) is not None else None
-
-
-def spread(searches, sms, per_sm, large):
-    """(waves, persistent blocks) for K searches on `sms` SMs holding `per_sm` blocks each. Up to
-    one search per SM (a large instance) or per_sm blocks an SM (a small one), one block each.
-    Beyond, a large instance runs waves where they are at least FULL_WAVES full (one wave where K
-    nearly fills per_sm blocks an SM), else the K searches queue for a persistent grid of per_sm
-    blocks an SM, which keeps every SM busy (one block a search would leave some SMs one search
-    short).
-    A small instance queues beyond four blocks an SM."""
-    slots = sms * per_sm
-    if searches <= (sms if large else slots):
-        return False, 0
-    if large:
-        rounds = -(-searches // slots)
-        if searches / (rounds * slots) >= FULL_WAVES:
-            return rounds > 1, 0
-    return False, slots
-
-
-def queue_chunk(searches, blocks, subchunk):
-    """Iterations of a queued chunk: at least QUEUE_ITEMS_A_CHUNK items a search (fewer where K
-    searches' improvement records would pass RECORD_BYTES) and IMPROVEMENT_CAP iterations, and of up
-    to a quarter more items a search (within the records), the number that leaves the fewest of the
-    last round's blocks idle where the searches outnumber the blocks (a launch ends with its last
-    item: 166 searches of 48 items on 132 blocks take 61 rounds with 84 of their 8,052 item slots
-    idle; of 58 items, 73 rounds with 8 idle)."""
-    records = rows_within_budget(searches) // subchunk  # items a search the records hold
-    least = max(-(-IMPROVEMENT_CAP // subchunk), min(QUEUE_ITEMS_A_CHUNK, records))
-    most = max(least, min(least + least // 4, records))
-
-    def idle(items):
-        work = searches * items
-        return -work % blocks / (work - work % blocks + blocks) if searches > blocks else 0.0
-    return min(range(least, most + 1), key=lambda items: (idle(items), items)) * subchunk
-
-
-def uneven_grid(searches, sms):
-    """Persistent blocks for K searches that all run the same number of iterations (a cas
-    generation), or 0 for one block each. Blocks of a large instance fill an SM's issue slots, so
-    an SM holding j of them takes about j times as long, and the launch ends with the busiest SM:
-    where K is not near a whole multiple of the SMs (200 ants on 132 SMs leave a round of idle SMs)
-    one block per SM taking the searches'
-    sub-chunks from a queue keeps every SM busy to the end, at the cost of the queue's state round
-    trips through global memory. From TWO_PER_SM_FROM ants an SM the queue, as the searches',
-    takes two 512-thread blocks an SM where both fit (_configure)."""
-    if searches <= sms:
-        return 0
-    busy = searches / (sms * -(-searches // sms))  # the share of the busiest SM's time the others are busy
-    return 0 if busy >= 0.95 else sms
+    def after_chunk(self, it, best, finished, reached):
+        starts, renewed = [], []
+        if self.policy and not finished.all():
+            starts, renewed = self.engine._restarts(self.policy, it, best, finished, self.record, self.record_sol)
+        stop_all = False
+        if self.migration:
+            arrived, stop_all = self.migration.at_chunk(it, best, self.b.BEST_SOL.copy_to_host, finished, reached)
+            taken = {q for q, _s in starts + renewed}
+            starts += [(q, s) for q, s in arrived if q not in taken]
+        self.pending = (starts, renewed)
+        return stop_all
 
 
 class ResidentRots:
@@ -285,7 +244,7 @@ class ResidentRots:
                 threads = 1024 if large else 256
             else:  # blocks an SM: the automatic shape's, else as many as one wave of the searches needs
                 per_sm = 2 if per_sm == 2 or searches <= 2 * sms else 4
-                threads, regs, shared_limit = _blocks_an_sm(dev, per_sm, large)
+                threads, regs, shared_limit = blocks_an_sm(dev, per_sm, large)
         self.per_sm = per_sm
         # (a cas generation keeps the plan's short items: 512 of its 16n iterations an ant would leave a
         # long last round)
@@ -307,7 +266,7 @@ class ResidentRots:
 
     def _fits_twice(self, dev, group, global_only, split):
         """Whether two 512-thread blocks of this instance fit one SM with every table on chip."""
-        threads, _regs, shared_limit = _blocks_an_sm(dev, 2, True)
+        threads, _regs, shared_limit = blocks_an_sm(dev, 2, True)
         shape = plan(self.problem, threads, group, shared_limit, global_only, 1, split)
         return all(shape["shared"].values())
 
@@ -351,9 +310,10 @@ class ResidentRots:
 
     def _search(self, sols, states, stop, tenure_min, tenure_max, aspiration, tenure_cube, progress=None,
                 chunk=None, bests_only=False, colony=None, migration=None):
-        """K searches from `sols` with stream states `states`. `bests_only` (a cas generation): no
-        trajectories, chunks as long as allowed, only the bests come back. `colony` = (gamma, stream
-        states, pheromone matrix): each block first builds its cas ant from sols[q] (colony_batch)."""
+        """K searches from `sols` with stream states `states`, on the host loop (lsbench/search/chunk_loop.py).
+        `bests_only` (a cas generation): no trajectories, chunks as long as allowed, only the bests
+        come back. `colony` = (gamma, stream states, pheromone matrix): each block first builds its
+        cas ant from sols[q] (colony_batch)."""
         pr = self.problem
         nb = pr.neighbourhood("swap")
         K = len(sols)
@@ -362,126 +322,58 @@ class ResidentRots:
         # a recorded search also needs them here, for its trajectory and a target reached at once
         curs = np.full(K, np.iinfo(np.int64).max) if bests_only else qap_costs(pr.a, pr.b, sols)
         b = self.buffers(K)
-        up, host_up, down, host_down = b.upload, b.host_upload, b.download, b.host_download
-        counts = host_down["BEST_SOL"].ctypes.data - host_down["all"].ctypes.data  # the bytes of BEST .. DONE
-        BEST_SOL, CUR, IMP_IT, IMP_OBJ, ACTIVE = b.BEST_SOL, b.CUR, b.IMP_IT, b.IMP_OBJ, b.ACTIVE
+        host_up = b.host_upload
         host_up["START"][:] = sols
         host_up["FRESH"][:] = 0
         host_up["STATE"][:, 0] = states
         host_up["ACTIVE"][:] = 1
         if colony:
             gamma, host_up["STATE"][:, 1], host_up["TAU"][:] = colony[0], colony[1], np.ravel(colony[2])
-        up.copy_to_device(host_up["all"], stream=self.stream)  # the starts and stream states in one copy
+        b.upload.copy_to_device(host_up["all"], stream=self.stream)  # the starts and stream states in one copy
         if colony:  # each search starts from its cas ant, built over its donor in START
             build_ants(b, gamma, self.stream)
-        target = np.int64(stop.target) if stop.target is not None else np.int64(-(1 << 62))
-        log = None if bests_only else ImprovementLog(curs)
-        its = np.zeros(K, dtype=np.int64)
-        best = curs.copy()
-        finished = np.zeros(K, dtype=bool)
         self.restarts = self.renewals = 0
         policy = None if bests_only or not self.restart["stagnation"] else \
             EliteRestarts(pr.n, K, seed=int(states[0]), **self.restart)
-        cap = self.chunk_cap
-        # a queue's chunks are queue_chunk's from the first: doubling from 256 stopped at a power of two
-        # past 20 ms (166 searches: 16 items, 116 idle slots in the last round, not queue_chunk's 58)
-        first = cap if bests_only or self.shape["queued"] else 256
-        chunks = ChunkLength(chunk or (4 if config.ENABLE_CUDASIM else first), cap, grow=not config.ENABLE_CUDASIM)
-        if policy:  # fixed chunks: the restarts fall on the same iterations in every run; a queue's as
-            # long as before, else 4,096 iterations at most (a restart, and a target's time, that late)
-            fixed = cap if self.shape["queued"] else min(cap, IMPROVEMENT_CAP)
-            chunks = ChunkLength(chunk or policy.check_every(fixed), cap, grow=False)
-        t_start = time.perf_counter()
-        it = 0
-        base = 0  # the kernels count iterations from base (see rebase_kernel)
-        kernel_s = max_chunk_s = 0.0
-        chunks_run = 0
-        starts = []  # restarts decided at the last boundary: they go up only if another chunk runs
-        renewed = []  # fresh starts (a renewed pool) decided there: the search forgets its best
-        # the run's record of each search where a fresh start (policy.renew) made the search forget it
-        record = np.full(K, np.iinfo(np.int64).max)
-        record_sol = np.zeros((K, pr.n) if policy and policy.forgets else (0, pr.n), dtype=np.int64)
-        while not stop.reached(it, it * nb.size, time.perf_counter() - t_start, int(best.max())):
-            n_iter = chunks.next(stop, it, nb.size)
-            if starts or renewed:
-                self._start_from(starts, renewed, it, best, log, time.perf_counter() - t_start)
-            if it - base >= REBASE_AT:  # tabu expiries are 32-bit: shift the clock, keep every comparison
-                for expiries in (b.EX, b.OLDG):
-                    rebase_kernel[expiries.shape[0], self.shape["threads"]](expiries, REBASE_BY)
-                base += REBASE_BY
-            t0 = time.perf_counter()
-            self.launch_chunk(K, (tenure_min, tenure_max, aspiration, target, it - base, n_iter, tenure_cube,
-                                  1 if it == 0 else 0))
-            # one copy: the bests and the queue's flag, and for a cas generation (its only wait) the best solutions
-            copy_down(host_down["all"], down, host_down["all"].nbytes if bests_only else counts, self.stream)
-            self.stream.synchronize()
-            best = host_down["BEST"].copy()
-            if host_down["QUEUE"][1]:
-                raise LsbenchError("gpu-resident rots: a queued search's item waited too long for its previous "
-                                   "item (internal error)")
-            if bests_only:  # a cas generation: only the bests come back
-                nimp = done = np.zeros(K, dtype=np.int64)
-            else:
-                nimp, done = host_down["NIMP"].copy(), host_down["DONE"].copy()  # (in the copy above)
-            nimp[finished] = 0  # a finished search's block returned at once: its counts are stale
-            t1 = time.perf_counter()
-            kernel_s += t1 - t0
-            max_chunk_s = max(max_chunk_s, t1 - t0)
-            chunks_run += 1
-            if nimp.any():
-                rows = int(nimp.max())
-                # stamped at the end of their chunk, as the fused CPU loop
-                imp_it, imp_obj = np.empty((rows, K), np.int64), np.empty((rows, K), np.int64)
-                copy_down(imp_it, IMP_IT, imp_it.nbytes)  # (the first rows; synchronous: pageable)
-                copy_down(imp_obj, IMP_OBJ, imp_obj.nbytes)
-                searches, iterations = log.add_chunk(imp_it, imp_obj,
-                                                     nimp, base, t1 - t_start)
-                if policy:
-                    policy.improved(searches, iterations)
-            its += np.where(finished, 0, done)
-            reached = bool((best <= target).any())
-            if (policy or migration) and reached:  # restarts or islands make the K searches one
-                finished[:] = True  # parallel search: it ends when any of them reaches the target
-            if reached and not finished[best <= target].all():
-                finished |= best <= target
-                ACTIVE.copy_to_device(np.where(finished, 0, 1).astype(np.int32))
-            it += n_iter
-            starts, renewed = [], []
-            if policy and not finished.all():
-                starts, renewed = self._restarts(policy, it, best, finished, record, record_sol)
-            if migration:
-                arrived, stop_all = migration.at_chunk(it, best, BEST_SOL.copy_to_host, finished, reached)
-                if stop_all:  # another island reached the target
-                    finished[:] = True
-                taken = {q for q, _s in starts + renewed}
-                starts += [(q, s) for q, s in arrived if q not in taken]
-            if finished.all():
-                break
-            chunks.took(t1 - t0)
-            if progress:
-                progress.tick(it, int(best.min()))
-        if migration and starts:  # decided at the last boundary, never run
-            migration.withdraw([q for q, _s in starts], it)
-        if it == 0:  # stopped before the first chunk (a target met at the start): the start is the result
+        searches = RotsChunks(self, K, (tenure_min, tenure_max, aspiration, tenure_cube), bests_only, policy, migration)
+        out = run_chunks(searches, stop, nb.size, curs, self._chunk_lengths(chunk, bests_only, policy), stop.target,
+                         progress, joint=bool(policy or migration))
+        if migration and searches.pending[0]:  # decided at the last boundary, never run
+            migration.withdraw([q for q, _s in searches.pending[0]], out.it)
+        best = out.best
+        if out.it == 0:  # stopped before the first chunk (a target met at the start): the start is the result
             best = cur = qap_costs(pr.a, pr.b, sols)
             best_sol = sols
         else:
-            best_sol = (host_down["BEST_SOL"] if bests_only else BEST_SOL.copy_to_host()).astype(np.int64)
-            if len(record_sol):
-                kept = record < best  # a search whose fresh start never got back to its record
-                best = np.where(kept, record, best)
-                best_sol[kept] = record_sol[kept]
-            cur = None if bests_only else CUR.copy_to_host()  # a cas generation keeps only the bests
-        self.kernel_s, self.max_chunk_s, self.chunks_run = kernel_s, max_chunk_s, chunks_run
-        self.loop_s = time.perf_counter() - t_start  # the search loop, without the one-off set-up
+            best_sol = (b.host_download["BEST_SOL"] if bests_only else b.BEST_SOL.copy_to_host()).astype(np.int64)
+            if len(searches.record_sol):
+                kept = searches.record < best  # a search whose fresh start never got back to its record
+                best = np.where(kept, searches.record, best)
+                best_sol[kept] = searches.record_sol[kept]
+            cur = None if bests_only else b.CUR.copy_to_host()  # a cas generation keeps only the bests
+        self.kernel_s, self.max_chunk_s, self.chunks_run = out.kernel_s, out.max_chunk_s, out.chunks_run
         if bests_only:
             return best, best_sol
         prm = {"tenure_min": tenure_min, "tenure_max": tenure_max, "aspiration": aspiration}
         if tenure_cube:
             prm["tenure_cube"] = tenure_cube
-        trajectories = log.trajectories()
+        trajectories = out.log.trajectories()
+        its = out.iterations
         return [SearchResult(int(best[q]), best_sol[q], int(its[q]), int(its[q]) * nb.size, trajectories[q], prm,
                              int(cur[q])) for q in range(K)]
+
+    def _chunk_lengths(self, chunk, bests_only, policy):
+        """The run's ChunkLength: a queue's chunks are queue_chunk's from the first (doubling from 256
+        stopped at a power of two past 20 ms: 166 searches had 16 items, 116 idle slots in the last
+        round, not queue_chunk's 58); with restarts fixed chunks, so that the restarts fall on the
+        same iterations in every run: a queue's as long as before, else 4,096 iterations at most (a
+        restart, and a target's time, that late)."""
+        cap = self.chunk_cap
+        if policy:
+            fixed = cap if self.shape["queued"] else min(cap, IMPROVEMENT_CAP)
+            return ChunkLength(chunk or policy.check_every(fixed), cap, grow=False)
+        first = cap if bests_only or self.shape["queued"] else 256
+        return ChunkLength(chunk or (4 if config.ENABLE_CUDASIM else first), cap, grow=not config.ENABLE_CUDASIM)
 
     def _restarts(self, policy, it, best, finished, record, record_sol):
         """([(search, start)] of the stagnant searches that keep their bests, [(search, start)] of
@@ -613,14 +505,6 @@ class ResidentRots:
                 "blocks_per_sm": self.per_sm or None,
                 "iterations_per_queue_item": self.shape["subchunk"] if self.shape["queued"] else None,
                 "iterations_per_chunk_at_most": self.chunk_cap}
-
-
-def _blocks_an_sm(dev, per_sm, large):
-    """(threads, registers a thread, shared memory a block) for `per_sm` blocks on one SM: the SM's
-    registers and shared memory split between them (the system keeps 1 KB a block)."""
-    threads = 1024 // per_sm if large else 256
-    return (threads, register_cap(threads, per_sm),
-            int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) // per_sm - 2048)
 
 
 def tenure_divisor(tenure_min, tenure_max):

@@ -6,29 +6,10 @@ are listed by (algorithm, backend), with one class per problem kind where the pr
 Classes are named as "module:Class" and imported only when a run needs them, so `import lsbench`
 pulls in no CUDA, MPI or Dask.
 """
-import importlib
-from collections.abc import Mapping
-
 from .errors import LsbenchError
 from .gpu.adapters import has_adapter
+from .lazy import LazyClasses, load_class
 from .problems import PROBLEMS
-
-
-class LazyClasses(Mapping):
-    """name -> class, each class imported on first use from its "module:Class": a run loads only
-    its own algorithm's module (and a figure's `source_files` list only what its runs ran)."""
-
-    def __init__(self, paths):
-        self.paths = paths
-
-    def __getitem__(self, name):
-        return load_class(self.paths[name])
-
-    def __iter__(self):
-        return iter(self.paths)
-
-    def __len__(self):
-        return len(self.paths)
 
 
 ALGORITHMS = LazyClasses({"tabu": "lsbench.search.tabu:TabuSearch", "rots": "lsbench.search.tabu:RobustTabuSearch",
@@ -74,11 +55,6 @@ BACKEND_HELP = {
     "grid": "the neighbourhood split over Dask workers",
     "gpu-resident": "the whole search on the GPU (many searches at once for rots)",
 }
-
-
-def load_class(path):
-    module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def get_evaluator(name, **options):

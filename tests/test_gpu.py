@@ -203,7 +203,7 @@ def test_resident_rots_with_64_bit_deltas_in_global_memory_and_several_searches(
     own CPU trajectory."""
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench.gpu.rots_plan import ON_CHIP
-    from lsbench.problems import QAP
+    from lsbench.problems.qap import QAP
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     g = np.random.default_rng(4)
@@ -221,7 +221,7 @@ def test_resident_rots_in_the_symmetric_form_with_diagonals_and_a_shifted_clock(
     diagonals; the 32-bit tabu clock is shifted back every few iterations here (every 2^30 in real
     runs): each search is still exactly its CPU trajectory."""
     import lsbench.gpu.rots_engine as resident
-    from lsbench.problems import QAP
+    from lsbench.problems.qap import QAP
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     g = np.random.default_rng(11)
@@ -387,7 +387,7 @@ def test_resident_rots_restarts_stagnant_searches_from_the_elite_reproducibly_an
     from lsbench.problems.qap import qap_costs
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
-    from lsbench.problems import QAP
+    from lsbench.problems.qap import QAP
     g = np.random.default_rng(8)
     p = QAP(g.integers(0, 50, (14, 14)), g.integers(0, 50, (14, 14)))
     restart = {"stagnation": 8, "elite": 2, "strength": 0.3}
@@ -430,7 +430,7 @@ def test_resident_rots_restarts_that_forget_a_best_leave_the_run_each_searchs_re
     from lsbench.problems.qap import qap_costs
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
-    from lsbench.problems import QAP
+    from lsbench.problems.qap import QAP
     g = np.random.default_rng(9)
     p = QAP(g.integers(0, 50, (14, 14)), g.integers(0, 50, (14, 14)))
     restart = {"stagnation": 8, "elite": 1, "pools": 2, **({"strength": 0.3, "renew": 8} if forget == "renew" else
@@ -480,7 +480,7 @@ def test_resident_rots_restart_from_a_solution_better_than_its_best_keeps_that_w
     from lsbench.problems.qap import qap_costs
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
-    from lsbench.problems import QAP
+    from lsbench.problems.qap import QAP
     g = np.random.default_rng(3)
     p = QAP(g.integers(0, 50, (20, 20)), g.integers(0, 50, (20, 20)))
     good = ResidentRots(p, RobustTabuSearch().params(p)).run([7], Stop(iterations=150))[0]
@@ -727,11 +727,12 @@ def test_cas_with_its_tabu_local_searches_on_the_gpu_equals_cas_on_the_cpu(tmp_p
 @pytest.mark.long
 def test_cas_colony_on_a_queue_of_fewer_blocks_than_ants_equals_cas_on_the_cpu():
     """Where the ants do not fill the SMs evenly the colony's searches queue for a persistent grid
-    (rots_engine.uneven_grid): 5 ants on 2 blocks, sub-chunks of 2 iterations -- every generation's
+    (rots_shape.uneven_grid): 5 ants on 2 blocks, sub-chunks of 2 iterations -- every generation's
     ants built and searched as on the CPU, the same best; the rule queues only uneven colonies."""
     from lsbench import instances as registry
     from lsbench.gpu.colony import DeviceColony
-    from lsbench.gpu.rots_engine import ResidentRots, uneven_grid
+    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.rots_shape import uneven_grid
     from lsbench.engines.cas import CunningAntSystem, HostColony
     from lsbench.interfaces import Stop
     assert [uneven_grid(k, 132) for k in (100, 132, 200, 264, 270, 1000, 1056)] == [0, 0, 132, 0, 132, 132, 0]
@@ -820,7 +821,7 @@ def test_resident_rots_uses_32_bit_move_costs_where_the_tight_bound_allows_and_f
     final costs exact), though not the one-word class and delta (bound over 2^29), and is still
     exactly the CPU search."""
     import lsbench.gpu.rots_engine as resident
-    from lsbench.problems import QAP
+    from lsbench.problems.qap import QAP
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     g = np.random.default_rng(8)
@@ -849,7 +850,7 @@ def test_resident_rots_on_a_cluster_of_blocks_follows_the_cpu_trajectory(cluster
     symmetric instance, a general one and a byte one (dp4a sums)."""
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench import instances as registry
-    from lsbench.problems import QAP
+    from lsbench.problems.qap import QAP
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     g = np.random.default_rng(cluster)
@@ -898,7 +899,7 @@ def test_resident_rots_takes_a_cluster_shape_only_while_every_search_runs_at_onc
     of 16, 15 of 8, 30 of 4, 66 of 2 at once) 8 searches on clusters of 16 would wait for a second
     wave (0.59x the it/s of 7), so they take clusters of 4 on byte matrices, of 8 on wider ones;
     past 66 searches, one block a search."""
-    from lsbench.gpu.rots_engine import CLUSTER_SHAPES, cluster_shape
+    from lsbench.gpu.rots_shape import CLUSTER_SHAPES, cluster_shape
     h200 = {16: 7, 8: 15, 4: 30, 2: 66}.get
     searches = (1, 7, 8, 15, 16, 30, 31, 66, 67)
     assert [cluster_shape(k, h200) for k in searches] == [
@@ -921,8 +922,8 @@ def test_auto_cluster_shape_takes_up_to_four_waves_of_8_blocks_only_where_the_ma
     (n = 950: a cluster's move tables do not fit in 227 KB a block)."""
     from lsbench import instances as registry
     from lsbench.gpu import rots_plan
-    from lsbench.gpu.rots_engine import auto_cluster_shape
-    from lsbench.problems import QAP
+    from lsbench.gpu.rots_shape import auto_cluster_shape
+    from lsbench.problems.qap import QAP
     monkeypatch.setattr(rots_plan, "SHUFFLE", True)
     monkeypatch.setattr(rots_plan.config, "ENABLE_CUDASIM", False)  # the device's widths (the simulator: 64 bits)
     monkeypatch.setattr(rots_plan, "shared_bytes_per_block", lambda: 232448)
@@ -944,7 +945,7 @@ def test_byte_matrices_are_the_symmetric_forms_bytes():
     nor an asymmetric pair (its symmetric form is general) or a negative entry."""
     from lsbench import instances as registry
     from lsbench.gpu.rots_plan import byte_matrices
-    from lsbench.problems import QAP
+    from lsbench.problems.qap import QAP
     assert byte_matrices(registry.load("tai100a")) and not byte_matrices(registry.load("tai100b"))
     g = np.random.default_rng(5)
     sym = g.integers(0, 100, (9, 9))
@@ -964,7 +965,8 @@ def test_resident_rots_default_shape_for_a_few_searches_runs_them_at_once_and_fo
     count; tai100b's wider matrices take 8 blocks a search for 12), or, where the matrices stay off
     chip (tai256c), 8-block clusters in waves; each search exactly its CPU trajectory."""
     from lsbench.gpu.launch import clusters_at_once
-    from lsbench.gpu.rots_engine import ResidentRots, auto_cluster_shape
+    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.rots_shape import auto_cluster_shape
     from lsbench import instances as registry
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -983,7 +985,7 @@ def test_resident_rots_default_shape_for_a_few_searches_runs_them_at_once_and_fo
 def _byte_instance():
     """Flows and distances within 0..255 in the symmetric form (as tai*a), with diagonals, n = 23:
     rows padded to whole 32-bit words."""
-    from lsbench.problems import QAP
+    from lsbench.problems.qap import QAP
     g = np.random.default_rng(23)
     s = g.integers(0, 128, (23, 23))
     return QAP(s + s.T, g.integers(0, 128, (23, 23)))
@@ -1042,7 +1044,7 @@ def test_resident_rots_cluster_plan_recomputes_on_whole_warps_one_lane_a_sum(mon
     moves, one lane a sum, the other warps own two-move chunks; the row sums go (they need every
     thread recomputing). A split given by the caller stays."""
     import lsbench.gpu.rots_plan as resident
-    from lsbench.problems import QAP
+    from lsbench.problems.qap import QAP
     monkeypatch.setattr(resident.config, "ENABLE_CUDASIM", False)
     monkeypatch.setattr(resident, "SHUFFLE", True)
     g = np.random.default_rng(7)
@@ -1064,7 +1066,7 @@ def test_resident_rots_plan_keeps_bytes_only_where_every_entry_fits_and_dp4a_onl
     entry or a general instance keeps 16 bits; bytes kept in global memory are summed term by term.
     Class and delta share a word only below 2^29."""
     import lsbench.gpu.rots_plan as resident
-    from lsbench.problems import QAP
+    from lsbench.problems.qap import QAP
     monkeypatch.setattr(resident.config, "ENABLE_CUDASIM", False)
     monkeypatch.setattr(resident, "SHUFFLE", True)
     g = np.random.default_rng(3)
@@ -1093,7 +1095,7 @@ def test_resident_rots_plan_keeps_row_sums_only_where_every_recomputing_block_st
     swapped rows (n - 2 >= blocks): the recomputations store those rows' sums in each block's
     table. Not with recomputing-only warps (measured slower there), nor without dp4a."""
     import lsbench.gpu.rots_plan as resident
-    from lsbench.problems import QAP
+    from lsbench.problems.qap import QAP
     monkeypatch.setattr(resident.config, "ENABLE_CUDASIM", False)
     monkeypatch.setattr(resident, "SHUFFLE", True)
     g = np.random.default_rng(5)
@@ -1253,7 +1255,7 @@ def test_resident_rots_past_one_search_per_sm_runs_full_waves_or_a_queue_that_ba
     """spread: one block a search up to one search per SM (a large instance); beyond, full waves of
     what runs at once, else a queue for every slot, so that no SM ends a chunk holding fewer searches
     than the others (200 searches on 132 SMs of two blocks each)."""
-    from lsbench.gpu.rots_engine import spread
+    from lsbench.gpu.rots_shape import spread
     large = [spread(k, 132, 2, True) for k in (66, 132, 133, 200, 240, 264, 300, 528, 600, 1056, 4096)]
     assert large == [(False, 0), (False, 0), (False, 264), (False, 264), (False, 0), (False, 0), (False, 264),
                      (True, 0), (False, 264), (True, 0), (True, 0)]
@@ -1265,7 +1267,7 @@ def test_resident_rots_takes_two_blocks_an_sm_from_one_and_a_half_searches_an_sm
     """Below 1.5 searches an SM (1.75 from n = 100) a two-per-SM queue would hold more blocks than
     searches and leave SMs idle at random: one 1024-thread block an SM then, as where two blocks do
     not fit."""
-    from lsbench.gpu.rots_engine import blocks_per_sm
+    from lsbench.gpu.rots_shape import blocks_per_sm
     assert [blocks_per_sm(k, 132, True, True) for k in (1, 132, 150, 197, 198, 200, 264, 1056)] == [1, 1, 1, 1, 2, 2, 2, 2]
     assert [blocks_per_sm(k, 132, True, True, 80) for k in (197, 198, 200)] == [1, 2, 2]  # tai80a
     assert [blocks_per_sm(k, 132, True, True, 100) for k in (198, 200, 230, 231, 264)] == [1, 1, 1, 2, 2]  # tai100a
@@ -1281,7 +1283,7 @@ def test_resident_rots_queued_chunk_ends_with_few_idle_blocks():
     in 73 rounds), not 48 (84 idle in 61). With no more searches than blocks every search runs
     without a break: 48."""
     from lsbench.gpu.chunks import IMPROVEMENT_CAP, rows_within_budget
-    from lsbench.gpu.rots_engine import QUEUE_ITEMS_A_CHUNK, queue_chunk
+    from lsbench.gpu.rots_shape import QUEUE_ITEMS_A_CHUNK, queue_chunk
     assert QUEUE_ITEMS_A_CHUNK == 48
     assert queue_chunk(166, 132, 512) == 58 * 512
     assert queue_chunk(140, 132, 512) == 49 * 512  # 6,860 items, 4 idle slots in 52 rounds
@@ -1343,7 +1345,7 @@ def test_resident_rots_two_blocks_an_sm_in_waves_or_a_queue_each_search_follows_
     an SM); searches of both waves, and queued ones, are exactly the CPU's."""
     from numba import cuda
     from lsbench.gpu.rots_engine import ResidentRots
-    from lsbench.problems import QAP
+    from lsbench.problems.qap import QAP
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
@@ -1393,7 +1395,8 @@ def test_resident_rots_cas_colony_queue_keeps_short_items():
     items would split into a few with a long last round. The searches' own queue (more searches than
     blocks) takes 512."""
     from numba import cuda
-    from lsbench.gpu.rots_engine import LARGE_QUEUE_SUBCHUNK, UNEVEN, ResidentRots
+    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.rots_shape import LARGE_QUEUE_SUBCHUNK, UNEVEN
     from lsbench import instances as registry
     sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
     p = registry.load("tai100a")

@@ -6,7 +6,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lsbench import rng
-from lsbench.problems import PFSP, PPP, QAP, TSP, Weierstrass
+from lsbench.problems.pfsp import PFSP
+from lsbench.problems.ppp import PPP
+from lsbench.problems.qap import QAP
+from lsbench.problems.tsp import TSP
+from lsbench.problems.weierstrass import Weierstrass
 
 
 def random_qap(seed, n, symmetric):

@@ -6,7 +6,9 @@ import pytest
 
 from lsbench import instances as registry
 from lsbench.errors import LsbenchError
-from lsbench.problems import PFSP, QAP, TSP
+from lsbench.problems.pfsp import PFSP
+from lsbench.problems.qap import QAP
+from lsbench.problems.tsp import TSP
 from lsbench.problems.base import sha256_of
 from lsbench.problems.pfsp import taillard_times
 from lsbench.problems.qap import read_sln

@@ -179,7 +179,7 @@ def test_cas_with_two_opt_local_search():
 
 # ------------------------------------------------------------------ iterated greedy (PFSP makespan)
 def test_best_insertion_is_the_first_best_place_by_brute_force():
-    from lsbench.problems import PFSP
+    from lsbench.problems.pfsp import PFSP
     from lsbench.problems.pfsp import best_insertion, schedule_objectives
     g = np.random.default_rng(3)
     for trial in range(30):

@@ -27,6 +27,7 @@ from ..params import Param, Rule
 from ..problems.base import serial_and_parallel
 from ..problems.pfsp import best_insertion, insert_at, remove_at
 from ..threads import use_threads
+from ..search.chunk_loop import ChunkedSearches, ChunkRead, run_chunks
 from ..search.common import ChunkLength, ImprovementLog
 from ..search.restarts import EliteRestarts
 
@@ -195,6 +196,31 @@ class IteratedGreedy:
                 "restart": self.restart, "elite": self.elite, "thresholds": thr}
 
 
+class IteratedGreedyChunks(ChunkedSearches):
+    """Iterated greedy's side of the host loop (lsbench/search/chunk_loop.py): a chunk is the
+    engine's `chunk` (compiled on the CPU, a kernel on the GPU); at a boundary the stagnant searches
+    restart from the elite while none has reached the target."""
+
+    def __init__(self, engine, policy, sts):
+        self.engine, self.policy, self.sts = engine, policy, sts
+
+    def run_chunk(self, first, n_iter, target, finished):
+        self.sts, self.imp_it, self.imp_obj = self.engine.chunk(n_iter, target)
+        return ChunkRead(self.sts[:, BEST].copy(), self.sts[:, IT].copy(), self.sts[:, NIMP].copy())
+
+    def improvement_rows(self, rows):
+        return self.imp_it[:rows], self.imp_obj[:rows]
+
+    def improved(self, searches, iterations):
+        if self.policy:
+            self.policy.improved(searches, iterations)
+
+    def after_chunk(self, it, best, finished, reached):
+        if self.policy and not reached and self.policy.stagnant(it, finished).size:
+            self.engine._restart(self.policy, it, self.sts, finished)
+        return False
+
+
 class IteratedGreedyEngine(Engine):
     """K iterated greedy searches side by side, in chunks of iterations between clock checks; a
     subclass runs the chunks (here: compiled, on one core or all cores; gpu/iterated_greedy.py)."""
@@ -237,37 +263,23 @@ class IteratedGreedyEngine(Engine):
         sts[:, CUR] = sts[:, BEST] = cost
         self.upload(np.tile(start, (K, 1)), np.array([rng.new_state(s)[0] for s in seeds], dtype=np.uint64), sts)
         target = np.int64(stop.target) if stop.target is not None else _NO_TARGET
+        started = time.perf_counter()
+        sts = self.chunk(0, target)[0].copy()  # the start's local search, whatever the budget: iteration 0
         log = ImprovementLog([cost] * K)
+        gained = np.flatnonzero(sts[:, BEST] < cost)
+        log.add(gained, np.zeros(gained.size, dtype=np.int64), sts[gained, BEST], time.perf_counter() - started)
         policy = EliteRestarts(pr.n, K, self.prm["restart"], self.prm["elite"], 0.0, seeds[0]) \
             if self.prm["restart"] else None
         # with restarts, fixed chunks: the restarts fall on the same iterations in every run
         chunks = ChunkLength(policy.check_every(CHUNK_CAP), CHUNK_CAP, grow=False) if policy else \
             ChunkLength(1, CHUNK_CAP)
         self.restarts = 0
-        it, best, t0 = 0, int(cost), time.perf_counter()
-        first = True
-        while first or not stop.reached(it, 0, time.perf_counter() - t0, best):
-            n_iter = 0 if first else chunks.next(stop, it, 1)
-            t1 = time.perf_counter()
-            sts, imp_it, imp_obj = self.chunk(n_iter, target)
-            t2 = time.perf_counter()
-            gained = log.add_chunk(imp_it, imp_obj, sts[:, NIMP], 0, t2 - t0)
-            if policy:
-                policy.improved(*gained)
-            if first:  # the start's local search: improvements at iteration 0
-                gained = np.flatnonzero(sts[:, BEST] < cost)
-                log.add(gained, np.zeros(gained.size, dtype=np.int64), sts[gained, BEST], t2 - t0)
-                first = False
-            else:
-                chunks.took(t2 - t1)
-            it, best = int(sts[:, IT].max()), int(sts[:, BEST].min())
-            finished = sts[:, BEST] <= target
-            if policy and not finished.any() and policy.stagnant(it, finished).size:
-                self._restart(policy, it, sts, finished)
-            if progress:
-                progress.tick(it, best)
+        searches = IteratedGreedyChunks(self, policy, sts)
+        out = run_chunks(searches, stop, 1, sts[:, BEST], chunks, stop.target, progress, joint=True, log=log,
+                         started=started)
+        sts = searches.sts
         best_seqs, seqs = self.download()
-        trajectories = log.trajectories()
+        trajectories = out.log.trajectories()
         prm = {k: v for k, v in self.prm.items() if k != "thresholds"}
         return [SearchResult(int(sts[k, BEST]), best_seqs[k].astype(np.int64), int(sts[k, IT]), int(sts[k, EVALS]),
                              trajectories[k], dict(prm), int(sts[k, CUR]), seed) for k, seed in enumerate(seeds)]

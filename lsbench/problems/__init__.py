@@ -1,8 +1,7 @@
-"""The problems lsbench knows, by the name used on the command line."""
-from .pfsp import PFSP
-from .ppp import PPP
-from .qap import QAP
-from .tsp import TSP
-from .weierstrass import Weierstrass
+"""The problems lsbench knows, by the name used on the command line; each module is imported when
+a run names its problem."""
+from ..lazy import LazyClasses
 
-PROBLEMS = {"qap": QAP, "pfsp": PFSP, "tsp": TSP, "ppp": PPP, "weierstrass": Weierstrass}
+PROBLEMS = LazyClasses({"qap": "lsbench.problems.qap:QAP", "pfsp": "lsbench.problems.pfsp:PFSP",
+                        "tsp": "lsbench.problems.tsp:TSP", "ppp": "lsbench.problems.ppp:PPP",
+                        "weierstrass": "lsbench.problems.weierstrass:Weierstrass"})

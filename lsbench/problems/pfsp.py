@@ -463,7 +463,8 @@ class PFSP(Problem):
         if objective != "three" and self.weights.tolist() != [1, 1, 1]:
             raise LsbenchError(f"--param weights: they weigh the objectives of objective=three; with objective="
                                f"{objective} they would be ignored")
-        self.due = np.asarray(due, dtype=np.int64) if due is not None else \
+        # contiguous: a file's due dates are a column, whose strided view compiles a slower specialisation
+        self.due = np.ascontiguousarray(due, dtype=np.int64) if due is not None else \
             np.full(self.n, np.iinfo(np.int64).max // 4, dtype=np.int64)
         self.generator = generator
         total = int(self.pt.astype(object).sum())  # the makespan's bound; flow time and tardiness n times it
