@@ -21,7 +21,8 @@ LONGEST_CHUNK = 1 << 16  # record_rows: the most iterations of a Ro-TS chunk
 RECORD_BYTES = 1 << 27  # record_rows: the improvement records' device memory (two int64 a search and row)
 MAX_THREADS = 1024
 NO_ASPIRATION = -(np.int64(1) << np.int64(62))
-WAIT_SPINS = 1 << 28  # queue shape: a bound on a block's wait for a search's previous item (minutes)
+WAIT_SPINS = 1 << 28  # queue shape: a bound on a block's wait for a ready item (minutes)
+RING_TAG_LIMIT = 1 << 31  # the ring's tags are 31 bits: at this count of sub-chunks they start afresh
 
 if SIM:
     @cuda.jit(device=True, inline=True)
@@ -81,34 +82,74 @@ def save_search(STATE, RNG, s, its, current, best, n_imp, state):
 
 
 @cuda.jit(device=True, inline=True)
-def take_item(QS, ERR, job, searches, subchunks, tid):
-    """Queue mode: the block's next (search, sub-chunk), search -1 when the queue is empty or a
-    wait ran out (then ERR[1] = -1). Item c K + s is search s's c-th sub-chunk; it waits (bounded)
-    until the search's (c - 1)-th has ended, on any SM. QS = [items taken, sub-chunks done by
-    search 0, 1, ...]."""
+def take_item(QUEUE, RING, job, tid, item0, seq0, searches, subchunks):
+    """Queue mode: the block's next (search, sub-chunk) item, from the launch's `subchunks` of
+    `searches` searches. Pop j < K is search j's first sub-chunk; pop j >= K takes RING[j - K], the
+    (j - K)-th search whose sub-chunk ended: a block never waits for one given search. Returns
+    False past the last item (or when a wait ran out: QUEUE[1] = 1 tells the host); else job[1]
+    holds the item, item_of reads it. QUEUE = [items taken, a wait ran out, items handed on];
+    ItemQueue keeps the counts, and the launch's item0, seq0 (the tag its ring entries carry
+    above) and push0 (for pass_on), across launches."""
     if tid == 0:
-        job[0] = cuda.atomic.add(QS, 0, 1)
-    cuda.syncthreads()
-    item = job[0]
-    if item >= searches * subchunks:
-        return int64(-1), int64(0)
-    s = item % searches
-    sub = item // searches
-    if tid == 0:
-        job[1] = 1
+        pop = cuda.atomic.add(QUEUE, 0, 1) - item0
+        entry = seq0 << 32 | pop  # (an entry of this launch is tagged above seq0)
         spins = 0
-        while cuda.atomic.add(QS, 1 + s, 0) != sub:
-            backoff()
-            spins += 1
-            if spins > WAIT_SPINS:
-                job[1] = 0
-                ERR[1] = -1
-                break
-    cuda.threadfence()  # acquire: the state the search's last item wrote
+        while pop >= searches and pop < searches * subchunks and entry >> 32 <= seq0:
+            entry = cuda.atomic.add(RING, pop - searches, 0)
+            if entry >> 32 <= seq0:
+                backoff()
+                spins += 1
+                if spins > WAIT_SPINS:  # a bound on every wait: the host reports QUEUE[1]
+                    QUEUE[1] = 1
+                    pop = searches * subchunks
+        job[0] = pop
+        job[1] = entry
+    cuda.threadfence()  # acquire: the state that the search's last item wrote, on any SM
     cuda.syncthreads()
-    if job[1] == 0:
-        return int64(-1), int64(0)
-    return s, sub
+    return job[0] < searches * subchunks
+
+
+@cuda.jit(device=True, inline=True)
+def item_of(job, seq0):
+    """(search, sub-chunk) of the item take_item put in job."""
+    return job[1] & 0xFFFFFFFF, (job[1] >> 32) - seq0
+
+
+@cuda.jit(device=True, inline=True)
+def pass_on(QUEUE, RING, tid, sid, sub, subchunks, seq0, push0):
+    """The end of search sid's sub-chunk `sub`: its next one goes to the ring, ready for any block."""
+    cuda.threadfence()  # release: this item's state before the search's next item starts
+    cuda.syncthreads()
+    if tid == 0 and sub + 1 < subchunks:
+        cuda.atomic.exch(RING, cuda.atomic.add(QUEUE, 2, 1) - push0, (seq0 + sub + 1) << 32 | sid)
+
+
+class ItemQueue:
+    """The host's side of the queue: the counts in QUEUE go on across launches, and the ring's
+    entries carry a launch's tag, so that neither is cleared between chunks (a copy each costs
+    about 0.1 ms, a tenth of a short chunk). The ring grows to a launch's items where needed, and
+    starts afresh before its 31-bit tags run out."""
+
+    def __init__(self, QUEUE, ring_items=1, stream=0):
+        self.QUEUE, self.stream = QUEUE, stream
+        self.RING = cuda.to_device(np.zeros(max(1, ring_items), np.int64))
+        self.taken = self.pushed = self.subchunks_done = 0
+
+    def launch(self, searches, subchunks, blocks):
+        """(item0, seq0, push0) of a launch of `subchunks` sub-chunks of K searches on `blocks`
+        persistent blocks; the counts then move past it (every block takes one pop past the last)."""
+        handed_on = searches * (subchunks - 1)  # every item but a search's last hands on its next
+        if handed_on > self.RING.size:
+            self.RING = cuda.to_device(np.zeros(handed_on, np.int64))
+            self.subchunks_done = 0
+        elif self.subchunks_done + subchunks >= RING_TAG_LIMIT:
+            self.RING.copy_to_device(np.zeros(self.RING.size, np.int64), stream=self.stream)
+            self.subchunks_done = 0
+        counts = np.int64(self.taken), np.int64(self.subchunks_done), np.int64(self.pushed)
+        self.taken += searches * subchunks + blocks
+        self.pushed += handed_on
+        self.subchunks_done += subchunks
+        return counts
 
 
 @cuda.jit(device=True, inline=True)
@@ -125,15 +166,6 @@ def end_lockstep(STATE, RNG, WORK, WRNG, b, G, K, V, tid, n_iter):
         if u % V == 0 and tid == 0 and n_iter > 0:
             its, current, best, n_imp, state = read_search(STATE, RNG, WORK, WRNG, u // V, n_iter)
             save_search(STATE, RNG, u // V, its, current, best, n_imp, state)
-
-
-@cuda.jit(device=True, inline=True)
-def end_item(QS, s, sub, tid):
-    cuda.threadfence()  # release: this item's state before the search's next item starts
-    cuda.syncthreads()
-    if tid == 0:
-        cuda.atomic.exch(QS, 1 + s, sub + 1)
-
 
 
 @cuda.jit
@@ -179,22 +211,26 @@ def tabu_starts(problem, seeds):
 
 
 def chunk_launcher(kernel, args, dev, sols, states, starts, blocks, queued):
-    """Uploads K searches' starts into their state (`dev`: STATE, RNG, BEST_SOL, QS) and returns
+    """Uploads K searches' starts into their state (`dev`: STATE, RNG, BEST_SOL, QUEUE) and returns
     launch(n_iter, target) for run_searches. `args` end in (sub-chunk, tenure_min, tenure_max,
-    aspiration, target, iterations). A queue's sub-chunks are sized for at least 8 items a block a
-    chunk, so that its last round is short."""
+    aspiration, target, iterations, item0, seq0, push0). A queue's sub-chunks are sized for at least
+    8 items a block a chunk, so that its last round is short; its ring is args' RING."""
     K = len(sols)
     dev["STATE"].copy_to_device(np.stack([np.zeros(K, np.int64), starts, starts, np.zeros(K, np.int64)], axis=1))
     dev["RNG"].copy_to_device(states)
     dev["BEST_SOL"].copy_to_device(np.array(sols).astype(dev["BEST_SOL"].dtype))
-    zeros = np.zeros(K + 1, np.int64)
-    item = int(args[-6])
+    dev["QUEUE"].copy_to_device(np.zeros(3, np.int64))
+    queue = ItemQueue(dev["QUEUE"])
+    ring_at = next(i for i, a in enumerate(args) if a is dev["RING"])
+    item = int(args[-9])
 
     def launch(n_iter, target):
         if queued:
-            dev["QS"].copy_to_device(zeros)
-            args[-6] = np.int64(max(1, min(item, n_iter // -(-8 * blocks // K))))
-        args[-2], args[-1] = target, np.int64(n_iter)
+            subchunk = max(1, min(item, n_iter // -(-8 * blocks // K)))
+            args[-9] = np.int64(subchunk)
+            args[-3:] = queue.launch(K, -(-n_iter // subchunk), blocks)
+            args[ring_at] = queue.RING
+        args[-5], args[-4] = target, np.int64(n_iter)
         kernel(*args)
     return launch
 
@@ -212,7 +248,7 @@ class StateSearches(ChunkedSearches):
         self.launch(n_iter, target)
         st = self.state = self.dev["STATE"].copy_to_host()
         err = self.dev["ERR"].copy_to_host()
-        if err[1] < 0:
+        if self.dev["QUEUE"].copy_to_host()[1]:
             raise LsbenchError(f"{self.what}: a queue item waited too long for its search's previous item (internal error)")
         if err[1]:
             raise LsbenchError(f"{self.what}: search {int(err[1]) - 1}'s incremental state disagrees with its tracked "

@@ -28,8 +28,8 @@ from lsbench.problems.pfsp import MAKESPAN
 
 from . import device as dv
 from . import device_name, require
-from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, chunk_launcher, end_item,
-                     never_tabu, run_searches, save_search, start_item, tabu_starts, take_item)
+from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, chunk_launcher, item_of, never_tabu,
+                     pass_on, run_searches, save_search, start_item, tabu_starts, take_item)
 from .kernels import block_min, key_less
 from .launch import allow_dynamic_shared
 from .rots_plan import shared_bytes_per_block
@@ -255,8 +255,8 @@ def apply_insertion(EXP, seq, ps, E, moved, sq, n, m, i, k, until, tid, T):
 
 
 @cuda.jit
-def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ, ERR, QS,
-                     n, m, rounds, subchunk, tenure_min, tenure_max, use_aspiration, target, n_iter):
+def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ, ERR, QUEUE, RING,
+                     n, m, rounds, subchunk, tenure_min, tenure_max, use_aspiration, target, n_iter, item0, seq0, push0):
     sh = cuda.shared.array(0, int32)
     red_c = cuda.shared.array(MAX_THREADS, int64)  # block reduction of (class, makespan, rank, move)
     red_d = cuda.shared.array(MAX_THREADS, int64)
@@ -295,9 +295,9 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
         sq = int64(b // GS)  # lockstep: this block's search
         sub = int64(0)
         if queued:
-            sq, sub = take_item(QS, ERR, job, K, subchunks, tid)
-            if sq < 0:
+            if not take_item(QUEUE, RING, job, tid, item0, seq0, K, subchunks):
                 return
+            sq, sub = item_of(job, seq0)
         steps = min(subchunk, n_iter - sub * subchunk) if queued else n_iter
         # -- `steps` iterations of search sq: its sequence into shared memory, its state back to STATE
         for t in range(tid, n, T):
@@ -358,7 +358,7 @@ def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_
                 save_search(STATE, RNG, sq, it, current, best, n_imp, state)
         if not queued:
             return
-        end_item(QS, sq, sub, tid)
+        pass_on(QUEUE, RING, tid, sq, sub, subchunks, seq0, push0)
 
 
 def shared_words(n, m, rounds, pairs):
@@ -471,12 +471,13 @@ class ResidentPfspTabu:
                 "RNG": cuda.device_array(K, np.uint64), "BEST_SOL": cuda.device_array((K, n), np.int32),
                 "IMP_IT": cuda.device_array((IMPROVEMENT_CAP, K), np.int64),
                 "IMP_OBJ": cuda.device_array((IMPROVEMENT_CAP, K), np.int64),
-                "ERR": cuda.to_device(np.zeros(2, np.int64)), "QS": cuda.to_device(np.zeros(K + 1, np.int64))}
+                "ERR": cuda.to_device(np.zeros(2, np.int64)), "QUEUE": cuda.device_array(3, np.int64),
+                "RING": cuda.device_array(1, np.int64)}
 
     def _args(self, dev, rounds, subchunk):
         prm = self.prm
         scalars = (self.problem.n, self.problem.m, rounds, subchunk, prm["tenure_min"], prm["tenure_max"],
-                   1 if prm["aspiration"] else 0, 0, 1)
+                   1 if prm["aspiration"] else 0, 0, 1, 0, 0, 0)
         return [self.pt, *dev.values(), *(np.int64(x) for x in scalars)]
 
     def run(self, seeds, stop, progress=None, chunk=None):

@@ -20,7 +20,7 @@ from lsbench.search.restarts import EliteRestarts
 
 from . import device_name, require
 from .ants import build_ants
-from .chunks import IMPROVEMENT_CAP, record_rows
+from .chunks import IMPROVEMENT_CAP, ItemQueue, record_rows
 from .launch import PreparedLauncher, clusters_at_once, copy_down, copy_up, register_cap
 from .rots_kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
 from .rots_plan import ON_CHIP, plan, row_chunk_table
@@ -65,9 +65,6 @@ class SearchBuffers:
     def state_args(self):
         names = [f.name for f in fields(self)]
         return [getattr(self, name) for name in names[names.index("P"):names.index("RING") + 1]]
-
-
-RING_TAG_LIMIT = 1 << 31  # the queue ring's tags are 31 bits: at this count of sub-chunks they start afresh
 
 
 class RotsChunks(ChunkedSearches):
@@ -431,21 +428,16 @@ class ResidentRots:
         # (rots_kernel.ASPIRE_FLOOR), as every chunk the engine sizes (chunk_cap) does
         assert int(scalars[5]) < 1 << 29, "a gpu-resident rots chunk of 2^29 iterations or more"
         subchunks = -(-int(scalars[5]) // self.shape["subchunk"])
-        if self.shape["queued"] and self.subchunks_done + subchunks >= RING_TAG_LIMIT:  # the tags start afresh
-            b.RING.copy_to_device(np.zeros(b.RING.size, np.int64), stream=self.stream)
-            self.subchunks_done = 0
+        blocks = self.grid if self.shape["queued"] else K * self.shape["cluster"]
+        counts = (np.int64(0),) * 3  # the queue's (item0, seq0, push0) for this launch
+        if self.shape["queued"]:
+            assert K * (subchunks - 1) <= b.RING.size, "a queued chunk longer than its ring"
+            counts = self.queue.launch(K, subchunks, blocks)
         tenure_min, tenure_max, *rest = scalars  # the kernel takes the tenure range as (span, magic, min)
         args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.row_chunks, *b.state_args(),
-                *tenure_divisor(tenure_min, tenure_max), tenure_min, *rest, np.int64(self.items_taken),
-                np.int64(self.subchunks_done), np.int64(self.items_pushed))
-        blocks = self.grid if self.shape["queued"] else K * self.shape["cluster"]
+                *tenure_divisor(tenure_min, tenure_max), tenure_min, *rest, *counts)
         self.last_launch = (blocks, self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
         self.launch(*self.last_launch, stream=self.stream)
-        if self.shape["queued"]:  # every block takes one item past the last: the queue's count after the launch
-            assert K * (subchunks - 1) <= b.RING.size, "a queued chunk longer than its ring"
-            self.items_taken += K * subchunks + blocks
-            self.items_pushed += K * (subchunks - 1)  # every item but a search's last hands on its next
-            self.subchunks_done += subchunks
 
     def buffers(self, K):
         """The device state of K searches, allocated once per K (a cas colony reuses it every
@@ -469,9 +461,10 @@ class ResidentRots:
         down, host_down = _packed({"BEST": ((K,), np.int64), "QUEUE": ((3,), np.int64), "NIMP": ((K,), np.int64),
                                    "DONE": ((K,), np.int64), "BEST_SOL": ((K, n), np.int32)})
         down["QUEUE"].copy_to_device(np.zeros(3, np.int64))
-        # RING: the queue's items in the order they became ready, tag << 32 | search, the tag the
-        # sub-chunks of the chunks before (subchunks_done) + the item's sub-chunk, which marks the launch
+        # RING: the queue's items in the order they became ready (gpu/chunks.take_item), as long as a
+        # chunk of chunk_cap iterations needs
         ring = K * max(1, -(-self.chunk_cap // self.shape["subchunk"]) - 1) if self.shape["queued"] else 1
+        self.queue = ItemQueue(down["QUEUE"], ring, self.stream)
         per_block = n * self.shape["stride"]
         self._buffers = SearchBuffers(
             searches=K, upload=up["all"], host_upload=host_up, download=down["all"], host_download=host_down,
@@ -485,9 +478,8 @@ class ResidentRots:
             IMP_OBJ=cuda.device_array((self.chunk_cap, K), dtype=np.int64),
             NIMP=down["NIMP"], DONE=down["DONE"],
             ACTIVE=up["ACTIVE"], START=up["START"], FRESH=up["FRESH"],
-            QUEUE=down["QUEUE"], RING=cuda.to_device(np.zeros(ring, np.int64)), TAU=up["TAU"],
+            QUEUE=down["QUEUE"], RING=self.queue.RING, TAU=up["TAU"],
             FREE=cuda.device_array((K, n), np.int32), TODO=cuda.device_array((K, n), np.int32))
-        self.items_taken = self.items_pushed = self.subchunks_done = 0  # the queue's counts (QUEUE, RING tags)
         return self._buffers
 
     def describe(self):

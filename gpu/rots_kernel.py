@@ -36,6 +36,7 @@ from numba import cuda, int32, int64, uint32
 from lsbench import rng
 
 from . import rots_device, rots_steps
+from .chunks import item_of, pass_on, take_item
 from .rots_constants import KernelConstants
 from .rots_plan import SHUFFLE
 
@@ -60,12 +61,12 @@ def _make_kernel(k):
     exchange = rots_steps.exchanges(k, draw_tenures)
     parts = {"draw_tenures": draw_tenures, "swap": swap, "exchange": exchange,
              "start_state": rots_device.start(k, cost, keys),
-             "queue": rots_steps.work_queue(k), "tables": rots_steps.tables(k, exchange, swap, cost),
+             "tables": rots_steps.tables(k, exchange, swap, cost),
              "moves": rots_steps.move_pass(k, keys, cost, swap, exchange)}
     return _kernel(k, **parts)
 
 
-def _kernel(k, draw_tenures, swap, exchange, start_state, queue, tables, moves):
+def _kernel(k, draw_tenures, swap, exchange, start_state, tables, moves):
     N, THREADS, CLUSTER, QUEUED, SUBCHUNK, GENERAL, DP4A, ROW_SUMS = k.n, k.threads, k.cluster, k.queued, k.subchunk, k.general, k.dp4a, k.row_sums
     PADDED_SIZE, N_SQUARED, SLOTS, UPDATE_LENGTH, ROW_WORDS, ITEMS = k.padded_size, k.n_squared, k.slots, k.update_length, k.row_words, k.items
     DELTA_SHARED, MATRIX_SHARED, AGE_SHARED, TABU_SHARED, FLOWS_SHARED = k.delta_shared, k.matrix_shared, k.age_shared, k.tabu_shared, k.flows_shared
@@ -75,7 +76,7 @@ def _kernel(k, draw_tenures, swap, exchange, start_state, queue, tables, moves):
     DMASK, DMIN = np.int64((1 << k.delta_bits) - 1), np.int64(-(1 << 63)) if k.wide else np.int64(-(1 << 31))
     REDUCTION_SLOTS, XKEYS, GOLDEN = k.reduction_slots, k.cluster_keys, rng.GOLDEN
     no_swap, apply_swap, init_exchange, cluster_barrier = swap.no_swap, swap.apply_swap, exchange.init_exchange, exchange.cluster_barrier
-    take_item, pass_on, load_tables, resume, store_item = queue.take_item, queue.pass_on, tables.load_tables, tables.resume, tables.store_item
+    load_tables, resume, store_item = tables.load_tables, tables.resume, tables.store_item
     block_min, own_moves, recompute_touching, update_owned = exchange.block_min, moves.own_moves, moves.recompute_touching, moves.update_owned
     @(cuda.jit(max_registers=k.max_registers) if k.max_registers and SHUFFLE else cuda.jit)  # (the simulator takes no cap)
     def rots_kernel(A, AT, BG, ADIAG, BDIAG, ROWCHUNK, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST,
@@ -113,8 +114,7 @@ def _kernel(k, draw_tenures, swap, exchange, start_state, queue, tables, moves):
             if QUEUED:
                 if not take_item(QUEUE, RING, job, tid, item0, seq0, searches, subchunks):
                     break
-                sid = job[1] & 0xFFFFFFFF
-                sub = (job[1] >> 32) - seq0
+                sid, sub = item_of(job, seq0)
                 blk = sid
                 rank = np.int32(0)
             else:

@@ -1,7 +1,8 @@
-"""The resident Ro-TS kernel's steps (gpu/rots_kernel.py runs them in order), one factory per
-role: the work-item queue, a search's tables in and out of global memory, the moves' pass (the
-O(n) recomputations of the moves touching the last swap and every other move's O(1) update),
-and the block's (or cluster's) minimum key. Each factory takes the kernel's constants
+"""The resident Ro-TS kernel's steps (gpu/rots_kernel.py runs them in order, taking its work items
+from the queue every resident engine shares, gpu/chunks.py), one factory per role: a search's
+tables in and out of global memory, the moves' pass (the O(n) recomputations of the moves
+touching the last swap and every other move's O(1) update), and the block's (or cluster's)
+minimum key. Each factory takes the kernel's constants
 (gpu/rots_constants.py) and the device functions of gpu/rots_device.py that it uses.
 """
 from types import SimpleNamespace
@@ -9,44 +10,8 @@ from types import SimpleNamespace
 import numpy as np
 from numba import cuda
 
-from .chunks import WAIT_SPINS, backoff
 from .rots_device import U64, device
 from .rots_plan import SHUFFLE
-
-
-def work_queue(k):
-    """take_item: a persistent block's next (search, sub-chunk) item; pass_on: a search's next one."""
-    @device
-    def take_item(QUEUE, RING, job, tid, item0, seq0, searches, subchunks):
-        """Pop j < K is search j's first sub-chunk; pop j >= K takes RING[j - K], the (j - K)-th
-        search whose sub-chunk ended: a block never waits for one given search. Returns False past
-        the last item (or when a wait ran out: QUEUE[1] tells the host); job holds (pop, entry)."""
-        if tid == 0:
-            pop = cuda.atomic.add(QUEUE, 0, 1) - item0
-            entry = seq0 << 32 | pop  # (an entry of this launch is tagged above seq0)
-            spins = 0
-            while pop >= searches and pop < searches * subchunks and entry >> 32 <= seq0:
-                entry = cuda.atomic.add(RING, pop - searches, 0)
-                if entry >> 32 <= seq0:
-                    backoff()
-                    spins += 1
-                    if spins > WAIT_SPINS:  # a bound on every wait: the host reports QUEUE[1]
-                        QUEUE[1] = 1
-                        pop = searches * subchunks
-            job[0] = pop
-            job[1] = entry
-        cuda.threadfence()  # acquire: the state that the search's last item wrote, on any SM
-        cuda.syncthreads()
-        return job[0] < searches * subchunks
-
-    @device
-    def pass_on(QUEUE, RING, tid, sid, sub, subchunks, seq0, push0):
-        cuda.threadfence()  # release: this item's state before the search's next item starts
-        cuda.syncthreads()
-        if tid == 0 and sub + 1 < subchunks:  # the search's next sub-chunk is ready: to the ring
-            cuda.atomic.exch(RING, cuda.atomic.add(QUEUE, 2, 1) - push0, (seq0 + sub + 1) << 32 | sid)
-
-    return SimpleNamespace(take_item=take_item, pass_on=pass_on)
 
 
 def tables(k, exchange, swap, cost):

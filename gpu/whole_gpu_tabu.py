@@ -33,8 +33,8 @@ from lsbench.params import Param
 
 from . import device as dv
 from . import device_name, require
-from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, chunk_launcher, end_item,
-                     end_lockstep, never_tabu, read_search, run_searches, save_search, start_item, tabu_starts,
+from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, chunk_launcher, end_lockstep,
+                     item_of, never_tabu, pass_on, read_search, run_searches, save_search, start_item, tabu_starts,
                      take_item, write_search)
 from .kernels import block_min, key_less
 
@@ -300,8 +300,8 @@ def make_tabu_kernel(searches_of, consistent, thread_best, apply_move, record):
     """The search loop of K tabu searches (see the module docstring) over one problem's parts."""
 
     @cuda.jit
-    def tabu_kernel(data, WC, WD, WR, WI, STATE, RNG, WORK, WRNG, BEST_SOL, IMP_IT, IMP_OBJ, ERR, QS, mode, V,
-                    subchunk, tenure_min, tenure_max, use_aspiration, target, n_iter):
+    def tabu_kernel(data, WC, WD, WR, WI, STATE, RNG, WORK, WRNG, BEST_SOL, IMP_IT, IMP_OBJ, ERR, QUEUE, RING, mode,
+                    V, subchunk, tenure_min, tenure_max, use_aspiration, target, n_iter, item0, seq0, push0):
         red_c = cuda.shared.array(MAX_THREADS, int64)
         red_d = cuda.shared.array(MAX_THREADS, int64)
         red_r = cuda.shared.array(MAX_THREADS, uint64)
@@ -351,10 +351,9 @@ def make_tabu_kernel(searches_of, consistent, thread_best, apply_move, record):
             end_lockstep(STATE, RNG, WORK, WRNG, b, G, K, V, tid, n_iter)
             return
         subchunks = (n_iter + subchunk - 1) // subchunk
-        while True:  # queue: one block runs a search's sub-chunk, the state in global memory between items
-            s, sub = take_item(QS, ERR, job, K, subchunks, tid)
-            if s < 0:
-                return
+        # queue: one block runs a search's sub-chunk, the state in global memory between items
+        while take_item(QUEUE, RING, job, tid, item0, seq0, K, subchunks):
+            s, sub = item_of(job, seq0)
             its, current, best, n_imp, state = start_item(STATE, RNG, s, sub)
             for step in range(min(subchunk, n_iter - sub * subchunk)):
                 if best <= target:
@@ -377,7 +376,7 @@ def make_tabu_kernel(searches_of, consistent, thread_best, apply_move, record):
                 cuda.syncthreads()
             if tid == 0:
                 save_search(STATE, RNG, s, its, current, best, n_imp, state)
-            end_item(QS, s, sub, tid)
+            pass_on(QUEUE, RING, tid, s, sub, subchunks, seq0, push0)
     return tabu_kernel
 
 
@@ -507,9 +506,11 @@ class WholeGpuTabu:
                  "BEST_SOL": cuda.device_array((K, n), np.int64),
                  "IMP_IT": cuda.device_array((IMPROVEMENT_CAP, K), np.int64),
                  "IMP_OBJ": cuda.device_array((IMPROVEMENT_CAP, K), np.int64),
-                 "ERR": cuda.to_device(np.zeros(2, np.int64)), "QS": cuda.to_device(np.zeros(K + 1, np.int64))}
+                 "ERR": cuda.to_device(np.zeros(2, np.int64)), "QUEUE": cuda.device_array(3, np.int64),
+                 "RING": cuda.device_array(1, np.int64)}
         prm = self.prm
-        scalars = (mode, V, subchunk, prm["tenure_min"], prm["tenure_max"], 1 if prm["aspiration"] else 0, 0, 1)
+        scalars = (mode, V, subchunk, prm["tenure_min"], prm["tenure_max"], 1 if prm["aspiration"] else 0, 0, 1,
+                   0, 0, 0)
         return [(*self.data, *arrays), *winners, *named.values(), *(np.int64(x) for x in scalars)], named
 
     def run(self, seeds, stop, progress=None, chunk=None):

@@ -327,8 +327,8 @@ def test_resident_rots_with_more_searches_than_blocks_queues_them_and_each_follo
     assert info["iterations_per_chunk_at_most"] % 2 == 0 and info["iterations_per_chunk_at_most"] >= 16 * 2
     buffers = engine.buffers(5)  # every search went through every sub-chunk, the finished ones too
     taken, _late, pushed = buffers.QUEUE.copy_to_host()
-    assert taken == engine.items_taken  # every block took one item past the last
-    assert pushed == engine.items_pushed and engine.subchunks_done >= 20
+    assert taken == engine.queue.taken  # every block took one item past the last
+    assert pushed == engine.queue.pushed and engine.queue.subchunks_done >= 20
     ring = buffers.RING.copy_to_host()
     seq0, n_iter = engine.last_launch[3][-2], engine.last_launch[3][-6]  # the last chunk's first tag, iterations
     subs = -(-int(n_iter) // 2)  # its sub-chunks: each search's 1, 2, ... went through the ring once
@@ -343,15 +343,15 @@ def test_resident_rots_queue_ring_tags_start_afresh_and_each_search_still_follow
     """The ring's tags count the sub-chunks launched (31 bits); at the limit the host clears the ring
     and counts from 0 again between two chunks (here after every 7 sub-chunks): nothing else changes."""
     from lsbench import instances as registry
-    from lsbench.gpu import rots_engine
+    from lsbench.gpu import chunks, rots_engine
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
-    monkeypatch.setattr(rots_engine, "RING_TAG_LIMIT", 7)
+    monkeypatch.setattr(chunks, "RING_TAG_LIMIT", 7)
     p = registry.load("tai12a")
     engine = rots_engine.ResidentRots(p, RobustTabuSearch().params(p), persistent=2, subchunk=2, chunk_cap=5)
     seeds = [2, 3, 4]
     devs = engine.run(seeds, Stop(iterations=30), chunk=5)
-    assert 0 < engine.subchunks_done < 7  # started afresh: six chunks of 5 iterations are 18 sub-chunks
+    assert 0 < engine.queue.subchunks_done < 7  # started afresh: six chunks of 5 iterations are 18 sub-chunks
     for seed, dev in zip(seeds, devs):
         _same_search(_cpu_rots(p, seed, Stop(iterations=30)), dev)
 
@@ -362,16 +362,16 @@ def test_resident_rots_queue_wait_is_bounded_and_ends_the_run_with_one_error(mon
     the run fails with one error instead of hanging."""
     from lsbench import instances as registry
     from lsbench.errors import LsbenchError
-    from lsbench.gpu import rots_kernel, rots_steps
+    from lsbench.gpu import chunks, rots_kernel
     from lsbench.gpu.rots_engine import ResidentRots
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
-    monkeypatch.setattr(rots_steps, "WAIT_SPINS", 20)
+    monkeypatch.setattr(chunks, "WAIT_SPINS", 20)
     monkeypatch.setattr(rots_kernel, "_kernels", {})  # compiled afresh, with the short bound
     p = registry.load("tai12a")
     engine = ResidentRots(p, RobustTabuSearch().params(p), persistent=1, subchunk=2)
     engine.buffers(2)
-    engine.items_taken -= 2  # the first pop is the third: it waits for the ring's first item, which no item hands on
+    engine.queue.taken -= 2  # the first pop is the third: it waits for the ring's first item, which no item hands on
     with pytest.raises(LsbenchError, match="waited too long"):
         engine.run([1, 2], Stop(iterations=10), chunk=5)
     assert engine.buffers(2).QUEUE.copy_to_host()[1] == 1

@@ -29,8 +29,8 @@ from lsbench.errors import LsbenchError
 from .. import device as dv
 from ..adapters import adapter_for
 from .. import device_name, require
-from ..chunks import (IMPROVEMENT_CAP, NO_ASPIRATION, ResidentEngine, chunk_launcher, end_item, run_searches, save_search, start_item, tabu_starts,
-                      take_item)
+from ..chunks import (IMPROVEMENT_CAP, NO_ASPIRATION, ResidentEngine, chunk_launcher, item_of, pass_on, run_searches,
+                      save_search, start_item, tabu_starts, take_item)
 from ..kernels import block_min
 from ..launch import PreparedLauncher, allow_dynamic_shared
 from ..whole_gpu_tabu import WholeGpuTabu, WholeGpuTabuEngine, next_tenure
@@ -91,8 +91,8 @@ def make_kernel(adapter_functions, threads, tabu_rule, registers):
     cap = {"max_registers": registers} if registers else {}  # (the simulator takes no cap)
 
     @cuda.jit(fastmath=True, **cap)  # fastmath: the adapters' estimates take approximate square roots
-    def kernel(data, SOL, MEM, STATE, RNG, FLAGS, BEST_SOL, IMP_IT, IMP_OBJ, ERR, QS, restarts, subchunk,
-               tenure_min, tenure_max, use_aspiration, target, n_iter):
+    def kernel(data, SOL, MEM, STATE, RNG, FLAGS, BEST_SOL, IMP_IT, IMP_OBJ, ERR, QUEUE, RING, restarts, subchunk,
+               tenure_min, tenure_max, use_aspiration, target, n_iter, item0, seq0, push0):
         sh = cuda.shared.array(0, float32)
         red_c = cuda.shared.array(threads, int64)
         red_d = cuda.shared.array(threads, int64)
@@ -104,10 +104,8 @@ def make_kernel(adapter_functions, threads, tabu_rule, registers):
         tid = cuda.threadIdx.x
         K = SOL.shape[0]
         subchunks = (n_iter + subchunk - 1) // subchunk
-        while True:
-            s, sub = take_item(QS, ERR, job, K, subchunks, tid)
-            if s < 0:
-                return
+        while take_item(QUEUE, RING, job, tid, item0, seq0, K, subchunks):
+            s, sub = item_of(job, seq0)
             its, current, best, n_imp, state = start_item(STATE, RNG, s, sub)
             if block_sum(red_d, tid, threads, load(data, SOL, MEM, s, sh, tid, threads)) != current and tid == 0:
                 ERR[0] = its
@@ -153,7 +151,7 @@ def make_kernel(adapter_functions, threads, tabu_rule, registers):
                 cuda.syncthreads()
             if tid == 0:
                 save_search(STATE, RNG, s, its, current, best, n_imp, state)
-            end_item(QS, s, sub, tid)
+            pass_on(QUEUE, RING, tid, s, sub, subchunks, seq0, push0)
 
     return kernel
 
@@ -204,10 +202,11 @@ class ResidentLocalSearch:
                  "BEST_SOL": cuda.device_array((K, n), np.int32),
                  "IMP_IT": cuda.device_array((IMPROVEMENT_CAP, K), np.int64),
                  "IMP_OBJ": cuda.device_array((IMPROVEMENT_CAP, K), np.int64),
-                 "ERR": cuda.to_device(np.zeros(2, np.int64)), "QS": cuda.to_device(np.zeros(K + 1, np.int64))}
+                 "ERR": cuda.to_device(np.zeros(2, np.int64)), "QUEUE": cuda.device_array(3, np.int64),
+                 "RING": cuda.device_array(1, np.int64)}
         prm = self.prm
         scalars = (1 if prm.get("restarts") else 0, QUEUE_ITEM, prm.get("tenure_min", 0), tenure_max,
-                   1 if prm.get("aspiration") else 0, 0, 1)
+                   1 if prm.get("aspiration") else 0, 0, 1, 0, 0, 0)
         return [self.adapter.data, *named.values(), *(np.int64(x) for x in scalars)], named
 
     def _blocks(self, K, args):
