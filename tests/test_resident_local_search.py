@@ -179,3 +179,40 @@ def test_every_problems_adapter_follows_the_cpu_search(tmp_path, kind, nb_name, 
             assert dev.params == cpu.params
     if algorithm == "hc" and params["restarts"]:
         assert max(d.params["restarts_done"] for d in devs) >= 1  # a local optimum was passed
+
+
+def test_more_searches_than_blocks_take_ready_items_from_the_shared_queue_and_follow_the_cpu():
+    """Three searches on one persistent block: chunks of 7 iterations are 4 sub-chunks a search, the
+    ring (gpu/chunks.ItemQueue) grows to hold them and keeps its counts across chunks; each search
+    is still the CPU search with its seed."""
+    from lsbench.gpu.adapters import adapter_for
+    from lsbench.gpu.engine.local_search import ResidentLocalSearch
+    p = _random_problem("qap", 3)
+    nb = p.neighbourhood("swap")
+    search = TabuSearch()
+    engine = ResidentLocalSearch(p, nb, adapter_for(p, nb), "tabu", search.params(nb), threads=32, persistent=1)
+    devs = engine.run([4, 5, 6], Stop(iterations=30), chunk=7)
+    assert engine.shape["blocks"] == 1
+    for seed, dev in zip([4, 5, 6], devs):
+        _same(search.run(p, nb, get_evaluator("cpu").bind(p, nb), Stop(iterations=30), seed), dev)
+
+
+def test_a_queue_wait_that_runs_out_ends_the_local_search_run_with_one_error(monkeypatch):
+    """A queue item that never becomes ready (the host's count of the items taken set two short, so
+    that the first pop waits for a ring entry no item hands on) stops waiting after WAIT_SPINS, and
+    the run fails with one error instead of hanging."""
+    from lsbench.gpu import chunks
+    from lsbench.gpu.adapters import adapter_for
+    from lsbench.gpu.engine.local_search import ResidentLocalSearch
+    monkeypatch.setattr(chunks, "WAIT_SPINS", 20)
+    launch = chunks.ItemQueue.launch
+
+    def two_short(self, *args):
+        item0, seq0, push0 = launch(self, *args)
+        return item0 - 2, seq0, push0
+    monkeypatch.setattr(chunks.ItemQueue, "launch", two_short)
+    p = _random_problem("qap", 3)
+    nb = p.neighbourhood("swap")
+    engine = ResidentLocalSearch(p, nb, adapter_for(p, nb), "hc", {"restarts": True}, threads=32, persistent=1)
+    with pytest.raises(LsbenchError, match="waited too long"):
+        engine.run([1, 2], Stop(iterations=10), chunk=5)
