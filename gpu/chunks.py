@@ -249,7 +249,7 @@ class StateSearches(ChunkedSearches):
         st = self.state = self.dev["STATE"].copy_to_host()
         err = self.dev["ERR"].copy_to_host()
         if self.dev["QUEUE"].copy_to_host()[1]:
-            raise LsbenchError(f"{self.what}: a queue item waited too long for its search's previous item (internal error)")
+            raise LsbenchError(f"{self.what}: a block waited too long for a ready queue item (internal error)")
         if err[1]:
             raise LsbenchError(f"{self.what}: search {int(err[1]) - 1}'s incremental state disagrees with its tracked "
                                f"objective at iteration {int(err[0])} (internal error)")

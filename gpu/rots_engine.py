@@ -107,8 +107,7 @@ class RotsChunks(ChunkedSearches):
                   e.stream)
         e.stream.synchronize()
         if host_down["QUEUE"][1]:
-            raise LsbenchError("gpu-resident rots: a queued search's item waited too long for its previous "
-                               "item (internal error)")
+            raise LsbenchError("gpu-resident rots: a block waited too long for a ready queue item (internal error)")
         if self.bests_only:  # a cas generation: only the bests come back
             nimp = done = np.zeros(self.K, dtype=np.int64)
         else:
