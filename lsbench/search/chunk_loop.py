@@ -32,7 +32,8 @@ class ChunkRead:
 
 
 class ChunkedSearches:
-    """K searches on the device, advanced a chunk at a time; the hooks' defaults do nothing."""
+    """K searches advanced a chunk at a time (on the GPU, or compiled on the CPU); the hooks' defaults
+    do nothing."""
 
     base = 0  # the iteration the kernel's improvement records count from (Ro-TS rebases its clock)
 
