@@ -24,6 +24,7 @@ from numba import config, cuda, float64, int32, int64
 from lsbench.errors import LsbenchError
 from lsbench.params import Param, Rule
 from lsbench.engines.cas import NO_AGE_ASPIRATION, HostColony, pheromone_constants
+from lsbench.search.chunk_loop import NO_TARGET
 
 from .ants import build_ants
 from .chunks import IMPROVEMENT_CAP
@@ -149,8 +150,8 @@ def run_generations(engine, ants, costs, tau, best, best_sol, ls_iters, colony_s
     MAP[DONE] = MAP[GENS] = 0
     rho = prm["rho"]
     one_minus_rho, one_minus_root, min_den = pheromone_constants(rho, prm["p_best"], n)
-    target = np.int64(stop.target if stop.target is not None else -(1 << 62))
-    no_target = np.int64(-(1 << 62))  # the local searches run their whole budget
+    target = np.int64(stop.target) if stop.target is not None else NO_TARGET
+    no_target = NO_TARGET  # the local searches run their whole budget
     start_words = int(colony_state[0])  # the colony stream: draw_seeds takes 2 m words a generation
     threads = min(1024, -(-n // 32) * 32)
     queued = seen = 0

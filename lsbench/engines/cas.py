@@ -26,6 +26,7 @@ from ..neighborhoods import index_to_pair
 from ..problems.base import serial_and_parallel
 from ..threads import use_threads
 from ..problems.qap import permuted_distances, all_deltas, qap_cost, swap_and_update, symmetric_form
+from ..search.chunk_loop import NO_TARGET
 from ..search.common import Trajectory
 from ..search.tabu import rots_chunk, rots_expiry
 
@@ -48,7 +49,7 @@ def tabu_local_search(a, b, fa, fat, fb, general, sol, seed, iterations, tenure)
     best_sol = sol.copy()
     imp = np.empty(iterations + 1, dtype=np.int64)
     _, _, best, _ = rots_chunk(fa, fat, bp, bpt, sol, delta, expiry, expiry_t, state, 0, iterations, cur, cur,
-                               best_sol, 0, 0, NO_AGE_ASPIRATION, np.int64(-(1 << 62)), imp, imp, tenure, general)
+                               best_sol, 0, 0, NO_AGE_ASPIRATION, NO_TARGET, imp, imp, tenure, general)
     sol[:] = best_sol
     return best
 

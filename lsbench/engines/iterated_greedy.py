@@ -27,7 +27,7 @@ from ..params import Param, Rule
 from ..problems.base import serial_and_parallel
 from ..problems.pfsp import best_insertion, insert_at, remove_at
 from ..threads import use_threads
-from ..search.chunk_loop import ChunkedSearches, ChunkRead, run_chunks
+from ..search.chunk_loop import NO_TARGET, ChunkedSearches, ChunkRead, run_chunks
 from ..search.common import ChunkLength, ImprovementLog
 from ..search.restarts import EliteRestarts
 
@@ -35,7 +35,6 @@ from ..search.restarts import EliteRestarts
 IT, CUR, BEST, EVALS, NIMP, READY = range(6)
 STATE_WORDS = 6
 CHUNK_CAP = 4096  # iterations per chunk: the improvement buffers' rows
-_NO_TARGET = np.int64(-(1 << 62))
 
 
 @njit(cache=True)
@@ -262,7 +261,7 @@ class IteratedGreedyEngine(Engine):
         sts = np.zeros((K, STATE_WORDS), dtype=np.int64)
         sts[:, CUR] = sts[:, BEST] = cost
         self.upload(np.tile(start, (K, 1)), np.array([rng.new_state(s)[0] for s in seeds], dtype=np.uint64), sts)
-        target = np.int64(stop.target) if stop.target is not None else _NO_TARGET
+        target = np.int64(stop.target) if stop.target is not None else NO_TARGET
         started = time.perf_counter()
         sts = self.chunk(0, target)[0].copy()  # the start's local search, whatever the budget: iteration 0
         log = ImprovementLog([cost] * K)

@@ -10,13 +10,14 @@ gpu/rots_engine.py: the Ro-TS engine's packed buffers; lsbench/engines/iterated_
 the CPU and, through gpu/iterated_greedy.py, on the GPU).
 """
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
 
 from .common import ImprovementLog
 
-NO_TARGET = np.int64(-(1 << 62))
+NO_TARGET = np.int64(-(1 << 62))  # a target no objective reaches: the searches run their whole budget
 
 
 @dataclass
@@ -31,20 +32,20 @@ class ChunkRead:
     ended: np.ndarray = None
 
 
-class ChunkedSearches:
+class ChunkedSearches(ABC):
     """K searches advanced a chunk at a time (on the GPU, or compiled on the CPU); the hooks' defaults
     do nothing."""
 
     base = 0  # the iteration the kernel's improvement records count from (Ro-TS rebases its clock)
 
+    @abstractmethod
     def run_chunk(self, first, n_iter, target, finished):
         """Launches n_iter iterations (from iteration `first`) of the searches not `finished`, waits
         for them, and returns a ChunkRead; raises LsbenchError on the device's error flags."""
-        raise NotImplementedError
 
+    @abstractmethod
     def improvement_rows(self, rows):
         """The first `rows` rows of the chunk's improvement records: (iterations, objectives), [m, search]."""
-        raise NotImplementedError
 
     def before_chunk(self, it, best, log, seconds):
         """At a boundary, before the next chunk is launched (Ro-TS: the restarts decided go up)."""
