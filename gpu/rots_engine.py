@@ -348,6 +348,7 @@ class ResidentRots:
                 best_sol[kept] = searches.record_sol[kept]
             cur = None if bests_only else b.CUR.copy_to_host()  # a cas generation keeps only the bests
         self.kernel_s, self.max_chunk_s, self.chunks_run = out.kernel_s, out.max_chunk_s, out.chunks_run
+        self.loop_s = out.loop_s  # the search loop, without the one-off set-up
         if bests_only:
             return best, best_sol
         prm = {"tenure_min": tenure_min, "tenure_max": tenure_max, "aspiration": aspiration}

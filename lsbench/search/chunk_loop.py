@@ -70,6 +70,7 @@ class LoopOutcome:
     kernel_s: float
     max_chunk_s: float
     chunks_run: int
+    loop_s: float  # the loop's wall time, chunks, copies and host work included (the benchmarks' clock)
 
 
 def run_chunks(searches, stop, moves, starts, chunks, target=None, progress=None, joint=False, log=None,
@@ -116,4 +117,4 @@ def run_chunks(searches, stop, moves, starts, chunks, target=None, progress=None
         chunks.took(t1 - t0)
         if progress:
             progress.tick(it, int(best.min()))
-    return LoopOutcome(best, iterations, log, it, kernel_s, max_chunk_s, chunks_run)
+    return LoopOutcome(best, iterations, log, it, kernel_s, max_chunk_s, chunks_run, time.perf_counter() - t_start)
