@@ -4,7 +4,7 @@
         [--backend gpu-resident] [--searches-per-gpu 132] [--iterations 3000000] [--repeats 3]
 
 For G GPUs: `mpirun -n G lsbench multistart --via mpi --searches G*S --searches-per-gpu S ...`,
-each row seeing exactly G GPUs (CUDA_VISIBLE_DEVICES). Rows are interleaved: repeat 1 runs every
+each row seeing exactly G GPUs (CUDA_VISIBLE_DEVICES: the first G of those it names, where set). Rows are interleaved: repeat 1 runs every
 G, then repeat 2, so a drift of clocks or host load falls on all G alike. The aggregate
 iterations/s is the summary's (all searches' iterations over the union of the timed search
 intervals: start-up, JIT and warm-up are left out; the ranks start their timed searches together
@@ -38,7 +38,11 @@ def one(g, args, every=0):
         cmd += ["--neighbourhood", args.neighbourhood]
     for p in args.param:
         cmd += ["--param", p]
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ",".join(map(str, range(g)))}  # exactly G GPUs
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")  # a caller's choice of GPUs is kept: its first G
+    gpus = visible.split(",")[:g] if visible else [str(k) for k in range(g)]
+    if len(gpus) < g:
+        raise SystemExit(f"G = {g}: CUDA_VISIBLE_DEVICES={visible} names only {len(gpus)} GPUs")
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ",".join(gpus)}  # exactly G GPUs
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=args.timeout)
     if r.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{r.stdout[-1500:]}\n{r.stderr[-3000:]}")

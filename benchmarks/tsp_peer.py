@@ -1,6 +1,6 @@
-"""TSP 2-opt side by side with TSP_GPU (O'Neil & Burtscher, GPGPU-8 2015), one process, one GPU.
+"""TSP 2-opt side by side with TSP_GPU (O'Neil & Burtscher, GPGPU-8 2015), one process, one GPU (or one a lane).
 
-    python benchmarks/tsp_peer.py [--instances pr2392,rl5915] [--algorithms hc,tabu] [--repeats 3]
+    python benchmarks/tsp_peer.py [--instances pr2392,rl5915] [--algorithms hc,tabu] [--repeats 3 | --lanes N]
                                   [--peer .peers/tsp_gpu]
 
 The peer's CUDA source is not part of lsbench: place its `main.cu` (TSP_GPU v2.3, e.g. from
@@ -16,15 +16,21 @@ lines, the coordinates, `EOF`). Per instance, rows alternate, the peer then each
   moves/s = all searches' iterations x n(n-1)/2 over the seconds in kernels, as the peer counts
   (and over the run's wall seconds, which add the host's trajectory bookkeeping); its best tour in
   TSPLIB's metric, re-checked.
-Medians of the repeats, after each tool's warm-up (the peer's first launch, lsbench's JIT compile).
+`--lanes N` runs N repeats side by side instead, one a GPU and its share of the cores (a child
+process each); a repeat of fnl4461 takes about five minutes (the peer's warm-up launch, its timed
+launch, then hc and tabu for as long). Medians of the repeats, after each tool's warm-up (the peer's first launch, lsbench's JIT compile).
 Before timing, the first two searches of each algorithm run `--check` iterations on the GPU and on
 the CPU with the same seeds, and their trajectories must be equal.
 """
 import argparse
+import json
+import os
 import re
 import shutil
 import statistics
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 from common import run_main, write_result
@@ -55,7 +61,9 @@ def peer_input(tsplib_path, out_path):
         raise LsbenchError(f"{tsplib_path}: {len(coords)} coordinates for DIMENSION {n}")
     header = [f"NAME : {fields.get('NAME', '').strip()}", "COMMENT : for TSP_GPU", "TYPE : TSP", f"DIMENSION : {n}",
               "EDGE_WEIGHT_TYPE : EUC_2D", "NODE_COORD_SECTION"]
-    Path(out_path).write_text("\n".join(header + coords + ["EOF"]) + "\n")
+    tmp = Path(f"{out_path}.{os.getpid()}")  # lanes write it side by side: whole or not at all
+    tmp.write_text("\n".join(header + coords + ["EOF"]) + "\n")
+    tmp.replace(out_path)
     return n
 
 
@@ -133,14 +141,55 @@ def compare(args, instance, binary):
         print(f"{instance} peer {peer['moves_per_s'] / 1e9:8.1f} G moves/s in {peer['kernel_s']:.2f} s   " +
               "   ".join(f"{a} {row[a]['moves_per_s'] / 1e9:8.1f} G (best {row[a]['best_tsplib_metric']})"
                          for a in args.algorithms), flush=True)
+    return case(instance, n, rows, checks, args.algorithms)
+
+
+def case(instance, n, rows, checks, algorithms):
+    """An instance's rows with their medians and ratios (`checks`: each algorithm's trajectory check)."""
     peer_rate = statistics.median(r["peer"]["moves_per_s"] for r in rows)
     summary = {"instance": instance, "n": n, "peer_moves_per_s": peer_rate,
                "peer_best_truncated_metric": min(r["peer"]["best_truncated_metric"] for r in rows)}
-    for a in args.algorithms:
+    for a in algorithms:
         rate = statistics.median(r[a]["moves_per_s"] for r in rows)
         summary[a] = {"moves_per_s": rate, "ratio_to_peer": rate / peer_rate, "same_trajectory_as_cpu": checks[a],
                       "best_tsplib_metric": min(r[a]["best_tsplib_metric"] for r in rows)}
     return {"rows": rows, "summary": summary}
+
+
+def in_lanes(args):
+    """The repeats side by side, one a GPU: a child process of this script per lane (`--repeats 1`),
+    each seeing one GPU of CUDA_VISIBLE_DEVICES (or 0..lanes-1) and its share of this process's
+    cores; their rows merged per instance (a repeat of a large instance outlasts a device call)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    gpus = visible.split(",") if visible else [str(k) for k in range(args.lanes)]
+    if len(gpus) < args.lanes:
+        raise LsbenchError(f"--lanes {args.lanes}: only {len(gpus)} GPUs visible (CUDA_VISIBLE_DEVICES={visible})")
+    cores = sorted(os.sched_getaffinity(0))
+    share = max(1, len(cores) // args.lanes)
+    with tempfile.TemporaryDirectory() as tmp:
+        children = []
+        for lane in range(args.lanes):
+            cmd = [sys.executable, __file__, "--instances", ",".join(args.instances), "--algorithms",
+                   ",".join(args.algorithms), "--peer", args.peer, "--restarts", str(args.restarts), "--searches",
+                   str(args.searches), "--check", str(args.check), "--repeats", "1", "--built", "--out", f"{tmp}/{lane}",
+                   *(["--data-dir", args.data_dir] if args.data_dir else [])]
+            lane_cores = cores[lane * share:(lane + 1) * share] or cores
+            env = {**os.environ, "CUDA_VISIBLE_DEVICES": gpus[lane], "NUMBA_NUM_THREADS": str(len(lane_cores))}
+            children.append(subprocess.Popen(cmd, env=env, preexec_fn=lambda c=lane_cores: os.sched_setaffinity(0, c)))
+        try:
+            for child in children:
+                if child.wait(timeout=args.lane_timeout) != 0:
+                    raise LsbenchError(f"a lane of --lanes {args.lanes} failed (exit {child.returncode})")
+        finally:
+            for child in children:
+                child.kill()  # (a lane past its time, or one left when another failed)
+        lanes = [json.loads(next(Path(f"{tmp}/{lane}").glob("tsp_peer-*.json")).read_text())["cases"]
+                 for lane in range(args.lanes)]
+    return [case(first["summary"]["instance"], first["summary"]["n"],
+                 [row for lane in lanes for row in lane[k]["rows"]],
+                 {a: all(lane[k]["summary"][a]["same_trajectory_as_cpu"] for lane in lanes) for a in args.algorithms},
+                 args.algorithms)
+            for k, first in enumerate(lanes[0])]
 
 
 def main():
@@ -152,12 +201,18 @@ def main():
     ap.add_argument("--searches", type=int, default=1056, help="lsbench's resident searches")
     ap.add_argument("--check", type=int, default=30, help="iterations of the GPU-against-CPU trajectory check")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--lanes", type=int, default=1, help="N: N repeats side by side, one a GPU (replaces --repeats)")
+    ap.add_argument("--lane-timeout", type=int, default=560, help="seconds a lane may take")
+    ap.add_argument("--built", action="store_true", help=argparse.SUPPRESS)  # a lane: the parent built the peer
     ap.add_argument("--data-dir")
     ap.add_argument("--out")
     args = ap.parse_args()
-    binary = build_peer(args.peer)
-    cases = [compare(args, instance, binary) for instance in args.instances]
-    path = write_result("tsp_peer", {"peer": "TSP_GPU v2.3 (O'Neil & Burtscher 2015)", "peer_flags": PEER_FLAGS,
+    binary = Path(args.peer) / "tsp_gpu" if args.built else build_peer(args.peer)
+    if args.lanes > 1:
+        cases = in_lanes(args)
+    else:
+        cases = [compare(args, instance, binary) for instance in args.instances]
+    path = write_result("tsp_peer", {"lanes": args.lanes, "peer": "TSP_GPU v2.3 (O'Neil & Burtscher 2015)", "peer_flags": PEER_FLAGS,
                                      "restarts": args.restarts, "searches": args.searches, "cases": cases}, args.out)
     for case in cases:
         sm = case["summary"]

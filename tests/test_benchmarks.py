@@ -1,5 +1,5 @@
-"""The benchmark scripts' own logic, without a GPU: the peer's input file and the reading of its
-report (benchmarks/tsp_peer.py)."""
+"""The benchmark scripts' own logic, without a GPU: the peer's input file, the reading of its
+report and the merging of lanes (benchmarks/tsp_peer.py)."""
 import os
 import re
 import sys
@@ -45,6 +45,23 @@ def test_the_peers_report_is_read_in_its_own_units():
               "Best found tour length is 398765 with 3800000 climbers\nFAIL\n")
     assert parse_peer(report) == {"kernel_s": 12.3456, "moves_per_s": 588.123e9, "best_truncated_metric": 398765,
                                   "climbs": 3800000}
+
+
+def test_lanes_merge_their_repeats_into_one_case_and_need_a_gpu_each(tmp_path, monkeypatch):
+    """tsp_peer.py --lanes: the lanes' rows are one case's repeats (medians over all of them), and
+    more lanes than visible GPUs are refused before any lane starts."""
+    import argparse
+    from lsbench.errors import LsbenchError
+    from tsp_peer import case, in_lanes
+    rows = [{"peer": {"moves_per_s": p, "best_truncated_metric": b}, "hc": {"moves_per_s": h, "best_tsplib_metric": t}}
+            for p, b, h, t in [(800e9, 430, 900e9, 520), (900e9, 420, 1000e9, 510), (850e9, 440, 1100e9, 530)]]
+    summary = case("x", 52, rows, {"hc": True}, ["hc"])["summary"]
+    assert summary["peer_moves_per_s"] == 850e9 and summary["hc"]["moves_per_s"] == 1000e9
+    assert summary["hc"]["ratio_to_peer"] == 1000 / 850 and summary["hc"]["best_tsplib_metric"] == 510
+    assert summary["peer_best_truncated_metric"] == 420
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
+    with pytest.raises(LsbenchError, match="--lanes 2: only 1 GPUs visible"):
+        in_lanes(argparse.Namespace(lanes=2))
 
 
 def test_a_result_file_lists_the_modules_its_process_and_its_lsbench_children_ran(tmp_path, monkeypatch):
