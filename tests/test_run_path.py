@@ -216,6 +216,45 @@ def test_the_toy_problem_runs_whole_on_the_gpu_through_its_device_adapter(tmp_pa
         assert len(cpu["trajectory"]) >= 3
 
 
+def test_a_figure_stays_current_when_files_it_ran_move_with_only_their_imports_changed(tmp_path, monkeypatch):
+    """stale_figures.py follows git's renames: a module moved into a sub-package, its importers'
+    import lines (relative, and the name they bind it to) changed with it, leaves the figure
+    current; a line of code changed in the move, or another module imported under the old name,
+    makes it stale, naming the file and where it is now."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import stale_figures
+    body = "".join(f"def g{k}(y):\n    return y * {k}\n" for k in range(12))  # (git pairs a moved file by its
+    files = {"gpu/__init__.py": "", "gpu/ran.py": "from . import rots_helper\nfrom .rots_helper import Y\n"  # likeness)
+             "X = rots_helper.f(Y)\n" + body, "gpu/rots_helper.py": "Y = 2\ndef f(y):\n    return y + 1\n",
+             "gpu/other.py": "def f(y):\n    return y\n", "docs/performance.md": ""}
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "measured"], check=True)
+    commit = subprocess.run([*git, "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True).stdout.strip()
+    name = f"tables-h200-{commit}.json"
+    (tmp_path / "benchmarks" / "results").mkdir(parents=True)
+    (tmp_path / "benchmarks" / "results" / name).write_text(
+        json.dumps({"source_files": ["gpu/__init__.py", "gpu/ran.py", "gpu/rots_helper.py"]}))
+    (tmp_path / "docs" / "performance.md").write_text(f"| a figure | {name} |\n")
+    monkeypatch.setattr(stale_figures, "ROOT", tmp_path)
+    (tmp_path / "gpu" / "rots").mkdir()
+    (tmp_path / "gpu" / "rots" / "__init__.py").write_text("")
+    subprocess.run([*git, "mv", "gpu/rots_helper.py", "gpu/rots/helper.py"], check=True)
+    subprocess.run([*git, "mv", "gpu/ran.py", "gpu/rots/ran.py"], check=True)
+    ran = tmp_path / "gpu" / "rots" / "ran.py"
+    ran.write_text("from . import helper\nfrom .helper import Y\nX = helper.f(Y)\n" + body)
+    subprocess.run([*git, "add", "-A"], check=True)
+    assert stale_figures.stale_reasons(name) == []
+    ran.write_text("from .. import other as helper\nfrom .helper import Y\nX = helper.f(Y)\n" + body)
+    assert stale_figures.stale_reasons(name) == [f"gpu/ran.py changed after {commit} (now gpu/rots/ran.py)"]
+    ran.write_text("from . import helper\nfrom .helper import Y\nX = helper.f(Y) + 1\n" + body)
+    assert stale_figures.stale_reasons(name) == [f"gpu/ran.py changed after {commit} (now gpu/rots/ran.py)"]
+
+
 def test_readme_is_short_and_its_links_into_docs_resolve():
     readme = (ROOT / "README.md").read_text()
     assert len(readme.splitlines()) <= 150
