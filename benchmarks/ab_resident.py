@@ -27,15 +27,16 @@ from lsbench.search.tabu import RobustTabuSearch
 
 
 def load_tree(path, tag):
-    """The tree's resident Ro-TS host module (gpu/rots_engine.py, or gpu/resident.py in trees
-    before the split), its package imported as gpu_<tag>."""
+    """The tree's resident Ro-TS host module (gpu/engine/rots/host.py; gpu/rots_engine.py or
+    gpu/resident.py in older trees), its package imported as gpu_<tag>."""
     name = f"gpu_{tag}"
     spec = importlib.util.spec_from_file_location(name, os.path.join(path, "gpu", "__init__.py"),
                                                   submodule_search_locations=[os.path.join(path, "gpu")])
     package = importlib.util.module_from_spec(spec)
     sys.modules[name] = package
     spec.loader.exec_module(package)
-    module = "rots_engine" if os.path.exists(os.path.join(path, "gpu", "rots_engine.py")) else "resident"
+    module = next(m for m, file in (("engine.rots.host", "engine/rots/host.py"), ("rots_engine", "rots_engine.py"),
+                                    ("resident", "resident.py")) if os.path.exists(os.path.join(path, "gpu", file)))
     return importlib.import_module(f"{name}.{module}")
 
 

@@ -14,7 +14,7 @@ import time
 from common import write_result
 from numba import cuda
 
-from lsbench.gpu.makespan import makespan_flowtime
+from lsbench.gpu.solution.makespan import makespan_flowtime
 from lsbench import instances as registry
 from lsbench import rng
 from lsbench.problems.pfsp import schedule_objectives

@@ -79,7 +79,7 @@ def main():
     ap.add_argument("--out")
     args = ap.parse_args()
     from numba import cuda
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.engine.rots.host import ResidentRots
     p = registry.load(args.instance, None, args.data_dir)
     prm = RobustTabuSearch().params(p)
     out = {"instance": args.instance, "n": p.n, "params": prm}

@@ -51,7 +51,7 @@ def same(a, b):
 
 
 def bench_case(spec, seed, repeats, threads):
-    from lsbench.gpu.whole_gpu_tabu import WholeGpuTabu
+    from lsbench.gpu.engine.whole_gpu_tabu import WholeGpuTabu
     kind, name, nb_name, cpu_it, gpu_it = spec.split(":")
     cpu_it, gpu_it = int(cpu_it), int(gpu_it)
     p = registry.load(name, kind)
@@ -97,7 +97,7 @@ def searcher(engine):
 
 def scaling(cases, counts, seconds, repeats, seed, threads, check):
     """Aggregate it/s of K searches for each K (see the module docstring)."""
-    from lsbench.gpu.whole_gpu_tabu import WholeGpuTabu
+    from lsbench.gpu.engine.whole_gpu_tabu import WholeGpuTabu
     rows = []
     for spec in cases.split(","):
         kind, name, nb_name, *cap = spec.split(":")
@@ -105,7 +105,7 @@ def scaling(cases, counts, seconds, repeats, seed, threads, check):
         nb = p.neighbourhood(nb_name)
         ks = [k for k in counts if not cap or k <= int(cap[0])]
         if kind == "pfsp":
-            from lsbench.gpu.resident_pfsp import ResidentPfspTabu
+            from lsbench.gpu.engine.resident_pfsp import ResidentPfspTabu
             engines = {k: ResidentPfspTabu(p, TabuSearch().params(nb), threads=threads or 256) for k in ks}
         elif kind == "tsp":  # what `--backend gpu-resident` runs: on chip from one search an SM, else the matrix
             from lsbench.gpu.engine.local_search import ResidentLocalSearchEngine

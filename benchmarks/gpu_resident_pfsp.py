@@ -6,7 +6,7 @@ Both sides minimise the makespan with Taillard's acceleration over the whole ins
 neighbourhood (n(n-1) moves per iteration):
 - CPU one core: `--backend cpu` (Numba, one thread), the same TabuSearch loop a user runs;
 - CPU all cores: `--backend cpu-parallel` (the neighbourhood over all cores), for reference;
-- GPU: `--backend gpu-resident` (gpu/resident_pfsp.py), one search over the whole GPU, for
+- GPU: `--backend gpu-resident` (gpu/engine/resident_pfsp.py), one search over the whole GPU, for
   several block sizes.
 Iterations/s are medians of repeats after a warm-up (JIT compile). A trajectory check compares the
 GPU search with the CPU one-core search of the same seed over the CPU run's iterations.
@@ -42,7 +42,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out")
     args = ap.parse_args()
-    from lsbench.gpu.resident_pfsp import ResidentPfspTabu
+    from lsbench.gpu.engine.resident_pfsp import ResidentPfspTabu
 
     p = registry.load(args.instance)
     nb = p.neighbourhood("insertion")

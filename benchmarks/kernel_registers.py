@@ -4,7 +4,7 @@
         [--registers 64] [--cc 9.0] [--sass DIR] [--out DIR]
 
 Each shape is threads per block, `q` for the queue (persistent grid) variant; the kernel is built
-from gpu/rots_plan.py and gpu/rots_kernel.py as the engine builds it (every table on chip where it
+from gpu/engine/rots/plan.py and gpu/engine/rots/kernel.py as the engine builds it (every table on chip where it
 fits in the shape's shared memory: one block an SM at 1024 threads, two at 512), compiled to PTX
 by Numba-CUDA and to SASS by ptxas at the register cap the engine sets (64 for 1024 threads, 64 for
 two 512-thread blocks an SM). Reports ptxas's registers and spill bytes and counts the local-memory
@@ -71,9 +71,9 @@ def kernel_signature(shape, n):
 
 
 def report(problem, threads, queued, registers, cc, sass_dir=None, cluster=1):
-    from lsbench.gpu.rots_shape import LARGE_QUEUE_SUBCHUNK, blocks_an_sm
-    from lsbench.gpu.rots_kernel import kernel_for
-    from lsbench.gpu.rots_plan import plan
+    from lsbench.gpu.engine.rots.shape import LARGE_QUEUE_SUBCHUNK, blocks_an_sm
+    from lsbench.gpu.engine.rots.kernel import kernel_for
+    from lsbench.gpu.engine.rots.plan import plan
     per_sm = 1024 // threads
     if per_sm == 1 or cluster > 1:  # the engine's one block an SM: every byte a block may opt in to (Hopper: 227 KB)
         shared = HOPPER_BLOCK_SHARED

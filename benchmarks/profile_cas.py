@@ -1,6 +1,6 @@
 """Where a cas generation's time goes with --backend gpu-resident: with the colony on the host
 (colony_batch each generation: the host's pheromone update and seeds, the device's ant
-construction, start states and tabu search), then the whole loop on the device (gpu/colony.py).
+construction, start states and tabu search), then the whole loop on the device (gpu/engine/colony.py).
 
     python benchmarks/profile_cas.py tai80b [generations [LANES [THREADS REGISTERS]]]
 (LANES per O(n) recomputation, 0: the default; THREADS per block with REGISTERS per thread)
@@ -18,8 +18,8 @@ from numba import cuda
 
 from common import median_of, timed
 
-from lsbench.gpu.colony import run_generations
-from lsbench.gpu.rots_engine import ResidentRots
+from lsbench.gpu.engine.colony import run_generations
+from lsbench.gpu.engine.rots.host import ResidentRots
 from lsbench import instances as registry
 from lsbench import rng
 from lsbench.engines.cas import CunningAntSystem, draw_seeds, update_pheromone

@@ -4,7 +4,7 @@
 """
 import sys
 
-from lsbench.gpu.rots_engine import ResidentRots
+from lsbench.gpu.engine.rots.host import ResidentRots
 from lsbench import instances as registry
 from lsbench.interfaces import Stop
 from lsbench.search.tabu import RobustTabuSearch

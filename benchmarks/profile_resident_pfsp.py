@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from lsbench.gpu.resident_pfsp import ResidentPfspTabu  # noqa: E402
+from lsbench.gpu.engine.resident_pfsp import ResidentPfspTabu  # noqa: E402
 from lsbench import instances as registry  # noqa: E402
 from lsbench.interfaces import Stop  # noqa: E402
 from lsbench.search.tabu import TabuSearch  # noqa: E402

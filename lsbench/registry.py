@@ -23,24 +23,24 @@ GPU_BACKENDS = {"gpu", "gpu-resident"}  # the backends that need a CUDA GPU on t
 EVALUATORS = {
     "cpu": "lsbench.backends.cpu:CpuEvaluator",
     "cpu-parallel": "lsbench.backends.cpu:CpuParallelEvaluator",
-    "gpu": "lsbench.gpu.evaluator:GpuEvaluator",
+    "gpu": "lsbench.gpu.iteration.evaluator:GpuEvaluator",
     "cow": "lsbench.hpc.cow:CowEvaluator",
     "grid": "lsbench.hpc.dask_grid:DaskGridEvaluator",
 }
 SEARCHES_OVER_EVALUATORS = ("tabu", "rots", "hc", "pls")
 ENGINES = {
-    ("rots", "gpu-resident"): "lsbench.gpu.rots_engine:ResidentRotsEngine",
-    ("tabu", "gpu-resident"): {"pfsp": "lsbench.gpu.resident_pfsp:ResidentPfspEngine",
-                               "ppp": "lsbench.gpu.whole_gpu_tabu:WholeGpuTabuEngine"},
+    ("rots", "gpu-resident"): "lsbench.gpu.engine.rots.host:ResidentRotsEngine",
+    ("tabu", "gpu-resident"): {"pfsp": "lsbench.gpu.engine.resident_pfsp:ResidentPfspEngine",
+                               "ppp": "lsbench.gpu.engine.whole_gpu_tabu:WholeGpuTabuEngine"},
     ("hc", "gpu-resident"): {},
     ("cas", "cpu"): "lsbench.engines.cas:HostColony",
     ("cas", "cpu-parallel"): "lsbench.engines.cas:ParallelHostColony",
-    ("cas", "gpu-resident"): "lsbench.gpu.colony:DeviceColony",
+    ("cas", "gpu-resident"): "lsbench.gpu.engine.colony:DeviceColony",
     ("ig", "cpu"): "lsbench.engines.iterated_greedy:IteratedGreedyEngine",
     ("ig", "cpu-parallel"): "lsbench.engines.iterated_greedy:ParallelIteratedGreedyEngine",
-    ("ig", "gpu-resident"): "lsbench.gpu.iterated_greedy:DeviceIteratedGreedyEngine",
+    ("ig", "gpu-resident"): "lsbench.gpu.engine.iterated_greedy:DeviceIteratedGreedyEngine",
     ("sample", "cpu"): "lsbench.engines.sampling:SamplingEngine",
-    ("sample", "gpu"): "lsbench.gpu.sampling:SolutionLevelEngine",
+    ("sample", "gpu"): "lsbench.gpu.solution.sampling:SolutionLevelEngine",
 }
 # these run on the resident local search engine for every other problem with a device adapter
 # (lsbench.gpu.adapters.ADAPTERS)

@@ -64,7 +64,7 @@ def test_gpu_trajectory_equals_cpu(instance, algorithm, nb, params):
 
 
 def test_thread_control_recovers_from_failing_launches():
-    from lsbench.gpu.launch import ThreadControl
+    from lsbench.gpu.runtime.launch import ThreadControl
     failing = set(ThreadControl(45).candidates[:2])  # the first configurations it would try
 
     def hook(config):
@@ -88,8 +88,8 @@ def test_thread_control_recovers_from_failing_launches():
 
 
 def test_thread_control_gives_up_with_a_clear_error_when_nothing_launches():
-    from lsbench.gpu.launch import LaunchFailure, ThreadControl
-    from lsbench.gpu.kernels import tsp_swap_kernel
+    from lsbench.gpu.runtime.launch import LaunchFailure, ThreadControl
+    from lsbench.gpu.iteration.kernels import tsp_swap_kernel
 
     def hook(config):
         raise RuntimeError("no resources")
@@ -125,7 +125,7 @@ def test_fuse_parameter_from_the_command_line(tmp_path):
 
 @pytest.mark.parametrize("instance", ["ta001", "rnd-pfsp-9x4-2"])
 def test_solution_level_wavefront_equals_cpu_for_every_thread_count(instance):
-    from lsbench.gpu.makespan import makespan_flowtime
+    from lsbench.gpu.solution.makespan import makespan_flowtime
     from lsbench import instances as registry
     from lsbench import rng
     from lsbench.problems.pfsp import schedule_objectives
@@ -170,7 +170,7 @@ def test_resident_rots_blocks_of_any_warp_count_with_the_swaps_own_entries_on_a_
     """Three or four warps on tai12a: the swap's own entries (p, tabu list, corners) go to the first
     thread of a warp with no row or column to swap, and the simulator's tree minimum takes a block
     that is no power of two (96 threads lost a warp's keys before)."""
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.engine.rots.host import ResidentRots
     from lsbench import instances as registry
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -185,7 +185,7 @@ def test_resident_rots_blocks_of_any_warp_count_with_the_swaps_own_entries_on_a_
 def test_resident_rots_follows_the_cpu_trajectory_on_tai12a(max_registers):
     """Uncapped, the kernel draws the tenures with a high-word product; capped at 64 registers a
     thread, with the division: both give the CPU's tenures."""
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.engine.rots.host import ResidentRots
     from lsbench import instances as registry
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -201,8 +201,8 @@ def test_resident_rots_with_64_bit_deltas_in_global_memory_and_several_searches(
     """Large flows and distances need 64-bit move costs; the table in global memory (large n) is
     forced here on a small instance (every table off chip); two searches run as two blocks, each its
     own CPU trajectory."""
-    from lsbench.gpu.rots_engine import ResidentRots
-    from lsbench.gpu.rots_plan import ON_CHIP
+    from lsbench.gpu.engine.rots.host import ResidentRots
+    from lsbench.gpu.engine.rots.plan import ON_CHIP
     from lsbench.problems.qap import QAP
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -220,7 +220,7 @@ def test_resident_rots_in_the_symmetric_form_with_diagonals_and_a_shifted_clock(
     """One matrix symmetric (the kernel folds the other into b + b^T or a + a^T), both with
     diagonals; the 32-bit tabu clock is shifted back every few iterations here (every 2^30 in real
     runs): each search is still exactly its CPU trajectory."""
-    import lsbench.gpu.rots_engine as resident
+    import lsbench.gpu.engine.rots.host as resident
     from lsbench.problems.qap import QAP
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -241,7 +241,7 @@ def test_resident_rots_aspiration_horizon_short_or_beyond_the_32_bit_clock_follo
     """The kernel keeps the aspiration horizon it - aspiration in 32 bits, clamped once a chunk:
     a short horizon (many moves aspirated by age) and one beyond the 32-bit clock (none ever) give
     exactly the CPU's searches, over several chunks."""
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.engine.rots.host import ResidentRots
     from lsbench import instances as registry
     from lsbench.registry import get_evaluator
     from lsbench.interfaces import Stop
@@ -262,7 +262,7 @@ def test_resident_rots_dp4a_lane_sums_read_only_used_words_and_add_up_in_any_spl
     without the kept row sum, rows padded to 16 bytes. The kernel's padding is zero; here the bytes
     after n in the last used word are (a dp4a reads whole words), the whole words past it junk that
     a correct sum never reads."""
-    from lsbench.gpu.rots_device import _unrolled_packed_lane_sum
+    from lsbench.gpu.engine.rots.device_functions import _unrolled_packed_lane_sum
 
     def dp4a(a, b, c):
         a, b = int(a), int(b)
@@ -292,7 +292,7 @@ def test_resident_rots_dp4a_lane_sums_read_only_used_words_and_add_up_in_any_spl
 
 def test_resident_rots_with_cube_tenures_follows_the_cpu():
     """tenure_cube = T: the kernel draws floor(T u^3) from the same stream words as the CPU."""
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.engine.rots.host import ResidentRots
     from lsbench import instances as registry
     from lsbench.registry import get_evaluator
     from lsbench.interfaces import Stop
@@ -313,7 +313,7 @@ def test_resident_rots_with_more_searches_than_blocks_queues_them_and_each_follo
     the queue, each search's next item once its last has ended, the state carried through global memory between them.
     Five searches, chunks of 5 (sub-chunks of 2, 2, 1) -- each is exactly its CPU trajectory, also
     the two that stop at the target in the middle of a chunk, whose later items return at once."""
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.engine.rots.host import ResidentRots
     from lsbench import instances as registry
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -343,7 +343,8 @@ def test_resident_rots_queue_ring_tags_start_afresh_and_each_search_still_follow
     """The ring's tags count the sub-chunks launched (31 bits); at the limit the host clears the ring
     and counts from 0 again between two chunks (here after every 7 sub-chunks): nothing else changes."""
     from lsbench import instances as registry
-    from lsbench.gpu import chunks, rots_engine
+    from lsbench.gpu.engine.rots import host as rots_engine
+    from lsbench.gpu.runtime import chunks
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     monkeypatch.setattr(chunks, "RING_TAG_LIMIT", 7)
@@ -362,8 +363,9 @@ def test_resident_rots_queue_wait_is_bounded_and_ends_the_run_with_one_error(mon
     the run fails with one error instead of hanging."""
     from lsbench import instances as registry
     from lsbench.errors import LsbenchError
-    from lsbench.gpu import chunks, rots_kernel
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.engine.rots import kernel as rots_kernel
+    from lsbench.gpu.runtime import chunks
+    from lsbench.gpu.engine.rots.host import ResidentRots
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     monkeypatch.setattr(chunks, "WAIT_SPINS", 20)
@@ -383,7 +385,7 @@ def test_resident_rots_restarts_stagnant_searches_from_the_elite_reproducibly_an
     solution (or a child of two) at a chunk boundary, the kernel rebuilds them (FRESH = 2) and keeps each search's best.
     The same seeds give the same run; every best is its solution's cost; trajectories only improve;
     with a target the run ends as soon as any search reaches it."""
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.engine.rots.host import ResidentRots
     from lsbench.problems.qap import qap_costs
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -426,7 +428,7 @@ def test_resident_rots_restarts_that_forget_a_best_leave_the_run_each_searchs_re
     each result still reports the search's record, its solution at that cost, and a trajectory
     that only improves; a search that never forgets ends at the kernel's best; the same seeds give
     the same walks."""
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.engine.rots.host import ResidentRots
     from lsbench.problems.qap import qap_costs
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -476,7 +478,7 @@ def test_resident_rots_restart_from_a_solution_better_than_its_best_keeps_that_w
     """A restart (FRESH = 2) from a start better than the search's best: every thread writes its
     part of the new best solution (a thread that read the best after thread 0 lowered it once
     skipped its part, leaving a mix of two permutations)."""
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.engine.rots.host import ResidentRots
     from lsbench.problems.qap import qap_costs
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -533,7 +535,7 @@ def test_resident_pfsp_tabu_follows_the_cpu_trajectory(threads, searches, persis
     block each under the simulator, whose blocks run one after another), the searches reaching a
     target at different iterations (a finished search's blocks keep meeting the grid barrier):
     each exactly the CPU search with its seed."""
-    from lsbench.gpu.resident_pfsp import ResidentPfspTabu
+    from lsbench.gpu.engine.resident_pfsp import ResidentPfspTabu
     from lsbench.problems.pfsp import PFSP
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import TabuSearch
@@ -610,7 +612,7 @@ def test_resident_grid_tabu_follows_the_cpu_trajectory(instance, nb, params, blo
     (PPP), random tenures from the stream, chunks of three launches; K searches in lockstep (each
     with its own state double-buffered in WORK) or taking sub-chunks from a queue (state carried
     between items and launches): each search is exactly the CPU search with its seed."""
-    from lsbench.gpu.whole_gpu_tabu import WholeGpuTabu
+    from lsbench.gpu.engine.whole_gpu_tabu import WholeGpuTabu
     from lsbench import instances as registry
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import TabuSearch
@@ -675,7 +677,7 @@ def test_resident_tabu_refuses_searches_whose_tabu_memories_do_not_fit(tmp_path,
                                                                        neighbourhood):
     """K n x n tabu memories beyond the GPU's free memory: one line naming --searches and the
     sizes, and no record (the simulator has no memory limit, so the free figure is set low)."""
-    from lsbench.gpu import chunks
+    from lsbench.gpu.runtime import chunks
     from lsbench.errors import LsbenchError
     n = 14 if problem == "tsp" else 7
     free = 8 * n * n * 3  # room for 3 memories, less the 10 % kept spare: 2 fit, 3 do not
@@ -727,12 +729,12 @@ def test_cas_with_its_tabu_local_searches_on_the_gpu_equals_cas_on_the_cpu(tmp_p
 @pytest.mark.long
 def test_cas_colony_on_a_queue_of_fewer_blocks_than_ants_equals_cas_on_the_cpu():
     """Where the ants do not fill the SMs evenly the colony's searches queue for a persistent grid
-    (rots_shape.uneven_grid): 5 ants on 2 blocks, sub-chunks of 2 iterations -- every generation's
+    (gpu/engine/rots/shape.uneven_grid): 5 ants on 2 blocks, sub-chunks of 2 iterations -- every generation's
     ants built and searched as on the CPU, the same best; the rule queues only uneven colonies."""
     from lsbench import instances as registry
-    from lsbench.gpu.colony import DeviceColony
-    from lsbench.gpu.rots_engine import ResidentRots
-    from lsbench.gpu.rots_shape import uneven_grid
+    from lsbench.gpu.engine.colony import DeviceColony
+    from lsbench.gpu.engine.rots.host import ResidentRots
+    from lsbench.gpu.engine.rots.shape import uneven_grid
     from lsbench.engines.cas import CunningAntSystem, HostColony
     from lsbench.interfaces import Stop
     assert [uneven_grid(k, 132) for k in (100, 132, 200, 264, 270, 1000, 1056)] == [0, 0, 132, 0, 132, 132, 0]
@@ -771,12 +773,12 @@ def test_cas_colony_on_the_gpu_stops_at_its_target_in_the_same_generation_as_the
 
 
 def test_cas_colony_kernels_update_tau_and_select_ants_as_the_host():
-    """gpu/colony.py's kernels against lsbench.engines.cas: tau bit for bit (deposits in ant order,
+    """gpu/engine/colony.py's kernels against lsbench.engines.cas: tau bit for bit (deposits in ant order,
     each float64 operation rounded on its own), the donors and both stream states of the next
     generation, children replacing ants where not worse, the first lowest ant as the new best, and
     the stop at the target."""
     from numba import cuda
-    from lsbench.gpu.colony import BEST, DONE, GENS, RING, pheromone_kernel, select_kernel
+    from lsbench.gpu.engine.colony import BEST, DONE, GENS, RING, pheromone_kernel, select_kernel
     from lsbench import rng
     from lsbench.engines.cas import draw_seeds, pheromone_constants, update_pheromone
     gen = np.random.default_rng(4)
@@ -820,7 +822,7 @@ def test_resident_rots_uses_32_bit_move_costs_where_the_tight_bound_allows_and_f
     exceeds 2^31, the real swap costs do not; the kernel keeps 32-bit deltas (intermediate sums wrap,
     final costs exact), though not the one-word class and delta (bound over 2^29), and is still
     exactly the CPU search."""
-    import lsbench.gpu.rots_engine as resident
+    import lsbench.gpu.engine.rots.host as resident
     from lsbench.problems.qap import QAP
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -837,7 +839,7 @@ def test_resident_rots_uses_32_bit_move_costs_where_the_tight_bound_allows_and_f
 
 
 def _clusters():
-    from lsbench.gpu.cluster import supported
+    from lsbench.gpu.runtime.cluster import supported
     return supported()
 
 
@@ -848,7 +850,7 @@ def test_resident_rots_on_a_cluster_of_blocks_follows_the_cpu_trajectory(cluster
     """One search spread over a cluster of blocks (each owns a share of the moves, the keys meet in
     distributed shared memory): two searches, several chunks, each exactly its CPU trajectory, on a
     symmetric instance, a general one and a byte one (dp4a sums)."""
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.engine.rots.host import ResidentRots
     from lsbench import instances as registry
     from lsbench.problems.qap import QAP
     from lsbench.interfaces import Stop
@@ -866,7 +868,7 @@ def test_register_cap_fits_a_block_of_any_warp_count_on_one_sm():
     """A block's warps go round an SM's four schedulers of 16,384 registers each, so the cap
     counts ceil(warps / 4) warps a scheduler, not threads / 4: on an H200, 320 threads at 192
     registers could not launch (the cap 65,536 / 320 allowed 200), nor 448 at 144."""
-    from lsbench.gpu.launch import register_cap
+    from lsbench.gpu.runtime.launch import register_cap
     for per_sm in (1, 2, 4):
         for threads in range(32, 1024 // per_sm + 1, 32):
             cap = register_cap(threads, per_sm)
@@ -884,7 +886,7 @@ def test_register_cap_fits_a_block_of_any_warp_count_on_one_sm():
 def test_resident_rots_on_tai100a_in_blocks_of_no_multiple_of_four_warps_launches_and_follows_the_cpu(threads):
     """`--param block=320 --param cluster=8` on tai100a: its kernel needs more registers than the
     block fits at 65,536 / threads; with the scheduler-wise cap it launches and is the CPU's search."""
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.engine.rots.host import ResidentRots
     from lsbench import instances as registry
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -899,7 +901,7 @@ def test_resident_rots_takes_a_cluster_shape_only_while_every_search_runs_at_onc
     of 16, 15 of 8, 30 of 4, 66 of 2 at once) 8 searches on clusters of 16 would wait for a second
     wave (0.59x the it/s of 7), so they take clusters of 4 on byte matrices, of 8 on wider ones;
     past 66 searches, one block a search."""
-    from lsbench.gpu.rots_shape import CLUSTER_SHAPES, cluster_shape
+    from lsbench.gpu.engine.rots.shape import CLUSTER_SHAPES, cluster_shape
     h200 = {16: 7, 8: 15, 4: 30, 2: 66}.get
     searches = (1, 7, 8, 15, 16, 30, 31, 66, 67)
     assert [cluster_shape(k, h200) for k in searches] == [
@@ -921,8 +923,8 @@ def test_auto_cluster_shape_takes_up_to_four_waves_of_8_blocks_only_where_the_ma
     chip (one wave of each shape); where no cluster holds the move tables, one block a search
     (n = 950: a cluster's move tables do not fit in 227 KB a block)."""
     from lsbench import instances as registry
-    from lsbench.gpu import rots_plan
-    from lsbench.gpu.rots_shape import auto_cluster_shape
+    from lsbench.gpu.engine.rots import plan as rots_plan
+    from lsbench.gpu.engine.rots.shape import auto_cluster_shape
     from lsbench.problems.qap import QAP
     monkeypatch.setattr(rots_plan, "SHUFFLE", True)
     monkeypatch.setattr(rots_plan.config, "ENABLE_CUDASIM", False)  # the device's widths (the simulator: 64 bits)
@@ -944,7 +946,7 @@ def test_byte_matrices_are_the_symmetric_forms_bytes():
     """Cluster shapes depend on it: tai100a's matrices are bytes (dp4a sums), tai100b's are not,
     nor an asymmetric pair (its symmetric form is general) or a negative entry."""
     from lsbench import instances as registry
-    from lsbench.gpu.rots_plan import byte_matrices
+    from lsbench.gpu.engine.rots.plan import byte_matrices
     from lsbench.problems.qap import QAP
     assert byte_matrices(registry.load("tai100a")) and not byte_matrices(registry.load("tai100b"))
     g = np.random.default_rng(5)
@@ -964,9 +966,9 @@ def test_resident_rots_default_shape_for_a_few_searches_runs_them_at_once_and_fo
     """K searches with no shape given: K clusters that the device runs together (the driver's
     count; tai100b's wider matrices take 8 blocks a search for 12), or, where the matrices stay off
     chip (tai256c), 8-block clusters in waves; each search exactly its CPU trajectory."""
-    from lsbench.gpu.launch import clusters_at_once
-    from lsbench.gpu.rots_engine import ResidentRots
-    from lsbench.gpu.rots_shape import auto_cluster_shape
+    from lsbench.gpu.runtime.launch import clusters_at_once
+    from lsbench.gpu.engine.rots.host import ResidentRots
+    from lsbench.gpu.engine.rots.shape import auto_cluster_shape
     from lsbench import instances as registry
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -995,7 +997,7 @@ def _byte_instance():
 def test_resident_rots_on_byte_matrices_follows_the_cpu_trajectory(threads):
     """On a device the O(n) sums of a byte instance take four terms per dp4a; each search is still
     exactly its CPU trajectory (the cluster test runs it on a cluster too)."""
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.engine.rots.host import ResidentRots
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = _byte_instance()
@@ -1013,7 +1015,7 @@ def test_resident_rots_row_chunks_hold_every_move_once_within_its_row_and_fit_th
     """An owner's moves are one run along a row (no row wrap in the O(1) pass): the chunks hold
     every move once, fit the owners with the fewest (odd) moves each, and the kernel's closed form
     finds each row's first chunk."""
-    from lsbench.gpu.rots_plan import chunk_length, chunks_before, row_chunk_table, row_chunks
+    from lsbench.gpu.engine.rots.plan import chunk_length, chunks_before, row_chunk_table, row_chunks
     q = chunk_length(n, owners, cluster)
     table = row_chunk_table(n, q)
     assert len(table) == row_chunks(n, q) and -(-len(table) // cluster) <= owners
@@ -1029,7 +1031,7 @@ def test_resident_rots_row_chunks_hold_every_move_once_within_its_row_and_fit_th
 
 
 def test_resident_rots_default_split_gives_the_recomputing_warps_no_moves_only_where_the_chunks_still_fit():
-    from lsbench.gpu.rots_plan import recomputing_warps
+    from lsbench.gpu.engine.rots.plan import recomputing_warps
     assert recomputing_warps(100, 1024, 197, 1) == 224  # tai100a: 750 chunks of 7 on the other 800 threads
     assert recomputing_warps(80, 1024, 157, 1) == 160
     assert recomputing_warps(100, 512, 197, 1) == 0  # 495 chunks of 11 need more than 288 threads
@@ -1043,7 +1045,7 @@ def test_resident_rots_cluster_plan_recomputes_on_whole_warps_one_lane_a_sum(mon
     192: 1.13x the it/s of every thread doing both on an H200): one warp a block recomputes its 13
     moves, one lane a sum, the other warps own two-move chunks; the row sums go (they need every
     thread recomputing). A split given by the caller stays."""
-    import lsbench.gpu.rots_plan as resident
+    import lsbench.gpu.engine.rots.plan as resident
     from lsbench.problems.qap import QAP
     monkeypatch.setattr(resident.config, "ENABLE_CUDASIM", False)
     monkeypatch.setattr(resident, "SHUFFLE", True)
@@ -1065,7 +1067,7 @@ def test_resident_rots_plan_keeps_bytes_only_where_every_entry_fits_and_dp4a_onl
     stored as bytes and summed by dp4a when both matrices fit on chip; an entry of 256, a negative
     entry or a general instance keeps 16 bits; bytes kept in global memory are summed term by term.
     Class and delta share a word only below 2^29."""
-    import lsbench.gpu.rots_plan as resident
+    import lsbench.gpu.engine.rots.plan as resident
     from lsbench.problems.qap import QAP
     monkeypatch.setattr(resident.config, "ENABLE_CUDASIM", False)
     monkeypatch.setattr(resident, "SHUFFLE", True)
@@ -1094,7 +1096,7 @@ def test_resident_rots_plan_keeps_row_sums_only_where_every_recomputing_block_st
     recomputes (split 0), and on a cluster only where each block recomputes moves touching both
     swapped rows (n - 2 >= blocks): the recomputations store those rows' sums in each block's
     table. Not with recomputing-only warps (measured slower there), nor without dp4a."""
-    import lsbench.gpu.rots_plan as resident
+    import lsbench.gpu.engine.rots.plan as resident
     from lsbench.problems.qap import QAP
     monkeypatch.setattr(resident.config, "ENABLE_CUDASIM", False)
     monkeypatch.setattr(resident, "SHUFFLE", True)
@@ -1116,7 +1118,7 @@ def test_resident_rots_plan_keeps_row_sums_only_where_every_recomputing_block_st
     assert not shape(p12, threads=64, cluster=16, split=0)["row_sums"]  # blocks with no move touching one row
 
 def test_resident_rots_cluster_outside_a_device_is_one_clear_error():
-    from lsbench.gpu.rots_plan import plan
+    from lsbench.gpu.engine.rots.plan import plan
     from lsbench import instances as registry
     from lsbench.errors import LsbenchError
     with pytest.raises(LsbenchError, match="cluster"):
@@ -1130,7 +1132,7 @@ def test_resident_rots_block_too_small_for_a_thread_a_row_is_one_error_line_not_
     """Every row of moves needs an owning thread: `--param block=32` on tai40a (39 rows) looped for
     ever looking for a chunk length; now one error line, exit 2, no record. Without a block, the
     simulator's default takes a thread a row."""
-    import lsbench.gpu.rots_plan as rots_plan
+    import lsbench.gpu.engine.rots.plan as rots_plan
     from lsbench import instances as registry
     out = tmp_path / "never.json"
     r = subprocess.run([sys.executable, "-m", "lsbench", "run", "--instance", "tai40a", "--algorithm", "rots",
@@ -1147,7 +1149,7 @@ def test_resident_rots_block_too_small_for_a_thread_a_row_is_one_error_line_not_
 def test_resident_rots_with_separate_recomputing_and_updating_warps_follows_the_cpu():
     """`split`: the first warp only recomputes the moves touching the last swap, the second only
     updates the others in O(1) (MATA's separate warps); still exactly the CPU search."""
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.engine.rots.host import ResidentRots
     from lsbench import instances as registry
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -1162,7 +1164,7 @@ def test_resident_rots_queue_with_separate_recomputing_warps_follows_the_cpu():
     """The default split on a large instance also runs on the queue's persistent blocks (166
     searches on tai100a): recomputing-only warps and row chunks with the state carried between
     items; every search is still exactly the CPU's."""
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.engine.rots.host import ResidentRots
     from lsbench import instances as registry
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -1179,7 +1181,7 @@ def test_cas_ants_built_on_the_gpu_are_the_cpu_ants_after_the_same_local_search(
     """colony_batch: ant_kernel builds each ant from its donor, a random pheromone matrix and its own
     stream (the CPU's construct, float64 roulette in the same order), then searches from it; ants
     and costs equal construct_colony followed by the CPU tabu local searches."""
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.engine.rots.host import ResidentRots
     from lsbench import instances as registry
     from lsbench import rng
     from lsbench.engines.cas import construct_colony, draw_seeds, local_search_batch
@@ -1231,7 +1233,7 @@ def _ig_outcome(results):
 
 
 def _ig_both(instance, seeds, iterations, **algorithm):
-    from lsbench.gpu.iterated_greedy import DeviceIteratedGreedyEngine
+    from lsbench.gpu.engine.iterated_greedy import DeviceIteratedGreedyEngine
     from lsbench.instances import load
     from lsbench.interfaces import Stop
     from lsbench.engines.iterated_greedy import IteratedGreedy, IteratedGreedyEngine
@@ -1255,7 +1257,7 @@ def test_resident_rots_past_one_search_per_sm_runs_full_waves_or_a_queue_that_ba
     """spread: one block a search up to one search per SM (a large instance); beyond, full waves of
     what runs at once, else a queue for every slot, so that no SM ends a chunk holding fewer searches
     than the others (200 searches on 132 SMs of two blocks each)."""
-    from lsbench.gpu.rots_shape import spread
+    from lsbench.gpu.engine.rots.shape import spread
     large = [spread(k, 132, 2, True) for k in (66, 132, 133, 200, 240, 264, 300, 528, 600, 1056, 4096)]
     assert large == [(False, 0), (False, 0), (False, 264), (False, 264), (False, 0), (False, 0), (False, 264),
                      (True, 0), (False, 264), (True, 0), (True, 0)]
@@ -1267,7 +1269,7 @@ def test_resident_rots_takes_two_blocks_an_sm_from_one_and_a_half_searches_an_sm
     """Below 1.5 searches an SM (1.75 from n = 100) a two-per-SM queue would hold more blocks than
     searches and leave SMs idle at random: one 1024-thread block an SM then, as where two blocks do
     not fit."""
-    from lsbench.gpu.rots_shape import blocks_per_sm
+    from lsbench.gpu.engine.rots.shape import blocks_per_sm
     assert [blocks_per_sm(k, 132, True, True) for k in (1, 132, 150, 197, 198, 200, 264, 1056)] == [1, 1, 1, 1, 2, 2, 2, 2]
     assert [blocks_per_sm(k, 132, True, True, 80) for k in (197, 198, 200)] == [1, 2, 2]  # tai80a
     assert [blocks_per_sm(k, 132, True, True, 100) for k in (198, 200, 230, 231, 264)] == [1, 1, 1, 2, 2]  # tai100a
@@ -1282,8 +1284,8 @@ def test_resident_rots_queued_chunk_ends_with_few_idle_blocks():
     allow (within the records): 166 searches on 132 blocks take 58 items (9,628 items, 8 idle slots
     in 73 rounds), not 48 (84 idle in 61). With no more searches than blocks every search runs
     without a break: 48."""
-    from lsbench.gpu.chunks import IMPROVEMENT_CAP, rows_within_budget
-    from lsbench.gpu.rots_shape import QUEUE_ITEMS_A_CHUNK, queue_chunk
+    from lsbench.gpu.runtime.chunks import IMPROVEMENT_CAP, rows_within_budget
+    from lsbench.gpu.engine.rots.shape import QUEUE_ITEMS_A_CHUNK, queue_chunk
     assert QUEUE_ITEMS_A_CHUNK == 48
     assert queue_chunk(166, 132, 512) == 58 * 512
     assert queue_chunk(140, 132, 512) == 49 * 512  # 6,860 items, 4 idle slots in 52 rounds
@@ -1306,7 +1308,7 @@ def test_record_rows_lets_chunks_of_few_searches_grow_within_the_records_budget(
     """The improvement records bound a Ro-TS chunk: a power of two from IMPROVEMENT_CAP to
     LONGEST_CHUNK rows, never more rows than RECORD_BYTES hold for K searches above the cap, and
     fewer rows as K grows (one search 65,536; 132 searches 32,768; 1,056 and more the cap)."""
-    from lsbench.gpu.chunks import IMPROVEMENT_CAP, LONGEST_CHUNK, RECORD_BYTES, record_rows
+    from lsbench.gpu.runtime.chunks import IMPROVEMENT_CAP, LONGEST_CHUNK, RECORD_BYTES, record_rows
     assert [record_rows(k) for k in (1, 132, 264, 1056, 4096)] == [65536, 32768, 16384, 4096, 4096]
     last = LONGEST_CHUNK
     for k in range(1, 5000):
@@ -1322,8 +1324,8 @@ def test_resident_rots_chunks_grow_past_the_old_cap_and_follow_the_cpu():
     iterations (fewer than 100,000 / 4,096 chunks), and the search is still exactly the CPU's;
     with restarts the chunks stay at 4,096 (the restarts' iterations as before)."""
     from lsbench import instances as registry
-    from lsbench.gpu.chunks import IMPROVEMENT_CAP
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.runtime.chunks import IMPROVEMENT_CAP
+    from lsbench.gpu.engine.rots.host import ResidentRots
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
     p = registry.load("tai100a")
@@ -1344,7 +1346,7 @@ def test_resident_rots_two_blocks_an_sm_in_waves_or_a_queue_each_search_follows_
     two an SM, in two full waves (4 searches an SM) or on a queue of two blocks an SM (1.5 searches
     an SM); searches of both waves, and queued ones, are exactly the CPU's."""
     from numba import cuda
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.engine.rots.host import ResidentRots
     from lsbench.problems.qap import QAP
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -1372,7 +1374,7 @@ def test_resident_rots_on_tai100a_at_the_engines_shapes_follows_the_cpu(per_sm):
     (three sums: the row sums S_i that every swap updates in O(1)), over thousands of swaps and
     several chunks; searches of the first and last blocks are exactly the CPU's."""
     from numba import cuda
-    from lsbench.gpu.rots_engine import ResidentRots
+    from lsbench.gpu.engine.rots.host import ResidentRots
     from lsbench import instances as registry
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import RobustTabuSearch
@@ -1395,8 +1397,8 @@ def test_resident_rots_cas_colony_queue_keeps_short_items():
     items would split into a few with a long last round. The searches' own queue (more searches than
     blocks) takes 512."""
     from numba import cuda
-    from lsbench.gpu.rots_engine import ResidentRots
-    from lsbench.gpu.rots_shape import LARGE_QUEUE_SUBCHUNK, UNEVEN
+    from lsbench.gpu.engine.rots.host import ResidentRots
+    from lsbench.gpu.engine.rots.shape import LARGE_QUEUE_SUBCHUNK, UNEVEN
     from lsbench import instances as registry
     sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
     p = registry.load("tai100a")

@@ -25,7 +25,7 @@ def test_every_module_imports_only_from_its_layer_or_below():
 @pytest.mark.parametrize("where, line", [
     ("lsbench/interfaces.py", "from .search.common import Trajectory\n"),  # foundations -> searches
     ("lsbench/search/tabu.py", "    from ..backends.cpu import CpuEvaluator\n"),  # inside a function
-    ("gpu/chunks.py", "from lsbench.runner import run\n"),  # engines -> runner
+    ("gpu/runtime/chunks.py", "from lsbench.runner import run\n"),  # engines -> runner
 ])
 def test_a_deliberate_upward_import_in_a_copy_of_the_tree_fails_the_check(tmp_path, where, line):
     for folder in ("lsbench", "gpu", "hpc"):

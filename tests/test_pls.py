@@ -48,7 +48,7 @@ def test_archive_after_any_insertions_is_the_non_dominated_subset_of_what_was_in
 def test_device_filter_equals_the_host_filter(members, batch, accept):
     """Candidates over several blocks and archive tiles (the simulator's blocks are 32 threads)."""
     from numba import cuda
-    from lsbench.gpu.archive import DeviceArchive
+    from lsbench.gpu.iteration.archive import DeviceArchive
     front = np.array(brute_front([tuple(v) for v in members]), dtype=np.int64)
     rows = np.array(batch, dtype=np.int64)
     current = front[0]

@@ -183,7 +183,7 @@ def test_every_problems_adapter_follows_the_cpu_search(tmp_path, kind, nb_name, 
 
 def test_more_searches_than_blocks_take_ready_items_from_the_shared_queue_and_follow_the_cpu():
     """Three searches on one persistent block: chunks of 7 iterations are 4 sub-chunks a search, the
-    ring (gpu/chunks.ItemQueue) grows to hold them and keeps its counts across chunks; each search
+    ring (gpu/runtime/chunks.ItemQueue) grows to hold them and keeps its counts across chunks; each search
     is still the CPU search with its seed."""
     from lsbench.gpu.adapters import adapter_for
     from lsbench.gpu.engine.local_search import ResidentLocalSearch
@@ -201,7 +201,7 @@ def test_a_queue_wait_that_runs_out_ends_the_local_search_run_with_one_error(mon
     """A queue item that never becomes ready (the host's count of the items taken set two short, so
     that the first pop waits for a ring entry no item hands on) stops waiting after WAIT_SPINS, and
     the run fails with one error instead of hanging."""
-    from lsbench.gpu import chunks
+    from lsbench.gpu.runtime import chunks
     from lsbench.gpu.adapters import adapter_for
     from lsbench.gpu.engine.local_search import ResidentLocalSearch
     monkeypatch.setattr(chunks, "WAIT_SPINS", 20)

@@ -122,7 +122,7 @@ def test_the_installed_distribution_has_one_import_name(tmp_path):
     for name in ("gpu", "hpc"):
         r = python(f"import {name}")
         assert r.returncode != 0 and f"No module named '{name}'" in r.stderr
-    r = python("import lsbench, lsbench.gpu, lsbench.hpc, lsbench.gpu.evaluator, lsbench.hpc.cow; "
+    r = python("import lsbench, lsbench.gpu, lsbench.hpc, lsbench.gpu.iteration.evaluator, lsbench.hpc.cow; "
                "print(lsbench.gpu.__file__); print(lsbench.hpc.__file__)")
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == [str(target / "lsbench" / "gpu" / "__init__.py"),

@@ -13,7 +13,7 @@ from lsbench.neighborhoods import hamming_count
 from lsbench.problems.ppp import PENALTY
 
 from .. import device as dv
-from ..whole_gpu_tabu import flip_indices
+from ..engine.whole_gpu_tabu import flip_indices
 from .numbered_moves import make_scan
 
 

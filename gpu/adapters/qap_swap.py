@@ -1,6 +1,6 @@
 """The QAP swap adapter of the resident local search engine (gpu/engine/local_search.py): hill
 climbing and tabu search on any QAP instance, the matrices in global memory, each move's O(n) cost
-(Luong et al.'s per-thread delta, `qap_swap_delta`). Ro-TS has its own engine (gpu/rots_kernel.py).
+(Luong et al.'s per-thread delta, `qap_swap_delta`). Ro-TS has its own engine (gpu/engine/rots/kernel.py).
 
 Tabu attribute (lsbench.problems.qap.facility_swap_tabu_*): expiry[r, location] per search; swap
 (r, t) is tabu while both facilities would go back to locations still forbidden to them.

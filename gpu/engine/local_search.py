@@ -2,7 +2,7 @@
 a problem's device adapter (gpu/adapters/).
 
 The engine owns the search: a persistent grid whose blocks take (search, sub-chunk) items from a
-queue (gpu/chunks.py), one block a search at a time, the search's state in global memory between
+queue (gpu/runtime/chunks.py), one block a search at a time, the search's state in global memory between
 items; per iteration the adapter's scan gives each thread its best move under the rule, a block
 reduction picks the search's move, then hill climbing moves while it improves and restarts from a
 random solution at a local optimum (`lsbench.search.hill_climbing`), tabu search draws the tenure,
@@ -29,11 +29,11 @@ from lsbench.errors import LsbenchError
 from .. import device as dv
 from ..adapters import adapter_for
 from .. import device_name, require
-from ..chunks import (IMPROVEMENT_CAP, NO_ASPIRATION, ResidentEngine, chunk_launcher, item_of, pass_on, run_searches,
+from ..runtime.chunks import (IMPROVEMENT_CAP, NO_ASPIRATION, ResidentEngine, chunk_launcher, item_of, pass_on, run_searches,
                       save_search, start_item, tabu_starts, take_item)
-from ..kernels import block_min
-from ..launch import PreparedLauncher, allow_dynamic_shared
-from ..whole_gpu_tabu import WholeGpuTabu, WholeGpuTabuEngine, next_tenure
+from ..iteration.kernels import block_min
+from ..runtime.launch import PreparedLauncher, allow_dynamic_shared
+from .whole_gpu_tabu import WholeGpuTabu, WholeGpuTabuEngine, next_tenure
 
 SIM = config.ENABLE_CUDASIM
 QUEUE_ITEM = 64  # iterations of a search per queue item, at most
@@ -253,7 +253,7 @@ class ResidentLocalSearch:
 
 class ResidentLocalSearchEngine(ResidentEngine):
     """The registry's engine for `--algorithm hc|tabu --backend gpu-resident` where a problem has a
-    device adapter. Tabu search runs the matrix kernel of gpu/whole_gpu_tabu.py on instances without
+    device adapter. Tabu search runs the matrix kernel of gpu/engine/whole_gpu_tabu.py on instances without
     an adapter (explicit or GEO weights, swap), when `blocks` is given, for fewer searches than the
     GPU has SMs (its lockstep spreads one search over many blocks; the adapter's kernel runs one
     block a search), and on neighbourhoods below ONCHIP_FROM_MOVES (measured: eil101's 5,050 moves

@@ -10,7 +10,7 @@ most IT_2OPT iterations (`ls=2opt`).
 The m local searches of a generation are independent (own RNG stream each): `cpu` runs them one
 after another, `cpu-parallel` on all cores, `gpu-resident` as one GPU thread block each (tabu
 local search only; each block also builds its ant, and the whole generation loop runs on the
-device: gpu/colony.py), all with identical results.
+device: gpu/engine/colony.py), all with identical results.
 `iterations` counts local-search iterations over all ants (IT_TOTAL of the paper).
 """
 import copy
@@ -201,7 +201,7 @@ def host_generations(problem, batch, colony, ants, costs, tau, best, best_sol, l
 
 class CunningAntSystem:
     """The colony's rules and parameters; a colony engine (HostColony, ParallelHostColony,
-    lsbench.gpu.colony.DeviceColony) runs its local searches and generations."""
+    lsbench.gpu.engine.colony.DeviceColony) runs its local searches and generations."""
 
     name = "cas"
     problems = ("qap",)

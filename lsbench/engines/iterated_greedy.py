@@ -9,7 +9,7 @@ while one improves) and accepts the result if it is not worse, else with probabi
 T = Tp * sum(p) / (n m 10) (their constant temperature; Tp = 0.4, d = 4 are their tuned values).
 Places tie to the lowest position; the acceptance compares a 53-bit draw of the search's
 SplitMix64 stream with floor(exp(-delta/T) 2^53) from one table (`acceptance_table`), so the CPU
-build and the GPU kernel (gpu/iterated_greedy.py, one warp per search) give the same searches for
+build and the GPU kernel (gpu/engine/iterated_greedy.py, one warp per search) give the same searches for
 the same seeds. K searches run side by side: on one core, on all cores, or on the GPU; the run's
 clock and target are theirs together (a time-to-target run ends at the first search that hits).
 """
@@ -222,7 +222,7 @@ class IteratedGreedyChunks(ChunkedSearches):
 
 class IteratedGreedyEngine(Engine):
     """K iterated greedy searches side by side, in chunks of iterations between clock checks; a
-    subclass runs the chunks (here: compiled, on one core or all cores; gpu/iterated_greedy.py)."""
+    subclass runs the chunks (here: compiled, on one core or all cores; gpu/engine/iterated_greedy.py)."""
 
     name = "cpu"
     problems = ("pfsp",)

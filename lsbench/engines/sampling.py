@@ -2,7 +2,7 @@
 drawn from the run's SplitMix64 stream (lsbench.rng.fill_permutation) and evaluated from scratch,
 the first lowest makespan kept. It is the workload of Bożejko, Smutnicki & Uchroński (ICCS 2009,
 Table 1): the makespan of ONE permutation at a time, on one core here, or with p threads over the
-anti-diagonals of one block on the GPU (gpu/sampling.py, `--backend gpu --param block=p`); the
+anti-diagonals of one block on the GPU (gpu/solution/sampling.py, `--backend gpu --param block=p`); the
 same stream gives the same permutations, so both keep the same best at the same iteration.
 """
 import time

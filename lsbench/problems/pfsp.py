@@ -78,7 +78,7 @@ def _score(objective, cmax, flow, tard, late, w):
 def append_job(pt, due, c, job, flow, tard, late):
     """Append `job` to a schedule whose last job ends at c[machine]: c moves on, and the flow
     time, tardiness and late-job count take in the new job's completion. Plain Python, compiled
-    here for the CPU and in gpu/kernels.py for the GPU: one definition of the schedule."""
+    here for the CPU and in gpu/iteration/kernels.py for the GPU: one definition of the schedule."""
     m = pt.shape[1]
     c[0] += pt[job, 0]
     for j in range(1, m):
@@ -169,7 +169,7 @@ def best_insertion(pt, seq, length, job, e, q):
     """(position, makespan) of the best place for `job` in the partial sequence seq[:length], the
     first (lowest) position among equals: Taillard's acceleration, heads e and tails q of
     seq[:length] (buffers of at least length + 1 rows) then all length + 1 places in O(length m).
-    NEH and the iterated greedy insert with it; gpu/iterated_greedy.py does the same per warp."""
+    NEH and the iterated greedy insert with it; gpu/engine/iterated_greedy.py does the same per warp."""
     m = pt.shape[1]
     fill_heads_and_tails(pt, seq, length, e, q)
     best_c = np.int64(-1)
@@ -249,7 +249,7 @@ def _insertion_makespan_deltas(pt, due, seq, objective, w, current, lo, hi, out)
     seq[i], the heads before position i and the tails after it are unchanged, so only the heads
     after i (moves to the right) and the tails before i (moves to the left) are rebuilt, each fused
     with the evaluation of the insertions it serves. O(n m) per i, no tables per i. The GPU fast
-    path (gpu/resident_pfsp.py) runs the same two sweeps."""
+    path (gpu/engine/resident_pfsp.py) runs the same two sweeps."""
     n = seq.shape[0]
     m = pt.shape[1]
     e, q = heads_and_tails(pt, seq)

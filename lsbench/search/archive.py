@@ -6,7 +6,7 @@ compared with every member): a candidate enters unless a member weakly dominates
 objective, so of two equal vectors the one that came first stays); the members it strictly
 dominates leave. One neighbourhood's candidates are inserted as if one by one, in move order:
 the host does exactly that (`insert_batch`), the GPU computes the same outcome in parallel
-(lsbench.gpu.archive). The outcome is a change: which old positions left and which moves entered
+(lsbench.gpu.iteration.archive). The outcome is a change: which old positions left and which moves entered
 (in move order, with their vectors); members that stay keep their order and entrants are appended.
 """
 import numpy as np
@@ -21,7 +21,7 @@ WIDTH = 3  # objectives per vector (the three-objective flow shop)
 @njit(cache=True, inline="always")
 def weakly_dominates(a0, a1, a2, b0, b1, b2):
     """a is no worse than b in every objective (minimisation). Scalars, so that the GPU filter
-    (lsbench.gpu.archive) compiles this very source for registers and shared memory."""
+    (lsbench.gpu.iteration.archive) compiles this very source for registers and shared memory."""
     return a0 <= b0 and a1 <= b1 and a2 <= b2
 
 

@@ -5,9 +5,9 @@ ends the searches at their target, and lets the engine act at the boundary (rest
 migration).
 
 An engine supplies a ChunkedSearches: how a chunk runs and is read back; run_chunks does the
-rest, the same for every engine (gpu/chunks.py: the STATE layout of the resident local searches;
-gpu/rots_engine.py: the Ro-TS engine's packed buffers; lsbench/engines/iterated_greedy.py: IG on
-the CPU and, through gpu/iterated_greedy.py, on the GPU).
+rest, the same for every engine (gpu/runtime/chunks.py: the STATE layout of the resident local searches;
+gpu/engine/rots/host.py: the Ro-TS engine's packed buffers; lsbench/engines/iterated_greedy.py: IG on
+the CPU and, through gpu/engine/iterated_greedy.py, on the GPU).
 """
 import time
 from abc import ABC, abstractmethod

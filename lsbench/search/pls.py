@@ -11,7 +11,7 @@ run's front (the non-dominated union over restarts) and the search restarts from
 solution, while the budget lasts.
 
 archive=host inserts on the CPU (the paper's CPU archiving); archive=device keeps the archive in
-GPU memory and filters there (lsbench.gpu.archive): the neighbourhood's vectors never come back.
+GPU memory and filters there (lsbench.gpu.iteration.archive): the neighbourhood's vectors never come back.
 Both give the same archive at every iteration. The record's single-objective view (best_objective,
 trajectory) is the weighted sum of the objective vector (PFSP's `weights`), the least over the front.
 """

@@ -161,7 +161,7 @@ def supported():
     """Whether this device runs thread block clusters (compute capability 9.0 or later)."""
     from numba import config
 
-    from . import available
+    from .. import available
     if config.ENABLE_CUDASIM or not available():
         return False
     return cuda.get_current_device().compute_capability >= (9, 0)

@@ -1,6 +1,6 @@
-"""The resident Ro-TS kernel's device functions, one factory per role (gpu/rots_kernel.py puts them
+"""The resident Ro-TS kernel's device functions, one factory per role (gpu/engine/rots/kernel.py puts them
 together): the tenure draws, the moves' keys, the O(n) costs, the swap and a search's start.
-Each factory takes the kernel's constants (gpu/rots_constants.py) and returns inline device
+Each factory takes the kernel's constants (gpu/engine/rots/constants.py) and returns inline device
 functions specialised to them.
 """
 from types import SimpleNamespace
@@ -10,9 +10,9 @@ from numba import cuda
 
 from lsbench import rng
 
-from . import rots_plan
-from .device import mix64, unit_interval
-from .rots_plan import SHUFFLE
+from . import plan as rots_plan
+from ...device import mix64, unit_interval
+from .plan import SHUFFLE
 
 FULL = 0xFFFFFFFF
 U64 = np.uint64  # unsigned indices: no negative-index wraparound code
@@ -27,7 +27,7 @@ def tenure_draws(k):
     """draw_tenures(ten, state, ...): the next move's two tenures, from the stream's next two words."""
     DIVIDE = k.divide
     if SHUFFLE:
-        from .intrinsics import mul_hi_u64
+        from ...runtime.intrinsics import mul_hi_u64
     else:
         mul_hi_u64 = _mul_hi_halves
 
@@ -148,7 +148,7 @@ def costs(k):
     N, THREADS, LANES, GENERAL, DIAG, DP4A, ROW_SUMS = k.n, k.threads, k.lanes, k.general, k.diagonal, k.dp4a, k.row_sums
     ROW_STRIDE, ROW_WORDS, DELTA_NP = k.row_stride, k.row_words, k.delta_np
     if SHUFFLE:
-        from .intrinsics import dp4a
+        from ...runtime.intrinsics import dp4a
 
     @device
     def term(A, AT, bp, bpt, xo, yo, k):
@@ -427,7 +427,7 @@ def _unrolled_packed_lane_sum(words, G, row_sums, chains=1):
     sum kept in that many partial sums, quad by quad in turn, so that a lane's dependent dp4a chains
     are that many times shorter (where registers allow). `row_sums`: all but the row sum S_x (kept
     by the kernel), returning the share less S_x and S_y's share; else all four, returning the share."""
-    from .intrinsics import dp4a, load_quad
+    from ...runtime.intrinsics import dp4a, load_quad
     quads, tail = divmod(words, 4)
     sums = ["p1", "p2", "n2"] + ([] if row_sums else ["n1"])
     lines = ["def lane_sum(Aw, bpw, xw, yw, g):"] + [f"    {name}{c} = np.uint32(0)" for name in sums for c in range(chains)]

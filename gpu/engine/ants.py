@@ -6,7 +6,7 @@ thread per ant, before the generation's local searches, each ant written over it
 import numpy as np
 from numba import cuda
 
-from .device import GOLDEN, mix64, unit_interval
+from ..device import GOLDEN, mix64, unit_interval
 
 U64 = np.uint64
 

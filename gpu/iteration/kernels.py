@@ -8,7 +8,7 @@ from numba import config, cuda
 
 from lsbench.problems import pfsp
 
-from . import device as dv
+from .. import device as dv
 
 MAX_MACHINES = 64   # per-thread completion-time row for PFSP flow time / three objectives
 MAX_DIMENSION = 64  # per-thread neighbour for Weierstrass

@@ -19,12 +19,12 @@ from numba import config, cuda, int32, int64, uint32, uint64
 from lsbench.errors import LsbenchError
 from lsbench.engines.iterated_greedy import (BEST, CHUNK_CAP, CUR, EVALS, IT, NIMP, READY, IteratedGreedyEngine)
 
-from . import device as dv
-from . import device_name, require
-from .intrinsics import warp_min_u32
-from .launch import allow_dynamic_shared
+from .. import device as dv
+from .. import device_name, require
+from ..runtime.intrinsics import warp_min_u32
+from ..runtime.launch import allow_dynamic_shared
 from .resident_pfsp import XBUF, from_left2, warp_sync
-from .rots_plan import shared_bytes_per_block
+from .rots.plan import shared_bytes_per_block
 
 SIM = config.ENABLE_CUDASIM
 WARP = 32

@@ -22,7 +22,7 @@ from numba import config, cuda
 
 from lsbench.search import archive as host_archive
 
-from .device import twin
+from ..device import twin
 
 THREADS = 32 if config.ENABLE_CUDASIM else 256  # threads per block (the simulator runs each as a Python thread)
 MERGE_THREADS = 32 if config.ENABLE_CUDASIM else 1024

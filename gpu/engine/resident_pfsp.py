@@ -26,13 +26,13 @@ from lsbench.errors import LsbenchError
 from lsbench.params import Param
 from lsbench.problems.pfsp import MAKESPAN
 
-from . import device as dv
-from . import device_name, require
-from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, chunk_launcher, item_of, never_tabu,
+from .. import device as dv
+from .. import device_name, require
+from ..runtime.chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, chunk_launcher, item_of, never_tabu,
                      pass_on, run_searches, save_search, start_item, tabu_starts, take_item)
-from .kernels import block_min, key_less
-from .launch import allow_dynamic_shared
-from .rots_plan import shared_bytes_per_block
+from ..iteration.kernels import block_min, key_less
+from ..runtime.launch import allow_dynamic_shared
+from .rots.plan import shared_bytes_per_block
 
 SIM = config.ENABLE_CUDASIM  # the simulator has no warp shuffles: lanes talk through shared memory
 FULL = 0xFFFFFFFF

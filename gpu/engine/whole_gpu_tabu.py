@@ -31,12 +31,12 @@ from numba import config, cuda, int64, uint64
 from lsbench.errors import LsbenchError
 from lsbench.params import Param
 
-from . import device as dv
-from . import device_name, require
-from .chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, chunk_launcher, end_lockstep,
+from .. import device as dv
+from .. import device_name, require
+from ..runtime.chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, chunk_launcher, end_lockstep,
                      item_of, never_tabu, pass_on, read_search, run_searches, save_search, start_item, tabu_starts,
                      take_item, write_search)
-from .kernels import block_min, key_less
+from ..iteration.kernels import block_min, key_less
 
 SIM = config.ENABLE_CUDASIM
 TSP_SWAP, TSP_TWO_OPT = 0, 1
@@ -407,7 +407,7 @@ class WholeGpuTabu:
                 raise LsbenchError(f"--param {name}: must be at least 1, got {value}")
         self.want_blocks = None if blocks is None else int(blocks)
         self.want_persistent = None if persistent is None else int(persistent)
-        from .evaluator import narrow
+        from ..iteration.evaluator import narrow
         if problem.kind == "tsp":
             self.data = (cuda.to_device(narrow(problem.d, 4)),)
         else:

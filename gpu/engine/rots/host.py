@@ -1,5 +1,5 @@
 """K device-resident Ro-TS searches on one GPU (`--algorithm rots --backend gpu-resident`): the
-host side of gpu/rots_kernel.py -- the device data, the named per-search buffers, the chunks of
+host side of gpu/engine/rots/kernel.py -- the device data, the named per-search buffers, the chunks of
 iterations, the improvements read back -- and the Engine the registry runs.
 """
 from dataclasses import dataclass, fields
@@ -18,13 +18,13 @@ from lsbench.search.chunk_loop import ChunkedSearches, ChunkRead, run_chunks
 from lsbench.search.common import ChunkLength
 from lsbench.search.restarts import EliteRestarts
 
-from . import device_name, require
-from .ants import build_ants
-from .chunks import IMPROVEMENT_CAP, ItemQueue, record_rows
-from .launch import PreparedLauncher, clusters_at_once, copy_down, copy_up, register_cap
-from .rots_kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
-from .rots_plan import ON_CHIP, plan, row_chunk_table
-from .rots_shape import (LARGE_QUEUE_SUBCHUNK, UNEVEN, auto_cluster_shape, blocks_an_sm, blocks_per_sm, queue_chunk,
+from ... import device_name, require
+from ..ants import build_ants
+from ...runtime.chunks import IMPROVEMENT_CAP, ItemQueue, record_rows
+from ...runtime.launch import PreparedLauncher, clusters_at_once, copy_down, copy_up, register_cap
+from .kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
+from .plan import ON_CHIP, plan, row_chunk_table
+from .shape import (LARGE_QUEUE_SUBCHUNK, UNEVEN, auto_cluster_shape, blocks_an_sm, blocks_per_sm, queue_chunk,
                          spread, uneven_grid)
 
 
@@ -59,7 +59,7 @@ class SearchBuffers:
     QUEUE: object
     RING: object
     TAU: object
-    FREE: object  # a cas ant's construction (gpu/ants.py): free locations, facilities to place
+    FREE: object  # a cas ant's construction (gpu/engine/ants.py): free locations, facilities to place
     TODO: object
 
     def state_args(self):
@@ -227,7 +227,7 @@ class ResidentRots:
         self.grid = persistent if queued else None
         self.waves = waves
         if auto:
-            from .cluster import supported
+            from ...runtime.cluster import supported
             sms = dev.MULTIPROCESSOR_COUNT
             # (a cas colony takes one block an ant: its short generations were never measured on clusters)
             clustered = cluster is None and large and not queued and not colony and supported()
@@ -255,7 +255,7 @@ class ResidentRots:
         self.kernel = kernel_for(self.shape)
         self.row_chunks = cuda.to_device(row_chunk_table(self.problem.n, self.shape["per_thread"]))
         if self.shape["cluster"] > 1:
-            from .cluster import supported
+            from ...runtime.cluster import supported
             if not supported():
                 raise LsbenchError("--param cluster: thread block clusters need a GPU of compute capability 9.0 or later")
         self.launch = PreparedLauncher(self.kernel, self.shape["cluster"])
@@ -425,7 +425,7 @@ class ResidentRots:
         kept in last_launch (benchmarks/profile_cas.py reruns it)."""
         b = self.buffers(K)
         # the kernel's clock and aspiration horizon are 32-bit: a chunk stays under 2^29 iterations
-        # (rots_kernel.ASPIRE_FLOOR), as every chunk the engine sizes (chunk_cap) does
+        # (kernel.ASPIRE_FLOOR), as every chunk the engine sizes (chunk_cap) does
         assert int(scalars[5]) < 1 << 29, "a gpu-resident rots chunk of 2^29 iterations or more"
         subchunks = -(-int(scalars[5]) // self.shape["subchunk"])
         blocks = self.grid if self.shape["queued"] else K * self.shape["cluster"]
@@ -461,7 +461,7 @@ class ResidentRots:
         down, host_down = _packed({"BEST": ((K,), np.int64), "QUEUE": ((3,), np.int64), "NIMP": ((K,), np.int64),
                                    "DONE": ((K,), np.int64), "BEST_SOL": ((K, n), np.int32)})
         down["QUEUE"].copy_to_device(np.zeros(3, np.int64))
-        # RING: the queue's items in the order they became ready (gpu/chunks.take_item), as long as a
+        # RING: the queue's items in the order they became ready (gpu/runtime/chunks.take_item), as long as a
         # chunk of chunk_cap iterations needs
         ring = K * max(1, -(-self.chunk_cap // self.shape["subchunk"]) - 1) if self.shape["queued"] else 1
         self.queue = ItemQueue(down["QUEUE"], ring, self.stream)
@@ -501,7 +501,7 @@ class ResidentRots:
 
 def tenure_divisor(tenure_min, tenure_max):
     """(span, magic) of the kernel's tenure draw: span = max - min + 1 and floor((2^64 - 1) / span),
-    with which it takes a stream word modulo span without dividing (rots_kernel.draw_tenure)."""
+    with which it takes a stream word modulo span without dividing (kernel.draw_tenure)."""
     span = max(int(tenure_max) - int(tenure_min) + 1, 1)
     return np.uint64(span), np.uint64(((1 << 64) - 1) // span)
 

@@ -18,7 +18,7 @@ One thread block per search, the whole Ro-TS loop on the GPU (Tsutsui & Fujimoto
   aspiration horizon in 32 bits;
 - on a Hopper GPU one search may span a thread block cluster (`cluster`): each block owns a share
   of the moves, recomputed moves go to their owner's shared memory and the warps' keys to every
-  block (distributed shared memory, st.async, gpu/cluster.py), each block waiting on its own
+  block (distributed shared memory, st.async, gpu/runtime/cluster.py), each block waiting on its own
   mbarrier for exactly the bytes it expects;
 - the tenures come from the search's SplitMix64 stream, as in the CPU search.
 K searches (seeds s..s+K-1) run as K blocks, or (QUEUED, more searches than fit at once) on a
@@ -28,17 +28,17 @@ waits for one given search; the state goes through global memory between items; 
 of iterations and reads back only the best values, improvements and, at the end, the best
 solutions. A search starts (or, FRESH = 2, restarts keeping its best) from START. One search gives exactly
 the trajectory of `lsbench run --algorithm rots --backend cpu` with the same seed.
-The shape comes from gpu/rots_plan.py; the host side is gpu/rots_engine.py.
+The shape comes from gpu/engine/rots/plan.py; the host side is gpu/engine/rots/host.py.
 """
 import numpy as np
 from numba import cuda, int32, int64, uint32
 
 from lsbench import rng
 
-from . import rots_device, rots_steps
-from .chunks import item_of, pass_on, take_item
-from .rots_constants import KernelConstants
-from .rots_plan import SHUFFLE
+from . import device_functions as rots_device, steps as rots_steps
+from ...runtime.chunks import item_of, pass_on, take_item
+from .constants import KernelConstants
+from .plan import SHUFFLE
 
 NO_BEST = np.int64(np.iinfo(np.int64).max)
 
@@ -147,7 +147,7 @@ def _kernel(k, draw_tenures, swap, exchange, start_state, tables, moves):
                 current = np.int64(0)
                 init_exchange(bars, tid)
                 cluster_barrier()  # every block of the cluster has started: its shared memory may be written
-                if fresh:  # the first chunk builds its start state from the permutation alone (a cas ant: gpu/ants.py)
+                if fresh:  # the first chunk builds its start state from the permutation alone (a cas ant: gpu/engine/ants.py)
                     current = start_state(Af, AT, BG, ADIAG, BDIAG, ROWCHUNK, p, dl, bp, bpt, Aw, bpw, srow, old, ex, rkey, tid,
                                           rank, np.int32(it0))
                     if tid == 0 and rank == 0:

@@ -1,6 +1,6 @@
 """`--algorithm sample --backend gpu`: Bożejko et al.'s solution level (ICCS 2009, Table 1). One
 block of p threads evaluates the run's random permutations one after another, each by the
-anti-diagonal wavefront of gpu/makespan.py; thread 0 draws each permutation from the run's stream
+anti-diagonal wavefront of gpu/solution/makespan.py; thread 0 draws each permutation from the run's stream
 (the CPU's fill_permutation, compiled for the device), so the permutations, the best and the
 iteration it was found at are lsbench.engines.sampling's on the CPU.
 """
@@ -15,8 +15,8 @@ from lsbench.interfaces import Engine
 from lsbench.params import Param
 from lsbench import rng
 
-from . import device_name
-from .device import fill_permutation
+from .. import device_name
+from ..device import fill_permutation
 from .makespan import MAX_M, wavefront
 
 MAX_N = 1024  # jobs: the permutation sits in shared memory

@@ -1,4 +1,4 @@
-"""The shape of the device-resident Ro-TS kernel for one QAP instance and GPU (gpu/rots_kernel.py).
+"""The shape of the device-resident Ro-TS kernel for one QAP instance and GPU (gpu/engine/rots/kernel.py).
 
 `plan` decides, before anything is compiled: threads per block, blocks per search (a cluster),
 lanes per O(n) recomputation, the integer widths (bytes and dp4a where the matrices fit, a

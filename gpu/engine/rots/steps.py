@@ -1,17 +1,17 @@
-"""The resident Ro-TS kernel's steps (gpu/rots_kernel.py runs them in order, taking its work items
-from the queue every resident engine shares, gpu/chunks.py), one factory per role: a search's
+"""The resident Ro-TS kernel's steps (gpu/engine/rots/kernel.py runs them in order, taking its work items
+from the queue every resident engine shares, gpu/runtime/chunks.py), one factory per role: a search's
 tables in and out of global memory, the moves' pass (the O(n) recomputations of the moves
 touching the last swap and every other move's O(1) update), and the block's (or cluster's)
 minimum key. Each factory takes the kernel's constants
-(gpu/rots_constants.py) and the device functions of gpu/rots_device.py that it uses.
+(gpu/engine/rots/constants.py) and the device functions of gpu/engine/rots/device_functions.py that it uses.
 """
 from types import SimpleNamespace
 
 import numpy as np
 from numba import cuda
 
-from .rots_device import U64, device
-from .rots_plan import SHUFFLE
+from .device_functions import U64, device
+from .plan import SHUFFLE
 
 
 def tables(k, exchange, swap, cost):
@@ -91,7 +91,7 @@ def exchanges(k, draw_tenures):
     THREADS, WARPS, CLUSTER, MOVE_BYTES, HALF_SPAN, NO_KEY = k.threads, k.warps, k.cluster, k.move_bytes, k.half_span, k.no_key
     KEY_ROUNDS, KEYS_LEFT = divmod(CLUSTER * WARPS, 32)  # a cluster's keys: whole rounds of a warp, the rest
     if SHUFFLE:
-        from .intrinsics import warp_min_u32
+        from ...runtime.intrinsics import warp_min_u32
 
     @device
     def warp_min(kb):
@@ -118,9 +118,9 @@ def exchanges(k, draw_tenures):
 
         cluster_min = None
     else:
-        from .cluster import (cluster_store_async, cluster_store_async_generic, cluster_sync, mbarrier_arrive_expect,
+        from ...runtime.cluster import (cluster_store_async, cluster_store_async_generic, cluster_sync, mbarrier_arrive_expect,
                               mbarrier_done, mbarrier_init, mbarrier_init_fence)
-        from .intrinsics import warp_sum
+        from ...runtime.intrinsics import warp_sum
 
         @device
         def put(arr, i, owner, value, bars, phase):

@@ -1,5 +1,5 @@
-"""What the device-resident local searches (gpu/engine/local_search.py, gpu/whole_gpu_tabu.py,
-gpu/resident_pfsp.py) share: each search's state on the device (STATE at a chunk's start and end:
+"""What the device-resident local searches (gpu/engine/local_search.py, gpu/engine/whole_gpu_tabu.py,
+gpu/engine/resident_pfsp.py) share: each search's state on the device (STATE at a chunk's start and end:
 iterations done, current, best, improvements this chunk; the stream state in RNG; WORK/WRNG
 between lockstep steps), the queue of (search, sub-chunk) items, and their side of the host loop
 (lsbench/search/chunk_loop.py): chunks of iterations and the improvements they found, read back
@@ -297,8 +297,8 @@ class ResidentEngine(Engine):
 
 
 class WholeGpuEngine(ResidentEngine):
-    """A resident engine whose subclass `build`s its search object (gpu/resident_pfsp.py,
-    gpu/whole_gpu_tabu.py) from the tabu parameters and the engine's own."""
+    """A resident engine whose subclass `build`s its search object (gpu/engine/resident_pfsp.py,
+    gpu/engine/whole_gpu_tabu.py) from the tabu parameters and the engine's own."""
 
     def __init__(self, problem, neighbourhood, search, params, threads=None):
         self.search = self.build(problem, neighbourhood, search.params(neighbourhood), params)

@@ -8,8 +8,8 @@ device and each generation is four kernels queued on the engine's stream:
   element with the ants' deposits in ant order and explicitly rounded float64 operations (no fused
   multiply-add), so tau is bit for bit the CPU's; it also hands each ant's search its donor and its
   two stream states, which SplitMix64 gives by counter: the colony stream's words g m .. of draw_seeds;
-- `ant_kernel` (gpu/ants.py, one thread per ant): each ant built over its donor;
-- the Ro-TS kernel of gpu/rots_kernel.py, one block per ant, which searches from it;
+- `ant_kernel` (gpu/engine/ants.py, one thread per ant): each ant built over its donor;
+- the Ro-TS kernel of gpu/engine/rots/kernel.py, one block per ant, which searches from it;
 - `select_kernel` (one block): the replacement of ant*_k by its child if not worse, the colony's
   best (first lowest, as np.argmin), and the stop at the target: it clears every search's ACTIVE
   flag, so the generations already queued return at once.
@@ -27,11 +27,11 @@ from lsbench.engines.cas import NO_AGE_ASPIRATION, HostColony, pheromone_constan
 from lsbench.search.chunk_loop import NO_TARGET
 
 from .ants import build_ants
-from .chunks import IMPROVEMENT_CAP
-from .device import GOLDEN, mix64
-from .rots_engine import ResidentRots
-from .rots_shape import UNEVEN
-from .rots_kernel import REBASE_AT
+from ..runtime.chunks import IMPROVEMENT_CAP
+from ..device import GOLDEN, mix64
+from .rots.host import ResidentRots
+from .rots.shape import UNEVEN
+from .rots.kernel import REBASE_AT
 
 AHEAD = 3  # generations queued beyond the last one seen finished
 RING = 64  # generations' bests kept in mapped memory (the host reads them within AHEAD + 1)
@@ -224,7 +224,7 @@ class DeviceColony(HostColony):
     def __init__(self, problem, neighbourhood, search, params, threads=None):
         self.problem, self.search = problem, search
         # a colony of K ants: one wave of up to four blocks per SM where K fills the SMs evenly
-        # (measured faster than the queue for cas), else the queue (rots_shape.uneven_grid)
+        # (measured faster than the queue for cas), else the queue (gpu/engine/rots/shape.uneven_grid)
         self.rots = ResidentRots(problem, {}, threads=params.get("block"), persistent=UNEVEN)
 
     def local_search(self, ants, seeds, costs, prm):

@@ -22,8 +22,9 @@ from lsbench.neighborhoods import index_to_insertion, index_to_pair, index_to_tr
 from lsbench.params import Param
 from lsbench.problems.pfsp import THREE
 
-from . import device_name, kernels, require
-from .launch import ThreadControl
+from . import kernels
+from .. import device_name, require
+from ..runtime.launch import ThreadControl
 
 TABU_KINDS = {"swap@qap": 1, "swap@pfsp": 2, "swap@tsp": 2, "2opt@tsp": 3, "insertion@pfsp": 4,
               "hamming1@ppp": 5, "hamming2@ppp": 5, "hamming3@ppp": 5, "crowns@weierstrass": 0}

@@ -1,13 +1,13 @@
 """The shape of the resident Ro-TS kernel's launch for K searches: a thread block cluster a search,
 one block a search, two blocks an SM, waves, or a queue of (search, sub-chunk) items for a
 persistent grid, and a queued chunk's length; each choice the fastest measured
-(benchmarks/ab_resident.py, benchmarks/gpu_resident.py). ResidentRots._configure (gpu/rots_engine.py)
+(benchmarks/ab_resident.py, benchmarks/gpu_resident.py). ResidentRots._configure (gpu/engine/rots/host.py)
 applies them."""
 from lsbench.errors import LsbenchError
 
-from .chunks import IMPROVEMENT_CAP, rows_within_budget
-from .launch import register_cap
-from .rots_plan import byte_matrices, plan
+from ...runtime.chunks import IMPROVEMENT_CAP, rows_within_budget
+from ...runtime.launch import register_cap
+from .plan import byte_matrices, plan
 
 UNEVEN = "uneven"  # ResidentRots(persistent=UNEVEN): see uneven_grid
 # Past one search per SM, K searches run in waves of the blocks that run at once where the waves

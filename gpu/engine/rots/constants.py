@@ -1,5 +1,5 @@
-"""The compile-time constants of the resident Ro-TS kernel (gpu/rots_kernel.py), derived once from
-its shape (gpu/rots_plan.py). Each factory of gpu/rots_device.py and gpu/rots_steps.py reads the
+"""The compile-time constants of the resident Ro-TS kernel (gpu/engine/rots/kernel.py), derived once from
+its shape (gpu/engine/rots/plan.py). Each factory of gpu/engine/rots/device_functions.py and gpu/engine/rots/steps.py reads the
 ones it needs into locals, which Numba freezes into the device code as constants.
 """
 from dataclasses import dataclass
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import int16, int32, int64, uint8
 
-from .rots_plan import ON_CHIP, SHUFFLE
+from .plan import ON_CHIP, SHUFFLE
 
 
 @dataclass(frozen=True)
