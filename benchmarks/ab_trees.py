@@ -12,7 +12,9 @@ and milliseconds a generation over 100 generations of seed 1 on tai40a (40 ants,
 and tai60b (240 ants; time to target hides a per-generation cost in the few generations it takes);
 iteration-level tabu search on `gpu` with the device-side reduction, rl5915 2-opt and ta111
 insertion (it/s); and, not by default, `rots-cpu`: Ro-TS on the `cpu` backend (one core), tai100a,
-30,000 iterations (it/s; no GPU needed). One figure per tree and case: the median of all its timed
+30,000 iterations (it/s; no GPU needed); and the other resident engines (`RESIDENT`: PFSP tabu search
+over the whole GPU and 1,056 at once, PPP tabu, TSP 2-opt hill climbing and tabu search, the
+iterated greedy; aggregate it/s over 2 s). One figure per tree and case: the median of all its timed
 runs. Each tree's own lsbench is imported, also where another checkout is installed in editable mode.
 """
 import argparse
@@ -22,10 +24,18 @@ import statistics
 import subprocess
 import sys
 
+# the other resident engines: (problem, instance, algorithm, neighbourhood, searches), aggregate it/s
+RESIDENT = {"pfsp-tabu-1": ("pfsp", "ta111", "tabu", "insertion", 1),
+            "pfsp-tabu-1056": ("pfsp", "ta001", "tabu", "insertion", 1056),
+            "ppp-tabu-132": ("ppp", "101-117", "tabu", "hamming2", 132),
+            "tsp-hc-1056": ("tsp", "pr2392", "hc", "2opt", 1056),
+            "tsp-tabu-1056": ("tsp", "pr2392", "tabu", "2opt", 1056),
+            "ig-1056": ("pfsp", "ta051", "ig", None, 1056)}
 CASES = ("rots-1", "rots-132", "cas-tai60b", "cas-tai40a-generation", "cas-tai60b-generation", "rl5915-2opt",
-         "ta111-insertion")
+         "ta111-insertion", *RESIDENT)
 HIGHER_IS_BETTER = {"rots-1": True, "rots-132": True, "cas-tai60b": False, "cas-tai40a-generation": False,
-                    "cas-tai60b-generation": False, "rl5915-2opt": True, "ta111-insertion": True, "rots-cpu": True}
+                    "cas-tai60b-generation": False, "rl5915-2opt": True, "ta111-insertion": True, "rots-cpu": True,
+                    **{name: True for name in RESIDENT}}
 
 
 def own_tree_first():
@@ -64,6 +74,10 @@ def measure(repeats, cases):
     def iteration(problem, instance, nb, iterations):
         return run_one(problem, instance, "tabu", "gpu", nb, seed=1, iterations=iterations,
                        backend_params={"reduce": "device"})["iterations_per_s"]
+    def resident(problem, instance, algorithm, nb, k, seconds):
+        rec = run_one(problem, instance, algorithm, "gpu-resident", nb, seed=1, seconds=seconds, searches=k)
+        return rec.get("aggregate_iterations_per_s") or rec["iterations_per_s"]
+
     def cpu_rots(iterations):
         return run_one("qap", "tai100a", "rots", "cpu", seed=1, iterations=iterations)["iterations_per_s"]
     jobs = {"rots-1": (lambda: rots(1, 0.2), lambda: rots(1, 2.0)),
@@ -75,7 +89,9 @@ def measure(repeats, cases):
                                                                                               "2opt", 100)),
             "ta111-insertion": (lambda: iteration("pfsp", "ta111", "insertion", 3),
                                 lambda: iteration("pfsp", "ta111", "insertion", 40)),
-            "rots-cpu": (lambda: cpu_rots(200), lambda: cpu_rots(30000))}
+            "rots-cpu": (lambda: cpu_rots(200), lambda: cpu_rots(30000)),
+            **{name: (lambda c=case: resident(*c, 0.3), lambda c=case: resident(*c, 2.0))
+               for name, case in RESIDENT.items()}}
     out = {}
     for case in cases:
         warm, timed = jobs[case]

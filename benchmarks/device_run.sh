@@ -8,7 +8,7 @@
 # its 55 tests left; at b949855 the three took 6:49 (the cluster tests then in the first), 2:26 and
 # 3:33; their slowest tests come with the summary.
 # Usage: bash benchmarks/device_run.sh [tests] ['iteration ARGS'] [makespan] [rots] ['plan CONFIG ARGS']
-#        ['resident ARGS'] ['ab TREE... ARGS'] ['pfsp ARGS'] ['pls ARGS'] ['grid ARGS'] ['cas ARGS'] ['cas-scaling ARGS'] ['ttb ARGS'] ['ig ARGS'] ['tsp ARGS'] ['cow ARGS'] ['multistart ARGS'] ['sharing ARGS'] ['islands ARGS'] ['pytest ARGS']
+#        ['resident ARGS'] ['ab TREE... ARGS'] ['trees TREE... ARGS' (ab_trees.py)] ['pfsp ARGS'] ['pls ARGS'] ['grid ARGS'] ['cas ARGS'] ['cas-scaling ARGS'] ['ttb ARGS'] ['ig ARGS'] ['tsp ARGS'] ['cow ARGS'] ['multistart ARGS'] ['sharing ARGS'] ['islands ARGS'] ['pytest ARGS']
 #        ['snakemake ARGS' (from .smk/smk_site.tgz: Snakemake 9 for Python 3.12, its dependencies beside it)]
 #        ['reports ARGS NAME...' (regenerate_reports.py --archive-only: reports/NAME/records.tgz, e.g. --budget-s 1500, --continue)]
 #        ['profile-cas INSTANCE GENERATIONS'] ['ncu-cas INSTANCE GENERATIONS'] ['ncu-source INSTANCE SEARCHES']
@@ -37,6 +37,7 @@ for step in "$@"; do
            wait
            for part in "${parts[@]}"; do echo "-- $part"; tail -14 "/tmp/tests-${part//[ ()]/_}.log"; done ;;
     iteration*) (cd benchmarks && timeout 560 python3 gpu_iteration.py ${step#iteration} --out "${OUT:-results}") ;;
+    trees*) (cd benchmarks && timeout 580 python3 ab_trees.py ${step#trees} --out "${OUT:-results}") ;;
     ab*) (cd benchmarks && timeout 560 python3 ab_resident.py ${step#ab} --out "${OUT:-results}") ;;
     resident*) (cd benchmarks && timeout 560 python3 gpu_resident.py ${step#resident} --out "${OUT:-results}") ;;
     grid*) (cd benchmarks && timeout 560 python3 gpu_resident_grid.py ${step#grid} --out "${OUT:-results}") ;;
