@@ -17,7 +17,8 @@ tabu search (Janiak et al.'s tenure 7 for TSP, n/10 for PPP) from the same seed:
 - gpu: the iteration-level model with the device-side reduction (`--backend gpu --param
   reduce=device`: one launch and a three-number copy per iteration; TSP moves evaluated inside
   the reduction, PPP through a fitness array kept on the device);
-- gpu-resident: gpu/resident_grid.py, every iteration on the device.
+- gpu-resident: the whole search on the device (gpu/engine/whole_gpu_tabu.py, gpu/engine/resident_pfsp.py,
+  gpu/engine/local_search.py).
 Iterations/s are medians of repeats after a warm-up (JIT compile). Trajectory check: the GPU
 searches against the CPU one-core search over the CPU run's iterations.
 """
