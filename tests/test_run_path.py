@@ -216,45 +216,6 @@ def test_the_toy_problem_runs_whole_on_the_gpu_through_its_device_adapter(tmp_pa
         assert len(cpu["trajectory"]) >= 3
 
 
-def test_a_figure_stays_current_when_files_it_ran_move_with_only_their_imports_changed(tmp_path, monkeypatch):
-    """stale_figures.py follows git's renames: a module moved into a sub-package, its importers'
-    import lines (relative, and the name they bind it to) changed with it, leaves the figure
-    current; a line of code changed in the move, or another module imported under the old name,
-    makes it stale, naming the file and where it is now."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import stale_figures
-    body = "".join(f"def g{k}(y):\n    return y * {k}\n" for k in range(12))  # (git pairs a moved file by its
-    files = {"gpu/__init__.py": "", "gpu/ran.py": "from . import rots_helper\nfrom .rots_helper import Y\n"  # likeness)
-             "X = rots_helper.f(Y)\n" + body, "gpu/rots_helper.py": "Y = 2\ndef f(y):\n    return y + 1\n",
-             "gpu/other.py": "def f(y):\n    return y\n", "docs/performance.md": ""}
-    for path, text in files.items():
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(text)
-    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "measured"], check=True)
-    commit = subprocess.run([*git, "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True).stdout.strip()
-    name = f"tables-h200-{commit}.json"
-    (tmp_path / "benchmarks" / "results").mkdir(parents=True)
-    (tmp_path / "benchmarks" / "results" / name).write_text(
-        json.dumps({"source_files": ["gpu/__init__.py", "gpu/ran.py", "gpu/rots_helper.py"]}))
-    (tmp_path / "docs" / "performance.md").write_text(f"| a figure | {name} |\n")
-    monkeypatch.setattr(stale_figures, "ROOT", tmp_path)
-    (tmp_path / "gpu" / "rots").mkdir()
-    (tmp_path / "gpu" / "rots" / "__init__.py").write_text("")
-    subprocess.run([*git, "mv", "gpu/rots_helper.py", "gpu/rots/helper.py"], check=True)
-    subprocess.run([*git, "mv", "gpu/ran.py", "gpu/rots/ran.py"], check=True)
-    ran = tmp_path / "gpu" / "rots" / "ran.py"
-    ran.write_text("from . import helper\nfrom .helper import Y\nX = helper.f(Y)\n" + body)
-    subprocess.run([*git, "add", "-A"], check=True)
-    assert stale_figures.stale_reasons(name) == []
-    ran.write_text("from .. import other as helper\nfrom .helper import Y\nX = helper.f(Y)\n" + body)
-    assert stale_figures.stale_reasons(name) == [f"gpu/ran.py changed after {commit} (now gpu/rots/ran.py)"]
-    ran.write_text("from . import helper\nfrom .helper import Y\nX = helper.f(Y) + 1\n" + body)
-    assert stale_figures.stale_reasons(name) == [f"gpu/ran.py changed after {commit} (now gpu/rots/ran.py)"]
-
-
 def test_readme_is_short_and_its_links_into_docs_resolve():
     readme = (ROOT / "README.md").read_text()
     assert len(readme.splitlines()) <= 150
@@ -298,13 +259,13 @@ def test_no_engine_changed_after_the_commit_its_figure_was_measured_on():
     assert not stale, stale
 
 
-def test_a_figure_goes_stale_when_engine_code_it_ran_changes_and_not_for_a_comment(tmp_path, monkeypatch):
-    """stale_figures.py on a repository of its own (no dependence on this clone's history): a
-    comment added to a file a figure ran leaves it current; a line of code there makes it stale,
-    naming the file; code added to an engine file it did not run changes nothing."""
+def _measured_repository(tmp_path, monkeypatch, files, ran):
+    """A git repository of its own with `files` committed, docs/performance.md citing one result
+    file whose figure ran `ran`; stale_figures pointed at it. Returns (stale_figures, git, result
+    file's name, commit)."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import stale_figures
-    for path, text in (("gpu/ran.py", "X = 1\n"), ("gpu/other.py", "Y = 1\n"), ("docs/performance.md", "")):
+    for path, text in {**files, "docs/performance.md": ""}.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(text)
     git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
@@ -314,12 +275,47 @@ def test_a_figure_goes_stale_when_engine_code_it_ran_changes_and_not_for_a_comme
     commit = subprocess.run([*git, "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True).stdout.strip()
     name = f"tables-h200-{commit}.json"
     (tmp_path / "benchmarks" / "results").mkdir(parents=True)
-    (tmp_path / "benchmarks" / "results" / name).write_text(json.dumps({"source_files": ["gpu/ran.py"]}))
+    (tmp_path / "benchmarks" / "results" / name).write_text(json.dumps({"source_files": ran}))
     (tmp_path / "docs" / "performance.md").write_text(f"| a figure | {name} |\n")
     monkeypatch.setattr(stale_figures, "ROOT", tmp_path)
+    return stale_figures, git, name, commit
+
+
+def test_a_figure_goes_stale_when_engine_code_it_ran_changes_and_not_for_a_comment(tmp_path, monkeypatch):
+    """stale_figures.py on a repository of its own (no dependence on this clone's history): a
+    comment added to a file a figure ran leaves it current; a line of code there makes it stale,
+    naming the file; code added to an engine file it did not run changes nothing."""
+    stale_figures, _git, name, commit = _measured_repository(
+        tmp_path, monkeypatch, {"gpu/ran.py": "X = 1\n", "gpu/other.py": "Y = 1\n"}, ["gpu/ran.py"])
     assert stale_figures.cited_results() == [name] and stale_figures.stale_reasons(name) == []
     (tmp_path / "gpu" / "ran.py").write_text("X = 1  # a comment\n")
     (tmp_path / "gpu" / "other.py").write_text("Y = 2\n")
     assert stale_figures.stale_reasons(name) == []
     (tmp_path / "gpu" / "ran.py").write_text("X = 2\n")
     assert stale_figures.stale_reasons(name) == [f"gpu/ran.py changed after {commit}"]
+
+
+def test_a_figure_stays_current_when_files_it_ran_move_with_only_their_imports_changed(tmp_path, monkeypatch):
+    """stale_figures.py follows git's renames: a module moved into a sub-package, its importers'
+    import lines (relative, and the name they bind it to) changed with it, leaves the figure
+    current; a line of code changed in the move, or another module imported under the old name,
+    makes it stale, naming the file and where it is now."""
+    body = "".join(f"def g{k}(y):\n    return y * {k}\n" for k in range(12))  # (git pairs a moved file by likeness)
+    files = {"gpu/__init__.py": "", "gpu/rots_helper.py": "Y = 2\ndef f(y):\n    return y + 1\n",
+             "gpu/ran.py": "from . import rots_helper\nfrom .rots_helper import Y\nX = rots_helper.f(Y)\n" + body,
+             "gpu/other.py": "def f(y):\n    return y\n"}
+    stale_figures, git, name, commit = _measured_repository(
+        tmp_path, monkeypatch, files, ["gpu/__init__.py", "gpu/ran.py", "gpu/rots_helper.py"])
+    (tmp_path / "gpu" / "rots").mkdir()
+    (tmp_path / "gpu" / "rots" / "__init__.py").write_text("")
+    subprocess.run([*git, "mv", "gpu/rots_helper.py", "gpu/rots/helper.py"], check=True)
+    subprocess.run([*git, "mv", "gpu/ran.py", "gpu/rots/ran.py"], check=True)
+    ran = tmp_path / "gpu" / "rots" / "ran.py"
+    ran.write_text("from . import helper\nfrom .helper import Y\nX = helper.f(Y)\n" + body)
+    subprocess.run([*git, "add", "-A"], check=True)
+    assert stale_figures.stale_reasons(name) == []
+    moved = [f"gpu/ran.py changed after {commit} (now gpu/rots/ran.py)"]
+    ran.write_text("from .. import other as helper\nfrom .helper import Y\nX = helper.f(Y)\n" + body)
+    assert stale_figures.stale_reasons(name) == moved
+    ran.write_text("from . import helper\nfrom .helper import Y\nX = helper.f(Y) + 1\n" + body)
+    assert stale_figures.stale_reasons(name) == moved
