@@ -4,7 +4,7 @@
 # out as the data directory (qaplib/, tsplib/, taillard_pfsp/). `tests` needs what tests/test_gpu.py
 # loads: qaplib tai12a, tai40a, tai100a, tai100b, tai150b, tai256c; tsplib burma14, bays29; taillard_pfsp ta001, ta051 (a missing file
 # fails its tests); the file runs as three pytest processes side by side (the resident Ro-TS tests in two
-# parts, and the rest): at c0a920a the resident half alone, on a fresh machine, ran past 560 s with 3 of
+# parts, and the rest), and tests/test_resident_local_search.py (every adapter against the CPU) as a fourth: at c0a920a the resident half alone, on a fresh machine, ran past 560 s with 3 of
 # its 55 tests left; at b949855 the three took 6:49 (the cluster tests then in the first), 2:26 and
 # 3:33; their slowest tests come with the summary.
 # Usage: bash benchmarks/device_run.sh [tests] ['iteration ARGS'] [makespan] [rots] ['plan CONFIG ARGS']
@@ -34,8 +34,12 @@ for step in "$@"; do
              LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 560 python3 -m pytest -p no:cacheprovider -n 0 -rfE \
                --durations=5 tests/test_gpu.py -k "$part" > "/tmp/tests-${part//[ ()]/_}.log" 2>&1 &
            done
+           # every problem's adapter on the resident engine against the CPU search, on the device
+           LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 560 python3 -m pytest -p no:cacheprovider -n 0 -rfE \
+             --durations=5 tests/test_resident_local_search.py > /tmp/tests-adapters.log 2>&1 &
            wait
-           for part in "${parts[@]}"; do echo "-- $part"; tail -14 "/tmp/tests-${part//[ ()]/_}.log"; done ;;
+           for part in "${parts[@]}"; do echo "-- $part"; tail -14 "/tmp/tests-${part//[ ()]/_}.log"; done
+           echo "-- tests/test_resident_local_search.py"; tail -14 /tmp/tests-adapters.log ;;
     iteration*) (cd benchmarks && timeout 560 python3 gpu_iteration.py ${step#iteration} --out "${OUT:-results}") ;;
     trees*) (cd benchmarks && timeout 580 python3 ab_trees.py ${step#trees} --out "${OUT:-results}") ;;
     ab*) (cd benchmarks && timeout 560 python3 ab_resident.py ${step#ab} --out "${OUT:-results}") ;;
