@@ -12,9 +12,10 @@ import math
 import statistics
 import sys
 
-from common import write_result
+from common import run_main, write_result
 
 from lsbench import instances as registry
+from lsbench.errors import LsbenchError
 from lsbench.runner import run_one
 
 # instance: (acceptable error %, GTX 480 T_avg seconds, i7 965 T_avg seconds), TS with MATA
@@ -45,6 +46,10 @@ def main():
     ap.add_argument("--block", type=int, help="threads per ant's search on the GPU (default: the engine's choice)")
     ap.add_argument("--out")
     args = ap.parse_args()
+    unknown = [inst for inst in args.instances.split(",") if inst not in TABLE6]
+    if unknown:
+        raise LsbenchError(f"--instances: {', '.join(unknown)} not in Tsutsui & Fujimoto's Table 6 "
+                           f"(known: {', '.join(TABLE6)})")
     rows = []
     for inst in args.instances.split(","):
         err, gtx480, i7 = TABLE6[inst]
@@ -76,4 +81,4 @@ def _line(r):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -17,6 +17,12 @@ from lsbench.files import write_atomic  # noqa: E402
 from lsbench.provenance import host_info, versions  # noqa: E402
 
 
+def multiprocessors():
+    """The current device's SMs (the simulator's device has no count: it runs blocks one after another)."""
+    from numba import cuda
+    return int(getattr(cuda.get_current_device(), "MULTIPROCESSOR_COUNT", 1))
+
+
 def gpu_info():
     try:
         from numba import cuda
@@ -24,8 +30,7 @@ def gpu_info():
             return None
         dev = cuda.get_current_device()
         return {"name": dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name),
-                "compute_capability": list(dev.compute_capability),
-                "multiprocessors": dev.MULTIPROCESSOR_COUNT}
+                "compute_capability": list(dev.compute_capability), "multiprocessors": multiprocessors()}
     except Exception as e:  # no driver, no toolkit: the benchmark says so instead of failing
         return {"unavailable": str(e).splitlines()[0]}
 

@@ -17,7 +17,7 @@ import statistics
 import sys
 import time
 
-from common import write_result
+from common import multiprocessors, write_result
 
 from lsbench import instances as registry
 from lsbench.registry import get_evaluator
@@ -75,10 +75,11 @@ def main():
                          "SPEC%N makes a queue's items N iterations, SPEC+B queues the searches for B persistent blocks")
     ap.add_argument("--check-iterations", type=int, default=3000)
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per row (median)")
+    ap.add_argument("--probe", type=int, default=1000,
+                    help="iterations that size each timed run (past the first, improvement-dense ones of every search)")
     ap.add_argument("--data-dir")
     ap.add_argument("--out")
     args = ap.parse_args()
-    from numba import cuda
     from lsbench.gpu.engine.rots.host import ResidentRots
     p = registry.load(args.instance, None, args.data_dir)
     prm = RobustTabuSearch().params(p)
@@ -107,7 +108,7 @@ def main():
     print(f"trajectory check ({args.check_iterations} iterations, seed 7): {same}", flush=True)
 
     rows, engines = [], []
-    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    sms = multiprocessors()
     for spec in args.threads.split(","):
         spec_, _, persistent = spec.partition("+")
         spec_, _, subchunk = spec_.partition("%")
@@ -132,7 +133,7 @@ def main():
                 out["trajectory_check"][f"cluster {spec}"] = ok
                 same = same and ok
                 print(f"trajectory check {spec}: {ok}", flush=True)
-            probe_it = 1000  # past the first, improvement-dense iterations of every search
+            probe_it = args.probe
             eng.run(list(range(1, k + 1)), Stop(iterations=2))  # the shape for K searches: compiled before timing
             eng.run(list(range(1, k + 1)), Stop(iterations=probe_it), chunk=probe_it)
             # sized by the search loop alone: the set-up of K starts on the host (excluded from the

@@ -136,3 +136,48 @@ def test_paper_reports_queues_reports_one_after_the_other_on_a_gpu_and_refuses_a
                        timeout=60)
     assert r.returncode == 2 and r.stderr.strip() == "paper_reports.sh: error: no GPU on this machine"
     assert not (tmp_path / "none").exists() and not (tmp_path / "calls.txt").exists() and r.stdout == ""
+
+
+FAKE_PEER = """#!/bin/sh
+echo "Average kernel time: 0.2000 s"
+echo "800.000 Gmoves/s"
+echo "Best found tour length is 430 with 2 climbers"
+"""
+SIMULATED_BENCHMARKS = {  # remeasure_tables.sh's scripts (and the A/B, the peer's lanes) at the simulator's sizes
+    "gpu_resident": ("--instance tai12a --seconds 0.05 --searches 1,2 --threads auto --check-iterations 20 "
+                     "--repeats 1 --probe 20", ["tai12a"]),
+    "ab_resident": (".. --instance tai12a --searches 1 --iterations 20 --rounds 1 --check-iterations 20", ["tai12a"]),
+    "time_to_bks": ("--instances tai12a --searches 2 --runs 1 --cap 1 --restart 100 --elite 1", ["tai12a"]),
+    "ig_pfsp": ("--instances ta001 --runs 1 --cap 1 --searches 2", ["ta001"]),
+    "gpu_resident_grid": ("--scaling pfsp:ta001:insertion --searches 1,2 --seconds 0.05 --repeats 1 --check 5",
+                          ["ta001"]),
+    "gpu_resident_pfsp": ("--instance ta001 --threads 64 --cpu-iterations 1 --gpu-iterations 2 --repeats 1",
+                          ["ta001"]),
+    "tsp_peer": ("--instances berlin52 --peer {peer} --built --lanes 2 --searches 2 --restarts 2 --check 2",
+                 ["berlin52"]),
+}
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("script", SIMULATED_BENCHMARKS)
+def test_each_benchmark_a_device_call_runs_writes_its_result_file_under_the_simulator(tmp_path, script):
+    """A device call's benchmarks run end to end on the simulator's small sizes first, so that a
+    script broken by an engine change (a renamed attribute, a moved module) fails here, not after
+    minutes of device time; each writes its result file. TSP_GPU is a stand-in printing its report."""
+    import json
+    import subprocess
+    args, names = SIMULATED_BENCHMARKS[script]
+    need_instances(*names)
+    peer = tmp_path / "peer"
+    peer.mkdir()
+    (peer / "tsp_gpu").write_text(FAKE_PEER)
+    (peer / "tsp_gpu").chmod(0o755)
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "LSBENCH_DATA": str(DATA), "CUDA_VISIBLE_DEVICES": "0,0"}
+    r = subprocess.run([sys.executable, f"{script}.py", *args.format(peer=peer).split(), "--out", str(tmp_path)],
+                       cwd=ROOT / "benchmarks", env=env, capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stderr[-3000:]
+    written = [p for p in tmp_path.glob("*.json") if "partial" not in p.name]
+    assert len(written) == 1, written
+    record = json.loads(written[0].read_text())
+    assert record["benchmark"] == {"gpu_resident_grid": "tabu_scaling"}.get(script, script)
+    assert record["command"].split()[1] == f"{script}.py"
