@@ -30,7 +30,7 @@ from .. import device as dv
 from ..adapters import adapter_for
 from .. import device_name, require
 from ..runtime.chunks import (IMPROVEMENT_CAP, NO_ASPIRATION, ResidentEngine, chunk_launcher, item_of, pass_on, run_searches,
-                      save_search, start_item, tabu_starts, take_item)
+                              save_search, start_item, tabu_starts, take_item)
 from ..iteration.kernels import block_min
 from ..runtime.launch import PreparedLauncher, allow_dynamic_shared
 from .whole_gpu_tabu import WholeGpuTabu, WholeGpuTabuEngine, next_tenure

@@ -29,7 +29,7 @@ from lsbench.problems.pfsp import MAKESPAN
 from .. import device as dv
 from .. import device_name, require
 from ..runtime.chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, chunk_launcher, item_of, never_tabu,
-                     pass_on, run_searches, save_search, start_item, tabu_starts, take_item)
+                              pass_on, run_searches, save_search, start_item, tabu_starts, take_item)
 from ..iteration.kernels import block_min, key_less
 from ..runtime.launch import allow_dynamic_shared
 from .rots.plan import shared_bytes_per_block

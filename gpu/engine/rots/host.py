@@ -25,7 +25,7 @@ from ...runtime.launch import PreparedLauncher, clusters_at_once, copy_down, cop
 from .kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
 from .plan import ON_CHIP, plan, row_chunk_table
 from .shape import (LARGE_QUEUE_SUBCHUNK, UNEVEN, auto_cluster_shape, blocks_an_sm, blocks_per_sm, queue_chunk,
-                         spread, uneven_grid)
+                    spread, uneven_grid)
 
 
 @dataclass

@@ -119,7 +119,7 @@ def exchanges(k, draw_tenures):
         cluster_min = None
     else:
         from ...runtime.cluster import (cluster_store_async, cluster_store_async_generic, cluster_sync, mbarrier_arrive_expect,
-                              mbarrier_done, mbarrier_init, mbarrier_init_fence)
+                                        mbarrier_done, mbarrier_init, mbarrier_init_fence)
         from ...runtime.intrinsics import warp_sum
 
         @device
