@@ -34,8 +34,8 @@ from lsbench.params import Param
 from .. import device as dv
 from .. import device_name, require
 from ..runtime.chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, chunk_launcher, end_lockstep,
-                              item_of, never_tabu, pass_on, read_search, run_searches, save_search, start_item, tabu_starts,
-                              take_item, write_search)
+                              item_of, never_tabu, pass_on, read_search, run_searches, save_search, start_item,
+                              tabu_starts, take_item, write_search)
 from ..iteration.kernels import block_min, key_less
 
 SIM = config.ENABLE_CUDASIM
