@@ -118,16 +118,21 @@ def same_as_cpu(instance, algorithm, iterations, data):
     return True
 
 
-def compare(args, instance, binary):
-    """The peer and each algorithm, interleaved; medians and ratios."""
+def instance_file(instance, data_dir):
+    """The instance's TSPLIB file in the data directory; one error line where there is none."""
     entry = registry.manifest().get(instance)
     if entry is None or entry.problem != "tsp":
         raise LsbenchError(f"--instances {instance}: not a TSPLIB instance of the manifest")
-    source = registry.local_path(entry, args.data_dir)
+    source = registry.local_path(entry, data_dir)
     if not source.exists():
         raise LsbenchError(f"--instances {instance}: {source} not found (lsbench instances fetch {instance})")
+    return source
+
+
+def compare(args, instance, binary):
+    """The peer and each algorithm, interleaved; medians and ratios."""
     peer_file = Path(args.peer) / f"{instance}.tsp"
-    n = peer_input(source, peer_file)
+    n = peer_input(instance_file(instance, args.data_dir), peer_file)
     checks = {a: same_as_cpu(instance, a, args.check, args.data_dir) for a in args.algorithms}
     for a in args.algorithms:
         run_lsbench(instance, a, args.searches, 1.0, args.data_dir)  # JIT compile and first launches
@@ -207,6 +212,8 @@ def main():
     ap.add_argument("--data-dir")
     ap.add_argument("--out")
     args = ap.parse_args()
+    for instance in args.instances:  # (bad input ends here, before the peer is built or a lane starts)
+        instance_file(instance, args.data_dir)
     binary = Path(args.peer) / "tsp_gpu" if args.built else build_peer(args.peer)
     if args.lanes > 1:
         cases = in_lanes(args)
