@@ -1,5 +1,5 @@
 """A cas generation's ants built on the device (`--algorithm cas --backend gpu-resident`): one
-block of one thread per ant, before the generation's local searches, each ant written over its donor in START
+thread per ant, before the generation's local searches, each ant written over its donor in START
 (where the Ro-TS kernel's first chunk starts its search). Same ants as the CPU's
 (lsbench.engines.cas.construct), word by word from the same stream.
 """
@@ -75,14 +75,13 @@ def construct_ant(p, free, todo, TAU, gamma, seed):
 
 @cuda.jit
 def ant_kernel(START, STATE, TAU, FREE, TODO, gamma):
-    """Ant q = blockIdx.x built from its donor START[q] with stream state STATE[q, 1], written over
-    it: a block an ant, so that ants run side by side on the SMs (32 ants in one warp ran their
-    serial loops in lockstep and scattered each pheromone load over 32 rows)."""
-    q = cuda.blockIdx.x
-    construct_ant(START[q], FREE[q], TODO[q], TAU, gamma, STATE[q, 1])
+    """Ant q built from its donor START[q] with stream state STATE[q, 1], written over it."""
+    q = cuda.grid(1)
+    if q < START.shape[0]:
+        construct_ant(START[q], FREE[q], TODO[q], TAU, gamma, STATE[q, 1])
 
 
 def build_ants(b, gamma, stream):
     """Queue the ants of a generation of K = b.searches searches (ResidentRots.buffers) on stream."""
     K = b.START.shape[0]
-    ant_kernel[K, 1, stream](b.START, b.STATE, b.TAU, b.FREE, b.TODO, gamma)
+    ant_kernel[-(-K // 32), 32, stream](b.START, b.STATE, b.TAU, b.FREE, b.TODO, gamma)
