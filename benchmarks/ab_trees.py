@@ -66,7 +66,7 @@ def measure(repeats, cases):
         prm = CunningAntSystem().params(instances.load(instance))
         iterations = generations * prm["ants"] * prm["ls_iterations"]  # (the first: the initial colony's searches)
         rec = run_one("qap", instance, "cas", "gpu-resident", seed=1, iterations=iterations)
-        return 1000 * rec["wall_s"] / generations
+        return 1000 * rec["wall_s"] / (rec["iterations"] / (prm["ants"] * prm["ls_iterations"]))  # (those run)
 
     def iteration(problem, instance, nb, iterations):
         return run_one(problem, instance, "tabu", "gpu", nb, seed=1, iterations=iterations,
