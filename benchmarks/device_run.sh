@@ -12,6 +12,7 @@
 #        ['snakemake ARGS' (from .smk/smk_site.tgz: Snakemake 9 for Python 3.12, its dependencies beside it)]
 #        ['reports ARGS NAME...' (regenerate_reports.py --archive-only: reports/NAME/records.tgz, e.g. --budget-s 1500, --continue)]
 #        ['profile-cas INSTANCE GENERATIONS'] ['ncu-cas INSTANCE GENERATIONS'] ['ncu-source INSTANCE SEARCHES']
+#        [pack (last: every file under $OUT into $OUT/results.tgz)]
 set -u
 [ -n "${LSBENCH_INSTALLED:-}" ] ||  # (benchmarks/remeasure_tables.sh installs once for its lanes)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
@@ -78,6 +79,9 @@ for step in "$@"; do
              echo "pytest exit ${PIPESTATUS[0]}" ;;
     profile-cas*) timeout 300 python3 benchmarks/profile_cas.py ${step#profile-cas} ;;
     makespan) (cd benchmarks && timeout 300 python3 gpu_makespan.py) ;;
+    pack) # the call's last step: everything under $OUT in one file, as the machine sends back only a few a call
+          (cd "${OUT:-.}" && find . -type f ! -name results.tgz -print0 | sort -z |
+             tar czf results.tgz --null -T - --remove-files && find . -mindepth 1 -type d -empty -delete) ;;
     rots) (cd benchmarks && timeout 200 python3 cpu_rots.py --iterations 20000 --repeats 5) ;;
     snakemake*) [ -d /tmp/smk_site ] || tar xzf .smk/smk_site.tgz -C /tmp  # carried: Snakemake 9 and its dependencies
            PYTHONPATH=/tmp/smk_site:$PYTHONPATH timeout "${SNAKEMAKE_TIMEOUT:-580}" python3 -m snakemake ${step#snakemake} 2>&1 | tail -40

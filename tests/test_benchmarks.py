@@ -81,6 +81,29 @@ def test_a_result_file_lists_the_modules_its_process_and_its_lsbench_children_ra
     assert {"lsbench/params.py", "lsbench/neighborhoods.py", "lsbench/__init__.py"} <= set(rec["source_files"])
 
 
+def test_device_run_pack_leaves_every_file_of_the_call_in_one_archive(tmp_path):
+    """`device_run.sh pack`, a call's last step: the machine sends back only a few files a call, so
+    every file under $OUT, nested ones too, goes into $OUT/results.tgz and nothing else is left."""
+    import subprocess
+    import tarfile
+    bin_dir, out = tmp_path / "bin", tmp_path / "out"
+    (out / "lane" / "b").mkdir(parents=True)
+    bin_dir.mkdir()
+    (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho 'GPU 0: NVIDIA H200'\n")
+    (bin_dir / "nvidia-smi").chmod(0o755)
+    names = {f"./r{k}.json" for k in range(9)} | {"./lane/b/deep.log"}
+    for name in names:
+        (out / name).write_text(name)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(out), "LSBENCH_INSTALLED": "1"}
+    r = subprocess.run(["bash", str(ROOT / "benchmarks" / "device_run.sh"), "pack"], capture_output=True, text=True,
+                       env=env, cwd=ROOT, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert [p.name for p in out.iterdir()] == ["results.tgz"]
+    with tarfile.open(out / "results.tgz") as archive:
+        assert set(archive.getnames()) == names
+        assert archive.extractfile("./lane/b/deep.log").read() == b"./lane/b/deep.log"
+
+
 def test_paper_reports_queues_reports_one_after_the_other_on_a_gpu_and_refuses_a_machine_without_one(tmp_path):
     """Two reports on a one-GPU machine run one after the other on GPU 0 (a second report beside the
     first would share its GPU), and both come back in $OUT/records.tgz; with CALL_S a report gets
