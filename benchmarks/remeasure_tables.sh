@@ -4,7 +4,7 @@
 # one-GPU machine would. The commands are the tables' own. Usage: bash benchmarks/remeasure_tables.sh
 # [LANE ...]: the lanes named (0-3; all four by default), the k-th named on GPU k and cores 16k..16k+15
 # (a 2-GPU host runs two calls of two lanes). Run from the checkout on the device machine, with
-# LSBENCH_COMMIT set; the lanes' logs and result files come back as $OUT/tables.tgz. The multi-GPU
+# LSBENCH_COMMIT set; the lanes' logs and result files come back as $OUT/results.tgz. The multi-GPU
 # table (device_run.sh `multistart --gpus 1,2,4 --repeats 3 --timeout 150`) needs every GPU: a call
 # of its own.
 set -u
@@ -37,4 +37,4 @@ for k in "${!lanes[@]}"; do run_lane "${lanes[$k]}" "$k" & done
 wait
 for log in "${OUT:-.}"/lane-*.log; do echo "== $log"; grep -v "^{" "$log" | grep -v warning | tail -n 30; done
 # one file back: the device machine returns only a few files a call (six of eleven were once left there)
-(cd "${OUT:-.}" && tar czf tables.tgz ./*.json lane-*.log && rm -f ./*.json lane-*.log)
+LSBENCH_INSTALLED=1 bash benchmarks/device_run.sh pack > /dev/null
