@@ -254,111 +254,121 @@ def apply_insertion(EXP, seq, ps, E, moved, sq, n, m, i, k, until, tid, T):
             ps[row * m + j] = E[row * m + j]
 
 
-@cuda.jit
-def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ, ERR, QUEUE, RING,
-                     n, m, rounds, subchunk, tenure_min, tenure_max, use_aspiration, target, n_iter, item0, seq0, push0):
-    sh = cuda.shared.array(0, int32)
-    red_c = cuda.shared.array(MAX_THREADS, int64)  # block reduction of (class, makespan, rank, move)
-    red_d = cuda.shared.array(MAX_THREADS, int64)
-    red_r = cuda.shared.array(MAX_THREADS, uint64)
-    red_i = cuda.shared.array(MAX_THREADS, int64)
-    xbuf = cuda.shared.array((XBUF, 2), int32)
-    grid = cuda.cg.this_grid()
-    tid = cuda.threadIdx.x
-    T = cuda.blockDim.x
-    lane = int32(tid % WARP)
-    warp = int32(tid // WARP)
-    W = T // WARP
-    pairs = W // 2
-    b = cuda.blockIdx.x
-    G = cuda.gridDim.x
-    slots = pairs * rounds
-    nm = n * m
-    ps = sh[0:nm]                            # processing times in sequence order, [position, machine]
-    E = sh[nm:nm + nm + m]                   # E[k, j]: the first k jobs done on machine j
-    Q = sh[2 * nm + m:3 * nm + 2 * m]        # Q[k, j]: from the start of job k on machine j to the end
-    seq = sh[3 * nm + 2 * m:3 * nm + 2 * m + n]
-    kmin = sh[3 * nm + 2 * m + n:3 * nm + 2 * m + n + slots]  # nearest tabu position right of i (n: none)
-    kmax = sh[3 * nm + 2 * m + n + slots:3 * nm + 2 * m + n + 2 * slots]  # ... left of i (-1: none)
-    moved = sh[3 * nm + 2 * m + n + 2 * slots:3 * nm + 2 * m + 2 * n + 2 * slots]  # the sequence being shifted
-    cm = sh[3 * nm + 2 * m + 2 * n + 2 * slots:3 * nm + 2 * m + (2 + W) * n + 2 * slots]  # per warp: makespans
-    jj = min(lane, m - 1)                    # lanes beyond the last machine compute along, harmlessly
-    job = cuda.shared.array(2, int64)
-    K = SEQ.shape[0]
-    queued = subchunk > 0  # K > 1: blocks take (search, sub-chunk) items from a queue, one block a search
-    subchunks = (n_iter + subchunk - 1) // subchunk if queued else 1
-    GS = 1 if queued else G // K  # the blocks of one search (lockstep: the grid is K GS blocks) ...
-    bs = 0 if queued else b % GS  # ... this block's rank among them ...
-    w0 = b - bs  # ... and their winners, WKEY[par, w0:w0 + GS]
-    apart = queued or K == 1  # a search may leave the step loop early; else it must keep the grid barrier
-    while True:
-        sq = int64(b // GS)  # lockstep: this block's search
-        sub = int64(0)
-        if queued:
-            if not take_item(QUEUE, RING, job, tid, item0, seq0, K, subchunks):
-                return
-            sq, sub = item_of(job, seq0)
-        steps = min(subchunk, n_iter - sub * subchunk) if queued else n_iter
-        # -- `steps` iterations of search sq: its sequence into shared memory, its state back to STATE
-        for t in range(tid, n, T):
-            seq[t] = SEQ[sq, t]
-        cuda.syncthreads()
-        for t in range(tid, nm, T):
-            ps[t] = PT[seq[t // m] * m + t % m]
-        it, current, best, n_imp, state = start_item(STATE, RNG, sq, sub)
-        for step in range(steps):
-            if best <= target:  # every block of the search sees the same: all stop together
-                if apart:
-                    break
-                grid.sync()  # lockstep: a finished search's blocks still meet every barrier
-                continue
-            it += 1
-            state += dv.GOLDEN
-            tie_key = dv.mix64(state)
-            asp = best if use_aspiration else NO_ASPIRATION
-            for s in range(tid, slots, T):
-                kmin[s] = n
-                kmax[s] = -1
+def make_pfsp_tabu_kernel(QUEUED):
+    """The PFSP tabu kernel, lockstep (QUEUED False: K searches of GS blocks each, one a cooperative
+    grid) or on the queue; a compile-time constant, so that the lockstep kernel carries no queue code
+    (with it, one search on ta111 ran 6 % slower, the same instructions scheduled worse)."""
+
+    @cuda.jit
+    def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ, ERR, QUEUE, RING,
+                         n, m, rounds, subchunk, tenure_min, tenure_max, use_aspiration, target, n_iter, item0, seq0, push0):
+        sh = cuda.shared.array(0, int32)
+        red_c = cuda.shared.array(MAX_THREADS, int64)  # block reduction of (class, makespan, rank, move)
+        red_d = cuda.shared.array(MAX_THREADS, int64)
+        red_r = cuda.shared.array(MAX_THREADS, uint64)
+        red_i = cuda.shared.array(MAX_THREADS, int64)
+        xbuf = cuda.shared.array((XBUF, 2), int32)
+        grid = cuda.cg.this_grid()
+        tid = cuda.threadIdx.x
+        T = cuda.blockDim.x
+        lane = int32(tid % WARP)
+        warp = int32(tid // WARP)
+        W = T // WARP
+        pairs = W // 2
+        b = cuda.blockIdx.x
+        G = cuda.gridDim.x
+        slots = pairs * rounds
+        nm = n * m
+        ps = sh[0:nm]                            # processing times in sequence order, [position, machine]
+        E = sh[nm:nm + nm + m]                   # E[k, j]: the first k jobs done on machine j
+        Q = sh[2 * nm + m:3 * nm + 2 * m]        # Q[k, j]: from the start of job k on machine j to the end
+        seq = sh[3 * nm + 2 * m:3 * nm + 2 * m + n]
+        kmin = sh[3 * nm + 2 * m + n:3 * nm + 2 * m + n + slots]  # nearest tabu position right of i (n: none)
+        kmax = sh[3 * nm + 2 * m + n + slots:3 * nm + 2 * m + n + 2 * slots]  # ... left of i (-1: none)
+        moved = sh[3 * nm + 2 * m + n + 2 * slots:3 * nm + 2 * m + 2 * n + 2 * slots]  # the sequence being shifted
+        cm = sh[3 * nm + 2 * m + 2 * n + 2 * slots:3 * nm + 2 * m + (2 + W) * n + 2 * slots]  # per warp: makespans
+        jj = min(lane, m - 1)                    # lanes beyond the last machine compute along, harmlessly
+        job = cuda.shared.array(2, int64)
+        K = SEQ.shape[0]
+        queued = QUEUED  # blocks take (search, sub-chunk) items from a queue, one block a search
+        subchunks = (n_iter + subchunk - 1) // subchunk if queued else 1
+        GS = 1 if queued else G // K  # the blocks of one search (lockstep: the grid is K GS blocks) ...
+        bs = 0 if queued else b % GS  # ... this block's rank among them ...
+        w0 = b - bs  # ... and their winners, WKEY[par, w0:w0 + GS]
+        apart = queued or K == 1  # a search may leave the step loop early; else it must keep the grid barrier
+        while True:
+            sq = int64(b // GS)  # lockstep: this block's search
+            sub = int64(0)
+            if queued:
+                if not take_item(QUEUE, RING, job, tid, item0, seq0, K, subchunks):
+                    return
+                sq, sub = item_of(job, seq0)
+            steps = min(subchunk, n_iter - sub * subchunk) if queued else n_iter
+            # -- `steps` iterations of search sq: its sequence into shared memory, its state back to STATE
+            for t in range(tid, n, T):
+                seq[t] = SEQ[sq, t]
             cuda.syncthreads()
-            nearest_tabu_jumps(EXP, seq, kmin, kmax, sq, n, it, slots, pairs, GS, bs, warp, lane, W)
-            heads_and_tails(sh, E, Q, xbuf, n, m, nm, tid, lane, warp, jj)
-            cuda.syncthreads()
-            if E[nm + m - 1] != current:  # every block sees the same tables: all stop together
-                if bs == 0 and tid == 0:
-                    ERR[0] = it
-                    ERR[1] = sq + 1
-                if apart:
-                    break
-                grid.sync()
-                continue
-            bc, bd, br, bi = best_insertion(sh, ps, E, Q, cm, kmin, kmax, xbuf, n, m, nm, rounds, pairs, GS, bs, tid,
-                                            lane, warp, jj, asp, tie_key)
-            move, cmax = search_winner(grid, red_c, red_d, red_r, red_i, WKEY, WRANK, WIDX, tid, T, bc, bd, br, bi, it, b,
-                                       w0, GS, queued)
-            i, k = dv.index_to_insertion(move, n)
-            tenure = int64(tenure_min)
-            if tenure_max != tenure_min:
+            for t in range(tid, nm, T):
+                ps[t] = PT[seq[t // m] * m + t % m]
+            it, current, best, n_imp, state = start_item(STATE, RNG, sq, sub)
+            for step in range(steps):
+                if best <= target:  # every block of the search sees the same: all stop together
+                    if apart:
+                        break
+                    grid.sync()  # lockstep: a finished search's blocks still meet every barrier
+                    continue
+                it += 1
                 state += dv.GOLDEN
-                tenure = tenure_min + int64((dv.mix64(state) >> uint64(11)) % uint64(tenure_max - tenure_min + 1))
-            apply_insertion(EXP, seq, ps, E, moved, sq, n, m, i, k, it + tenure, tid, T)
-            current = cmax
-            if current < best:
-                best = current
-                if bs == 0:
-                    for q in range(tid, n, T):
-                        BEST_SOL[sq, q] = seq[q]
-                    if tid == 0:
-                        IMP_IT[n_imp, sq] = it
-                        IMP_OBJ[n_imp, sq] = best
-                n_imp += 1
-        if bs == 0:
-            for q in range(tid, n, T):
-                SEQ[sq, q] = seq[q]
-            if tid == 0:
-                save_search(STATE, RNG, sq, it, current, best, n_imp, state)
-        if not queued:
-            return
-        pass_on(QUEUE, RING, tid, sq, sub, subchunks, seq0, push0)
+                tie_key = dv.mix64(state)
+                asp = best if use_aspiration else NO_ASPIRATION
+                for s in range(tid, slots, T):
+                    kmin[s] = n
+                    kmax[s] = -1
+                cuda.syncthreads()
+                nearest_tabu_jumps(EXP, seq, kmin, kmax, sq, n, it, slots, pairs, GS, bs, warp, lane, W)
+                heads_and_tails(sh, E, Q, xbuf, n, m, nm, tid, lane, warp, jj)
+                cuda.syncthreads()
+                if E[nm + m - 1] != current:  # every block sees the same tables: all stop together
+                    if bs == 0 and tid == 0:
+                        ERR[0] = it
+                        ERR[1] = sq + 1
+                    if apart:
+                        break
+                    grid.sync()
+                    continue
+                bc, bd, br, bi = best_insertion(sh, ps, E, Q, cm, kmin, kmax, xbuf, n, m, nm, rounds, pairs, GS, bs, tid,
+                                                lane, warp, jj, asp, tie_key)
+                move, cmax = search_winner(grid, red_c, red_d, red_r, red_i, WKEY, WRANK, WIDX, tid, T, bc, bd, br, bi, it, b,
+                                           w0, GS, queued)
+                i, k = dv.index_to_insertion(move, n)
+                tenure = int64(tenure_min)
+                if tenure_max != tenure_min:
+                    state += dv.GOLDEN
+                    tenure = tenure_min + int64((dv.mix64(state) >> uint64(11)) % uint64(tenure_max - tenure_min + 1))
+                apply_insertion(EXP, seq, ps, E, moved, sq, n, m, i, k, it + tenure, tid, T)
+                current = cmax
+                if current < best:
+                    best = current
+                    if bs == 0:
+                        for q in range(tid, n, T):
+                            BEST_SOL[sq, q] = seq[q]
+                        if tid == 0:
+                            IMP_IT[n_imp, sq] = it
+                            IMP_OBJ[n_imp, sq] = best
+                    n_imp += 1
+            if bs == 0:
+                for q in range(tid, n, T):
+                    SEQ[sq, q] = seq[q]
+                if tid == 0:
+                    save_search(STATE, RNG, sq, it, current, best, n_imp, state)
+            if not queued:
+                return
+            pass_on(QUEUE, RING, tid, sq, sub, subchunks, seq0, push0)
+
+    return pfsp_tabu_kernel
+
+
+PFSP_TABU_KERNELS = {queued: make_pfsp_tabu_kernel(queued) for queued in (False, True)}
 
 
 def shared_words(n, m, rounds, pairs):
@@ -403,15 +413,16 @@ class ResidentPfspTabu:
         self.shape = None  # blocks, rounds, shared memory: sized for K on the first run with K searches
         self.kernel_s = 0.0
 
-    def _fits(self, blocks, rounds, K):
-        """(blocks of `rounds` rounds resident at once, shared bytes per block)."""
+    def _fits(self, blocks, rounds, K, queued=False):
+        """(blocks of `rounds` rounds resident at once, shared bytes per block) of the lockstep or
+        the queued kernel."""
         n, m = self.problem.n, self.problem.m
         need = shared_words(n, m, rounds, self.pairs) * 4
         if need > shared_bytes_per_block():
             raise LsbenchError(f"--backend gpu-resident: {self.problem.name} ({n} jobs x {m} machines) needs "
                                f"{need} bytes of shared memory per block, more than this GPU's "
                                f"{shared_bytes_per_block()}")
-        compiled = pfsp_tabu_kernel._compile_for_args(*self._args(self._arrays(K, blocks), rounds, 0))
+        compiled = PFSP_TABU_KERNELS[queued]._compile_for_args(*self._args(self._arrays(K, blocks), rounds, 0))
         allow_dynamic_shared(compiled, need)
         fit = compiled.max_cooperative_grid_blocks(self.threads, need)
         if fit < 1:
@@ -458,6 +469,8 @@ class ResidentPfspTabu:
             return {"searches": K, "mode": "lockstep", "blocks": K * per, "blocks_per_search": per,
                     "threads": self.threads, "rounds": rounds, "dynamic_shared_bytes": need, "persistent_blocks": 0,
                     "iterations_per_queue_item": None}
+        if not SIM:
+            fit, need = self._fits(1, rounds_one, K, queued=True)
         blocks = min(self.want_persistent or fit, K, fit) if not SIM else fit
         return {"searches": K, "mode": "queue", "blocks": blocks, "blocks_per_search": 1, "threads": self.threads,
                 "rounds": rounds_one, "dynamic_shared_bytes": need, "persistent_blocks": blocks,
@@ -490,7 +503,8 @@ class ResidentPfspTabu:
         subchunk = self.shape["iterations_per_queue_item"] or 0
         dev = self._arrays(len(seeds), blocks)
         dev["SEQ"].copy_to_device(np.array(sols, dtype=np.int32))
-        launch = chunk_launcher(pfsp_tabu_kernel[blocks, self.threads, 0, need], self._args(dev, rounds, subchunk), dev,
+        kernel = PFSP_TABU_KERNELS[subchunk > 0]
+        launch = chunk_launcher(kernel[blocks, self.threads, 0, need], self._args(dev, rounds, subchunk), dev,
                                 sols, states, starts, blocks, subchunk > 0)
         results, self.kernel_s = run_searches(launch, dev, stop, pr.neighbourhood("insertion").size, starts, seeds,
                                               prm, progress, chunk, "gpu-resident PFSP")
