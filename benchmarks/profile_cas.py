@@ -1,94 +1,147 @@
-"""Where a cas generation's time goes with --backend gpu-resident: with the colony on the host
-(colony_batch each generation: the host's pheromone update and seeds, the device's ant
-construction, start states and tabu search), then the whole loop on the device (gpu/engine/colony.py).
+"""Where a cas generation's time goes on gpu-resident, kernel by kernel: `--algorithm cas --backend
+gpu-resident` runs GENERATIONS generations on each instance (after a warm-up run), twice: once
+timing on the host what queueing each of the colony's kernels costs and how long the host waits
+for the GPU, once with a pair of CUDA events around each kernel on the engine's stream (its GPU
+time; the waits then include the events). A generation is the pheromone update, the ants (a kernel
+of their own since 5e478e1; before, inside the Ro-TS kernel), the Ro-TS chunks and the selection.
 
-    python benchmarks/profile_cas.py tai80b [generations [LANES [THREADS REGISTERS]]]
-(LANES per O(n) recomputation, 0: the default; THREADS per block with REGISTERS per thread)
-Then the last generation's pieces, medians of 100: the kernel alone (CUDA events), one launch of
-it with no iterations through Numba's dispatcher and through the prepared launcher (each waited
-for), and a generation's copy up and copy down.
+    python benchmarks/profile_cas.py [INSTANCE ...] [--generations 100] [--tree DIR] [--ants K --ls-iterations I]
+
+--tree: import lsbench from that checkout or `git archive` of one (run it in two trees to compare
+them: the module names of both layouts are known). Prints a table and one JSON line (CAS-SPLIT).
 """
+import argparse
+import importlib
+import json
+import os
 import sys
-import statistics
 import time
 
-import numpy as np
 
-from numba import cuda
-
-from common import median_of, timed
-
-from lsbench.gpu.engine.colony import run_generations
-from lsbench.gpu.engine.rots.host import ResidentRots
-from lsbench import instances as registry
-from lsbench import rng
-from lsbench.engines.cas import CunningAntSystem, draw_seeds, update_pheromone
-from lsbench.interfaces import Stop
-from lsbench.search.common import Trajectory
-
-p = registry.load(sys.argv[1] if len(sys.argv) > 1 else "tai80b")
-gens = int(sys.argv[2]) if len(sys.argv) > 2 else 10
-prm = CunningAntSystem().params(p)
-shape = {"threads": int(sys.argv[4]), "max_registers": int(sys.argv[5])} if len(sys.argv) > 5 else {}
-eng = ResidentRots(p, {}, group=(int(sys.argv[3]) or None) if len(sys.argv) > 3 else None, **shape)
-m, its = prm["ants"], prm["ls_iterations"]
-state = rng.new_state(1)
-ants = np.array([rng.permutation(state, p.n) for _ in range(m)])
-costs = np.empty(m, dtype=np.int64)
-eng.local_search_batch(p.a, p.at, p.b, ants, draw_seeds(state, m), costs, its, prm["tenure"], True)  # compile
-tau = np.full((p.n, p.n), 1.0 / ((1.0 - prm["rho"]) * costs.min()))
-update_pheromone(tau.copy(), ants, costs, int(costs.min()), prm["rho"], prm["p_best"])
-host = batch = loop = 0.0
-for _ in range(gens):
-    t0 = time.perf_counter()
-    update_pheromone(tau, ants, costs, int(costs.min()), prm["rho"], prm["p_best"])
-    colony_seeds = draw_seeds(state, m)
-    seeds = draw_seeds(state, m)
-    t1 = time.perf_counter()
-    child_costs = np.empty(m, dtype=np.int64)
-    children = eng.colony_batch(ants, tau, prm["gamma"], colony_seeds, seeds, child_costs, its, prm["tenure"])
-    t2 = time.perf_counter()
-    host, batch, loop = host + t1 - t0, batch + t2 - t1, loop + eng.loop_s
-    better = child_costs <= costs
-    ants[better], costs[better] = children[better], child_costs[better]
-ms = 1000 / gens
-print(f"{p.name}: {m} ants x {its} iterations, shape {eng.describe()}")
-print(f"host loop, per generation: host colony {host * ms:.2f} ms, local searches {batch * ms:.2f} ms "
-      f"(search loop {loop * ms:.2f} ms = {loop / gens / its * 1e6:.1f} us per iteration, ants built in it; start states and copies "
-      f"{(batch - loop) * ms:.2f} ms)")
-device_loop = []
-for _ in range(3):  # the generation loop on the device (what cas --backend gpu-resident runs), waited for
-    t0 = time.perf_counter()
-    done, _, _, _ = run_generations(eng, ants.copy(), costs.copy(), tau.copy(), int(costs.min()), ants[0].copy(), 0,
-                                   state.copy(), prm, Stop(iterations=gens * m * its), Trajectory(), None)
-    device_loop.append((time.perf_counter() - t0) / done)
-print(f"device loop: {statistics.median(device_loop) * 1000:.2f} ms per generation (median of 3 x {gens} generations)")
+def load(tree):
+    """lsbench's cas modules from `tree` (or this checkout): (colony module, Ro-TS host class)."""
+    if tree:
+        sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
+        sys.path.insert(0, os.path.abspath(tree))
+    else:
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for colony, host in (("lsbench.gpu.engine.colony", "lsbench.gpu.engine.rots.host"),
+                         ("lsbench.gpu.colony", "lsbench.gpu.rots_engine")):  # (the layout before 028e761)
+        try:
+            return importlib.import_module(colony), importlib.import_module(host).ResidentRots
+        except ImportError:
+            continue
+    sys.exit(f"profile_cas: no cas colony module in {tree or 'this checkout'}")
 
 
-def median_us(fn, reps=100):
-    """fn's median wall time, waited for, in microseconds."""
-    return median_of(lambda: timed(lambda: (fn(), cuda.synchronize())), reps)[0] * 1e6
+class Split:
+    """Host seconds per call name, and with events on, each kernel's GPU milliseconds."""
+
+    def __init__(self):
+        self.host, self.gpu, self.events, self.stream = {}, {}, False, None
+
+    def timed(self, name, fn, kernel=True):
+        def run(*args, **kwargs):
+            mark = self.events and kernel and self.stream is not None
+            if mark:
+                from numba import cuda
+                start = cuda.event()
+                start.record(self.stream)
+            t = time.perf_counter()
+            out = fn(*args, **kwargs)
+            self.host[name] = self.host.get(name, 0.0) + time.perf_counter() - t
+            if mark:
+                end = cuda.event()
+                end.record(self.stream)
+                self.gpu.setdefault(name, []).append((start, end))
+            return out
+        return run
+
+    def gpu_ms(self):
+        return {name: sum(s.elapsed_time(e) for s, e in pairs) for name, pairs in self.gpu.items()}
 
 
-blocks, threads, shared, args = eng.last_launch
-idle = args[:-5] + (0, args[-4], 0, args[-2], -1.0)  # no iterations and no ant, state kept: the launch alone
-start, end = cuda.event(), cuda.event()
+def instrument(colony, rots, split):
+    """Wraps the colony's launches (and the waits for its events) in split's timers."""
+    class Launch:  # kernel[grid, block, stream](...) of a Numba dispatcher
+        def __init__(self, name, dispatcher):
+            self.name, self.dispatcher = name, dispatcher
+
+        def __getitem__(self, config):
+            return split.timed(self.name, self.dispatcher[config])
+    colony.pheromone_kernel = Launch("pheromone", colony.pheromone_kernel)
+    colony.select_kernel = Launch("select", colony.select_kernel)
+    if hasattr(colony, "build_ants"):
+        colony.build_ants = split.timed("ants", colony.build_ants)
+    launch_chunk = rots.launch_chunk
+
+    def chunk(engine, *args):
+        split.stream = engine.stream
+        return split.timed("rots", lambda: launch_chunk(engine, *args))()
+    rots.launch_chunk = chunk
+    buffers = colony._colony_buffers
+
+    class Waited:  # an event of the generations in flight: the host's wait for it is timed
+        def __init__(self, event):
+            self.event = event
+
+        def record(self, stream):
+            self.event.record(stream)
+
+        def synchronize(self):
+            split.timed("wait", self.event.synchronize, kernel=False)()
+
+    def colony_buffers(engine, m, n):
+        *held, events = buffers(engine, m, n)
+        return (*held, [e if isinstance(e, Waited) else Waited(e) for e in events])
+    colony._colony_buffers = colony_buffers
 
 
-def kernel_only():
-    start.record()
-    eng.launch(blocks, threads, shared, args)
-    end.record()
-    end.synchronize()
-    kernel_times.append(cuda.event_elapsed_time(start, end) * 1e3)
+def profile(instance, generations, small, split, run_one, cas_params):
+    """{'host': ms a generation per call, 'gpu': ms a generation per kernel, 'wall': ms a generation}."""
+    prm = {**cas_params(instance), **small}
+    per_generation = prm["ants"] * prm["ls_iterations"]
+    run_one("qap", instance, "cas", "gpu-resident", seed=1, algorithm_params=small, iterations=3 * per_generation)
+    out = {}
+    for events in (False, True):
+        split.host, split.gpu, split.events = {}, {}, events
+        rec = run_one("qap", instance, "cas", "gpu-resident", seed=1, algorithm_params=small,
+                      iterations=generations * per_generation)
+        done = rec["iterations"] // per_generation  # (the first: the initial colony's local searches)
+        row = {"wall": 1000 * rec["wall_s"] / done}
+        row.update({f"host {k}": 1000 * v / done for k, v in split.host.items()})
+        if events:
+            row.update({f"gpu {k}": v / done for k, v in split.gpu_ms().items()})
+        out["events" if events else "host"] = {k: round(v, 4) for k, v in row.items()}
+    return out
 
 
-kernel_times = []
-median_us(kernel_only)
-b = eng.buffers(m)
-up, host_up, down, host_down = b.upload, b.host_upload, b.download, b.host_download
-print(f"kernel alone {statistics.median(kernel_times):.0f} us; a launch with no iterations: dispatcher "
-      f"{median_us(lambda: eng.kernel[blocks, threads, 0, shared](*idle)):.0f} us, prepared launcher "
-      f"{median_us(lambda: eng.launch(blocks, threads, shared, idle)):.0f} us; a generation's copies (pinned, "
-      f"packed): up {median_us(lambda: up.copy_to_device(host_up['all'])):.0f} us, down "
-      f"{median_us(lambda: down.copy_to_host(host_down['all'])):.0f} us")
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("instances", nargs="*", default=["tai40a", "tai60b"])
+    ap.add_argument("--generations", type=int, default=100)
+    ap.add_argument("--tree", help="a checkout (or git archive) to import lsbench from")
+    ap.add_argument("--ants", type=int, help="the colony's ants (default: cas's own for the instance)")
+    ap.add_argument("--ls-iterations", type=int, help="each ant's local search iterations (default: cas's own)")
+    args = ap.parse_args()
+    colony, rots = load(args.tree)
+    from lsbench import instances
+    from lsbench.engines.cas import CunningAntSystem
+    from lsbench.runner import run_one
+    small = {k: v for k, v in (("ants", args.ants), ("ls_iterations", args.ls_iterations)) if v}
+    split = Split()
+    instrument(colony, rots, split)
+    figures = {name: profile(name, args.generations, small, split, run_one,
+                             lambda i: CunningAntSystem().params(instances.load(i)))
+               for name in args.instances}
+    import lsbench
+    tree = os.path.dirname(os.path.dirname(os.path.abspath(lsbench.__file__)))
+    print(f"ms a generation, {args.generations} generations ({tree})")
+    for name, rows in figures.items():
+        for mode, row in rows.items():
+            print(f"{name:8s} {mode:6s} " + "  ".join(f"{k} {v:.3f}" for k, v in row.items()))
+    print("CAS-SPLIT " + json.dumps({"tree": tree, "generations": args.generations, "figures": figures}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

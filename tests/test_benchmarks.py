@@ -204,3 +204,24 @@ def test_each_benchmark_a_device_call_runs_writes_its_result_file_under_the_simu
     record = json.loads(written[0].read_text())
     assert record["benchmark"] == {"gpu_resident_grid": "tabu_scaling"}.get(script, script)
     assert record["command"].split()[1] == f"{script}.py"
+
+
+@pytest.mark.system
+def test_profile_cas_times_every_kernel_of_a_cas_generation_under_the_simulator():
+    """benchmarks/profile_cas.py: both passes time the host's queueing of each of the colony's
+    kernels (pheromone, ants, Ro-TS chunks, selection) per generation, the second the kernels' own
+    GPU time too, for the tree it imported (this checkout)."""
+    import json
+    import subprocess
+    need_instances("tai12a")
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "LSBENCH_DATA": str(DATA)}
+    r = subprocess.run([sys.executable, "profile_cas.py", "tai12a", "--generations", "2", "--ants", "3",
+                        "--ls-iterations", "4"], cwd=ROOT / "benchmarks", env=env, capture_output=True, text=True,
+                       timeout=1200)
+    assert r.returncode == 0, r.stderr[-3000:]
+    split = json.loads(r.stdout.split("CAS-SPLIT ", 1)[1])
+    assert split["tree"] == str(ROOT) and split["generations"] == 2
+    kernels = ("rots", "pheromone", "ants", "select")
+    host, events = split["figures"]["tai12a"]["host"], split["figures"]["tai12a"]["events"]
+    assert all(host[f"host {k}"] > 0 and events[f"host {k}"] > 0 for k in kernels) and host["wall"] > 0
+    assert all(f"gpu {k}" in events for k in kernels) and not any(key.startswith("gpu") for key in host)

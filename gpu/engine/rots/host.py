@@ -422,7 +422,7 @@ class ResidentRots:
     def launch_chunk(self, K, scalars):
         """Queues one chunk of the K searches on self.stream: `scalars` = (tenure_min, tenure_max,
         aspiration, target, first iteration - base, iterations, tenure_cube, fresh). The launch is
-        kept in last_launch (benchmarks/profile_cas.py reruns it)."""
+        kept in last_launch (a test reads its queue tags)."""
         b = self.buffers(K)
         # the kernel's clock and aspiration horizon are 32-bit: a chunk stays under 2^29 iterations
         # (kernel.ASPIRE_FLOOR), as every chunk the engine sizes (chunk_cap) does
