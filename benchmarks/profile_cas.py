@@ -17,6 +17,8 @@ import os
 import sys
 import time
 
+from numba import cuda
+
 
 def load(tree):
     """lsbench's cas modules from `tree` (or this checkout): (colony module, Ro-TS host class)."""
@@ -44,7 +46,6 @@ class Split:
         def run(*args, **kwargs):
             mark = self.events and kernel and self.stream is not None
             if mark:
-                from numba import cuda
                 start = cuda.event()
                 start.record(self.stream)
             t = time.perf_counter()
@@ -73,11 +74,11 @@ def instrument(colony, rots, split):
     colony.select_kernel = Launch("select", colony.select_kernel)
     if hasattr(colony, "build_ants"):
         colony.build_ants = split.timed("ants", colony.build_ants)
-    launch_chunk = rots.launch_chunk
+    launch_chunk = split.timed("rots", rots.launch_chunk)
 
     def chunk(engine, *args):
         split.stream = engine.stream
-        return split.timed("rots", lambda: launch_chunk(engine, *args))()
+        return launch_chunk(engine, *args)
     rots.launch_chunk = chunk
     buffers = colony._colony_buffers
 
@@ -97,9 +98,12 @@ def instrument(colony, rots, split):
     colony._colony_buffers = colony_buffers
 
 
-def profile(instance, generations, small, split, run_one, cas_params):
+def profile(instance, generations, small, split):
     """{'host': ms a generation per call, 'gpu': ms a generation per kernel, 'wall': ms a generation}."""
-    prm = {**cas_params(instance), **small}
+    from lsbench import instances
+    from lsbench.engines.cas import CunningAntSystem
+    from lsbench.runner import run_one
+    prm = {**CunningAntSystem().params(instances.load(instance)), **small}
     per_generation = prm["ants"] * prm["ls_iterations"]
     run_one("qap", instance, "cas", "gpu-resident", seed=1, algorithm_params=small, iterations=3 * per_generation)
     out = {}
@@ -124,16 +128,19 @@ def main():
     ap.add_argument("--ants", type=int, help="the colony's ants (default: cas's own for the instance)")
     ap.add_argument("--ls-iterations", type=int, help="each ant's local search iterations (default: cas's own)")
     args = ap.parse_args()
+    for name in ("generations", "ants", "ls_iterations"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            ap.error(f"--{name.replace('_', '-')}: must be at least 1, got {getattr(args, name)}")
     colony, rots = load(args.tree)
-    from lsbench import instances
-    from lsbench.engines.cas import CunningAntSystem
-    from lsbench.runner import run_one
+    from lsbench.errors import LsbenchError
     small = {k: v for k, v in (("ants", args.ants), ("ls_iterations", args.ls_iterations)) if v}
     split = Split()
     instrument(colony, rots, split)
-    figures = {name: profile(name, args.generations, small, split, run_one,
-                             lambda i: CunningAntSystem().params(instances.load(i)))
-               for name in args.instances}
+    try:
+        figures = {name: profile(name, args.generations, small, split) for name in args.instances}
+    except LsbenchError as e:  # an unknown instance, no GPU: one line, as the CLI says it
+        print(f"profile_cas: error: {e}", file=sys.stderr)
+        sys.exit(2)
     import lsbench
     tree = os.path.dirname(os.path.dirname(os.path.abspath(lsbench.__file__)))
     print(f"ms a generation, {args.generations} generations ({tree})")

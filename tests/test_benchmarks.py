@@ -225,3 +225,13 @@ def test_profile_cas_times_every_kernel_of_a_cas_generation_under_the_simulator(
     host, events = split["figures"]["tai12a"]["host"], split["figures"]["tai12a"]["events"]
     assert all(host[f"host {k}"] > 0 and events[f"host {k}"] > 0 for k in kernels) and host["wall"] > 0
     assert all(f"gpu {k}" in events for k in kernels) and not any(key.startswith("gpu") for key in host)
+
+
+@pytest.mark.parametrize("args, says", [(["nosuch"], "profile_cas: error: --instance: unknown instance 'nosuch'"),
+                                        (["tai12a", "--generations", "0"], "--generations: must be at least 1")])
+def test_profile_cas_refuses_bad_input_in_one_line_with_exit_2(args, says):
+    """An unknown instance or an empty run: one error line and exit 2, not a traceback."""
+    import subprocess
+    r = subprocess.run([sys.executable, "profile_cas.py", *args], cwd=ROOT / "benchmarks", capture_output=True,
+                       text=True, timeout=300, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"})
+    assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr and "CAS-SPLIT" not in r.stdout
