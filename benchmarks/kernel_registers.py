@@ -72,6 +72,7 @@ def kernel_signature(shape, n):
 
 def report(problem, threads, queued, registers, cc, sass_dir=None, cluster=1):
     from lsbench.gpu.engine.rots.shape import LARGE_QUEUE_SUBCHUNK, blocks_an_sm
+    from lsbench.gpu.engine.rots.host import ADAPTERS
     from lsbench.gpu.engine.rots.kernel import kernel_for
     from lsbench.gpu.engine.rots.plan import plan
     per_sm = 1024 // threads
@@ -82,7 +83,7 @@ def report(problem, threads, queued, registers, cc, sass_dir=None, cluster=1):
                                        per_sm, True)
     shape = plan(problem, threads, None, shared, (), cluster, None, queued, LARGE_QUEUE_SUBCHUNK if queued else None)
     shape["max_registers"] = registers
-    ptx, _ = cuda.compile(kernel_for(shape).py_func, kernel_signature(shape, problem.n), cc=cc, output="ptx",
+    ptx, _ = cuda.compile(kernel_for(shape, ADAPTERS[problem.kind]).py_func, kernel_signature(shape, problem.n), cc=cc, output="ptx",
                           device=False, abi="numba")
     with tempfile.TemporaryDirectory() as tmp:
         src, cubin = Path(tmp) / "k.ptx", Path(tmp) / "k.cubin"

@@ -262,7 +262,7 @@ def test_resident_rots_dp4a_lane_sums_read_only_used_words_and_add_up_in_any_spl
     without the kept row sum, rows padded to 16 bytes. The kernel's padding is zero; here the bytes
     after n in the last used word are (a dp4a reads whole words), the whole words past it junk that
     a correct sum never reads."""
-    from lsbench.gpu.engine.rots.device_functions import _unrolled_packed_lane_sum
+    from lsbench.gpu.adapters.qap_rots import _unrolled_packed_lane_sum
 
     def dp4a(a, b, c):
         a, b = int(a), int(b)
@@ -1198,6 +1198,27 @@ def test_cas_ants_built_on_the_gpu_are_the_cpu_ants_after_the_same_local_search(
     engine = ResidentRots(p, {})
     gpu_ants = engine.colony_batch(donors.copy(), tau, 0.6, colony_seeds, seeds, gpu_costs, 6, p.n)
     assert np.array_equal(gpu_ants, ants) and np.array_equal(gpu_costs, costs)
+
+
+def test_ant_kernel_builds_the_cpu_ants_word_for_word():
+    """ant_kernel against construct_colony, on a small instance and on one where nearly every
+    facility leaves (free lists longer than the block, roulettes of many four-location steps)."""
+    from numba import cuda
+    from lsbench.gpu.engine.ants import ANT_THREADS, ant_kernel, ant_shared_bytes
+    from lsbench import rng
+    from lsbench.engines.cas import construct_colony, draw_seeds
+    state = rng.new_state(11)
+    for n, gamma, ants in ((12, 0.6, 4), (70, 0.99, 2)):
+        donors = np.array([rng.permutation(state, n) for _ in range(ants)])
+        tau = np.random.default_rng(n).random((n, n)) + 0.01
+        seeds = draw_seeds(state, ants)
+        expected = construct_colony(donors, tau, gamma, seeds)
+        moved = (expected != donors).sum(axis=1)
+        assert moved.max() > (0 if n < 64 else ANT_THREADS)
+        START = cuda.to_device(donors.astype(np.int32))
+        STATE = cuda.to_device(np.stack([np.zeros(ants, np.uint64), seeds], axis=1))
+        ant_kernel[ants, ANT_THREADS, 0, ant_shared_bytes(n)](START, STATE, cuda.to_device(tau.ravel()), gamma)
+        assert np.array_equal(START.copy_to_host(), expected)
 
 
 def test_a_run_on_a_slower_backend_names_the_faster_one_in_one_line(tmp_path):

@@ -8,7 +8,7 @@ device and each generation is four kernels queued on the engine's stream:
   element with the ants' deposits in ant order and explicitly rounded float64 operations (no fused
   multiply-add), so tau is bit for bit the CPU's; it also hands each ant's search its donor and its
   two stream states, which SplitMix64 gives by counter: the colony stream's words g m .. of draw_seeds;
-- `ant_kernel` (gpu/engine/ants.py, one thread per ant): each ant built over its donor;
+- `ant_kernel` (gpu/engine/ants.py, one block per ant): each ant built over its donor;
 - the Ro-TS kernel of gpu/engine/rots/kernel.py, one block per ant, which searches from it;
 - `select_kernel` (one block): the replacement of ant*_k by its child if not worse, the colony's
   best (first lowest, as np.argmin), and the stop at the target: it clears every search's ACTIVE

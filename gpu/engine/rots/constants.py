@@ -1,5 +1,6 @@
 """The compile-time constants of the resident Ro-TS kernel (gpu/engine/rots/kernel.py), derived once from
-its shape (gpu/engine/rots/plan.py). Each factory of gpu/engine/rots/device_functions.py and gpu/engine/rots/steps.py reads the
+its shape (gpu/engine/rots/plan.py). Each factory of gpu/engine/rots/device_functions.py, gpu/engine/rots/steps.py and the
+adapter (gpu/adapters/qap_rots.py) reads the
 ones it needs into locals, which Numba freezes into the device code as constants.
 """
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from .plan import ON_CHIP, SHUFFLE
 
 @dataclass(frozen=True)
 class KernelConstants:
+    adapter: str  # the problem's device adapter: a module of factories (gpu/adapters/qap_rots.py)
     n: int
     threads: int
     lanes: int  # lanes per O(n) recomputation (MATA's group)
@@ -47,11 +49,11 @@ class KernelConstants:
     divide: bool  # tenures drawn with the division routine (a register cap of 64 or less)
 
     @classmethod
-    def of(cls, shape):
+    def of(cls, shape, adapter):
         regs = shape.get("max_registers")
         offsets = {name: shape["layout"].get(name, 0) for name in ON_CHIP}
         shared = shape["shared"]
-        return cls(n=shape["n"], threads=shape["threads"], lanes=shape["group"], max_registers=regs,
+        return cls(adapter=adapter, n=shape["n"], threads=shape["threads"], lanes=shape["group"], max_registers=regs,
                    general=shape["general"], diagonal=shape["diagonal"], delta_shared=shared["delta"],
                    matrix_shared=shared["matrix"], age_shared=shared["tabu_age"], flows_shared=shared["flows"],
                    tabu_shared=shared["tabu"], delta_offset=offsets["delta"], matrix_offset=offsets["matrix"],
@@ -115,6 +117,10 @@ class KernelConstants:
     @property
     def reduction_slots(self):
         return self.warps if SHUFFLE else self.threads
+
+    @property
+    def key_slots(self):  # rkey's size: a warp's 32 lanes read it in block_min
+        return 32 if SHUFFLE else self.threads
 
     @property
     def half_span(self):  # the simulator's tree minimum: half the next power of two

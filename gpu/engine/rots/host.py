@@ -19,13 +19,15 @@ from lsbench.search.common import ChunkLength
 from lsbench.search.restarts import EliteRestarts
 
 from ... import device_name, require
-from ..ants import build_ants
 from ...runtime.chunks import IMPROVEMENT_CAP, ItemQueue, record_rows
 from ...runtime.launch import PreparedLauncher, clusters_at_once, copy_down, copy_up, register_cap
 from .kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
 from .plan import ON_CHIP, plan, row_chunk_table
 from .shape import (LARGE_QUEUE_SUBCHUNK, UNEVEN, auto_cluster_shape, blocks_an_sm, blocks_per_sm, queue_chunk,
                     spread, uneven_grid)
+
+# each problem's device adapter of the Ro-TS engine: a module of factories (tabu, costs, swaps, start)
+ADAPTERS = {"qap": "lsbench.gpu.adapters.qap_rots"}
 
 
 @dataclass
@@ -59,8 +61,6 @@ class SearchBuffers:
     QUEUE: object
     RING: object
     TAU: object
-    FREE: object  # a cas ant's construction (gpu/engine/ants.py): free locations, facilities to place
-    TODO: object
 
     def state_args(self):
         names = [f.name for f in fields(self)]
@@ -252,7 +252,7 @@ class ResidentRots:
         if regs is None and not config.ENABLE_CUDASIM:  # a block of T threads must fit one SM
             regs = register_cap(self.shape["threads"])
         self.shape["max_registers"] = regs
-        self.kernel = kernel_for(self.shape)
+        self.kernel = kernel_for(self.shape, ADAPTERS[self.problem.kind])
         self.row_chunks = cuda.to_device(row_chunk_table(self.problem.n, self.shape["per_thread"]))
         if self.shape["cluster"] > 1:
             from ...runtime.cluster import supported
@@ -327,6 +327,7 @@ class ResidentRots:
             gamma, host_up["STATE"][:, 1], host_up["TAU"][:] = colony[0], colony[1], np.ravel(colony[2])
         b.upload.copy_to_device(host_up["all"], stream=self.stream)  # the starts and stream states in one copy
         if colony:  # each search starts from its cas ant, built over its donor in START
+            from ..ants import build_ants  # (only a cas colony loads the ants: a Ro-TS run never does)
             build_ants(b, gamma, self.stream)
         self.restarts = self.renewals = 0
         policy = None if bests_only or not self.restart["stagnation"] else \
@@ -478,8 +479,7 @@ class ResidentRots:
             IMP_OBJ=cuda.device_array((self.chunk_cap, K), dtype=np.int64),
             NIMP=down["NIMP"], DONE=down["DONE"],
             ACTIVE=up["ACTIVE"], START=up["START"], FRESH=up["FRESH"],
-            QUEUE=down["QUEUE"], RING=self.queue.RING, TAU=up["TAU"],
-            FREE=cuda.device_array((K, n), np.int32), TODO=cuda.device_array((K, n), np.int32))
+            QUEUE=down["QUEUE"], RING=self.queue.RING, TAU=up["TAU"])
         return self._buffers
 
     def describe(self):

@@ -30,6 +30,8 @@ solutions. A search starts (or, FRESH = 2, restarts keeping its best) from START
 the trajectory of `lsbench run --algorithm rots --backend cpu` with the same seed.
 The shape comes from gpu/engine/rots/plan.py; the host side is gpu/engine/rots/host.py.
 """
+import importlib
+
 import numpy as np
 from numba import cuda, int32, int64, uint32
 
@@ -45,24 +47,25 @@ NO_BEST = np.int64(np.iinfo(np.int64).max)
 _kernels = {}
 
 
-def kernel_for(shape):
-    """The compiled kernel for one shape; its max_registers caps registers per thread so that more
-    blocks (searches) fit on an SM."""
-    key = KernelConstants.of(shape)
+def kernel_for(shape, adapter):
+    """The compiled kernel for one shape and a problem's device adapter (its module's path); the
+    shape's max_registers caps registers per thread so that more blocks (searches) fit on an SM."""
+    key = KernelConstants.of(shape, adapter)
     if key not in _kernels:
         _kernels[key] = _make_kernel(key)
     return _kernels[key]
 
 
 def _make_kernel(k):
-    """The kernel for constants k, from the device functions and steps of each role."""
+    """The kernel for constants k: the engine's device functions and steps around the adapter's."""
+    problem = importlib.import_module(k.adapter)
     draw_tenures = rots_device.tenure_draws(k)
-    keys, cost, swap = rots_device.move_keys(k), rots_device.costs(k), rots_device.swaps(k)
+    keys, tabu, cost, swap = rots_device.move_keys(k), problem.tabu(k), problem.costs(k), problem.swaps(k)
     exchange = rots_steps.exchanges(k, draw_tenures)
     parts = {"draw_tenures": draw_tenures, "swap": swap, "exchange": exchange,
-             "start_state": rots_device.start(k, cost, keys),
+             "start_state": problem.start(k, cost, tabu),
              "tables": rots_steps.tables(k, exchange, swap, cost),
-             "moves": rots_steps.move_pass(k, keys, cost, swap, exchange)}
+             "moves": rots_steps.move_pass(k, keys, tabu, cost, swap, exchange)}
     return _kernel(k, **parts)
 
 
@@ -74,7 +77,7 @@ def _kernel(k, draw_tenures, swap, exchange, start_state, tables, moves):
     DELTA_TYPE, DELTA_NP, BPT, PACKED, ALLOWED, BIAS = k.delta_type, k.delta_np, k.data_type, k.packed, k.allowed, k.bias
     INDEX_BITS, J_BITS, JMASK = k.index_bits, np.int64(k.index_bits // 2), np.int64((1 << (k.index_bits // 2)) - 1)
     DMASK, DMIN = np.int64((1 << k.delta_bits) - 1), np.int64(-(1 << 63)) if k.wide else np.int64(-(1 << 31))
-    REDUCTION_SLOTS, XKEYS, GOLDEN = k.reduction_slots, k.cluster_keys, rng.GOLDEN
+    KEY_SLOTS, WARPS, NO_KEY, XKEYS, GOLDEN = k.key_slots, k.warps, k.no_key, k.cluster_keys, rng.GOLDEN
     no_swap, apply_swap, init_exchange, cluster_barrier = swap.no_swap, swap.apply_swap, exchange.init_exchange, exchange.cluster_barrier
     load_tables, resume, store_item = tables.load_tables, tables.resume, tables.store_item
     block_min, own_moves, recompute_touching, update_owned = exchange.block_min, moves.own_moves, moves.recompute_touching, moves.update_owned
@@ -92,7 +95,7 @@ def _kernel(k, draw_tenures, swap, exchange, start_state, tables, moves):
         w = cuda.shared.array(1 if PACKED else UPDATE_LENGTH, DELTA_TYPE)
         v = cuda.shared.array(UPDATE_LENGTH if GENERAL else 1, DELTA_TYPE)  # general instances: the column parts
         z = cuda.shared.array(UPDATE_LENGTH if GENERAL else 1, DELTA_TYPE)
-        rkey = cuda.shared.array(REDUCTION_SLOTS, int64)
+        rkey = cuda.shared.array(KEY_SLOTS, int64)
         srow = cuda.shared.array(N if ROW_SUMS else 1, uint32)  # byte matrices: the row sums S_i (swap_cost)
         xkey = cuda.shared.array(XKEYS, int64)  # a cluster: every warp's key, by parity
         bars = cuda.shared.array(2 if CLUSTER > 1 else 1, int64)  # a cluster: the exchange's mbarriers, by parity
@@ -107,6 +110,8 @@ def _kernel(k, draw_tenures, swap, exchange, start_state, tables, moves):
             dyn_w = cuda.shared.array(0, uint32, alignment=16)  # (quads: 128-bit loads)
             Aw = dyn_w[FLOWS_OFFSET // 4:FLOWS_OFFSET // 4 + N * ROW_WORDS]
             bpw = dyn_w[MATRIX_OFFSET // 4:MATRIX_OFFSET // 4 + N * ROW_WORDS]
+        for q in range(WARPS + tid, KEY_SLOTS if SHUFFLE else 0, THREADS):  # (block_min's lanes past the last warp)
+            rkey[q] = NO_KEY
         job = cuda.shared.array(2, int64)  # QUEUED: the block's pop (past the last: none, or a wait ran out), its item
         searches = ACTIVE.shape[0]
         subchunks = (chunk_iters + SUBCHUNK - 1) // SUBCHUNK if QUEUED else 1

@@ -3,7 +3,8 @@ from the queue every resident engine shares, gpu/runtime/chunks.py), one factory
 tables in and out of global memory, the moves' pass (the O(n) recomputations of the moves
 touching the last swap and every other move's O(1) update), and the block's (or cluster's)
 minimum key. Each factory takes the kernel's constants
-(gpu/engine/rots/constants.py) and the device functions of gpu/engine/rots/device_functions.py that it uses.
+(gpu/engine/rots/constants.py) and the device functions it uses: the engine's
+(gpu/engine/rots/device_functions.py) and the adapter's (gpu/adapters/qap_rots.py).
 """
 from types import SimpleNamespace
 
@@ -185,7 +186,9 @@ def exchanges(k, draw_tenures):
             if lane == 0:
                 rkey[warp] = kb
             cuda.syncthreads()
-            kb = warp_min(rkey[lane] if lane < WARPS else NO_KEY)
+            # rkey's 32 slots, those past the last warp NO_KEY since the kernel's start: no branch on the
+            # lane here (one made the device's compiler guard each redux with a divergence check)
+            kb = warp_min(rkey[lane])
         else:
             rkey[tid] = kb
             cuda.syncthreads()
@@ -201,14 +204,14 @@ def exchanges(k, draw_tenures):
     return SimpleNamespace(put=put, cluster_barrier=cluster_barrier, init_exchange=init_exchange, block_min=block_min)
 
 
-def move_pass(k, keys, cost, swap, exchange):
+def move_pass(k, keys, tabu, cost, swap, exchange):
     """own_moves: a thread's recomputations and row chunk; recompute_touching: the 2n-3 moves
     touching the last swap, O(n) each; update_owned: every other move of the thread's chunk, O(1)."""
     N, LANES, CLUSTER, SPLIT, ITEMS, ROUND_ITEMS = k.n, k.lanes, k.cluster, k.split, k.items, k.round_items
     RECOMPUTING_THREADS, CHUNKS_PER_BLOCK, CHUNKS, ROW_SUMS = k.recomputing_threads, k.chunks_per_block, k.chunks, k.row_sums
     MOVES_PER_THREAD, OWNER_THREADS, GENERAL, DELTA_NP = k.moves_per_thread, k.owner_threads, k.general, k.delta_np
     NO_KEY, NO_CD = k.no_key, k.no_class_delta
-    touching, tabu_age, owner_slot, class_delta, key_of = keys.touching, keys.tabu_age, keys.owner_slot, keys.class_delta, keys.key_of
+    touching, tabu_age, owner_slot, class_delta, key_of = keys.touching, tabu.tabu_age, keys.owner_slot, keys.class_delta, keys.key_of
     swap_cost, update_at, put = cost.swap_cost, swap.update_at, exchange.put
 
     @device
