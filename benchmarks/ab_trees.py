@@ -1,6 +1,6 @@
 """Before/after A/B of whole source trees on one host: the GPU figures a refactoring must keep.
 
-    python benchmarks/ab_trees.py TREE [TREE ...] [--cases CASE,...] [--passes 2] [--repeats 3] [--out DIR]
+    python benchmarks/ab_trees.py TREE [TREE ...] [--cases CASE,...] [--passes 2] [--repeats 3] [--budget-s S] [--out DIR]
 
 Each TREE is a checkout (e.g. `git archive COMMIT | tar -x -C DIR`). The trees are measured in turn,
 TREE1 TREE2 ... TREE1 TREE2 ... (`--passes` times), each pass a fresh process run inside the tree
@@ -16,6 +16,9 @@ iteration-level tabu search on `gpu` with the device-side reduction, rl5915 2-op
 insertion (it/s); and, not by default, `rots-cpu`: Ro-TS on the `cpu` backend (one core), tai100a,
 30,000 iterations (it/s; no GPU needed). One figure per tree and case: the median of all its timed
 runs. Each tree's own lsbench is imported, also where another checkout is installed in editable mode.
+`--budget-s`: a pass starts only where the time left holds the longest pass so far, a pass that
+runs past it is dropped whole, and the passes done are written (on the device machine, set it below
+the call's limit: a call cut off returns nothing).
 """
 import argparse
 import json
@@ -23,6 +26,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 # the resident engines: (problem, instance, algorithm, neighbourhood, searches), aggregate it/s
 RESIDENT = {"rots-1": ("qap", "tai100a", "rots", None, 1),
@@ -95,41 +99,83 @@ def measure(repeats, cases):
     return out
 
 
+def measure_tree(name, cases, repeats, timeout):
+    """One pass in one tree: a fresh process inside it, {case: [figure per timed run]}; None past
+    `timeout` seconds."""
+    tree = os.path.abspath(name)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([tree, os.environ.get("PYTHONPATH", "")])}
+    try:
+        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--measure", "--repeats", str(repeats),
+                            "--cases", ",".join(cases)],
+                           cwd=tree, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    line = next((s for s in r.stdout.splitlines() if s.startswith("AB-RESULT ")), None)
+    if line is None:
+        sys.exit(f"{tree}: no result\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}")
+    return json.loads(line[len("AB-RESULT "):])
+
+
+def run_passes(trees, cases, passes, repeats, budget_s=None):
+    """Every tree in turn, `passes` times: ({tree: {case: [values]}}, passes done). A pass starts
+    only where the budget left holds the longest pass so far, and one that runs past the budget is
+    dropped whole (a machine's time limit then keeps the passes done instead of losing them all);
+    each tree's figures are printed as they come."""
+    figures = {tree: {case: [] for case in cases} for tree in trees}
+    started, longest, done = time.monotonic(), 0.0, 0
+    for _ in range(passes):
+        left = budget_s - (time.monotonic() - started) if budget_s else None
+        if done and left is not None and left < longest:
+            print(f"ab_trees: {left:.0f} s of --budget-s left, a pass took {longest:.0f} s: "
+                  f"{done} of {passes} passes", flush=True)
+            break
+        pass_started, this_pass = time.monotonic(), []
+        for name in trees:
+            timeout = 900 if left is None else max(1.0, budget_s - (time.monotonic() - started))
+            measured = measure_tree(name, cases, repeats, timeout)
+            if measured is None:
+                break
+            this_pass.append((name, measured))
+            print(f"pass {done + 1} {name}: {json.dumps(measured)}", flush=True)
+        if len(this_pass) < len(trees):
+            if not done:
+                sys.exit(f"ab_trees: error: the first pass ran past --budget-s {budget_s:g}")
+            print(f"ab_trees: pass {done + 1} ran past --budget-s, dropped: {done} of {passes} passes", flush=True)
+            break
+        for name, measured in this_pass:
+            for case, values in measured.items():
+                figures[name][case] += values
+        longest, done = max(longest, time.monotonic() - pass_started), done + 1
+    return figures, done
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("trees", nargs="*")
     ap.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, of {', '.join(HIGHER_IS_BETTER)}")
     ap.add_argument("--passes", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--budget-s", type=float, help="seconds for every pass: start none the budget left may not "
+                                                   "finish (the longest so far), keep those done")
     ap.add_argument("--out")
     ap.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     cases = args.cases.split(",")
     if not set(cases) <= set(HIGHER_IS_BETTER):
         ap.error(f"--cases: unknown {sorted(set(cases) - set(HIGHER_IS_BETTER))}; known: {', '.join(HIGHER_IS_BETTER)}")
+    if args.budget_s is not None and args.budget_s <= 0:
+        ap.error("--budget-s: must be above 0")
     if args.measure:
         print("AB-RESULT " + json.dumps(measure(args.repeats, cases)), flush=True)
         return 0
-    figures = {tree: {case: [] for case in cases} for tree in args.trees}
-    for _ in range(args.passes):
-        for name in args.trees:
-            tree = os.path.abspath(name)
-            env = {**os.environ, "PYTHONPATH": os.pathsep.join([tree, os.environ.get("PYTHONPATH", "")])}
-            r = subprocess.run([sys.executable, os.path.abspath(__file__), "--measure", "--repeats", str(args.repeats),
-                                "--cases", args.cases],
-                               cwd=tree, env=env, capture_output=True, text=True, timeout=900)
-            line = next((s for s in r.stdout.splitlines() if s.startswith("AB-RESULT ")), None)
-            if line is None:
-                sys.exit(f"{tree}: no result\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}")
-            for case, values in json.loads(line[len("AB-RESULT "):]).items():
-                figures[name][case] += values
+    figures, done = run_passes(args.trees, cases, args.passes, args.repeats, args.budget_s)
     from common import write_result
     rows = [{"tree": tree, "case": case, "median": statistics.median(v), "values": v}
             for tree, cases in figures.items() for case, v in cases.items()]
-    path = write_result("ab_trees", {"trees": args.trees, "cases": cases, "passes": args.passes,
+    path = write_result("ab_trees", {"trees": args.trees, "cases": cases, "passes": done,
                                      "repeats": args.repeats, "rows": rows}, args.out)
     base = args.trees[0]
-    print(f"median of {args.passes} x {args.repeats} runs per tree -> {path}")
+    print(f"median of {done} x {args.repeats} runs per tree -> {path}")
     print("| case | " + " | ".join(args.trees) + " | change |")
     for case in cases:
         meds = [statistics.median(figures[t][case]) for t in args.trees]

@@ -235,3 +235,31 @@ def test_profile_cas_refuses_bad_input_in_one_line_with_exit_2(args, says):
     r = subprocess.run([sys.executable, "profile_cas.py", *args], cwd=ROOT / "benchmarks", capture_output=True,
                        text=True, timeout=300, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"})
     assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr and "CAS-SPLIT" not in r.stdout
+
+
+def test_ab_trees_keeps_the_passes_that_fit_its_budget_and_drops_one_that_overran(monkeypatch, capsys):
+    import time
+
+    import ab_trees
+    calls = []
+
+    def fake_tree(name, cases, repeats, timeout):  # a pass of two trees takes about 0.4 s
+        calls.append((name, timeout))
+        if len(calls) == 4:
+            return None  # the second pass's second tree runs past its timeout
+        time.sleep(0.2)
+        return {case: [float(len(calls))] for case in cases}
+    monkeypatch.setattr(ab_trees, "measure_tree", fake_tree)
+    figures, done = ab_trees.run_passes(["a", "b"], ["rots-1"], passes=3, repeats=1, budget_s=30)
+    assert done == 1 and figures == {"a": {"rots-1": [1.0]}, "b": {"rots-1": [2.0]}}
+    assert all(timeout <= 30 for _, timeout in calls) and "pass 2 ran past --budget-s, dropped" in capsys.readouterr().out
+
+    calls.clear()
+    monkeypatch.setattr(ab_trees, "measure_tree", lambda *a: calls.append(a) or time.sleep(0.3) or {"rots-1": [1.0]})
+    figures, done = ab_trees.run_passes(["a", "b"], ["rots-1"], passes=5, repeats=1, budget_s=1.0)
+    assert done == 1 and len(calls) == 2 and figures["a"]["rots-1"] == [1.0]  # 0.4 s left < a 0.6 s pass
+    assert "1 of 5 passes" in capsys.readouterr().out
+
+    monkeypatch.setattr(ab_trees, "measure_tree", lambda *a: None)
+    with pytest.raises(SystemExit, match="the first pass ran past --budget-s 5"):
+        ab_trees.run_passes(["a"], ["rots-1"], passes=2, repeats=1, budget_s=5)
