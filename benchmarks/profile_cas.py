@@ -6,9 +6,11 @@ time; the waits then include the events). A generation is the pheromone update, 
 of their own since 5e478e1; before, inside the Ro-TS kernel), the Ro-TS chunks and the selection.
 
     python benchmarks/profile_cas.py [INSTANCE ...] [--generations 100] [--tree DIR] [--ants K --ls-iterations I]
+        [--out DIR]
 
 --tree: import lsbench from that checkout or `git archive` of one (run it in two trees to compare
-them: the module names of both layouts are known). Prints a table and one JSON line (CAS-SPLIT).
+them: the module names of both layouts are known). Prints a table and one JSON line (CAS-SPLIT);
+--out (this checkout only) also writes them as a result file.
 """
 import argparse
 import importlib
@@ -127,7 +129,10 @@ def main():
     ap.add_argument("--tree", help="a checkout (or git archive) to import lsbench from")
     ap.add_argument("--ants", type=int, help="the colony's ants (default: cas's own for the instance)")
     ap.add_argument("--ls-iterations", type=int, help="each ant's local search iterations (default: cas's own)")
+    ap.add_argument("--out", help="also write the figures as a result file (profile_cas-GPU-COMMIT.json) there")
     args = ap.parse_args()
+    if args.out and args.tree:
+        ap.error("--out: a result file names this checkout's commit, so not with --tree")
     for name in ("generations", "ants", "ls_iterations"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')}: must be at least 1, got {getattr(args, name)}")
@@ -148,6 +153,10 @@ def main():
         for mode, row in rows.items():
             print(f"{name:8s} {mode:6s} " + "  ".join(f"{k} {v:.3f}" for k, v in row.items()))
     print("CAS-SPLIT " + json.dumps({"tree": tree, "generations": args.generations, "figures": figures}), flush=True)
+    if args.out:
+        from common import write_result
+        print("-> " + str(write_result("profile_cas", {"generations": args.generations, "small": small,
+                                                       "figures": figures}, args.out)))
 
 
 if __name__ == "__main__":

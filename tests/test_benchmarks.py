@@ -207,19 +207,21 @@ def test_each_benchmark_a_device_call_runs_writes_its_result_file_under_the_simu
 
 
 @pytest.mark.system
-def test_profile_cas_times_every_kernel_of_a_cas_generation_under_the_simulator():
+def test_profile_cas_times_every_kernel_of_a_cas_generation_under_the_simulator(tmp_path):
     """benchmarks/profile_cas.py: both passes time the host's queueing of each of the colony's
     kernels (pheromone, ants, Ro-TS chunks, selection) per generation, the second the kernels' own
-    GPU time too, for the tree it imported (this checkout)."""
+    GPU time too, for the tree it imported (this checkout); --out writes the same figures."""
     import json
     import subprocess
     need_instances("tai12a")
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "LSBENCH_DATA": str(DATA)}
     r = subprocess.run([sys.executable, "profile_cas.py", "tai12a", "--generations", "2", "--ants", "3",
-                        "--ls-iterations", "4"], cwd=ROOT / "benchmarks", env=env, capture_output=True, text=True,
-                       timeout=1200)
+                        "--ls-iterations", "4", "--out", str(tmp_path)], cwd=ROOT / "benchmarks", env=env,
+                       capture_output=True, text=True, timeout=1200)
     assert r.returncode == 0, r.stderr[-3000:]
-    split = json.loads(r.stdout.split("CAS-SPLIT ", 1)[1])
+    split = json.loads(r.stdout.split("CAS-SPLIT ", 1)[1].splitlines()[0])
+    written = json.loads(next(tmp_path.glob("profile_cas-*.json")).read_text())
+    assert written["figures"] == split["figures"] and written["small"] == {"ants": 3, "ls_iterations": 4}
     assert split["tree"] == str(ROOT) and split["generations"] == 2
     kernels = ("rots", "pheromone", "ants", "select")
     host, events = split["figures"]["tai12a"]["host"], split["figures"]["tai12a"]["events"]
@@ -228,7 +230,8 @@ def test_profile_cas_times_every_kernel_of_a_cas_generation_under_the_simulator(
 
 
 @pytest.mark.parametrize("args, says", [(["nosuch"], "profile_cas: error: --instance: unknown instance 'nosuch'"),
-                                        (["tai12a", "--generations", "0"], "--generations: must be at least 1")])
+                                        (["tai12a", "--generations", "0"], "--generations: must be at least 1"),
+                                        (["tai12a", "--tree", ".", "--out", "."], "--out: a result file names")])
 def test_profile_cas_refuses_bad_input_in_one_line_with_exit_2(args, says):
     """An unknown instance or an empty run: one error line and exit 2, not a traceback."""
     import subprocess
