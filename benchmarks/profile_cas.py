@@ -6,7 +6,7 @@ time; the waits then include the events). A generation is the pheromone update, 
 of their own since 5e478e1; before, inside the Ro-TS kernel), the Ro-TS chunks and the selection.
 
     python benchmarks/profile_cas.py [INSTANCE ...] [--generations 100] [--tree DIR] [--ants K --ls-iterations I]
-        [--out DIR]
+        [--block THREADS] [--out DIR]
 
 --tree: import lsbench from that checkout or `git archive` of one (run it in two trees to compare
 them: the module names of both layouts are known). Prints a table and one JSON line (CAS-SPLIT);
@@ -100,18 +100,21 @@ def instrument(colony, rots, split):
     colony._colony_buffers = colony_buffers
 
 
-def profile(instance, generations, small, split):
-    """{'host': ms a generation per call, 'gpu': ms a generation per kernel, 'wall': ms a generation}."""
+def profile(instance, generations, small, split, block=None):
+    """{'host': ms a generation per call, 'gpu': ms a generation per kernel, 'wall': ms a generation};
+    `block`: threads an ant's Ro-TS block (`--param block`; None: the colony's own choice)."""
     from lsbench import instances
     from lsbench.engines.cas import CunningAntSystem
     from lsbench.runner import run_one
     prm = {**CunningAntSystem().params(instances.load(instance)), **small}
     per_generation = prm["ants"] * prm["ls_iterations"]
-    run_one("qap", instance, "cas", "gpu-resident", seed=1, algorithm_params=small, iterations=3 * per_generation)
+    backend = {"block": block} if block else None
+    run_one("qap", instance, "cas", "gpu-resident", seed=1, algorithm_params=small, backend_params=backend,
+            iterations=3 * per_generation)
     out = {}
     for events in (False, True):
         split.host, split.gpu, split.events = {}, {}, events
-        rec = run_one("qap", instance, "cas", "gpu-resident", seed=1, algorithm_params=small,
+        rec = run_one("qap", instance, "cas", "gpu-resident", seed=1, algorithm_params=small, backend_params=backend,
                       iterations=generations * per_generation)
         done = rec["iterations"] // per_generation  # (the first: the initial colony's local searches)
         row = {"wall": 1000 * rec["wall_s"] / done}
@@ -129,6 +132,7 @@ def main():
     ap.add_argument("--tree", help="a checkout (or git archive) to import lsbench from")
     ap.add_argument("--ants", type=int, help="the colony's ants (default: cas's own for the instance)")
     ap.add_argument("--ls-iterations", type=int, help="each ant's local search iterations (default: cas's own)")
+    ap.add_argument("--block", type=int, help="threads an ant's Ro-TS block (default: the colony's own choice)")
     ap.add_argument("--out", help="also write the figures as a result file (profile_cas-GPU-COMMIT.json) there")
     args = ap.parse_args()
     if args.out and args.tree:
@@ -142,7 +146,7 @@ def main():
     split = Split()
     instrument(colony, rots, split)
     try:
-        figures = {name: profile(name, args.generations, small, split) for name in args.instances}
+        figures = {name: profile(name, args.generations, small, split, args.block) for name in args.instances}
     except LsbenchError as e:  # an unknown instance, no GPU: one line, as the CLI says it
         print(f"profile_cas: error: {e}", file=sys.stderr)
         sys.exit(2)
@@ -152,10 +156,11 @@ def main():
     for name, rows in figures.items():
         for mode, row in rows.items():
             print(f"{name:8s} {mode:6s} " + "  ".join(f"{k} {v:.3f}" for k, v in row.items()))
-    print("CAS-SPLIT " + json.dumps({"tree": tree, "generations": args.generations, "figures": figures}), flush=True)
+    print("CAS-SPLIT " + json.dumps({"tree": tree, "generations": args.generations, "block": args.block,
+                                     "figures": figures}), flush=True)
     if args.out:
         from common import write_result
-        print("-> " + str(write_result("profile_cas", {"generations": args.generations, "small": small,
+        print("-> " + str(write_result("profile_cas", {"generations": args.generations, "block": args.block, "small": small,
                                                        "figures": figures}, args.out)))
 
 

@@ -216,12 +216,13 @@ def test_profile_cas_times_every_kernel_of_a_cas_generation_under_the_simulator(
     need_instances("tai12a")
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "LSBENCH_DATA": str(DATA)}
     r = subprocess.run([sys.executable, "profile_cas.py", "tai12a", "--generations", "2", "--ants", "3",
-                        "--ls-iterations", "4", "--out", str(tmp_path)], cwd=ROOT / "benchmarks", env=env,
+                        "--ls-iterations", "4", "--block", "64", "--out", str(tmp_path)], cwd=ROOT / "benchmarks", env=env,
                        capture_output=True, text=True, timeout=1200)
     assert r.returncode == 0, r.stderr[-3000:]
     split = json.loads(r.stdout.split("CAS-SPLIT ", 1)[1].splitlines()[0])
     written = json.loads(next(tmp_path.glob("profile_cas-*.json")).read_text())
     assert written["figures"] == split["figures"] and written["small"] == {"ants": 3, "ls_iterations": 4}
+    assert split["block"] == written["block"] == 64
     assert split["tree"] == str(ROOT) and split["generations"] == 2
     kernels = ("rots", "pheromone", "ants", "select")
     host, events = split["figures"]["tai12a"]["host"], split["figures"]["tai12a"]["events"]
@@ -231,7 +232,8 @@ def test_profile_cas_times_every_kernel_of_a_cas_generation_under_the_simulator(
 
 @pytest.mark.parametrize("args, says", [(["nosuch"], "profile_cas: error: --instance: unknown instance 'nosuch'"),
                                         (["tai12a", "--generations", "0"], "--generations: must be at least 1"),
-                                        (["tai12a", "--tree", ".", "--out", "."], "--out: a result file names")])
+                                        (["tai12a", "--tree", ".", "--out", "."], "--out: a result file names"),
+                                        (["tai12a", "--block", "2000"], "profile_cas: error: --param block=2000: must be <= 1024")])
 def test_profile_cas_refuses_bad_input_in_one_line_with_exit_2(args, says):
     """An unknown instance or an empty run: one error line and exit 2, not a traceback."""
     import subprocess
