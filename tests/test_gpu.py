@@ -752,6 +752,24 @@ def test_cas_colony_on_a_queue_of_fewer_blocks_than_ants_equals_cas_on_the_cpu()
     assert list(gpu.best_solution) == list(cpu.best_solution) and gpu.final_objective == cpu.final_objective
 
 
+def test_cas_colony_takes_512_thread_ant_blocks_only_where_each_ant_of_a_small_instance_has_an_sm():
+    """ant_block: 512 threads where the pair costs stay on chip and the ants do not outnumber the
+    SMs (tai40a-tai60a on an H200); the engine's own choice with more ants than SMs (tai50b's 200)
+    or on a larger instance; on a GPU the colony's engine takes it unless --param block says."""
+    from numba import config
+    from lsbench import instances as registry
+    from lsbench.gpu.engine.colony import LONE_ANT_THREADS, DeviceColony, ant_block
+    from lsbench.engines.cas import CunningAntSystem
+    assert [ant_block(n, ants, 132) for n, ants in ((40, 40), (60, 60), (64, 132), (50, 200), (60, 133), (65, 65))] \
+        == [LONE_ANT_THREADS] * 3 + [None] * 3
+    assert ant_block(40, 40, 16) is None
+    if not config.ENABLE_CUDASIM:
+        p = registry.load("tai12a")
+        search = CunningAntSystem(ants=3)
+        assert DeviceColony(p, p.neighbourhood("swap"), search, {}).rots.shape["threads"] == LONE_ANT_THREADS
+        assert DeviceColony(p, p.neighbourhood("swap"), search, {"block": 64}).rots.shape["threads"] == 64
+
+
 def test_cas_colony_on_the_gpu_stops_at_its_target_in_the_same_generation_as_the_cpu():
     """The device colony checks the target itself and switches the generations already queued
     off: same generations, same best and trajectory as the CPU colony stopping at that target."""
