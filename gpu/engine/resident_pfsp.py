@@ -129,17 +129,19 @@ def heads_and_tails(sh, E, Q, xbuf, n, m, nm, tid, lane, warp, jj):
             else:
                 Q[nm + mj] = 0
         # lane's row at step s: position s - lane (heads) or n - 1 - (s - lane) (tails), read at
-        # sh[pr], written at sh[wb + pr]: E[row + 1, j] or Q[row, j]
+        # sh[pr], written at sh[pw]: E[row + 1, j] or Q[row, j]; both step by dr (a base added in
+        # the loop was recomputed there every step) and index unsigned (no negative-index wrap)
         dr = int32(m if heads else -m)
         pr = int32((-lane if heads else n - 1 + lane) * m + mj)
-        wb = int32(nm + m if heads else 2 * nm + m)
+        pw = int32(pr + (nm + m if heads else 2 * nm + m))
         rows = int32(n if warp < 2 and lane < m else 0)
         for s in range(int32(n + m - 1)):
             left = from_left(own, xbuf, tid, lane)
             if in_window(s - lane, rows):
-                own = int32(max(own, left) + sh[pr])
-                sh[wb + pr] = own
+                own = int32(max(own, left) + sh[uint32(pr)])
+                sh[uint32(pw)] = own
             pr = int32(pr + dr)
+            pw = int32(pw + dr)
 
 
 @cuda.jit(device=True, inline=True)
@@ -164,11 +166,12 @@ def best_insertion(sh, ps, E, Q, cm, kmin, kmax, xbuf, n, m, nm, rounds, pairs, 
         for r in range(lane, R, WARP):
             cmw[r] = 0
         warp_sync()
-        # row k = k0 + dk r of lane's sweep: ps[k, mj] at sh[pk], the fixed other side at sh[ob + pk]
+        # row k = k0 + dk r of lane's sweep: ps[k, mj] at sh[pk], the fixed other side at sh[po]
+        # (indexed unsigned where in the window: no negative-index wrap in the sweep)
         k0 = i + 1 if right else i - 1
         dk = 1 if right else -1
-        ob = int32(2 * nm + 2 * m if right else nm)  # Q[k + 1, j] or E[k, j]
         pk = int32((k0 - dk * lane) * m + mj)
+        po = int32(pk + (2 * nm + 2 * m if right else nm))  # Q[k + 1, j] or E[k, j]
         dpk = int32(dk * m)
         rows = int32(R if lane < m else 0)
         if live:
@@ -181,10 +184,11 @@ def best_insertion(sh, ps, E, Q, cm, kmin, kmax, xbuf, n, m, nm, rounds, pairs, 
         for st in range(int32(steps)):
             hq_in, f_in = from_left2(hq, f, xbuf, tid, lane)
             if in_window(st - lane, rows):
-                hq = int32(max(hq_in, hq) + sh[pk])
+                hq = int32(max(hq_in, hq) + sh[uint32(pk)])
                 f = int32(max(f_in, hq) + px)
-                cuda.atomic.max(cmw, int32(st - lane), int32(f + sh[ob + pk]))  # makespan: max over machines
+                cuda.atomic.max(cmw, uint32(st - lane), int32(f + sh[uint32(po)]))  # makespan: max over machines
             pk = int32(pk + dpk)
+            po = int32(po + dpk)
         warp_sync()
         if live:
             lim = kmin[s] if right else kmax[s]
