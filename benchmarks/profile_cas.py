@@ -108,7 +108,7 @@ def profile(instance, generations, small, split, block=None):
     from lsbench.runner import run_one
     prm = {**CunningAntSystem().params(instances.load(instance)), **small}
     per_generation = prm["ants"] * prm["ls_iterations"]
-    backend = {"block": block} if block else None
+    backend = {"block": block} if block is not None else None  # (0 too: the engine refuses it in one line)
     run_one("qap", instance, "cas", "gpu-resident", seed=1, algorithm_params=small, backend_params=backend,
             iterations=3 * per_generation)
     out = {}

@@ -233,7 +233,8 @@ def test_profile_cas_times_every_kernel_of_a_cas_generation_under_the_simulator(
 @pytest.mark.parametrize("args, says", [(["nosuch"], "profile_cas: error: --instance: unknown instance 'nosuch'"),
                                         (["tai12a", "--generations", "0"], "--generations: must be at least 1"),
                                         (["tai12a", "--tree", ".", "--out", "."], "--out: a result file names"),
-                                        (["tai12a", "--block", "2000"], "profile_cas: error: --param block=2000: must be <= 1024")])
+                                        (["tai12a", "--block", "2000"], "profile_cas: error: --param block=2000: must be <= 1024"),
+                                        (["tai12a", "--block", "0"], "profile_cas: error: --param block=0: must be >= 32")])
 def test_profile_cas_refuses_bad_input_in_one_line_with_exit_2(args, says):
     """An unknown instance or an empty run: one error line and exit 2, not a traceback."""
     import subprocess
