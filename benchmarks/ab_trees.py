@@ -165,6 +165,11 @@ def main():
         ap.error(f"--cases: unknown {sorted(set(cases) - set(HIGHER_IS_BETTER))}; known: {', '.join(HIGHER_IS_BETTER)}")
     if args.budget_s is not None and args.budget_s <= 0:
         ap.error("--budget-s: must be above 0")
+    for name in ("passes", "repeats"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name}: must be at least 1, got {getattr(args, name)}")
+    if not args.trees and not args.measure:
+        ap.error("name at least one TREE to measure")
     if args.measure:
         print("AB-RESULT " + json.dumps(measure(args.repeats, cases)), flush=True)
         return 0

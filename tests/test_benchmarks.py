@@ -243,6 +243,19 @@ def test_profile_cas_refuses_bad_input_in_one_line_with_exit_2(args, says):
     assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr and "CAS-SPLIT" not in r.stdout
 
 
+@pytest.mark.parametrize("args, says", [(["..", "--passes", "0"], "--passes: must be at least 1, got 0"),
+                                        (["..", "--repeats", "0"], "--repeats: must be at least 1, got 0"),
+                                        ([], "name at least one TREE"),
+                                        (["..", "--budget-s", "0"], "--budget-s: must be above 0")])
+def test_ab_trees_refuses_bad_input_in_one_line_with_exit_2(args, says):
+    """No pass, no run or no tree to measure: one error line and exit 2, before any tree runs."""
+    import subprocess
+    r = subprocess.run([sys.executable, "ab_trees.py", *args], cwd=ROOT / "benchmarks", capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2 and says in r.stderr.strip().splitlines()[-1] and "Traceback" not in r.stderr
+    assert "pass 1" not in r.stdout
+
+
 def test_ab_trees_keeps_the_passes_that_fit_its_budget_and_drops_one_that_overran(monkeypatch, capsys):
     import time
 
