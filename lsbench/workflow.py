@@ -47,18 +47,22 @@ def backend_entry(b):
 
 
 def multistart_entry(name, m, searches):
-    """`multistart: {ranks: G, searches: K, exchange_every: E, migrants: M}`: the run is `lsbench
-    multistart` of K searches over G MPI ranks as one job (mpiexec here, srun on SLURM: one rank
-    per GPU on GPU backends), its record the best search's with the aggregate rate."""
+    """`multistart: {ranks: G, searches: K, exchange_every: E, migrants: M, searches_per_gpu: B}`: the
+    run is `lsbench multistart` of K searches over G MPI ranks as one job (mpiexec here, srun on
+    SLURM: one rank per GPU on GPU backends), its record the best search's with the aggregate rate.
+    B: the searches one run of a rank holds (independent searches only; K a multiple of G x B), so
+    that a run stopped by seconds is one run of B searches, not batches one after another (without
+    B, an engine of several searches takes one per multiprocessor, islands each rank's whole share)."""
     if not isinstance(m, dict):
         raise LsbenchError(f"workflow config: backend {name}: multistart must be a mapping, got {m!r}")
-    unknown = set(m) - {"ranks", "searches", "exchange_every", "migrants", "migrant_start"}
+    unknown = set(m) - {"ranks", "searches", "exchange_every", "migrants", "migrant_start", "searches_per_gpu"}
     if unknown:
         raise LsbenchError(f"workflow config: backend {name}: multistart: unknown field(s) {', '.join(sorted(unknown))}")
     if searches != 1:
         raise LsbenchError(f"workflow config: backend {name}: give a multistart's searches under multistart")
     out = {"ranks": m.get("ranks", 1), "searches": m.get("searches"), "exchange_every": m.get("exchange_every", 0),
-           "migrants": m.get("migrants", 4), "migrant_start": m.get("migrant_start", "copy")}
+           "migrants": m.get("migrants", 4), "migrant_start": m.get("migrant_start", "copy"),
+           "searches_per_gpu": m.get("searches_per_gpu")}
     if out["migrant_start"] not in ("copy", "cross"):
         raise LsbenchError(f"workflow config: backend {name}: multistart migrant_start must be copy or cross, "
                            f"got {out['migrant_start']!r}")
@@ -67,6 +71,15 @@ def multistart_entry(name, m, searches):
         if not isinstance(v, int) or isinstance(v, bool) or v < low:
             raise LsbenchError(f"workflow config: backend {name}: multistart {key} must be an integer of at least "
                                f"{low}, got {v!r}")
+    per_gpu = out["searches_per_gpu"]
+    if per_gpu is not None:
+        if not isinstance(per_gpu, int) or isinstance(per_gpu, bool) or per_gpu < 1 \
+                or out["searches"] % (out["ranks"] * per_gpu):
+            raise LsbenchError(f"workflow config: backend {name}: multistart searches_per_gpu must divide searches "
+                               f"/ ranks ({out['searches']} / {out['ranks']}), got {per_gpu!r}")
+        if out["exchange_every"]:
+            raise LsbenchError(f"workflow config: backend {name}: multistart searches_per_gpu is for independent "
+                               "searches (live islands hold each rank's whole share at once)")
     return out
 
 
@@ -252,11 +265,25 @@ def run_command(run, python, out):
     else:  # the searches' own records and summary.json beside the run's record
         args = [python, "-m", "lsbench", "multistart", *run["spec"].command_line(), "--searches", m["searches"],
                 "--out-dir", str(Path(out).with_suffix("")) + "-searches", "--out", out]
+        if m["searches_per_gpu"]:
+            args += ["--searches-per-gpu", m["searches_per_gpu"]]
         if m["exchange_every"]:
             args += ["--exchange-every", m["exchange_every"], "--migrants", m["migrants"]]
             if m["migrant_start"] != "copy":
                 args += ["--migrant-start", m["migrant_start"]]
     return " ".join(shlex.quote(str(c)) for c in args)
+
+
+def stopped_by_time(rec):
+    """Whether the run's time limit ended it: it had one, and reached neither its target nor its
+    iterations or evaluations (its time is then the limit's, not the time its work took)."""
+    stop = rec["params"].get("stop", {})
+    if stop.get("seconds") is None:
+        return False
+    reached = [stop.get("target") is not None and rec["best_objective"] <= stop["target"],
+               stop.get("iterations") is not None and rec["iterations"] >= stop["iterations"],
+               stop.get("evaluations") is not None and rec["evaluations"] >= stop["evaluations"]]
+    return not any(reached)
 
 
 def aggregate_records(paths, out, root=None):
@@ -273,7 +300,9 @@ def aggregate_records(paths, out, root=None):
             "group": Path(p).parent.parent.name, "problem": rec["problem"], "instance": rec["instance"],
             "algorithm": rec["algorithm"], "neighbourhood": rec.get("neighbourhood"),
             "neighbourhood_size": rec.get("neighbourhood_size"), "backend": Path(p).stem.rsplit("-s", 1)[0],
-            "backend_kind": rec["backend"], "seed": rec["seed"], "iterations": rec["iterations"],
+            # a multistart's record is its best search's: the run's seed is its first search's, the plan's
+            "backend_kind": rec["backend"], "seed": rec.get("multistart", {}).get("seeds", [rec["seed"]])[0],
+            "iterations": rec["iterations"], "stopped_by_time": stopped_by_time(rec),
             "evaluations": rec["evaluations"], "wall_s": rec["wall_s"], "warmup_s": rec.get("warmup_s"),
             "iterations_per_s": rec.get("iterations_per_s"),
             # several searches a run (K resident searches, a multistart): every search's iterations per second

@@ -296,7 +296,8 @@ def _run_planned(runs, tmp_path):
 def test_time_to_target_table_from_records_of_runs_of_several_searches_on_their_own_seeds(tmp_path):
     """A backend with `searches: K` and a group with `target: bks`: its runs take seed blocks K apart and the
     manifest's value as the stop; the report's time-to-target table counts the runs that reached it
-    and takes the median of their first times at it, read from the records' trajectories."""
+    and takes the median over every run of its first time at it, read from the records'
+    trajectories, a run that did not reach it counted as never."""
 
     import pandas as pd
     from lsbench import instances
@@ -313,14 +314,102 @@ def test_time_to_target_table_from_records_of_runs_of_several_searches_on_their_
     df = pd.read_parquet(tmp_path / "runs.parquet")
     report = _report_module()
     bks = instances.manifest()["tai12a"].bks_value()
-    times = []
+    times, missed = [], []
     for p in paths:
         rec = json.loads(p.read_text())
-        times += [next(t for _i, t, o in rec["trajectory"] if o <= bks)] if rec["best_objective"] <= bks else []
+        if rec["best_objective"] <= bks:
+            times.append(next(t for _i, t, o in rec["trajectory"] if o <= bks))
+        else:
+            missed.append(rec["wall_s"])
     (row,) = report.time_to_target_rows(group, df)
     assert row["reached"] == f"{len(times)}/3" and 0 < len(times) < 3  # 30 iterations: some seeds reach it
-    assert row["median_s"] == report.fmt_num(float(sorted(times)[(len(times) - 1) // 2] if len(times) % 2
-                                                   else sum(sorted(times)[len(times) // 2 - 1:][:2]) / 2))
+    # of 3 runs the second fastest is the median: the slower of two that reached it, else none did
+    assert row["median_s"] == (report.fmt_num(max(times)) if len(times) == 2 else f"> {report.fmt_num(max(missed))}")
+
+
+def test_the_median_time_to_target_counts_a_run_that_missed_it_as_never():
+    """Half the runs or more that missed the target make the median a bound: '> W s', W the longest
+    of the runs that missed it; fewer, and it is the time of the run half-way."""
+    report = _report_module()
+    assert report.median_time_to_target([2.0, None, 5.0], [2.0, 30.0, 5.0]) == "5"
+    assert report.median_time_to_target([None, 3.0, None], [30.1, 3.0, 30.4]) == "> 30.4"
+    assert report.median_time_to_target([1.0, 2.0, None, 4.0], [1.0, 2.0, 30.0, 4.0]) == "3"
+    assert report.median_time_to_target([1.0, None, None, 4.0], [1.0, 30.0, 31.0, 4.0]) == "> 31"
+
+
+def test_the_time_to_target_ecdf_starts_every_backend_at_zero_and_draws_one_that_never_reached_it():
+    """Each backend's line rises by 1/runs at each run's first time at the target, from 0 at the
+    first hit of any backend to the longest run's end; a backend with no hit stays at 0."""
+    import pandas as pd
+    report = _report_module()
+
+    def run(backend, points, wall):
+        return {"backend": backend, "trajectory": json.dumps(points), "wall_s": wall}
+    runs = pd.DataFrame([run("one", [[0, 0.1, 50], [9, 2.0, 10]], 2.0), run("one", [[0, 0.1, 50]], 30.0),
+                         run("two", [[0, 0.1, 50], [5, 8.0, 9]], 8.0), run("cpu", [[0, 0.1, 40]], 30.5)])
+    lines = report.ecdf_lines(runs, 10)
+    assert lines["one"] == ([2.0, 2.0, 30.5], [0.0, 0.5, 0.5])
+    assert lines["two"] == ([2.0, 8.0, 30.5], [0.0, 1.0, 1.0])
+    assert lines["cpu"] == ([2.0, 30.5], [0.0, 0.0])
+
+
+def test_a_run_cut_by_its_time_limit_is_known_and_a_multistart_counts_as_its_own_seed(tmp_path):
+    """A run that its seconds stopped (neither target nor iterations reached) is marked so in the
+    table; one that ran out of iterations first is not. A multistart's record is its best search's,
+    whose seed is not the run's: the table takes the run's own (its first search's)."""
+    import pandas as pd
+    from lsbench.workflow import aggregate_records
+    group = {"name": "tiny", "problem": "qap", "instances": ["rnd-qap-12-1"], "algorithm": "tabu", "seeds": 1,
+             "backends": ["cpu"]}
+    cut = _run_planned(plan_runs({"experiment": "cut", "groups": [{**group, "seconds": 0.05, "iterations": 10**9}]},
+                                 gpu_available=False), tmp_path / "cut")
+    done = _run_planned(plan_runs({"experiment": "done", "groups": [{**group, "seconds": 60, "iterations": 5}]},
+                                  gpu_available=False), tmp_path / "done")
+    record = json.loads(done[0].read_text())
+    multistart = tmp_path / "tiny" / "rnd-qap-12-1" / "cpu-s1.json"
+    multistart.parent.mkdir(parents=True)
+    multistart.write_text(json.dumps({**record, "seed": 9, "multistart": {"seeds": [1, 2, 9]}}))
+    df = aggregate_records([cut[0], done[0], multistart], tmp_path / "runs.parquet")
+    assert df["stopped_by_time"].tolist() == [True, False, False]
+    assert df["seed"].tolist() == [1, 1, 1]
+    assert pd.read_parquet(tmp_path / "runs.parquet")["stopped_by_time"].tolist() == [True, False, False]
+
+
+def test_a_speed_up_is_a_ratio_of_work_done_a_bound_where_one_core_hit_its_limit_and_none_where_the_row_did():
+    """Times of runs their time limit cut say how long they were allowed, not how long their work
+    took: a row whose median run was cut has no speed-up (and no note explaining why it is below
+    one core); one faster than a one-core row cut by the limit has a lower bound, shown '>= x'. A
+    sample's run cut by its seconds has a time extrapolated from its rate: an estimate, not a bound."""
+    import pandas as pd
+    report = _report_module()
+
+    def runs(group, backend, walls, cut, sampled=0):
+        return [{"group": group, "instance": "tai50a", "backend": backend, "seed": k, "backend_kind": backend.split("-")[0]
+                 .replace("gpu", "gpu-resident"), "neighbourhood_size": 1225, "wall_s": w, "iterations_per_s": 1.0,
+                 "best_objective": 10.0, "gap_percent": 0.0, "bks": 10.0, "serial_note": None, "stopped_by_time": c,
+                 "sampled": sampled}
+                for k, (w, c) in enumerate(zip(walls, cut))]
+    rows = (runs("target", "cpu", [30.0], [True]) + runs("target", "gpu-1", [4.0, 7.8, 8.0, 9.0, 30.0],
+                                                          [False] * 4 + [True])
+            + runs("cap", "cpu", [30.0], [True]) + runs("cap", "gpu-1", [30.1, 30.1, 30.2], [True] * 3)
+            + runs("work", "cpu", [20.0], [False]) + runs("work", "gpu-1", [4.0, 5.0], [False, False])
+            + runs("slow", "cpu", [2.0], [False]) + runs("slow", "gpu-1", [4.0], [False])
+            + runs("sample", "cpu", [900.0], [True], sampled=1000) + runs("sample", "gpu-1", [9.0], [False]))
+    summary = report.summarise(pd.DataFrame(rows)).set_index(["group", "backend"])
+    assert summary.loc[("target", "gpu-1"), "speedup_at_least"] == pytest.approx(30 / 8.0)
+    assert summary.loc[[("target", "gpu-1"), ("cap", "gpu-1")], "speedup_vs_cpu"].isna().all()
+    assert pd.isna(summary.loc[("cap", "gpu-1"), "speedup_at_least"])
+    assert summary.loc[("work", "gpu-1"), "speedup_vs_cpu"] == pytest.approx(20 / 4.5)
+    shown = {r.Index[0]: report.fmt_speedup(r) for r in summary.xs("gpu-1", level="backend", drop_level=False).itertuples()}
+    assert shown == {"target": "\u2265 3.75\u00d7", "cap": "", "work": "4.44\u00d7", "slow": "0.5\u00d7",
+                     "sample": "100\u00d7"}
+    notes = report.notes(summary.reset_index(), "rots")
+    assert len(notes) == 2 and notes[0].startswith("slow, tai50a: gpu-1 is 0.5\u00d7 one core")
+    assert notes[1].startswith("sample, tai50a: cpu's times are estimates")
+    fastest = report.headlines(summary.reset_index(), pd.DataFrame(rows))[1]
+    assert "gpu-1 on tai50a (sample), 100\u00d7" in fastest
+    only_bound = summary.reset_index().query("group == 'target'")
+    assert "at least 3.75\u00d7 (8 s against one core's time limit of 30 s" in report.headlines(only_bound, pd.DataFrame(rows))[1]
 
 
 def test_a_backend_with_seeds_n_runs_only_the_groups_first_n_seeds_and_a_bad_count_is_refused():
@@ -519,10 +608,18 @@ def test_a_multistart_backend_entry_plans_one_mpi_job_of_g_ranks_with_one_gpu_ea
     cfg["groups"][0]["backends"][0]["multistart"]["migrant_start"] = "cross"
     assert "--migrants 4 --migrant-start cross" in run_command(plan_runs(cfg, gpu_available=True)[0], "python", "r.json")
     for bad, field in (({"ranks": 0, "searches": 4}, "ranks"), ({"ranks": 4, "searches": 2}, "searches"),
-                       ({"searches": 4, "every": 3}, "unknown"), ({"searches": 4, "migrant_start": "swap"}, "migrant_start")):
+                       ({"searches": 4, "every": 3}, "unknown"), ({"searches": 4, "migrant_start": "swap"}, "migrant_start"),
+                       ({"ranks": 2, "searches": 8, "searches_per_gpu": 3}, "searches_per_gpu must divide searches / ranks"),
+                       ({"searches": 4, "searches_per_gpu": 0}, "searches_per_gpu must divide"),
+                       ({"searches": 4, "searches_per_gpu": 4, "exchange_every": 9}, "searches_per_gpu is for independent")):
         cfg["groups"][0]["backends"] = [{"name": "m", "backend": "cpu", "multistart": bad}]
         with pytest.raises(LsbenchError, match=f"backend m: multistart.*{field}"):
             plan_runs(cfg, gpu_available=True)
+    # independent searches of a time-limited run: each rank's share as one run, not batches one after another
+    cfg["groups"][0]["backends"] = [{"name": "gpus-1", "backend": "gpu-resident",
+                                     "multistart": {"ranks": 1, "searches": 264, "searches_per_gpu": 264}}]
+    cmd = run_command(plan_runs(cfg, gpu_available=True)[0], "python", "r.json")
+    assert "--searches 264" in cmd and "--searches-per-gpu 264" in cmd and "--exchange-every" not in cmd
 
 
 def test_the_example_reports_were_rendered_by_the_current_report_code_and_say_what_they_show():
@@ -767,7 +864,7 @@ def test_drop_replanned_removes_only_the_records_a_changed_config_plans_otherwis
     report(tmp_path / "changed.yaml", tmp_path / "results" / "replanned" / "runs", tmp_path / "page")
     page = (tmp_path / "page" / "report.html").read_text()
     first_screen = " ".join(re.sub(r"<[^>]+>", " ", page[page.index("<body>"):][:1500]).split())
-    assert "1 of the plan's 2 runs, and 1 record of an earlier plan (another sample or iterations)" in first_screen
+    assert "1 of the plan's 2 runs, and 1 record of an earlier plan (another sample, stop, parameter or multistart)" in first_screen
     runs = planned_runs(changed, gpu_rows=False)
     earlier = (folder / "cpu-s1.json").read_bytes()
     dropped = drop_replanned(runs, tmp_path)
@@ -778,6 +875,33 @@ def test_drop_replanned_removes_only_the_records_a_changed_config_plans_otherwis
     assert run_all(changed, runs_dir=tmp_path) == (2, 0, 0) and restore_unreplaced(dropped, tmp_path) == 0
     assert json.loads((folder / "cpu-s1.json").read_text())["run_spec"]["stop"] == {"iterations": 20, "seconds": 5.0}
     assert (folder / "cpu-parallel-s1.json").read_bytes() == kept
+
+
+def test_a_multistart_record_of_other_ranks_searches_batches_or_islands_is_of_another_plan():
+    """A multistart's record is its best search's, whose spec says nothing of the multistart: its
+    ranks, searches, exchange, migrants and the searches a run held are read from the record's
+    multistart and batch sections, and a record that ran otherwise is replanned (--drop-replanned)."""
+    sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
+    from run_plan import as_recorded, spec_difference
+    entry = {"ranks": 1, "searches": 264, "searches_per_gpu": 264}
+    cfg = {"experiment": "islands", "groups": [{"name": "qap", "problem": "qap", "instances": ["tai12a"],
+                                                "algorithm": "rots", "seeds": 1, "seconds": 5, "backends": [
+                                                    {"name": "gpus-1", "backend": "gpu-resident", "multistart": entry}]}]}
+    (run,) = plan_runs(cfg, gpu_available=True)
+    spec = {**as_recorded(run["spec"].as_record()), "seed": 77}  # (the best search's seed)
+    ran = {"run_spec": spec, "multistart": {"searches": 264, "workers": 1, "exchange_every": 0}, "batch": {"searches": 264}}
+    assert spec_difference(run, ran) is None
+    assert spec_difference(run, {**ran, "batch": {"searches": 132}}) == ("multistart searches_per_gpu", 132, 264)
+    assert spec_difference(run, {**ran, "multistart": {**ran["multistart"], "workers": 2}})[0] == "multistart ranks"
+    cfg["groups"][0]["backends"][0]["multistart"] = {"ranks": 2, "searches": 264, "exchange_every": 500}
+    (run,) = plan_runs(cfg, gpu_available=True)
+    island = {"migrants": 4, "migrant_start": "copy"}
+    ran = {"run_spec": spec, "multistart": {"searches": 264, "workers": 2, "exchange_every": 500,
+                                            "islands": [island, island]}, "batch": {"searches": 132}}
+    assert spec_difference(run, ran) is None  # (islands: the engine's own batch is not compared)
+    crossed = {**ran, "multistart": {**ran["multistart"], "islands": [{**island, "migrant_start": "cross"}] * 2}}
+    assert spec_difference(run, crossed) == ("multistart migrant_start", "cross", "copy")
+    assert spec_difference(run, {**ran, "run_spec": {**spec, "stop": {"seconds": 9.0}}})[0] == "stop"
 
 
 def test_a_report_continued_from_its_records_runs_only_the_runs_they_lack(tmp_path, monkeypatch):

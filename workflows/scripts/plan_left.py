@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lsbench.errors import LsbenchError  # noqa: E402
 from lsbench.registry import GPU_BACKENDS  # noqa: E402
 from lsbench.workflow import plan_runs  # noqa: E402
-from run_plan import run_key, spec_difference  # noqa: E402
+from run_plan import plan_of, run_key, spec_difference  # noqa: E402
 
 
 class RecordTimes:
@@ -35,12 +35,12 @@ class RecordTimes:
 
     def __init__(self, runs_dirs=()):
         self.cells, self.seconds, self.runs = defaultdict(list), defaultdict(list), set()
-        self.specs = {}  # the run_spec of each record, by its path within its runs folder
+        self.specs = {}  # what each record says of its plan (run_plan.plan_of), by its path in its runs folder
         for runs_dir in runs_dirs:
             for path in Path(runs_dir).glob("*/*/*.json"):
                 record = json.loads(path.read_text())
                 took = record["wall_s"] + (record.get("warmup_s") or 0)
-                self.specs[path.relative_to(runs_dir)] = record["run_spec"]
+                self.specs[path.relative_to(runs_dir)] = plan_of(record)
                 self.cells[cell(path)].append(took)
                 self.seconds[run_key(record["run_spec"], with_seed=False)].append(took)
                 self.runs.add(run_key(record["run_spec"]))

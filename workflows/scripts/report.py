@@ -58,8 +58,8 @@ def provenance(df, config, gpu):
     taken = f" ({sum(taken.values())} of them the records of the same runs in {where})" if taken else ""
     ran = "" if held is None else (f"{held} of the plan's {planned} runs" if planned else f"{held} runs") + \
         taken + (f" and {beyond} beyond it" if beyond else "") + (f"{budget} ({failed[2:]})" if failed else budget) + \
-        (f", and {replanned} record{'s' * (replanned != 1)} of an earlier plan (another sample or iterations)"
-         if replanned else "")
+        (f", and {replanned} record{'s' * (replanned != 1)} of an earlier plan "
+         "(another sample, stop, parameter or multistart)" if replanned else "")
     return {"scale": config.get("scale", "paper"), "records_commits": ", ".join(commits) or "unknown",
             "gpu": ", ".join(devices) or gpu["name"], "fingerprint": report_code_fingerprint(),
             "rendered": datetime.date.today().isoformat(), "records_date": plan.get("date"), "plan": ran}
@@ -115,7 +115,10 @@ def summarise(df):
                    largest_archive=[max(size for _it, size in json.loads(a)) if isinstance(a, str) else np.nan
                                     for a in df.get("archive_sizes", pd.Series(None, index=df.index))],
                    restarts_done=pd.to_numeric(df.get("restarts_done", pd.Series(None, index=df.index)),
-                                               errors="coerce"))
+                                               errors="coerce"),
+                   # (a sample's run the clock stopped has an extrapolated time: an estimate of its work's)
+                   stopped_by_time=df.get("stopped_by_time", pd.Series(False, index=df.index)).fillna(False).astype(bool)
+                   & ~(df["sampled"] > 0 if "sampled" in df else pd.Series(False, index=df.index)))
     keys = ["group", "instance", "backend"]
     out = df.groupby(keys, sort=False).agg(
         runs=("seed", "count"), kind=("backend_kind", "first"), moves=("neighbourhood_size", "first"),
@@ -124,13 +127,33 @@ def summarise(df):
         median_objective=("best_objective", "median"), gap=("gap_percent", "median"),
         gap_min=("gap_percent", "min"), bks=("bks", "first"), serial=("serial_note", "first"),
         sampled=("sampled", "max"), front_size=("front_size", "median"),
-        largest_archive=("largest_archive", "median"), restarts_done=("restarts_done", "median")).reset_index()
+        largest_archive=("largest_archive", "median"), restarts_done=("restarts_done", "median"),
+        timed_out=("stopped_by_time", "sum")).reset_index()
+    # runs the clock stopped took at least their limit: once they are half, the median time is a bound
+    out["time_is_bound"] = out["timed_out"] * 2 >= out["runs"]
     hit = df.assign(hit=df["bks"].notna() & (df["best_objective"] <= df["bks"]))
     out["at_bks_percent"] = hit.groupby(keys, sort=False)["hit"].mean().values * 100
-    cpu = out[out["backend"] == "cpu"].set_index(["group", "instance"])["wall_s"]
-    out["speedup_vs_cpu"] = [cpu.get((r.group, r.instance), np.nan) / r.wall_s if r.wall_s else np.nan
-                             for r in out.itertuples()]
+    cpu = out[out["backend"] == "cpu"].set_index(["group", "instance"])
+    ratios = [speedup(cpu.loc[(r.group, r.instance)] if (r.group, r.instance) in cpu.index else None, r)
+              for r in out.itertuples()]
+    out["speedup_vs_cpu"] = [exact for exact, _ in ratios]
+    out["speedup_at_least"] = [bound for _, bound in ratios]
     return out
+
+
+def speedup(cpu, r):
+    """(one core's median time / the row's, NaN) where both medians are times of work done; (NaN,
+    that ratio) where only one core's is its time limit (it is then a lower bound); (NaN, NaN) where
+    the row's own median is a time limit (a run cut by the clock did no fixed work to compare)."""
+    if cpu is None or not r.wall_s or r.time_is_bound:
+        return np.nan, np.nan
+    ratio = cpu.wall_s / r.wall_s
+    return (np.nan, ratio) if cpu.time_is_bound else (ratio, np.nan)
+
+
+def fmt_speedup(r):
+    return f"\u2265 {fmt_ratio(r.speedup_at_least)}" if r.speedup_at_least == r.speedup_at_least \
+        else fmt_ratio(r.speedup_vs_cpu)
 
 
 def timed(wall_s, sampled):
@@ -154,18 +177,23 @@ def hardware(df, gpu):
 def headlines(summary, df):
     """Two or three sentences: the largest speed-up against one core, quality, what ran."""
     out = [f"{len(df)} runs: {df['instance'].nunique()} instances, {df['backend'].nunique()} backends, "
-           f"{df['seed'].nunique()} seeds at most per cell."]
-    fast = summary[summary["backend"] != "cpu"].dropna(subset=["speedup_vs_cpu"])
-    if not fast.empty:
-        top = fast.loc[fast["speedup_vs_cpu"].idxmax()]
+           f"{df.groupby(['group', 'instance', 'backend'])['seed'].nunique().max()} seeds at most per cell."]
+    exact = summary[summary["backend"] != "cpu"].dropna(subset=["speedup_vs_cpu"])
+    bounds = summary[summary["backend"] != "cpu"].dropna(subset=["speedup_at_least"])
+    if not exact.empty or not bounds.empty:
+        column = "speedup_vs_cpu" if not exact.empty else "speedup_at_least"  # a measured ratio before a bound
+        fast = exact if not exact.empty else bounds
+        top = fast.loc[fast[column].idxmax()]
+        ratio = top[column]
         cpu = summary[(summary["group"] == top.group) & (summary["instance"] == top.instance)
                       & (summary["backend"] == "cpu")].iloc[0]
         estimated = [f"{name}'s from its first {fmt_int(r.sampled)} iterations" for name, r in
                      ((top.backend, top), ("one core", cpu)) if r.sampled]
+        against = (f"{fmt_num(top.wall_s * ratio)} s" if column == "speedup_vs_cpu" else
+                   f"one core's time limit of {fmt_num(cpu.wall_s)} s, which it did not finish within")
         out.append(f"Fastest against one core: {top.backend} on {top.instance} ({top.group}), "
-                   f"{fmt_ratio(top.speedup_vs_cpu)} ({fmt_num(top.wall_s)} s against "
-                   f"{fmt_num(top.wall_s * top.speedup_vs_cpu)} s"
-                   + (f"; estimated times: {' and '.join(estimated)}" if estimated else "") + ").")
+                   f"{'' if column == 'speedup_vs_cpu' else 'at least '}{fmt_ratio(ratio)} ({fmt_num(top.wall_s)} s "
+                   f"against {against}" + (f"; estimated times: {' and '.join(estimated)}" if estimated else "") + ").")
     full = summary[summary["sampled"] == 0]  # a sampled run stopped early: its gap says nothing of the search's
     gaps = full.dropna(subset=["gap"])
     if not gaps.empty:
@@ -223,7 +251,7 @@ def group_rows(group, summary, gpu):
             rows.append({"instance": inst, "backend": b["name"], "runs": int(r.runs),
                          "wall": timed(r.wall_s, r.sampled),
                          "spread": f"{fmt_num(r.wall_min)}-{fmt_num(r.wall_max)}", "rate": fmt_num(r.it_per_s),
-                         "speedup": fmt_ratio(r.speedup_vs_cpu),
+                         "speedup": fmt_speedup(r),
                          "best": (fmt_int(r.best) if float(r.best).is_integer() else fmt_num(r.best, 6)) + early,
                          "gap": fmt_gap(r.gap) + (early if fmt_gap(r.gap) else ""), "at_bks": "" if pd.isna(r.bks) else f"{r.at_bks_percent:.0f}"})
     return rows
@@ -266,9 +294,20 @@ def first_time_at(trajectory, target):
     return next((p[1] for p in json.loads(trajectory) if p[2] <= target), None)
 
 
+def median_time_to_target(times, walls):
+    """The median over every run of its time to the target, a run that never reached it counted as
+    never (the time-to-target ECDF's half-way point): a time, or "> W s" once half the runs or more
+    did not reach it, W the longest of those runs' times (none of them reached it in W)."""
+    never = [w for t, w in zip(times, walls) if t is None]
+    ordered = sorted([t for t in times if t is not None]) + [math.inf] * len(never)
+    n = len(ordered)
+    middle = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    return fmt_num(float(middle)) if middle < math.inf else f"> {fmt_num(max(never))}"
+
+
 def time_to_target_rows(group, df):
-    """Per instance and backend: runs that reached the target, median time over those runs, median
-    final gap -- the time-to-target table (Tsutsui's and the iterated tabu's question)."""
+    """Per instance and backend: runs that reached the target, median time to it over every run,
+    median final gap -- the time-to-target table (Tsutsui's and the iterated tabu's question)."""
     sub = df[df["group"] == group["name"]]
     rows = []
     for inst in map(str, group["instances"]):
@@ -276,11 +315,11 @@ def time_to_target_rows(group, df):
         if target is None:
             continue
         for backend, runs in sub[sub["instance"] == inst].groupby("backend", sort=False):
-            times = [t for t in (first_time_at(tr, target) for tr in runs["trajectory"]) if t is not None]
+            times = [first_time_at(tr, target) for tr in runs["trajectory"]]
             gaps = pd.to_numeric(runs["gap_percent"], errors="coerce").dropna()
             rows.append({"instance": inst, "target": fmt_int(target), "backend": backend,
-                         "reached": f"{len(times)}/{len(runs)}",
-                         "median_s": fmt_num(float(np.median(times))) if times else "",
+                         "reached": f"{sum(t is not None for t in times)}/{len(runs)}",
+                         "median_s": median_time_to_target(times, list(runs["wall_s"])),
                          "gap": fmt_gap(float(gaps.median())) if len(gaps) else ""})
     return rows
 
@@ -433,19 +472,37 @@ def convergence_plot(df, group, instance, path):
     _finish(plt, fig, ax, path)
 
 
+def ecdf_lines(runs, target):
+    """{backend: (times, fractions)}: the fraction of its runs at the target by each time (a run
+    that never reached it stays out of the numerator), every line from 0 at the first hit of any
+    backend to the longest run's end, so that a backend that reached it late or never is seen to."""
+    hits = {backend: sorted(max(t, 1e-6) for t in (first_time_at(tr, target) for tr in own["trajectory"])
+                            if t is not None) for backend, own in runs.groupby("backend", sort=False)}
+    found = [t for times in hits.values() for t in times]
+    left = min(found) if found else max(float(runs["wall_s"].min()) / 10, 1e-6)
+    right = max(found + [float(runs["wall_s"].max())])
+    lines = {}
+    for backend, times in hits.items():
+        reached = list(np.arange(len(times) + 1) / int((runs["backend"] == backend).sum()))
+        lines[backend] = ([left, *times, right], [*reached, reached[-1]])
+    return lines
+
+
 def ecdf_plot(df, group, instance, target, path):
-    """Fraction of runs that reached the target by time t, per backend (runs that never reach it
-    stay out of the fraction's numerator)."""
+    """ecdf_lines as steps, on a log time axis."""
     plt = _plt()
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
     sub = df[(df["group"] == group) & (df["instance"] == instance)]
     fig, ax = plt.subplots(figsize=(5.2, 3.2))
-    for backend, runs in sub.groupby("backend", sort=False):
-        hits = [max(t, 1e-6) for t in (first_time_at(tr, target) for tr in runs["trajectory"]) if t is not None]
-        if not hits:
-            continue
-        xs = np.sort(hits)
-        ax.step(xs, np.arange(1, len(xs) + 1) / len(runs), where="post", label=backend)
+    lines = ecdf_lines(sub, target)
+    for backend, (times, fractions) in lines.items():
+        ax.step(times, fractions, where="post", label=backend)
     ax.set_xscale("log")
+    # plain seconds, at 1-2-5 steps over two decades or less (there every minor tick was labelled, overlapping)
+    span = max(times[-1] for times, _ in lines.values()) / min(times[0] for times, _ in lines.values())
+    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0) if span <= 100 else (1.0,)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_num(v)))
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("wall time (s)")
     ax.set_ylabel("runs at target")

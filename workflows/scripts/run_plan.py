@@ -68,11 +68,12 @@ def check_kept_records(runs, runs_dir):
     of another config (another sample, iterations or parameters) is refused, never mixed in."""
     for r in runs:
         path = Path(runs_dir) / r["path"]
-        field = replanned_field(r, path)
-        if field is not None:
-            raise LsbenchError(f"{path}: a record of another plan ({field} {recorded_spec(path).get(field)!r}, the "
-                               f"config asks {as_recorded(r['spec'].as_record())[field]!r}); remove it, run again "
-                               "with --drop-replanned, or start afresh (regenerate_reports.py without --continue)")
+        difference = replanned_field(r, path)
+        if difference is not None:
+            field, had, want = difference
+            raise LsbenchError(f"{path}: a record of another plan ({field} {had!r}, the config asks {want!r}); "
+                               "remove it, run again with --drop-replanned, or start afresh (regenerate_reports.py "
+                               "without --continue)")
 
 
 def drop_replanned(runs, runs_dir):
@@ -100,24 +101,53 @@ def restore_unreplaced(dropped, runs_dir):
 
 
 def replanned_field(r, path):
-    """The first field of run r's spec that the record at path holds otherwise; None where the
-    record is of this plan, or there is none."""
-    return spec_difference(r, recorded_spec(path)) if path.exists() else None
+    """(field, the record's value, the plan's) of the first field of run r's spec or multistart
+    entry that the record at path holds otherwise; None where the record is of this plan, or there
+    is none."""
+    return spec_difference(r, recorded_plan(path)) if path.exists() else None
 
 
 def spec_difference(r, had):
-    """The first field of run r's spec that `had` (a record's run_spec) holds otherwise, or None."""
+    """(field, had's value, the plan's) of the first field of run r's spec, or of its multistart
+    entry, that `had` (plan_of a record) holds otherwise; None where there is none."""
     want = as_recorded(r["spec"].as_record())
     skip = {"seed", "searches"} if r["multistart"] else set()  # (a multistart's record is its best search's)
-    return next((k for k in want if k not in skip and had.get(k) != want[k]), None)
+    spec = had["run_spec"]
+    field = next((k for k in want if k not in skip and spec.get(k) != want[k]), None)
+    if field is not None:
+        return field, spec.get(field), want[field]
+    if r["multistart"]:
+        ran = multistart_as_run(had, r["multistart"])
+        return next(((f"multistart {k}", v, r["multistart"][k]) for k, v in ran.items() if v != r["multistart"][k]),
+                    None)
+    return None
 
 
-def recorded_spec(path):
-    """The run_spec a record holds; one error line where the file is no run record."""
+def multistart_as_run(had, m):
+    """The multistart entry's fields as the record ran them (a searches_per_gpu the entry leaves
+    to the engine is not compared: the GPU chose it)."""
+    ran = had.get("multistart") or {}
+    island = (ran.get("islands") or [{}])[0]
+    out = {"ranks": ran.get("workers"), "searches": ran.get("searches"), "exchange_every": ran.get("exchange_every", 0)}
+    if m["exchange_every"]:
+        out.update(migrants=island.get("migrants"), migrant_start=island.get("migrant_start"))
+    if m["searches_per_gpu"]:  # the searches one run held (the multistart's batches are all full)
+        out["searches_per_gpu"] = (had.get("batch") or {}).get("searches")
+    return out
+
+
+def recorded_plan(path):
+    """plan_of the record at path; one error line where the file is no run record."""
     try:
-        return json.loads(path.read_text()).get("run_spec") or {}
+        return plan_of(json.loads(path.read_text()))
     except (OSError, ValueError, AttributeError) as e:
         raise LsbenchError(f"{path}: not a run record ({e}); remove it to run it again") from None
+
+
+def plan_of(record):
+    """What a record says of the plan that made it: its run_spec, and a multistart's own fields."""
+    return {"run_spec": record.get("run_spec") or {}, "multistart": record.get("multistart"),
+            "batch": record.get("batch")}
 
 
 def run_one(r, path, launcher):
