@@ -353,6 +353,21 @@ def test_the_time_to_target_ecdf_starts_every_backend_at_zero_and_draws_one_that
     assert lines["cpu"] == ([2.0, 30.5], [0.0, 0.0])
 
 
+def test_a_row_of_several_searches_a_run_gives_their_rate_together_in_a_note():
+    """The table's rate of a run of K searches is its best search's (the record's); a note gives all
+    of them together, the median over the row's runs; a row of one search a run has no such note."""
+    import pandas as pd
+    report = _report_module()
+    rows = [{"group": "g", "instance": "tai50a", "backend": b, "seed": k, "backend_kind": kind, "neighbourhood_size": 1225,
+             "wall_s": 30.0, "iterations_per_s": rate, "aggregate_iterations_per_s": together, "best_objective": 10.0,
+             "gap_percent": 0.0, "bks": 10.0, "serial_note": None, "stopped_by_time": True}
+            for k, (b, kind, rate, together) in enumerate([("cpu", "cpu", 50.0, None), ("gpus-1", "gpu-resident", 600.0, 8e4),
+                                                           ("gpus-1", "gpu-resident", 610.0, 9e4)])]
+    notes = report.notes(report.summarise(pd.DataFrame(rows)), "rots")
+    assert notes == ["g, tai50a: gpus-1 runs several searches at once; its rate is its best search's, all of them "
+                     "together 85,000 it/s (median over runs)."]
+
+
 def test_a_run_cut_by_its_time_limit_is_known_and_a_multistart_counts_as_its_own_seed(tmp_path):
     """A run that its seconds stopped (neither target nor iterations reached) is marked so in the
     table; one that ran out of iterations first is not. A multistart's record is its best search's,
