@@ -116,9 +116,9 @@ def summarise(df):
                                     for a in df.get("archive_sizes", pd.Series(None, index=df.index))],
                    restarts_done=pd.to_numeric(df.get("restarts_done", pd.Series(None, index=df.index)),
                                                errors="coerce"),
-                   # (a sample's run the clock stopped has an extrapolated time: an estimate of its work's)
                    aggregate_iterations_per_s=pd.to_numeric(df.get("aggregate_iterations_per_s", pd.Series(
                        None, index=df.index)), errors="coerce"),
+                   # (a sample's run the clock stopped has an extrapolated time: an estimate of its work's)
                    stopped_by_time=df.get("stopped_by_time", pd.Series(False, index=df.index)).fillna(False).astype(bool)
                    & ~(df["sampled"] > 0 if "sampled" in df else pd.Series(False, index=df.index)))
     keys = ["group", "instance", "backend"]
@@ -155,6 +155,7 @@ def speedup(cpu, r):
 
 
 def fmt_speedup(r):
+    """A summary row's speed-up: the ratio, "\u2265 ratio" where it is a bound, or nothing."""
     return f"\u2265 {fmt_ratio(r.speedup_at_least)}" if r.speedup_at_least == r.speedup_at_least \
         else fmt_ratio(r.speedup_vs_cpu)
 
@@ -303,7 +304,7 @@ def first_time_at(trajectory, target):
 
 def median_time_to_target(times, walls):
     """The median over every run of its time to the target, a run that never reached it counted as
-    never (the time-to-target ECDF's half-way point): a time, or "> W s" once half the runs or more
+    never (the time-to-target ECDF's half-way point): a time, or "> W" once half the runs or more
     did not reach it, W the longest of those runs' times (none of them reached it in W)."""
     never = [w for t, w in zip(times, walls) if t is None]
     ordered = sorted([t for t in times if t is not None]) + [math.inf] * len(never)
