@@ -1,6 +1,7 @@
 """Snakemake workflows: every config plans the expected jobs; an interrupted run resumes with
 only the missing runs and leaves no corrupt record; the report carries our table and a plot."""
 import dataclasses
+import html
 import json
 import os
 import re
@@ -880,6 +881,9 @@ def test_drop_replanned_removes_only_the_records_a_changed_config_plans_otherwis
     page = (tmp_path / "page" / "report.html").read_text()
     first_screen = " ".join(re.sub(r"<[^>]+>", " ", page[page.index("<body>"):][:1500]).split())
     assert "1 of the plan's 2 runs, and 1 record of an earlier plan (another sample, stop, parameter or multistart)" in first_screen
+    note = " ".join(re.sub(r"<[^>]+>", " ", page).split())  # the cell's own note: which field, both values
+    assert ("g, rnd-qap-12-1: 1 of cpu's records are of an earlier plan (stop {'iterations': 10}, the config asks "
+            "{'iterations': 20, 'seconds': 5.0}); --drop-replanned runs them again.") in html.unescape(note)
     runs = planned_runs(changed, gpu_rows=False)
     earlier = (folder / "cpu-s1.json").read_bytes()
     dropped = drop_replanned(runs, tmp_path)

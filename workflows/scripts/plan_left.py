@@ -66,22 +66,25 @@ def left(config, runs_dir, elsewhere=None):
     (GROUP/INSTANCE/BACKEND-sSEED.json; `replanned`: the missing runs whose record is of another
     plan, a changed config's); `elsewhere` (RecordTimes) holds some missing runs
     themselves (counted, not timed) and estimates the cells without records; `beyond` counts the
-    records of runs the plan no longer has (they stay in a report)."""
+    records of runs the plan no longer has (they stay in a report); `earlier`: {(group, instance,
+    backend): [(field, the record's value, the plan's)]} of the replanned records, for the report."""
     records = sorted(Path(runs_dir).glob("*/*/*.json"))
     own, elsewhere = RecordTimes([runs_dir]), elsewhere or RecordTimes()
     same_run = RecordTimes.union([own, elsewhere]).seconds
     out = {"planned": 0, "held": 0, "missing": 0, "replanned": 0, "elsewhere": 0, "gpu_s": 0.0, "cpu_s": 0.0,
            "unknown": 0}
-    planned = set()
+    planned, earlier = set(), defaultdict(list)
     for r in plan_runs(config, gpu_available=True):
         relative = Path(r["path"].split("/runs/", 1)[1])
         planned.add(relative)
         out["planned"] += 1
         if relative in own.specs:
-            if spec_difference(r, own.specs[relative]) is None:
+            difference = spec_difference(r, own.specs[relative])
+            if difference is None:
                 out["held"] += 1
                 continue
             out["replanned"] += 1  # a record of another plan: --drop-replanned runs it again
+            earlier[cell(relative)].append(difference)
         out["missing"] += 1
         if not r["multistart"] and run_key(r["spec"].as_record()) in elsewhere.runs:
             out["elsewhere"] += 1
@@ -96,6 +99,7 @@ def left(config, runs_dir, elsewhere=None):
         else:
             out[side] += statistics.median(times)
     out["beyond"] = sum(p.relative_to(runs_dir) not in planned for p in records)
+    out["earlier"] = dict(earlier)
     return out
 
 

@@ -243,6 +243,18 @@ def notes(summary, algorithm=None):
     return out
 
 
+def earlier_plan_notes(group, earlier):
+    """A note a cell whose records an earlier plan made (plan_left.left's `earlier`): how many, and
+    the first field they ran otherwise, so that its row is not read as the config's."""
+    out = []
+    for (name, instance, backend), differences in earlier.items():
+        if name == group:
+            field, had, want = differences[0]
+            out.append(f"{name}, {instance}: {len(differences)} of {backend}'s records are of an earlier plan "
+                       f"({field} {had!r}, the config asks {want!r}); --drop-replanned runs them again.")
+    return out
+
+
 def group_rows(group, summary, gpu):
     """Our table: every planned backend, a reason where none ran."""
     rows = []
@@ -616,7 +628,8 @@ def write_report(table, out, config, gpu):
                        "profile": pareto_report.profile_rows(df, g["name"], paper_profile(g))
                        if "pareto_time_split" in df else [],
                        "files": files.name,
-                       "notes": notes(summary[summary["group"] == g["name"]], g["algorithm"])})
+                       "notes": notes(summary[summary["group"] == g["name"]], g["algorithm"])
+                       + earlier_plan_notes(g["name"], (config.get("planned") or {}).get("earlier", {}))})
     page = env.get_template("report.html.j2").render(
         title=config.get("title", config["experiment"]), headlines=headlines(summary, df),
         hardware=hardware(df, gpu), gpu=gpu, groups=groups, escape=html.escape,
