@@ -117,6 +117,9 @@ class Collector:
                     batches_seen.add((key, r["batch"]["first_seed"]))
                 busy[key] = busy.get(key, 0.0) + r["wall_s"]
             span = max(busy.values())
+            # one run a batch of searches held at once (one a search where the engine holds one)
+            runs = len(batches_seen) + sum(1 for r in done.values() if not r.get("batch"))
+            largest = max((r["batch"]["searches"] for r in done.values() if r.get("batch")), default=1)
             timed = union_seconds([r["timed_interval"] for r in done.values() if "timed_interval" in r])
             out.update(placement_rates(done))
             out.update({"best_objective": min(bests), "best_seed": best_seed,
@@ -125,6 +128,7 @@ class Collector:
                         # over the time any timed search ran, on any rank (ranks that share a GPU overlap)
                         "aggregate_iterations_per_s": round(iters / timed, 3) if timed > 0 else None,
                         "timed_union_s": round(timed, 6), "busiest_placement_s": round(span, 6),
+                        "runs": runs, "largest_run_searches": largest,
                         "search_iterations_per_s": {s: r["iterations_per_s"] for s, r in sorted(done.items())},
                         "placements": {s: r.get("placement") for s, r in sorted(done.items())}})
             target = self.spec.stop.target

@@ -124,7 +124,8 @@ def cmd_multistart(args):
         return 0
     line = (f"{summary['completed']}/{summary['searches']} searches done via {summary['via']}"
             + (f", best {summary['best_objective']} (seed {summary['best_seed']}), median "
-               f"{summary['median_objective']}, {summary['aggregate_iterations_per_s']:.1f} iterations/s in all"
+               f"{summary['median_objective']}, {summary['aggregate_iterations_per_s']:.1f} iterations/s in all, "
+               f"{summary['runs']} run(s), at most {summary['largest_run_searches']} search(es) at once"
                if summary["completed"] else "")
             + ("; FAILED " + "; ".join(f"seed {f['seed']}: {f['error']}" for f in summary["failed"])
                if summary["failed"] else "")

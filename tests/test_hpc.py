@@ -390,6 +390,8 @@ def test_multistart_fills_each_gpu_with_a_batch_of_resident_searches_two_ranks_s
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     summary = json.loads((d / "summary.json").read_text())
     assert summary["completed"] == 6 and not summary["failed"]
+    assert (summary["runs"], summary["largest_run_searches"]) == (3, 2)  # (batches one after another, said)
+    assert "6/6 searches done via mpi" in r.stdout and "3 run(s), at most 2 search(es) at once" in r.stdout
     recs = _records(d)
     assert {rec["placement"]["rank"] for rec in recs.values()} == {0, 1}
     assert sorted(rec["batch"]["first_seed"] for rec in recs.values()) == [4, 4, 6, 6, 8, 8]
