@@ -1,10 +1,17 @@
-"""Time to a target with islands on and off: `mpirun -n R lsbench multistart --backend gpu-resident
---algorithm rots --searches K --seconds CAP --target bks+P%` with `--exchange-every E` (live islands,
-each rank's K/R searches one island) and without (independent searches), interleaved, each run on
-its own block of seeds. The run's time to target is the summary's first_time_to_target_s: the first
-search of any rank at the target, from the first timed start.
+"""One GPU, independent searches and live islands side by side, on the same seeds: each variant is
+`mpirun -n RANKS lsbench multistart --backend gpu-resident --algorithm rots --searches K --seconds CAP
+--target bks+P%` as it asks, the variants of run k one after another on seed block k (paired), run
+after run. Variants (--variants, comma-separated):
+  one-gpu      one rank, K / R searches at once (the G = 1 row)
+  independent  R ranks, K / R searches at once each, no exchange
+  copy:E       R ranks as live islands, the 4 best passed every E iterations, restarting searches as sent
+  cross:E      the same, each arrival crossed with the best of the search it restarts
+Per variant: runs at the target, the median time to it (a run that missed it counts as never),
+the median gap at the end. Each rank takes its own GPU (its local rank); --share-gpu puts them all
+on GPU 0.
 
-    python benchmarks/islands_target.py [--instance tai50a] [--ranks 2] [--searches 264] [--runs 3]
+    python benchmarks/islands_target.py --instance tai100a --ranks 2 --searches 264 --percent 0 --cap 30 \\
+        --runs 3 --variants one-gpu,independent,copy:500000 --param pools=33 --param restart=100000
 """
 import argparse
 import json
@@ -15,65 +22,93 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import write_result
+from common import run_main, write_result
 from cow_table import ROOT, mpirun
 
+from lsbench.errors import LsbenchError
 
-def one(args, seed, every):
+
+def variant_args(variant, args):
+    """(ranks, lsbench multistart arguments) of a variant name; LsbenchError for an unknown one."""
+    share = args.searches // args.ranks
+    if variant == "one-gpu":
+        return 1, ["--searches", str(share), "--searches-per-gpu", str(share)]
+    if variant == "independent":
+        return args.ranks, ["--searches", str(args.searches), "--searches-per-gpu", str(share)]
+    start, _, every = variant.partition(":")
+    if start in ("copy", "cross") and every.isdigit() and int(every) > 0:
+        return args.ranks, ["--searches", str(args.searches), "--exchange-every", every, "--migrant-start", start]
+    raise LsbenchError(f"--variants: one-gpu, independent, copy:E or cross:E (E > 0 iterations), got {variant!r}")
+
+
+def one(args, variant, seed):
+    ranks, extra = variant_args(variant, args)
     out = Path(tempfile.mkdtemp()) / "ms"
-    cmd = [*mpirun(), "-n", str(args.ranks), sys.executable, "-m", "lsbench", "multistart", "--via", "mpi",
-           "--searches", str(args.searches), "--seed", str(seed), "--instance", args.instance, "--algorithm", "rots",
-           "--backend", "gpu-resident", "--seconds", str(args.cap), "--target", f"bks+{args.percent}%",
-           "--out-dir", str(out)]
-    if every:
-        cmd += ["--exchange-every", str(every)]
-    else:
-        cmd += ["--searches-per-gpu", str(args.searches // args.ranks)]
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env={**os.environ, "CUDA_VISIBLE_DEVICES": "0"},
-                       timeout=args.cap + 300)
+    cmd = [*mpirun(), "-n", str(ranks), sys.executable, "-m", "lsbench", "multistart", "--via", "mpi", "--seed",
+           str(seed), "--instance", args.instance, "--algorithm", "rots", "--backend", "gpu-resident",
+           "--seconds", str(args.cap), "--target", f"bks+{args.percent}%", "--out-dir", str(out), *extra]
+    for p in args.param:
+        cmd += ["--param", p]
+    env = {**os.environ, **({"CUDA_VISIBLE_DEVICES": "0"} if args.share_gpu else {})}
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=args.cap * 2 + 300)
     if r.returncode != 0:
-        raise SystemExit(f"seed {seed} every {every} failed: {r.stdout[-1500:]} {r.stderr[-1500:]}")
+        raise SystemExit(f"{variant} seed {seed} failed: {r.stdout[-1500:]} {r.stderr[-1500:]}")
     s = json.loads((out / "summary.json").read_text())
-    return {"seed": seed, "exchange_every": every, "first_time_to_target_s": s.get("first_time_to_target_s"),
+    return {"variant": variant, "seed": seed, "first_time_to_target_s": s.get("first_time_to_target_s"),
             "best_objective": s["best_objective"], "gap_percent_of_best": s["gap_percent_of_best"],
-            "aggregate_iterations_per_s": s["aggregate_iterations_per_s"], "islands": s.get("islands")}
+            "aggregate_iterations_per_s": s["aggregate_iterations_per_s"], "runs": s["runs"],
+            "timed_union_s": s["timed_union_s"], "islands": s.get("islands")}
+
+
+def median_time(rows):
+    """The median time to the target over every run, a miss counted as never (None past half)."""
+    middle = statistics.median([r["first_time_to_target_s"] if r["first_time_to_target_s"] is not None
+                                else float("inf") for r in rows])
+    return None if middle == float("inf") else middle
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--instance", default="tai50a")
     ap.add_argument("--ranks", type=int, default=2)
-    ap.add_argument("--searches", type=int, default=264)
-    ap.add_argument("--every", type=int, default=5000)
-    ap.add_argument("--percent", type=float, default=0.2)
+    ap.add_argument("--searches", type=int, default=264, help="K over all ranks (K / ranks on one GPU)")
+    ap.add_argument("--variants", default="one-gpu,independent,copy:500000")
+    ap.add_argument("--percent", type=float, default=0.0)
     ap.add_argument("--cap", type=float, default=30.0)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--first-seed", type=int, default=1)
+    ap.add_argument("--param", action="append", default=[], help="a rots or gpu-resident --param of every run")
+    ap.add_argument("--share-gpu", action="store_true", help="every rank on GPU 0 (a one-GPU host)")
     ap.add_argument("--out")
     args = ap.parse_args()
-    rows = {"islands": [], "independent": []}
+    variants = args.variants.split(",")
+    if args.ranks < 1 or args.searches < args.ranks or args.searches % args.ranks or args.runs < 1 or args.cap <= 0:
+        raise LsbenchError("--ranks, --searches, --runs, --cap: at least one rank, searches a multiple of the ranks, "
+                           "at least one run and a cap above 0")
+    for v in variants:
+        variant_args(v, args)  # (every name checked before the first run)
+    rows = {v: [] for v in variants}
     for k in range(args.runs):
-        seed = 1 + k * args.searches
-        for name, every in (("islands", args.every), ("independent", 0)):
-            row = one(args, seed, every)
-            rows[name].append(row)
-            print(f"{name} seed {seed}: time to target {row['first_time_to_target_s']} s, best {row['best_objective']} "
+        seed = args.first_seed + k * args.searches  # (every variant of run k on the same seeds)
+        for v in variants:
+            row = one(args, v, seed)
+            rows[v].append(row)
+            print(f"{v} seed {seed}: time to target {row['first_time_to_target_s']} s, best {row['best_objective']} "
                   f"({row['gap_percent_of_best']:.3f} %)", flush=True)
-
-    def median_time(rs):  # a run that missed the target counts as the cap
-        return statistics.median([r["first_time_to_target_s"] if r["first_time_to_target_s"] is not None
-                                  else args.cap for r in rs])
-    summary = {name: {"reached": sum(r["first_time_to_target_s"] is not None for r in rs),
-                      "median_time_s": median_time(rs)} for name, rs in rows.items()}
+    summary = {v: {"reached": sum(r["first_time_to_target_s"] is not None for r in rs), "median_time_s": median_time(rs),
+                   "median_gap_percent": statistics.median(r["gap_percent_of_best"] for r in rs)}
+               for v, rs in rows.items()}
     path = write_result("islands_target", {"instance": args.instance, "ranks": args.ranks, "searches": args.searches,
-                                            "exchange_every": args.every, "target_percent": args.percent,
-                                            "cap_s": args.cap, "rows": rows, "summary": summary}, args.out)
-    print(f"\n| {args.ranks} ranks on one GPU, {args.searches} searches | reached | median time to "
-          f"bks+{args.percent}% (s; a miss counts {args.cap:g}) |\n|---|---|---|")
-    for name, v in summary.items():
-        print(f"| {name} | {v['reached']}/{args.runs} | {v['median_time_s']:.2f} |")
+                                            "target_percent": args.percent, "cap_s": args.cap, "params": args.param,
+                                            "share_gpu": args.share_gpu, "rows": rows, "summary": summary}, args.out)
+    print(f"\n| {args.instance}, {args.searches} searches over {args.ranks} ranks | reached | median time to "
+          f"bks+{args.percent:g}% (s) | median gap (%) |\n|---|---|---|---|")
+    for v, s in summary.items():
+        time = "> cap" if s["median_time_s"] is None else f"{s['median_time_s']:.2f}"
+        print(f"| {v} | {s['reached']}/{args.runs} | {time} | {s['median_gap_percent']:.3f} |")
     print(f"-> {path}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

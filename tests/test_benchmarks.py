@@ -178,6 +178,8 @@ SIMULATED_BENCHMARKS = {  # remeasure_tables.sh's scripts (and the A/B, the peer
                           ["ta001"]),
     "tsp_peer": ("--instances berlin52 --peer {peer} --built --lanes 2 --searches 2 --restarts 2 --check 2",
                  ["berlin52"]),
+    "islands_target": ("--instance tai12a --ranks 2 --searches 4 --cap 2 --runs 1 --variants one-gpu,copy:200 "
+                       "--param restart=100 --share-gpu", ["tai12a"]),
 }
 
 
@@ -254,6 +256,19 @@ def test_ab_trees_refuses_bad_input_in_one_line_with_exit_2(args, says):
                        text=True, timeout=60)
     assert r.returncode == 2 and says in r.stderr.strip().splitlines()[-1] and "Traceback" not in r.stderr
     assert "pass 1" not in r.stdout
+
+
+@pytest.mark.parametrize("args, says", [(["--variants", "one-gpu,swap:5"], "--variants: one-gpu, independent, copy:E"),
+                                        (["--variants", "copy:0"], "got 'copy:0'"),
+                                        (["--searches", "5"], "searches a multiple of the ranks"),
+                                        (["--runs", "0"], "at least one run")])
+def test_islands_target_refuses_bad_input_in_one_line_with_exit_2(args, says):
+    """An unknown variant or an uneven share: one error line and exit 2, before any run starts."""
+    import subprocess
+    r = subprocess.run([sys.executable, "islands_target.py", *args], cwd=ROOT / "benchmarks", capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2 and says in r.stderr.strip().splitlines()[-1] and "Traceback" not in r.stderr
+    assert "seed" not in r.stdout
 
 
 def test_ab_trees_keeps_the_passes_that_fit_its_budget_and_drops_one_that_overran(monkeypatch, capsys):
