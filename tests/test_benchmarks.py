@@ -1,5 +1,6 @@
 """The benchmark scripts' own logic, without a GPU: the peer's input file, the reading of its
 report and the merging of lanes (benchmarks/tsp_peer.py)."""
+import json
 import os
 import re
 import sys
@@ -269,6 +270,42 @@ def test_islands_target_refuses_bad_input_in_one_line_with_exit_2(args, says):
                        text=True, timeout=60)
     assert r.returncode == 2 and says in r.stderr.strip().splitlines()[-1] and "Traceback" not in r.stderr
     assert "seed" not in r.stdout
+
+
+def test_pool_resample_groups_each_batchs_searches_into_the_engines_pools_and_draws_the_best_of_m(tmp_path):
+    """Each engine run's searches (a batch) form its pools as the engine forms them, consecutive
+    seeds together; the best of all pools drawn is the records' best; more pools than the records
+    hold, a missing archive or cell: one error line, exit 2."""
+    import subprocess
+    import tarfile
+
+    import pool_resample
+    runs = tmp_path / "tree" / "runs" / "g" / "tai12a"
+    for first in (1, 5):  # two engine runs of 4 searches, 2 pools each
+        folder = runs / "gpus-1-s1-searches"
+        folder.mkdir(parents=True, exist_ok=True)
+        for seed in range(first, first + 4):
+            (folder / f"seed-{seed}.json").write_text(json.dumps({
+                "seed": seed, "best_objective": 1000 + seed, "bks": 1000, "batch": {"first_seed": first, "searches": 4},
+                "backend_info": {"restart": {"pools": 2}}}))
+    bests, bks = pool_resample.pool_bests(runs / "gpus-1-s1-searches")
+    assert (sorted(bests), bks) == ([1001, 1003, 1005, 1007], 1000)  # pools {1,2} {3,4} {5,6} {7,8}
+    drawn = pool_resample.resample(bests, bks, [1, 4], draws=200, gap=0.3)
+    assert drawn[4] == {"median_gap_percent": pytest.approx(0.1), "share_at_gap": 1.0}
+    assert 0.1 <= drawn[1]["median_gap_percent"] <= 0.7 and 0 < drawn[1]["share_at_gap"] < 1
+    with tarfile.open(tmp_path / "records.tgz", "w:gz") as archive:
+        archive.add(tmp_path / "tree" / "runs", arcname="runs")
+    for args, says in ((["--group", "g", "--backend", "gpus-1", "--pools", "5"], "--pools 5: the records hold 4 pools"),
+                       (["--group", "h", "--backend", "gpus-1"], "no runs of gpus-1 in group h"),
+                       (["--group", "g", "--backend", "gpus-1", "--pools", "0"], "positive counts")):
+        r = subprocess.run([sys.executable, "pool_resample.py", str(tmp_path), *args], cwd=ROOT / "benchmarks",
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run([sys.executable, "pool_resample.py", str(tmp_path), "--group", "g", "--backend", "gpus-1",
+                        "--pools", "2,4", "--gap", "0.5", "--out", str(tmp_path / "out.json")],
+                       cwd=ROOT / "benchmarks", capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "| 4 | 0.100 | 1.00 |" in r.stdout
+    assert json.loads((tmp_path / "out.json").read_text())["pools"] == 4
 
 
 def test_ab_trees_keeps_the_passes_that_fit_its_budget_and_drops_one_that_overran(monkeypatch, capsys):

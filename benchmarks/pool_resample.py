@@ -1,0 +1,99 @@
+"""What more GPUs of independent pools would give, from one GPU's records: the resident Ro-TS's
+searches form pools (lineages sharing an elite, `--param pools`), independent of each other; this
+takes every pool's best from a report's runs of one backend and draws the best of m pools at random,
+many times over, for each m (33 pools a GPU: m = 66 is two GPUs of the same method, 132 four). A
+resampling estimate from the records, not a measurement, and never below the records' best pool:
+a gap that no pool of many reached asks for deeper pools, not more of them.
+
+    python benchmarks/pool_resample.py reports/islands --group tai100a-gap-at-30s --backend gpus-1 \\
+        --pools 33,66,132 --gap 0.15
+"""
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from common import run_main
+from cow_table import ROOT
+
+from lsbench.errors import LsbenchError
+from lsbench.files import write_atomic
+from lsbench.search.restarts import EliteRestarts
+
+sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
+from report_from_records import extract  # noqa: E402
+
+
+def pool_bests(searches_dir):
+    """Every pool's best objective in one run: its searches' records, grouped as the engine grouped
+    them (each batch of searches one engine run, its pools over the batch's seeds in order)."""
+    records = sorted((json.loads(p.read_text()) for p in Path(searches_dir).glob("seed-*.json")),
+                     key=lambda r: r["seed"])
+    batches = {}
+    for r in records:
+        batches.setdefault(r["batch"]["first_seed"], []).append(r)
+    bests = []
+    for batch in batches.values():
+        pools = batch[0]["backend_info"]["restart"]["pools"]
+        pool_of = EliteRestarts(1, len(batch), 1, 1, 0.0, 0, pools=pools).pool_of
+        for g in range(pool_of.max() + 1):
+            bests.append(min(r["best_objective"] for r, k in zip(batch, pool_of) if k == g))
+    return bests, records[0]["bks"]
+
+
+def resample(bests, bks, sizes, draws, gap, seed=1):
+    """For each m: the median gap (%) of the best of m pools drawn without replacement, and the
+    share of draws at or under `gap`."""
+    values = (np.asarray(bests, dtype=float) / bks - 1) * 100
+    rng = np.random.default_rng(seed)
+    out = {}
+    for m in sizes:
+        if m > len(values):
+            raise LsbenchError(f"--pools {m}: the records hold {len(values)} pools")
+        best = np.array([values[rng.choice(len(values), m, replace=False)].min() for _ in range(draws)])
+        out[m] = {"median_gap_percent": float(np.median(best)), "share_at_gap": float(np.mean(best <= gap))}
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("report", help="a report folder with records.tgz (reports/NAME)")
+    ap.add_argument("--group", required=True)
+    ap.add_argument("--backend", required=True)
+    ap.add_argument("--pools", default="33,66,132", help="the m's: pools a draw takes")
+    ap.add_argument("--draws", type=int, default=4000)
+    ap.add_argument("--gap", type=float, default=0.15, help="the gap (%%) whose share of draws is given")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    archive = Path(args.report) / "records.tgz"
+    if not archive.is_file():
+        raise LsbenchError(f"{archive}: no records archive")
+    sizes = [int(m) for m in args.pools.split(",") if m.strip().isdigit() and int(m) > 0]
+    if not sizes or len(sizes) != len(args.pools.split(",")) or args.draws < 1:
+        raise LsbenchError(f"--pools {args.pools!r}, --draws {args.draws}: positive counts")
+    with tempfile.TemporaryDirectory() as tmp:
+        extract(archive, tmp)
+        runs = sorted((Path(tmp) / "runs" / args.group).glob(f"*/{args.backend}-s*-searches"))
+        if not runs:
+            raise LsbenchError(f"{archive}: no runs of {args.backend} in group {args.group} with their searches")
+        per_run = [pool_bests(d) for d in runs]
+    bests = [b for run, _ in per_run for b in run]
+    bks = per_run[0][1]
+    result = {"report": str(args.report), "group": args.group, "backend": args.backend, "runs": len(runs),
+              "pools": len(bests), "bks": bks, "best_pool_gap_percent": (min(bests) / bks - 1) * 100,
+              "resampled": resample(bests, bks, sizes, args.draws, args.gap), "draws": args.draws, "gap": args.gap}
+    print(f"{args.group}, {args.backend}: {len(bests)} pools from {len(runs)} runs, the best "
+          f"{result['best_pool_gap_percent']:.3f} % over {bks}\n\n| best of m pools | median gap (%) | "
+          f"draws at or under {args.gap:g} % |\n|---|---|---|")
+    for m, r in result["resampled"].items():
+        print(f"| {m} | {r['median_gap_percent']:.3f} | {r['share_at_gap']:.2f} |")
+    if args.out:
+        write_atomic(Path(args.out), result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))
