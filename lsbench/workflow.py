@@ -257,6 +257,11 @@ def group_spec(group, instance, backend, seed, params, out, searches=1):
         raise LsbenchError(f"{e} (workflow config group {group['name']}, backend {backend})") from None
 
 
+def searches_dir(out):
+    """The folder of a multistart run's own search records and summary.json, beside its record."""
+    return str(Path(out).with_suffix("")) + "-searches"
+
+
 def run_command(run, python, out):
     """The `lsbench run` (or `lsbench multistart`) command line of a planned run (Snakemake's job)."""
     m = run.get("multistart")
@@ -264,7 +269,7 @@ def run_command(run, python, out):
         args = [python, "-m", "lsbench", "run", *run["spec"].command_line(), "--out", out]
     else:  # the searches' own records and summary.json beside the run's record
         args = [python, "-m", "lsbench", "multistart", *run["spec"].command_line(), "--searches", m["searches"],
-                "--out-dir", str(Path(out).with_suffix("")) + "-searches", "--out", out]
+                "--out-dir", searches_dir(out), "--out", out]
         if m["searches_per_gpu"]:
             args += ["--searches-per-gpu", m["searches_per_gpu"]]
         if m["exchange_every"]:

@@ -887,13 +887,44 @@ def test_drop_replanned_removes_only_the_records_a_changed_config_plans_otherwis
     runs = planned_runs(changed, gpu_rows=False)
     earlier = (folder / "cpu-s1.json").read_bytes()
     dropped = drop_replanned(runs, tmp_path)
-    assert dropped == {"results/replanned/runs/g/rnd-qap-12-1/cpu-s1.json": earlier}
+    assert dropped == {"results/replanned/runs/g/rnd-qap-12-1/cpu-s1.json":
+                       {"results/replanned/runs/g/rnd-qap-12-1/cpu-s1.json": earlier}}
     assert not (folder / "cpu-s1.json").exists() and drop_replanned(runs, tmp_path) == {}
     assert restore_unreplaced(dropped, tmp_path) == 1 and (folder / "cpu-s1.json").read_bytes() == earlier  # (not run)
     dropped = drop_replanned(runs, tmp_path)
     assert run_all(changed, runs_dir=tmp_path) == (2, 0, 0) and restore_unreplaced(dropped, tmp_path) == 0
     assert json.loads((folder / "cpu-s1.json").read_text())["run_spec"]["stop"] == {"iterations": 20, "seconds": 5.0}
     assert (folder / "cpu-parallel-s1.json").read_bytes() == kept
+
+
+def test_a_replanned_multistart_goes_with_its_searches_and_runs_afresh_or_comes_back_whole(tmp_path):
+    """--drop-replanned on a multistart whose entry changed: its searches folder goes with its
+    record (a multistart resumes from the searches it finds: the earlier plan's would be taken as
+    done and none run), both come back where the run did not run again, and the new run's record
+    holds only its own searches."""
+    sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
+    from run_plan import drop_replanned, planned_runs, restore_unreplaced, run_all
+    group = {"name": "g", "problem": "qap", "instances": ["rnd-qap-12-1"], "algorithm": "tabu", "iterations": 20,
+             "seeds": 1, "backends": [{"name": "ms", "backend": "cpu", "multistart": {"ranks": 1, "searches": 2}}]}
+    assert run_all({"experiment": "ms", "groups": [group]}, runs_dir=tmp_path) == (1, 0, 0)
+    folder = tmp_path / "results" / "ms" / "runs" / "g" / "rnd-qap-12-1"
+    before = {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    assert sorted(map(str, before)) == ["ms-s1-searches/seed-1.json", "ms-s1-searches/seed-2.json",
+                                        "ms-s1-searches/summary.json", "ms-s1.json"]
+    changed = {"experiment": "ms", "groups": [{**group, "backends": [
+        {"name": "ms", "backend": "cpu", "multistart": {"ranks": 1, "searches": 3}}]}]}
+    runs = planned_runs(changed, gpu_rows=False)
+    dropped = drop_replanned(runs, tmp_path)
+    assert not any(folder.iterdir()) and len(dropped["results/ms/runs/g/rnd-qap-12-1/ms-s1.json"]) == 4
+    (folder / "ms-s1-searches").mkdir()  # a new run cut short: its first search's record
+    (folder / "ms-s1-searches" / "seed-3.json").write_text("{}")
+    assert restore_unreplaced(dropped, tmp_path) == 1
+    assert {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+    dropped = drop_replanned(runs, tmp_path)
+    assert run_all(changed, runs_dir=tmp_path) == (1, 0, 0) and restore_unreplaced(dropped, tmp_path) == 0
+    summary = json.loads((folder / "ms-s1-searches" / "summary.json").read_text())
+    assert (summary["completed"], summary["resumed"]) == (3, 0)
+    assert json.loads((folder / "ms-s1.json").read_text())["multistart"]["searches"] == 3
 
 
 def test_a_multistart_record_of_other_ranks_searches_batches_or_islands_is_of_another_plan():

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from lsbench.errors import LsbenchError  # noqa: E402
 from lsbench.runner import run  # noqa: E402
-from lsbench.workflow import gpu_status, mpi_launcher, mpi_tasks, plan_runs, run_command  # noqa: E402
+from lsbench.workflow import gpu_status, mpi_launcher, mpi_tasks, plan_runs, run_command, searches_dir  # noqa: E402
 
 RUN_TIMEOUT_S = 7200  # a run started as its own process (MPI, multistart) that takes longer has hung
 
@@ -77,26 +77,38 @@ def check_kept_records(runs, runs_dir):
 
 
 def drop_replanned(runs, runs_dir):
-    """Removes the records at the runs' paths that another config made (replanned_field), so that
-    the plan runs them again; {path: the record's bytes}, for restore_unreplaced."""
+    """Removes the records at the runs' paths that another config made (replanned_field), and a
+    multistart's searches folder with its record (else the multistart would resume from the earlier
+    plan's searches, running none), so that the plan runs them again; {path: {file: bytes}} of
+    what went, for restore_unreplaced."""
     dropped = {}
     for r in runs:
         path = Path(runs_dir) / r["path"]
         if replanned_field(r, path) is not None:
-            dropped[r["path"]] = path.read_bytes()
+            searches = Path(searches_dir(path)) if r["multistart"] else None
+            files = [path] + (sorted(searches.rglob("*")) if searches and searches.is_dir() else [])
+            dropped[r["path"]] = {str(f.relative_to(runs_dir)): f.read_bytes() for f in files if f.is_file()}
             path.unlink()
+            if searches and searches.is_dir():
+                shutil.rmtree(searches)
     return dropped
 
 
 def restore_unreplaced(dropped, runs_dir):
-    """Puts back the dropped records (drop_replanned) whose runs did not run again (the budget
-    ended first): a report keeps the earlier plan's record until the new one exists. Their count."""
+    """Puts back the dropped records (drop_replanned), with their searches, whose runs did not run
+    again (the budget ended first): a report keeps the earlier plan's record until the new one
+    exists. Their count."""
     back = 0
-    for relative, data in dropped.items():
-        path = Path(runs_dir) / relative
-        if not path.exists():
-            path.write_bytes(data)
-            back += 1
+    for relative, files in dropped.items():
+        if (Path(runs_dir) / relative).exists():
+            continue
+        searches = Path(searches_dir(Path(runs_dir) / relative))
+        if len(files) > 1 and searches.is_dir():  # a run cut short left some new searches: not mixed in
+            shutil.rmtree(searches)
+        for name, data in files.items():
+            (Path(runs_dir) / name).parent.mkdir(parents=True, exist_ok=True)
+            (Path(runs_dir) / name).write_bytes(data)
+        back += 1
     return back
 
 
