@@ -61,7 +61,8 @@ def one(args, variant, seed):
 
 
 def median_time(rows):
-    """The median time to the target over every run, a miss counted as never (None past half)."""
+    """The median time to the target over every run, a miss counted as never (None past half), as
+    the report's table takes it (report.median_time_to_target, which needs pandas: not on the device)."""
     middle = statistics.median([r["first_time_to_target_s"] if r["first_time_to_target_s"] is not None
                                 else float("inf") for r in rows])
     return None if middle == float("inf") else middle

@@ -118,9 +118,9 @@ def summarise(df):
                                                errors="coerce"),
                    aggregate_iterations_per_s=pd.to_numeric(df.get("aggregate_iterations_per_s", pd.Series(
                        None, index=df.index)), errors="coerce"),
-                   # (a sample's run the clock stopped has an extrapolated time: an estimate of its work's)
-                   stopped_by_time=df.get("stopped_by_time", pd.Series(False, index=df.index)).fillna(False).astype(bool)
-                   & ~(df["sampled"] > 0 if "sampled" in df else pd.Series(False, index=df.index)))
+                   stopped_by_time=df.get("stopped_by_time", pd.Series(False, index=df.index)).fillna(False).astype(bool))
+    # (a sample's run the clock stopped has an extrapolated time: an estimate of its work's)
+    df["stopped_by_time"] &= df["sampled"] == 0
     keys = ["group", "instance", "backend"]
     out = df.groupby(keys, sort=False).agg(
         runs=("seed", "count"), kind=("backend_kind", "first"), moves=("neighbourhood_size", "first"),
@@ -232,9 +232,10 @@ def notes(summary, algorithm=None):
                        f"{fmt_int(r.moves)} moves an iteration cannot pay a kernel launch and a copy each "
                        "(docs/backends.md: gpu-resident keeps the whole search on the GPU).")
     for r in summary.itertuples():  # a run of several searches: the table's rate is its best search's
-        if getattr(r, "together", np.nan) == getattr(r, "together", np.nan) and r.together != r.it_per_s:
+        together = getattr(r, "together", np.nan)
+        if together == together and together != r.it_per_s:
             out.append(f"{r.group}, {r.instance}: {r.backend} runs several searches at once; its rate is its best "
-                       f"search's, all of them together {fmt_num(r.together)} it/s (median over runs).")
+                       f"search's, all of them together {fmt_num(together)} it/s (median over runs).")
     for (group, backend), ratios in one_at_a_time.items():
         out.append(f"{group}: {backend} is {fmt_num(min(ratios))}-{fmt_ratio(max(ratios))} one core on {len(ratios)} "
                    "instance(s): a run evaluates one permutation at a time on one block of one SM (the makespan's "
