@@ -32,6 +32,8 @@ def pool_bests(searches_dir):
     them (each batch of searches one engine run, its pools over the batch's seeds in order)."""
     records = sorted((json.loads(p.read_text()) for p in Path(searches_dir).glob("seed-*.json")),
                      key=lambda r: r["seed"])
+    if not records or any("batch" not in r or "pools" not in r["backend_info"].get("restart", {}) for r in records):
+        raise LsbenchError(f"{Path(searches_dir).name}: not a run of resident Ro-TS searches with restart pools")
     batches = {}
     for r in records:
         batches.setdefault(r["batch"]["first_seed"], []).append(r)

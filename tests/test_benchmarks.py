@@ -293,11 +293,16 @@ def test_pool_resample_groups_each_batchs_searches_into_the_engines_pools_and_dr
     drawn = pool_resample.resample(bests, bks, [1, 4], draws=200, gap=0.3)
     assert drawn[4] == {"median_gap_percent": pytest.approx(0.1), "share_at_gap": 1.0}
     assert 0.1 <= drawn[1]["median_gap_percent"] <= 0.7 and 0 < drawn[1]["share_at_gap"] < 1
+    one_search = runs / "cpu-s1-searches"  # a multistart of searches that hold no pools
+    one_search.mkdir()
+    (one_search / "seed-1.json").write_text(json.dumps({"seed": 1, "best_objective": 1001, "bks": 1000,
+                                                         "backend_info": {}}))
     with tarfile.open(tmp_path / "records.tgz", "w:gz") as archive:
         archive.add(tmp_path / "tree" / "runs", arcname="runs")
     for args, says in ((["--group", "g", "--backend", "gpus-1", "--pools", "5"], "--pools 5: the records hold 4 pools"),
                        (["--group", "h", "--backend", "gpus-1"], "no runs of gpus-1 in group h"),
-                       (["--group", "g", "--backend", "gpus-1", "--pools", "0"], "positive counts")):
+                       (["--group", "g", "--backend", "gpus-1", "--pools", "0"], "positive counts"),
+                       (["--group", "g", "--backend", "cpu"], "cpu-s1-searches: not a run of resident Ro-TS")):
         r = subprocess.run([sys.executable, "pool_resample.py", str(tmp_path), *args], cwd=ROOT / "benchmarks",
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr
