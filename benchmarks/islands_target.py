@@ -25,6 +25,7 @@ from pathlib import Path
 from common import run_main, write_result
 from cow_table import ROOT, mpirun
 
+from lsbench import instances
 from lsbench.errors import LsbenchError
 
 
@@ -88,6 +89,7 @@ def main():
                            "at least one run and a cap above 0")
     for v in variants:
         variant_args(v, args)  # (every name checked before the first run)
+    instances.load(args.instance)  # (an unknown or missing instance: one line, before any run)
     rows = {v: [] for v in variants}
     for k in range(args.runs):
         seed = args.first_seed + k * args.searches  # (every variant of run k on the same seeds)

@@ -262,7 +262,8 @@ def test_ab_trees_refuses_bad_input_in_one_line_with_exit_2(args, says):
 @pytest.mark.parametrize("args, says", [(["--variants", "one-gpu,swap:5"], "--variants: one-gpu, independent, copy:E"),
                                         (["--variants", "copy:0"], "got 'copy:0'"),
                                         (["--searches", "5"], "searches a multiple of the ranks"),
-                                        (["--runs", "0"], "at least one run")])
+                                        (["--runs", "0"], "at least one run"),
+                                        (["--instance", "tai999z"], "tai999z")])
 def test_islands_target_refuses_bad_input_in_one_line_with_exit_2(args, says):
     """An unknown variant or an uneven share: one error line and exit 2, before any run starts."""
     import subprocess
