@@ -6,6 +6,8 @@ after run. Variants (--variants, comma-separated):
   independent  R ranks, K / R searches at once each, no exchange
   copy:E       R ranks as live islands, the 4 best passed every E iterations, restarting searches as sent
   cross:E      the same, each arrival crossed with the best of the search it restarts
+and any of them with params of its own after a +, e.g. one-gpu+perturb=0.5+restart=1000000 (over
+the --param's of every run).
 Per variant: runs at the target, the median time to it (a run that missed it counts as never),
 the median gap at the end. Each rank takes its own GPU (its local rank); --share-gpu puts them all
 on GPU 0.
@@ -30,7 +32,16 @@ from lsbench.errors import LsbenchError
 
 
 def variant_args(variant, args):
-    """(ranks, lsbench multistart arguments) of a variant name; LsbenchError for an unknown one."""
+    """(ranks, lsbench multistart arguments, the variant's own KEY=VALUE params) of a variant name;
+    LsbenchError for an unknown one."""
+    start, *own = variant.split("+")
+    if not all(key and value for key, _, value in (p.partition("=") for p in own)):
+        raise LsbenchError(f"--variants: START+KEY=VALUE+..., got {variant!r}")
+    return (*start_args(start, args), own)
+
+
+def start_args(variant, args):
+    """(ranks, lsbench multistart arguments) of a variant's start (one-gpu, independent, copy:E, cross:E)."""
     share = args.searches // args.ranks
     if variant == "one-gpu":
         return 1, ["--searches", str(share), "--searches-per-gpu", str(share)]
@@ -43,12 +54,12 @@ def variant_args(variant, args):
 
 
 def one(args, variant, seed):
-    ranks, extra = variant_args(variant, args)
+    ranks, extra, own = variant_args(variant, args)
     out = Path(tempfile.mkdtemp()) / "ms"
     cmd = [*mpirun(), "-n", str(ranks), sys.executable, "-m", "lsbench", "multistart", "--via", "mpi", "--seed",
            str(seed), "--instance", args.instance, "--algorithm", "rots", "--backend", "gpu-resident",
            "--seconds", str(args.cap), "--target", f"bks+{args.percent}%", "--out-dir", str(out), *extra]
-    for p in args.param:
+    for p in args.param + own:  # (the variant's own after the run's: the last of a key holds)
         cmd += ["--param", p]
     env = {**os.environ, **({"CUDA_VISIBLE_DEVICES": "0"} if args.share_gpu else {})}
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=args.cap * 2 + 300)

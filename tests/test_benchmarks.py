@@ -261,6 +261,8 @@ def test_ab_trees_refuses_bad_input_in_one_line_with_exit_2(args, says):
 
 @pytest.mark.parametrize("args, says", [(["--variants", "one-gpu,swap:5"], "--variants: one-gpu, independent, copy:E"),
                                         (["--variants", "copy:0"], "got 'copy:0'"),
+                                        (["--variants", "one-gpu+perturb"], "START+KEY=VALUE+..., got 'one-gpu+perturb'"),
+                                        (["--variants", "one-gpu+=1"], "got 'one-gpu+=1'"),
                                         (["--searches", "5"], "searches a multiple of the ranks"),
                                         (["--runs", "0"], "at least one run"),
                                         (["--instance", "tai999z"], "tai999z")])
@@ -271,6 +273,36 @@ def test_islands_target_refuses_bad_input_in_one_line_with_exit_2(args, says):
                        text=True, timeout=60)
     assert r.returncode == 2 and says in r.stderr.strip().splitlines()[-1] and "Traceback" not in r.stderr
     assert "seed" not in r.stdout
+
+
+def test_islands_target_passes_a_variants_own_params_after_the_runs_so_that_they_hold(monkeypatch, tmp_path):
+    """one-gpu+perturb=0.5 runs the one-GPU start with the run's --param's, then its own, which
+    lsbench takes as the last of a key: the variant's value holds."""
+    import argparse
+    import subprocess
+    from pathlib import Path
+
+    import islands_target
+    from lsbench.params import split_pairs
+    commands = []
+
+    def fake_run(cmd, **kw):  # writes the summary the multistart would
+        commands.append(cmd)
+        out = Path(cmd[cmd.index("--out-dir") + 1])
+        out.mkdir(parents=True)
+        (out / "summary.json").write_text(json.dumps({"best_objective": 1, "gap_percent_of_best": 0.0, "runs": 1,
+                                                      "aggregate_iterations_per_s": 1.0, "timed_union_s": 1.0}))
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+    monkeypatch.setattr(islands_target, "mpirun", lambda: ["mpirun"])
+    monkeypatch.setattr(islands_target.subprocess, "run", fake_run)
+    args = argparse.Namespace(searches=8, ranks=2, instance="tai12a", cap=1.0, percent=0.0, share_gpu=False,
+                              param=["perturb=0.25", "restart=100"])
+    row = islands_target.one(args, "one-gpu+perturb=0.5", seed=3)
+    cmd = commands[0]
+    given = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--param"]
+    assert given == ["perturb=0.25", "restart=100", "perturb=0.5"]
+    assert split_pairs(given) == {"perturb": "0.5", "restart": "100"}
+    assert cmd[cmd.index("--searches") + 1] == "4" and row["variant"] == "one-gpu+perturb=0.5"
 
 
 def test_pool_resample_groups_each_batchs_searches_into_the_engines_pools_and_draws_the_best_of_m(tmp_path):
