@@ -137,12 +137,9 @@ class Collector:
                 reached = [t for t in hits if t is not None]
                 out.update({"target": target, "runs_at_target": len(reached),
                             "median_time_to_target_s": statistics.median(reached) if reached else None})
-                timed = [r for r in done.values() if "timed_interval" in r]
-                if timed:  # the multistart as one parallel search: its first hit, from the first timed start
-                    t0 = min(r["timed_interval"][0] for r in timed)
-                    firsts = [r["timed_interval"][0] + t for r, t in zip(done.values(), hits)
-                              if t is not None and "timed_interval" in r]
-                    out["first_time_to_target_s"] = round(min(firsts) - t0, 6) if firsts else None
+                progress = best_over_searches(done.values())
+                if progress is not None:  # the multistart as one parallel search: its first hit
+                    out["first_time_to_target_s"] = next((s for s, obj in progress if obj <= target), None)
             islands = {}
             for r in done.values():
                 if "islands" in r:
@@ -175,6 +172,23 @@ def run_multistart(spec, searches, out_dir, via="auto", workers=None, scheduler=
             release(path)
         if not finished and created and os.path.isdir(out_dir) and not os.listdir(out_dir):
             os.rmdir(out_dir)  # a refused multistart leaves no empty folder behind
+
+
+def best_over_searches(records):
+    """The multistart as one parallel search: [seconds, objective] at each improvement of the best
+    over all its searches, seconds from the first timed start (each search's trajectory shifted by
+    its own start: batches run one after another, ranks that started apart); None without timed
+    searches."""
+    timed = [r for r in records if "timed_interval" in r]
+    if not timed:
+        return None
+    t0 = min(r["timed_interval"][0] for r in timed)
+    points = sorted((r["timed_interval"][0] - t0 + t, obj) for r in timed for _it, t, obj in r["trajectory"])
+    out = []
+    for seconds, obj in points:
+        if not out or obj < out[-1][1]:
+            out.append([round(seconds, 6), obj])
+    return out
 
 
 def multistart_record(summary, out_dir):

@@ -291,6 +291,18 @@ def stopped_by_time(rec):
     return not any(reached)
 
 
+def run_trajectory(rec, path):
+    """A multistart's best over all its searches as JSON [[seconds, objective], ...] from its first
+    timed start (hpc/multistart.py), read from its searches' records beside it; None for one
+    search's run, or where those records are not there (its record's trajectory is its best search's)."""
+    if "multistart" not in rec:
+        return None
+    from .hpc.multistart import best_over_searches
+    searches = sorted(Path(searches_dir(path)).glob("seed-*.json"))
+    progress = best_over_searches([json.loads(s.read_text()) for s in searches]) if searches else None
+    return None if progress is None else json.dumps(progress)
+
+
 def aggregate_records(paths, out, root=None):
     """Flatten run records into one Parquet table (one row per run), written atomically: everything
     a report needs, so that it can be rebuilt from the table alone. `record`: each record's path,
@@ -314,7 +326,8 @@ def aggregate_records(paths, out, root=None):
             "aggregate_iterations_per_s": rec.get("aggregate_iterations_per_s"),
             "best_objective": float(rec["best_objective"]),
             "bks": None if rec["bks"] is None else float(rec["bks"]), "gap_percent": rec["gap_percent"],
-            "trajectory": json.dumps(rec["trajectory"]), "solution_size": len(rec["best_solution"]),
+            "trajectory": json.dumps(rec["trajectory"]), "run_trajectory": run_trajectory(rec, p),
+            "solution_size": len(rec["best_solution"]),
             "threads": info.get("threads"),
             "serial_note": info.get("serial"), "device": info.get("device"), "host": rec["host"]["hostname"],
             "cpu_model": rec["host"].get("processor"), "cpu_count": rec["host"].get("cpu_count"),

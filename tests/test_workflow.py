@@ -12,6 +12,7 @@ import sys
 import tarfile
 import time
 import types
+from pathlib import Path
 
 import pytest
 import yaml
@@ -389,6 +390,39 @@ def test_a_run_cut_by_its_time_limit_is_known_and_a_multistart_counts_as_its_own
     assert df["stopped_by_time"].tolist() == [True, False, False]
     assert df["seed"].tolist() == [1, 1, 1]
     assert pd.read_parquet(tmp_path / "runs.parquet")["stopped_by_time"].tolist() == [True, False, False]
+
+
+def test_a_multistarts_progress_is_its_best_over_all_searches_from_its_first_timed_start(tmp_path):
+    """A multistart's record is its best search's, trajectory too; the table also holds the run's
+    best over all its searches (each search's trajectory shifted by its own timed start), and the
+    report's time to the target and convergence read that: here a search that started 1 s later
+    reached the target first (at 1.5 s), before the best search (at 2 s)."""
+    import pandas as pd
+    from lsbench.hpc.multistart import best_over_searches
+    from lsbench.workflow import aggregate_records, searches_dir
+    report = _report_module()
+    best = {"seed": 1, "timed_interval": [100.0, 103.0], "trajectory": [[0, 0.0, 50], [9, 2.0, 10], [12, 3.0, 8]]}
+    late = {"seed": 2, "timed_interval": [101.0, 103.0], "trajectory": [[0, 0.0, 40], [5, 0.5, 10]]}
+    assert best_over_searches([best, late]) == [[0.0, 50], [1.0, 40], [1.5, 10], [3.0, 8]]
+    assert best_over_searches([{"trajectory": [[0, 0.0, 5]]}]) is None  # (no timed searches: no common clock)
+    (one,) = _run_planned(plan_runs({"experiment": "one", "groups": [{
+        "name": "tiny", "problem": "qap", "instances": ["rnd-qap-12-1"], "algorithm": "tabu", "seeds": 1,
+        "iterations": 5, "backends": ["cpu"]}]}, gpu_available=False), tmp_path / "one")
+    record = json.loads(one.read_text())
+    path = tmp_path / "tiny" / "rnd-qap-12-1" / "m-s1.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({**record, "trajectory": best["trajectory"], "best_objective": 8,
+                                "multistart": {"seeds": [1, 2]}}))
+    Path(searches_dir(path)).mkdir()
+    for search in (best, late):
+        (Path(searches_dir(path)) / f"seed-{search['seed']}.json").write_text(json.dumps(search))
+    df = aggregate_records([path, one], tmp_path / "t.parquet")
+    assert json.loads(df["run_trajectory"][0]) == [[0.0, 50], [1.0, 40], [1.5, 10], [3.0, 8]]
+    assert not isinstance(df["run_trajectory"][1], str)  # one search's run: its own trajectory (none here)
+    df = pd.read_parquet(tmp_path / "t.parquet")
+    progress = report.best_so_far(df)
+    assert report.first_time_at(progress[0], 10) == 1.5
+    assert progress[1] == [(p[1], p[2]) for p in record["trajectory"]]
 
 
 def test_a_speed_up_is_a_ratio_of_work_done_a_bound_where_one_core_hit_its_limit_and_none_where_the_row_did():

@@ -310,9 +310,17 @@ def target_of(group, instance):
         return None
 
 
-def first_time_at(trajectory, target):
-    """The wall time of a run's first trajectory point at or under the target, or None."""
-    return next((p[1] for p in json.loads(trajectory) if p[2] <= target), None)
+def best_so_far(runs):
+    """Each run's (seconds, objective) at each improvement of its best: a multistart's over all its
+    searches (run_trajectory, from its first timed start), else its record's trajectory."""
+    whole = runs["run_trajectory"] if "run_trajectory" in runs else [None] * len(runs)
+    return [json.loads(w) if isinstance(w, str) else [(p[1], p[2]) for p in json.loads(t)]
+            for t, w in zip(runs["trajectory"], whole)]
+
+
+def first_time_at(progress, target):
+    """The wall time of a run's first improvement at or under the target (best_so_far), or None."""
+    return next((seconds for seconds, obj in progress if obj <= target), None)
 
 
 def median_time_to_target(times, walls):
@@ -336,7 +344,7 @@ def time_to_target_rows(group, df):
         if target is None:
             continue
         for backend, runs in sub[sub["instance"] == inst].groupby("backend", sort=False):
-            times = [first_time_at(tr, target) for tr in runs["trajectory"]]
+            times = [first_time_at(progress, target) for progress in best_so_far(runs)]
             gaps = pd.to_numeric(runs["gap_percent"], errors="coerce").dropna()
             rows.append({"instance": inst, "target": fmt_int(target), "backend": backend,
                          "reached": f"{sum(t is not None for t in times)}/{len(runs)}",
@@ -464,10 +472,10 @@ def _finish(plt, fig, ax, path):
 def best_over_time(runs):
     """(60 times on a log grid, each run's best at those times) up to the longest run's end: the
     time it ran, not a sampled run's extrapolated time (it did not go on)."""
-    curves = [np.array(json.loads(t), dtype=float) for t in runs["trajectory"]]
-    ends = [max(c[-1, 1], w) for c, w in zip(curves, runs.get("run_wall_s", runs["wall_s"]))]
-    grid = np.geomspace(max(1e-5, min(c[0, 1] for c in curves) or 1e-5), max(ends) or 1e-3, 60)
-    values = np.array([[c[np.searchsorted(c[:, 1], t, side="right") - 1, 2] if t >= c[0, 1] else c[0, 2]
+    curves = [np.array(progress, dtype=float) for progress in best_so_far(runs)]
+    ends = [max(c[-1, 0], w) for c, w in zip(curves, runs.get("run_wall_s", runs["wall_s"]))]
+    grid = np.geomspace(max(1e-5, min(c[0, 0] for c in curves) or 1e-5), max(ends) or 1e-3, 60)
+    values = np.array([[c[np.searchsorted(c[:, 0], t, side="right") - 1, 1] if t >= c[0, 0] else c[0, 1]
                         for t in grid] for c in curves])
     return grid, values
 
@@ -497,7 +505,7 @@ def ecdf_lines(runs, target):
     """{backend: (times, fractions)}: the fraction of its runs at the target by each time (a run
     that never reached it stays out of the numerator), every line from 0 at the first hit of any
     backend to the longest run's end, so that a backend that reached it late or never is seen to."""
-    hits = {backend: sorted(max(t, 1e-6) for t in (first_time_at(tr, target) for tr in own["trajectory"])
+    hits = {backend: sorted(max(t, 1e-6) for t in (first_time_at(p, target) for p in best_so_far(own))
                             if t is not None) for backend, own in runs.groupby("backend", sort=False)}
     found = [t for times in hits.values() for t in times]
     left = min(found) if found else max(float(runs["wall_s"].min()) / 10, 1e-6)
