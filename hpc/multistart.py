@@ -133,13 +133,13 @@ class Collector:
                         "placements": {s: r.get("placement") for s, r in sorted(done.items())}})
             target = self.spec.stop.target
             if target is not None:
-                hits = [next((t for _i, t, obj in r["trajectory"] if obj <= target), None) for r in done.values()]
-                reached = [t for t in hits if t is not None]
+                reached = [t for t in (first_hit(r, target) for r in done.values()) if t is not None]
                 out.update({"target": target, "runs_at_target": len(reached),
                             "median_time_to_target_s": statistics.median(reached) if reached else None})
-                progress = best_over_searches(done.values())
-                if progress is not None:  # the multistart as one parallel search: its first hit
-                    out["first_time_to_target_s"] = next((s for s, obj in progress if obj <= target), None)
+                shifted = timed_starts(done.values())
+                if shifted:  # the multistart as one parallel search: its first hit, from the first timed start
+                    firsts = [start + t for r, start in shifted if (t := first_hit(r, target)) is not None]
+                    out["first_time_to_target_s"] = round(min(firsts), 6) if firsts else None
             islands = {}
             for r in done.values():
                 if "islands" in r:
@@ -174,16 +174,27 @@ def run_multistart(spec, searches, out_dir, via="auto", workers=None, scheduler=
             os.rmdir(out_dir)  # a refused multistart leaves no empty folder behind
 
 
+def first_hit(record, target):
+    """A search's time to the target from its own timed start (its trajectory), or None."""
+    return next((t for _it, t, obj in record["trajectory"] if obj <= target), None)
+
+
+def timed_starts(records):
+    """[(record, its timed start in seconds after the first one's)] of the searches that have a timed
+    interval: the multistart's one clock (batches run one after another, ranks that started apart)."""
+    timed = [r for r in records if "timed_interval" in r]
+    first = min((r["timed_interval"][0] for r in timed), default=0.0)
+    return [(r, r["timed_interval"][0] - first) for r in timed]
+
+
 def best_over_searches(records):
     """The multistart as one parallel search: [seconds, objective] at each improvement of the best
-    over all its searches, seconds from the first timed start (each search's trajectory shifted by
-    its own start: batches run one after another, ranks that started apart); None without timed
-    searches."""
-    timed = [r for r in records if "timed_interval" in r]
-    if not timed:
+    over all its searches, on its one clock (timed_starts); None without timed searches. (Once a
+    run, for its report: the summary, rewritten at every record, takes first_hit instead.)"""
+    shifted = timed_starts(records)
+    if not shifted:
         return None
-    t0 = min(r["timed_interval"][0] for r in timed)
-    points = sorted((r["timed_interval"][0] - t0 + t, obj) for r in timed for _it, t, obj in r["trajectory"])
+    points = sorted((start + t, obj) for r, start in shifted for _it, t, obj in r["trajectory"])
     out = []
     for seconds, obj in points:
         if not out or obj < out[-1][1]:

@@ -398,13 +398,15 @@ def test_a_multistarts_progress_is_its_best_over_all_searches_from_its_first_tim
     report's time to the target and convergence read that: here a search that started 1 s later
     reached the target first (at 1.5 s), before the best search (at 2 s)."""
     import pandas as pd
-    from lsbench.hpc.multistart import best_over_searches
+    from lsbench.hpc.multistart import best_over_searches, first_hit, timed_starts
     from lsbench.workflow import aggregate_records, searches_dir
     report = _report_module()
     best = {"seed": 1, "timed_interval": [100.0, 103.0], "trajectory": [[0, 0.0, 50], [9, 2.0, 10], [12, 3.0, 8]]}
     late = {"seed": 2, "timed_interval": [101.0, 103.0], "trajectory": [[0, 0.0, 40], [5, 0.5, 10]]}
     assert best_over_searches([best, late]) == [[0.0, 50], [1.0, 40], [1.5, 10], [3.0, 8]]
     assert best_over_searches([{"trajectory": [[0, 0.0, 5]]}]) is None  # (no timed searches: no common clock)
+    # the summary's first time to the target, on the same clock without the whole curve
+    assert min(start + first_hit(r, 10) for r, start in timed_starts([best, late])) == 1.5
     (one,) = _run_planned(plan_runs({"experiment": "one", "groups": [{
         "name": "tiny", "problem": "qap", "instances": ["rnd-qap-12-1"], "algorithm": "tabu", "seeds": 1,
         "iterations": 5, "backends": ["cpu"]}]}, gpu_available=False), tmp_path / "one")
