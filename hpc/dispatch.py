@@ -73,8 +73,8 @@ class DaskStartGate:
 
 def dispatch(via, make_units, run_unit, start, backend, workers=None, scheduler=None, at_once=False):
     """Run every unit of `make_units(places)` by `run_unit(unit, place)`; on the driver, `start(n)`
-    (n: the places, or with `at_once` the units) makes the collector whose `add(seed, result,
-    where)` takes each result as its unit ends. `at_once`: unit i runs on place i, all at the same
+    (n: the places, or with `at_once` the units) makes the collector whose `add(results, where)`
+    takes each unit's {seed: result} as it ends. `at_once`: unit i runs on place i, all at the same
     time; else the units are dealt round the places. Returns the collector on the driver, None on
     the other MPI ranks. A unit whose Dask worker is lost comes back as an error for each of its
     seeds; an error of `make_units` is raised on every rank."""
@@ -83,18 +83,13 @@ def dispatch(via, make_units, run_unit, start, backend, workers=None, scheduler=
         units = make_units(1)
         collector = start(len(units) if at_once else 1)
         for unit in units:
-            _add_all(collector, run_unit(unit, place), place.where)
+            collector.add(run_unit(unit, place), place.where)
         return collector
     if via == "mpi":
         return _over_mpi(make_units, run_unit, start, backend, at_once)
     if via == "dask":
         return _over_dask(make_units, run_unit, start, workers, scheduler, at_once)
     raise LsbenchError(f"--via: unknown {via!r} (known: auto, {', '.join(VIAS)})")
-
-
-def _add_all(collector, results, where):
-    for seed in sorted(results):
-        collector.add(seed, results[seed], where)
 
 
 def _over_mpi(make_units, run_unit, start, backend, at_once):
@@ -119,13 +114,12 @@ def _over_mpi(make_units, run_unit, start, backend, at_once):
             results = run_unit(unit, place)
             if gate:  # (a run that failed before its warm-up ended passes it here: sends follow the barrier)
                 gate()
-            for seed, result in results.items():
-                comm.send((seed, result, where), dest=0, tag=TAG_RESULT)
+            comm.send((results, where), dest=0, tag=TAG_RESULT)  # (a unit's records in one message)
         if gate:
             gate()
         return None
     collector = start(len(units) if at_once else size)
-    expected = sum(len(u) for u in units) - sum(len(u) for u in mine)
+    expected = len(units) - len(mine)  # (one message a unit)
 
     def listen():  # the other ranks' results are received while rank 0 runs its own units
         for _ in range(expected):
@@ -138,7 +132,7 @@ def _over_mpi(make_units, run_unit, start, backend, at_once):
         listener.start()
     place = Place("mpi", rank, size, where, comm, gate)
     for unit in mine:
-        _add_all(collector, run_unit(unit, place), where)
+        collector.add(run_unit(unit, place), where)
     if gate:
         gate()
     listener.join()
@@ -178,7 +172,7 @@ def _over_dask(make_units, run_unit, start, workers, scheduler, at_once):
             except Exception as e:  # noqa: BLE001 (the worker's failure becomes each seed's error)
                 why = f"worker lost or failed: {type(e).__name__}: {e}"
                 results, where = {s: {"seed": s, "error": why} for s in futures[future]}, None
-            _add_all(collector, results, where)
+            collector.add(results, where)
         return collector
     finally:
         client.close(timeout=10)

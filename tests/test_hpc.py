@@ -174,6 +174,26 @@ def _dask_workers_of(pid):
     return found
 
 
+def test_a_unit_of_searches_is_collected_with_one_summary_write_whatever_its_size(tmp_path, monkeypatch):
+    """The collector takes a unit's records together: each record written, the summary rewritten
+    once a unit (a record at a time, K searches cost O(K^2) there); errors counted as failed."""
+    from lsbench.hpc.multistart import Collector
+    from lsbench.spec import build_spec
+    spec = build_spec("tai12a", "qap", "tabu", "cpu", iterations=5, data_dir=DATA)
+    record = {"best_objective": 10, "iterations": 5, "wall_s": 1.0, "iterations_per_s": 5.0, "gap_percent": 1.0,
+              "trajectory": [[0, 0.0, 10]], "timed_interval": [0.0, 1.0]}
+    writes = []
+    monkeypatch.setattr(Collector, "write_summary", lambda self: writes.append(len(self.results)))
+    collector = Collector(str(tmp_path), list(range(1, 10)), spec, "mpi", None)
+    collector.add({s: {**record, "seed": s} for s in range(1, 9)}, {"host": "a", "rank": 1})
+    collector.add({9: {"seed": 9, "error": "lost"}}, None)
+    assert writes == [0, 8, 9]  # at the start, then once a unit
+    assert sorted(p.name for p in tmp_path.glob("seed-*.json")) == [f"seed-{s}.json" for s in range(1, 9)]
+    assert json.loads((tmp_path / "seed-3.json").read_text())["placement"] == {"host": "a", "rank": 1}
+    summary = collector.summary()
+    assert summary["completed"] == 8 and summary["failed"] == [{"seed": 9, "error": "lost"}]
+
+
 def test_connected_workers_sees_every_worker_while_the_clients_own_refresh_runs():
     """Client.scheduler_info() returns the client's cached identity, which its periodic refresh
     (without per-worker entries) can replace before the call returns: a grid run then saw both of
