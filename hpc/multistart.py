@@ -5,9 +5,9 @@ node with GPUs), over Dask workers (`--via dask`), or one after another in this 
 Ranks and workers exchange only results (run records), so nodes need no shared file system: the
 driver (rank 0, or the Dask client) writes every record as soon as it arrives (a rank's or worker's
 unit of searches together), and rewrites the summary after each unit, so a crash loses only the
-searches still running. A search that fails, or whose
-Dask worker dies, is listed as failed in the summary; the others' records are kept, and running
-the same command again completes only the searches that have no record.
+searches still running. A search that fails, or whose Dask worker dies, is listed as failed in the
+summary; the others' records are kept, and running the same command again completes only the
+searches that have no record.
 """
 import os
 import statistics
@@ -195,8 +195,8 @@ def timed_starts(records):
 
 def best_over_searches(records):
     """The multistart as one parallel search: [seconds, objective] at each improvement of the best
-    over all its searches, on its one clock (timed_starts); None without timed searches. (Once a
-    run, for its report: the summary, rewritten at every record, takes first_hit instead.)"""
+    over all its searches, on its one clock (timed_starts); None without timed searches. (For its
+    report, once a run: the summary, rewritten at every unit, takes first_hit instead.)"""
     shifted = timed_starts(records)
     if not shifted:
         return None
