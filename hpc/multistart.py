@@ -139,12 +139,13 @@ class Collector:
                         "placements": {s: r.get("placement") for s, r in sorted(done.items())}})
             target = self.spec.stop.target
             if target is not None:
-                reached = [t for t in (first_hit(r, target) for r in done.values()) if t is not None]
+                hits = {s: first_hit(r, target) for s, r in done.items()}  # (once a search, for both figures)
+                reached = [t for t in hits.values() if t is not None]
                 out.update({"target": target, "runs_at_target": len(reached),
                             "median_time_to_target_s": statistics.median(reached) if reached else None})
                 shifted = timed_starts(done.values())
                 if shifted:  # the multistart as one parallel search: its first hit, from the first timed start
-                    firsts = [start + t for r, start in shifted if (t := first_hit(r, target)) is not None]
+                    firsts = [start + t for r, start in shifted if (t := hits[r["seed"]]) is not None]
                     out["first_time_to_target_s"] = round(min(firsts), 6) if firsts else None
             islands = {}
             for r in done.values():
