@@ -9,8 +9,8 @@ after run. Variants (--variants, comma-separated):
 and any of them with params of its own after a +, e.g. one-gpu+perturb=0.5+restart=1000000 (over
 the --param's of every run).
 Per variant: runs at the target, the median time to it (a run that missed it counts as never),
-the median gap at the end. Each rank takes its own GPU (its local rank); --share-gpu puts them all
-on GPU 0.
+the median gap at the end; each run's pool bests are kept for pool_resample.py. Each rank takes
+its own GPU (its local rank); --share-gpu puts them all on GPU 0.
 
     python benchmarks/islands_target.py --instance tai100a --ranks 2 --searches 264 --percent 0 --cap 30 \\
         --runs 3 --variants one-gpu,independent,copy:500000 --param pools=33 --param restart=100000
@@ -26,9 +26,11 @@ from pathlib import Path
 
 from common import run_main, write_result
 from cow_table import ROOT, mpirun
+from pool_resample import pool_bests
 
 from lsbench import instances
 from lsbench.errors import LsbenchError
+from lsbench.files import write_atomic
 
 
 def variant_args(variant, args):
@@ -66,10 +68,14 @@ def one(args, variant, seed):
     if r.returncode != 0:
         raise SystemExit(f"{variant} seed {seed} failed: {r.stdout[-1500:]} {r.stderr[-1500:]}")
     s = json.loads((out / "summary.json").read_text())
+    try:  # each pool's best, for pool_resample.py (runs with restart pools only)
+        pools, bks = pool_bests(out)
+    except LsbenchError:
+        pools, bks = None, None
     return {"variant": variant, "seed": seed, "first_time_to_target_s": s.get("first_time_to_target_s"),
             "best_objective": s["best_objective"], "gap_percent_of_best": s["gap_percent_of_best"],
             "aggregate_iterations_per_s": s["aggregate_iterations_per_s"], "runs": s["runs"],
-            "timed_union_s": s["timed_union_s"], "islands": s.get("islands")}
+            "timed_union_s": s["timed_union_s"], "islands": s.get("islands"), "pool_bests": pools, "bks": bks}
 
 
 def median_time(rows):
@@ -109,6 +115,8 @@ def main():
             rows[v].append(row)
             print(f"{v} seed {seed}: time to target {row['first_time_to_target_s']} s, best {row['best_objective']} "
                   f"({row['gap_percent_of_best']:.3f} %)", flush=True)
+            partial = Path(args.out or ".") / "islands_target-partial.json"  # what a killed call leaves
+            write_atomic(partial, {"instance": args.instance, "params": args.param, "rows": rows})
     summary = {v: {"reached": sum(r["first_time_to_target_s"] is not None for r in rs), "median_time_s": median_time(rs),
                    "median_gap_percent": statistics.median(r["gap_percent_of_best"] for r in rs)}
                for v, rs in rows.items()}

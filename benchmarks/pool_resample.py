@@ -7,6 +7,10 @@ a gap that no pool of many reached asks for deeper pools, not more of them.
 
     python benchmarks/pool_resample.py reports/islands --group tai100a-gap-at-30s --backend gpus-1 \\
         --pools 33,66,132 --gap 0.15
+
+or from the pool bests an islands_target.py result file keeps for each run of one variant:
+
+    python benchmarks/pool_resample.py results/islands_target-h200-X.json --variant one-gpu+pools=8 --pools 8,16
 """
 import argparse
 import json
@@ -23,8 +27,6 @@ from lsbench.errors import LsbenchError
 from lsbench.files import write_atomic
 from lsbench.search.restarts import EliteRestarts
 
-sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
-from report_from_records import extract  # noqa: E402
 
 
 def pool_bests(searches_dir):
@@ -60,34 +62,61 @@ def resample(bests, bks, sizes, draws, gap, seed=1):
     return out
 
 
+def report_pool_bests(report, group, backend):
+    """[(pool bests, bks)] of every run of `backend` in `group` of a report's records archive."""
+    archive = Path(report) / "records.tgz"
+    if not archive.is_file():
+        raise LsbenchError(f"{archive}: no records archive")
+    if not group or not backend:
+        raise LsbenchError(f"{report}: a report's runs need --group and --backend")
+    sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
+    from report_from_records import extract  # (here: islands_target.py imports pool_bests where pandas is not)
+    with tempfile.TemporaryDirectory() as tmp:
+        extract(archive, tmp)
+        runs = sorted((Path(tmp) / "runs" / group).glob(f"*/{backend}-s*-searches"))
+        if not runs:
+            raise LsbenchError(f"{archive}: no runs of {backend} in group {group} with their searches")
+        return [pool_bests(d) for d in runs]
+
+
+def target_pool_bests(path, variant):
+    """[(pool bests, bks)] of every run of `variant` in an islands_target.py result file."""
+    try:
+        rows = json.loads(Path(path).read_text())["rows"]
+    except (ValueError, KeyError) as e:
+        raise LsbenchError(f"{path}: not an islands_target.py result file ({e})") from None
+    runs = [(r["pool_bests"], r["bks"]) for r in rows.get(variant, []) if r.get("pool_bests")]
+    if not runs:
+        raise LsbenchError(f"{path}: no runs of variant {variant!r} with pool bests (has {', '.join(rows)})")
+    return runs
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("report", help="a report folder with records.tgz (reports/NAME)")
-    ap.add_argument("--group", required=True)
-    ap.add_argument("--backend", required=True)
+    ap.add_argument("source", help="a report folder with records.tgz (reports/NAME), or an islands_target.py "
+                    "result file")
+    ap.add_argument("--group", help="the report's group")
+    ap.add_argument("--backend", help="the report's backend")
+    ap.add_argument("--variant", help="the islands_target.py variant")
     ap.add_argument("--pools", default="33,66,132", help="the m's: pools a draw takes")
     ap.add_argument("--draws", type=int, default=4000)
     ap.add_argument("--gap", type=float, default=0.15, help="the gap (%%) whose share of draws is given")
     ap.add_argument("--out")
     args = ap.parse_args()
-    archive = Path(args.report) / "records.tgz"
-    if not archive.is_file():
-        raise LsbenchError(f"{archive}: no records archive")
     sizes = [int(m) for m in args.pools.split(",") if m.strip().isdigit() and int(m) > 0]
     if not sizes or len(sizes) != len(args.pools.split(",")) or args.draws < 1:
         raise LsbenchError(f"--pools {args.pools!r}, --draws {args.draws}: positive counts")
-    with tempfile.TemporaryDirectory() as tmp:
-        extract(archive, tmp)
-        runs = sorted((Path(tmp) / "runs" / args.group).glob(f"*/{args.backend}-s*-searches"))
-        if not runs:
-            raise LsbenchError(f"{archive}: no runs of {args.backend} in group {args.group} with their searches")
-        per_run = [pool_bests(d) for d in runs]
+    source = Path(args.source)
+    if source.is_file():
+        per_run, what = target_pool_bests(source, args.variant), args.variant
+    else:
+        per_run, what = report_pool_bests(source, args.group, args.backend), f"{args.group}, {args.backend}"
     bests = [b for run, _ in per_run for b in run]
     bks = per_run[0][1]
-    result = {"report": str(args.report), "group": args.group, "backend": args.backend, "runs": len(runs),
-              "pools": len(bests), "bks": bks, "best_pool_gap_percent": (min(bests) / bks - 1) * 100,
+    result = {"source": str(source), "group": args.group, "backend": args.backend, "variant": args.variant,
+              "runs": len(per_run), "pools": len(bests), "bks": bks, "best_pool_gap_percent": (min(bests) / bks - 1) * 100,
               "resampled": resample(bests, bks, sizes, args.draws, args.gap), "draws": args.draws, "gap": args.gap}
-    print(f"{args.group}, {args.backend}: {len(bests)} pools from {len(runs)} runs, the best "
+    print(f"{what}: {len(bests)} pools from {len(per_run)} runs, the best "
           f"{result['best_pool_gap_percent']:.3f} % over {bks}\n\n| best of m pools | median gap (%) | "
           f"draws at or under {args.gap:g} % |\n|---|---|---|")
     for m, r in result["resampled"].items():

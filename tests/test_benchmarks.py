@@ -305,6 +305,54 @@ def test_islands_target_passes_a_variants_own_params_after_the_runs_so_that_they
     assert cmd[cmd.index("--searches") + 1] == "4" and row["variant"] == "one-gpu+perturb=0.5"
 
 
+def test_islands_target_keeps_each_runs_pool_bests_and_what_a_killed_call_leaves(monkeypatch, tmp_path):
+    """Each run's row holds its pools' bests from the searches' records (none where the searches
+    hold no pools); a partial file holds every run done so far, so that a call stopped by its time
+    limit keeps them; pool_resample.py draws from a variant's pool bests in the result file."""
+    import argparse
+    import subprocess
+    from pathlib import Path
+
+    import islands_target
+    need_instances("tai12a")
+    pooled = {"restart": {"pools": 2}}
+
+    real_run = subprocess.run
+
+    def fake_run(cmd, **kw):  # the summary and the 4 searches' records the multistart would write
+        if "--out-dir" not in cmd:  # (git and nvidia-smi for the result file's provenance)
+            return real_run(cmd, **kw)
+        out = Path(cmd[cmd.index("--out-dir") + 1])
+        out.mkdir(parents=True)
+        first = int(cmd[cmd.index("--seed") + 1])
+        (out / "summary.json").write_text(json.dumps({"best_objective": 1001, "gap_percent_of_best": 0.1, "runs": 1,
+                                                      "aggregate_iterations_per_s": 1.0, "timed_union_s": 1.0}))
+        for seed in range(first, first + 4):
+            (out / f"seed-{seed}.json").write_text(json.dumps({
+                "seed": seed, "best_objective": 1000 + seed, "bks": 1000, "batch": {"first_seed": first, "searches": 4},
+                "backend_info": pooled}))
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+    monkeypatch.setattr(islands_target, "mpirun", lambda: ["mpirun"])
+    monkeypatch.setattr(islands_target.subprocess, "run", fake_run)
+    monkeypatch.setattr(sys, "argv", ["islands_target.py", "--instance", "tai12a", "--ranks", "1", "--searches", "4",
+                                      "--runs", "2", "--first-seed", "1", "--variants", "one-gpu", "--out",
+                                      str(tmp_path)])
+    assert islands_target.main() == 0
+    partial = json.loads((tmp_path / "islands_target-partial.json").read_text())
+    assert [r["pool_bests"] for r in partial["rows"]["one-gpu"]] == [[1001, 1003], [1005, 1007]]
+    [result] = [p for p in tmp_path.glob("islands_target-*.json") if p.name != "islands_target-partial.json"]
+    assert json.loads(result.read_text())["rows"] == partial["rows"]
+    r = subprocess.run([sys.executable, "pool_resample.py", str(result), "--variant", "one-gpu", "--pools", "1,2"],
+                       cwd=ROOT / "benchmarks", capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "4 pools from 2 runs, the best 0.100 %" in r.stdout
+    r = subprocess.run([sys.executable, "pool_resample.py", str(result), "--variant", "copy:100"],
+                       cwd=ROOT / "benchmarks", capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "no runs of variant 'copy:100' with pool bests (has one-gpu)" in r.stderr
+    pooled = {}  # searches without restart pools: no pool bests, the run's row kept
+    args = argparse.Namespace(searches=4, ranks=1, instance="tai12a", cap=1.0, percent=0.0, share_gpu=False, param=[])
+    assert islands_target.one(args, "one-gpu", seed=9)["pool_bests"] is None
+
+
 def test_pool_resample_groups_each_batchs_searches_into_the_engines_pools_and_draws_the_best_of_m(tmp_path):
     """Each engine run's searches (a batch) form its pools as the engine forms them, consecutive
     seeds together; the best of all pools drawn is the records' best; more pools than the records
