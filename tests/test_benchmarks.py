@@ -353,6 +353,47 @@ def test_islands_target_keeps_each_runs_pool_bests_and_what_a_killed_call_leaves
     assert islands_target.one(args, "one-gpu", seed=9)["pool_bests"] is None
 
 
+def test_paired_target_pools_the_seed_blocks_every_variant_ran_from_result_files_and_a_report(tmp_path):
+    """Runs from an islands_target.py file and a report's records (its backends under variant
+    names) pool into one median a variant, a miss counted as never, over the seed blocks that
+    every variant ran; another instance's file and an unpaired run stay out; bad input: one line, exit 2."""
+    import subprocess
+    import tarfile
+    result = tmp_path / "islands_target-h200-abcdef0.json"
+    result.write_text(json.dumps({"instance": "tai50a", "rows": {
+        "one-gpu": [{"seed": 1, "first_time_to_target_s": 10.0}, {"seed": 9, "first_time_to_target_s": None}],
+        "copy:500000": [{"seed": 1, "first_time_to_target_s": 2.0}, {"seed": 9, "first_time_to_target_s": 4.0}],
+        "copy:100000": [{"seed": 1, "first_time_to_target_s": 1.0}]}}))
+    other = tmp_path / "islands_target-h200-abcdef0-2.json"
+    other.write_text(json.dumps({"instance": "tai60a", "rows": {"one-gpu": [{"seed": 5, "first_time_to_target_s": 0.1}],
+                                                               "copy:500000": [{"seed": 5, "first_time_to_target_s": 0.1}]}}))
+    cell = tmp_path / "tree" / "runs" / "g" / "tai50a"
+    cell.mkdir(parents=True)
+    for backend, seed, first in (("gpus-1", 100, 6.0), ("islands-2", 100, 3.0), ("gpus-1", 200, 8.0)):
+        (cell / f"{backend}-s{seed}.json").write_text(json.dumps({"multistart": {"first_time_to_target_s": first}}))
+    (cell / "cpu-s100.json").write_text(json.dumps({"best_objective": 1}))
+    report = tmp_path / "report"
+    report.mkdir()
+    with tarfile.open(report / "records.tgz", "w:gz") as archive:
+        archive.add(tmp_path / "tree" / "runs", arcname="runs")
+
+    def paired(*args):
+        return subprocess.run([sys.executable, "paired_target.py", str(result), str(other), "--instance", "tai50a",
+                               *args], cwd=ROOT / "benchmarks", capture_output=True, text=True, timeout=120)
+    r = paired("--report", str(report), "--group", "g", "--report-backend", "gpus-1=one-gpu",
+               "--report-backend", "islands-2=copy:500000", "--variants", "one-gpu,copy:500000")
+    assert r.returncode == 0, r.stderr
+    assert "3 paired seed blocks" in r.stdout  # seeds 1 and 9 of the file, 100 of the report; not 200
+    assert "| one-gpu | 2/3 | 10.00 | 1.00 |" in r.stdout and "| copy:500000 | 3/3 | 3.00 | 0.30 |" in r.stdout
+    r = paired("--variants", "one-gpu,copy:100000")
+    assert r.returncode == 0 and "1 paired seed blocks" in r.stdout and "| copy:100000 | 1/1 | 1.00 | 0.10 |" in r.stdout
+    for args, says in ((["--variants", "one-gpu"], "two or more names"),
+                       (["--variants", "one-gpu,copy:500000", "--report", str(report)], "needs --group"),
+                       (["--variants", "one-gpu,cross:1"], "no seed block of tai50a ran every one")):
+        r = paired(*args)
+        assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr
+
+
 def test_pool_resample_groups_each_batchs_searches_into_the_engines_pools_and_draws_the_best_of_m(tmp_path):
     """Each engine run's searches (a batch) form its pools as the engine forms them, consecutive
     seeds together; the best of all pools drawn is the records' best; more pools than the records
