@@ -28,7 +28,6 @@ from lsbench.files import write_atomic
 from lsbench.search.restarts import EliteRestarts
 
 
-
 def pool_bests(searches_dir):
     """Every pool's best objective in one run: its searches' records, grouped as the engine grouped
     them (each batch of searches one engine run, its pools over the batch's seeds in order)."""
