@@ -481,27 +481,27 @@ def best_over_time(runs):
 
 
 def convergence_plot(df, group, instance, path):
-    """Best objective (gap to the best known value where there is one, on a symmetric log axis)
-    against wall time, log time axis, one line per backend: the median over seeds, the band from
-    best to worst seed."""
+    """Best objective (gap to the best known value where there is one, on a symmetric log axis where
+    the gaps span more than a decade) against wall time, log time axis, one line per backend: the
+    median over seeds, the band from best to worst seed."""
     plt = _plt()
     sub = df[(df["group"] == group) & (df["instance"] == instance)]
     bks = sub["bks"].dropna()
     bks = float(bks.iloc[0]) if len(bks) else None
     fig, ax = plt.subplots(figsize=(5.2, 3.2))
-    lowest = 0.0
+    lowest, highest = np.inf, -np.inf
     for backend, runs in sub.groupby("backend", sort=False):
         grid, values = best_over_time(runs)
         if bks:
             values = 100.0 * (values - bks) / abs(bks)
-        lowest = min(lowest, float(values.min()))
+        lowest, highest = min(lowest, np.nanmin(values)), max(highest, np.nanmax(values))
         ax.plot(grid, np.median(values, axis=0), label=backend)
         ax.fill_between(grid, values.min(axis=0), values.max(axis=0), alpha=0.2)
     ax.set_xscale("log")
-    if bks:  # a decade a step from tens of % to hundredths, so that 0.2 % and 0.3 % stand apart; 0 on the axis
+    if bks and highest > 10 * max(lowest, 0.01):  # gaps over decades: a decade a step, so 0.2 % and 0.3 % stand apart
         ax.set_yscale("symlog", linthresh=0.01)
-        if lowest == 0.0:  # (no run below the best known: no negative half)
-            ax.set_ylim(bottom=0.0)
+        if lowest >= 0.0:  # (no run below the best known: no negative half; the decade under the lowest gap, or 0)
+            ax.set_ylim(bottom=0.0 if lowest < 0.01 else 10.0 ** np.floor(np.log10(lowest)))
     ax.set_xlabel("wall time (s)")
     ax.set_ylabel("gap to best known (%)" if bks else "best objective")
     ax.set_title(f"{instance}: convergence", fontsize=9)
