@@ -78,11 +78,10 @@ def one(args, variant, seed):
             "timed_union_s": s["timed_union_s"], "islands": s.get("islands"), "pool_bests": pools, "bks": bks}
 
 
-def median_time(rows):
-    """The median time to the target over every run, a miss counted as never (None past half), as
-    the report's table takes it (report.median_time_to_target, which needs pandas: not on the device)."""
-    middle = statistics.median([r["first_time_to_target_s"] if r["first_time_to_target_s"] is not None
-                                else float("inf") for r in rows])
+def median_time(times):
+    """The median of the runs' times to the target, a miss (None) counted as never (None past half),
+    as the report's table takes it (report.median_time_to_target, which needs pandas: not on the device)."""
+    middle = statistics.median([float("inf") if t is None else t for t in times])
     return None if middle == float("inf") else middle
 
 
@@ -117,7 +116,8 @@ def main():
                   f"({row['gap_percent_of_best']:.3f} %)", flush=True)
             partial = Path(args.out or ".") / "islands_target-partial.json"  # what a killed call leaves
             write_atomic(partial, {"instance": args.instance, "params": args.param, "rows": rows})
-    summary = {v: {"reached": sum(r["first_time_to_target_s"] is not None for r in rs), "median_time_s": median_time(rs),
+    times = {v: [r["first_time_to_target_s"] for r in rs] for v, rs in rows.items()}
+    summary = {v: {"reached": sum(t is not None for t in times[v]), "median_time_s": median_time(times[v]),
                    "median_gap_percent": statistics.median(r["gap_percent_of_best"] for r in rs)}
                for v, rs in rows.items()}
     path = write_result("islands_target", {"instance": args.instance, "ranks": args.ranks, "searches": args.searches,

@@ -57,8 +57,7 @@ def report_runs(report, group, names):
 def pooled(runs, variants):
     """{variant: (the runs' times, median time)} over the seed blocks where every variant ran."""
     paired = [times for times in runs.values() if all(v in times for v in variants)]
-    return {v: ([times[v] for times in paired],
-                median_time([{"first_time_to_target_s": times[v]} for times in paired]) if paired else None)
+    return {v: ([times[v] for times in paired], median_time(times[v] for times in paired) if paired else None)
             for v in variants}
 
 
