@@ -856,6 +856,37 @@ def test_sigterm_wrapped_by_a_compiled_function_still_ends_the_plan_and_is_no_fa
     assert "stopped by SIGTERM" in out and "internal error" not in out
 
 
+def test_sigterm_while_the_records_are_archived_keeps_them_and_starts_no_further_run(tmp_path, monkeypatch, capsys):
+    """A time limit's SIGTERM that comes once the runs are done, while regenerate_reports.py archives
+    them, no longer cuts the archive (which lost every run of that call); a later plan starts no run."""
+    sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
+    import regenerate_reports
+    import run_plan
+    real_archive = regenerate_reports.archive
+
+    def archive_under_sigterm(runs, plan, path):
+        os.kill(os.getpid(), signal.SIGTERM)
+        real_archive(runs, plan, path)
+    monkeypatch.setattr(regenerate_reports, "archive", archive_under_sigterm)
+    monkeypatch.setattr(run_plan, "SIGTERM_SEEN", __import__("threading").Event())
+    previous = signal.getsignal(signal.SIGTERM)
+    run_plan.stop_plan_on_sigterm()
+    try:
+        assert regenerate_reports.regenerate("janiak", "quick", 600, 1, reports=tmp_path, render=False) == 0
+        assert signal.getsignal(signal.SIGTERM) is not previous  # the plan's own handler is back
+        config = {"experiment": "after", "groups": [{"name": "g", "problem": "qap", "instances": ["tai12a"],
+                                                      "algorithm": "tabu", "backends": ["cpu"], "iterations": 20,
+                                                      "seeds": 2}]}
+        assert run_plan.run_all(config, runs_dir=tmp_path / "after") == (0, 0, 2)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    with tarfile.open(tmp_path / "janiak" / "records.tgz") as tar:
+        plan = json.load(tar.extractfile("plan.json"))
+        records = [m for m in tar.getmembers() if m.name.startswith("runs/") and m.name.endswith(".json")]
+    assert plan["runs_done"] == len(records) == 8 and plan["runs_failed"] == 0
+    assert not list((tmp_path / "after").rglob("*.json"))
+
+
 def test_regenerated_report_archives_its_records_and_plan_and_says_so_on_its_first_screen(tmp_path, capsys):
     """regenerate_reports.py runs a config, archives the records with plan.json (scale, commit,
     date) and renders the report from them; report_from_records.py renders the archive alike."""

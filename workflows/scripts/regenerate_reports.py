@@ -35,8 +35,8 @@ sys.path.insert(0, str(HERE))
 
 from lsbench.errors import LsbenchError  # noqa: E402
 from lsbench.provenance import versions  # noqa: E402
-from run_plan import (drop_replanned, planned_runs, restore_unreplaced, run_all, stop_plan_on_sigterm,  # noqa: E402
-                      take_same_runs)
+from run_plan import (drop_replanned, planned_runs, restore_unreplaced, run_all, saving_despite_sigterm,  # noqa: E402
+                      stop_plan_on_sigterm, take_same_runs)
 
 
 def archive(runs, plan, path):
@@ -69,27 +69,28 @@ def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=Tr
             for source, count in take_same_runs(every_row, tmp, others).items():
                 taken[source] = taken.get(source, 0) + count
         done, failed, left = run_all(config, scale, seeds, budget_s, tmp, launcher)
-        if drop:
-            kept = restore_unreplaced(dropped, tmp)
-            print(f"reports/{name}: {len(dropped) - kept} of the {len(dropped)} records of an earlier plan run again "
-                  f"(the others kept until they are)")
-        if not done or not runs.exists():
-            raise LsbenchError(f"{name}: no run finished; reports/{name} left as it was")
-        if before and None not in (budget_s, before.get("budget_s")):
-            budget_s += before["budget_s"]  # the budget of every call the records took
-        plan = {"config": f"workflows/config/{name}.yaml", "scale": scale, "budget_s": budget_s, "seeds": seeds,
-                "runs_done": done, "runs_failed": failed, "runs_not_started": left, "lsbench_commit": commit,
-                "date": datetime.date.today().isoformat(), "calls": before.get("calls", 1) + 1 if before else 1,
-                "taken": taken}
-        if render:
-            from report_from_records import report  # (pandas, matplotlib, jinja2: not on every GPU machine)
-            staged = Path(tmp) / "report"
-            report(config_path, runs, staged, scale, plan)
-            archive(runs, plan, staged / "records.tgz")
-            replace_folder(staged, reports / name)
-        else:
-            (reports / name).mkdir(parents=True, exist_ok=True)
-            archive(runs, plan, reports / name / "records.tgz")
+        with saving_despite_sigterm():  # the runs are done: a time limit's SIGTERM now must not cut their archive
+            if drop:
+                kept = restore_unreplaced(dropped, tmp)
+                print(f"reports/{name}: {len(dropped) - kept} of the {len(dropped)} records of an earlier plan "
+                      f"run again (the others kept until they are)")
+            if not done or not runs.exists():
+                raise LsbenchError(f"{name}: no run finished; reports/{name} left as it was")
+            if before and None not in (budget_s, before.get("budget_s")):
+                budget_s += before["budget_s"]  # the budget of every call the records took
+            plan = {"config": f"workflows/config/{name}.yaml", "scale": scale, "budget_s": budget_s, "seeds": seeds,
+                    "runs_done": done, "runs_failed": failed, "runs_not_started": left, "lsbench_commit": commit,
+                    "date": datetime.date.today().isoformat(), "calls": before.get("calls", 1) + 1 if before else 1,
+                    "taken": taken}
+            if render:
+                from report_from_records import report  # (pandas, matplotlib, jinja2: not on every GPU machine)
+                staged = Path(tmp) / "report"
+                report(config_path, runs, staged, scale, plan)
+                archive(runs, plan, staged / "records.tgz")
+                replace_folder(staged, reports / name)
+            else:
+                (reports / name).mkdir(parents=True, exist_ok=True)
+                archive(runs, plan, reports / name / "records.tgz")
     gpu_rows = len(every_row) - len(planned_runs(config, scale, seeds))
     print(f"reports/{name}: {done} runs ({failed} failed, {left} not started), scale {scale}"
           + (f"; its {gpu_rows} GPU rows not planned here: no GPU on this host" if gpu_rows else ""))

@@ -14,6 +14,7 @@ once that many seconds have passed (a run is never cut short): every cell then h
 number of seeds, give or take one, and the report says how many each had.
 """
 import argparse
+import contextlib
 import dataclasses
 import json
 import shutil
@@ -51,6 +52,17 @@ def stop_plan_on_sigterm():
         SIGTERM_SEEN.set()
         raise PlanStopped()
     signal.signal(signal.SIGTERM, stop)
+
+
+@contextlib.contextmanager
+def saving_despite_sigterm():
+    """SIGTERM while the runs done are being saved is noted, not raised: cutting the archive would lose
+    them all (the caller's `timeout -k` still ends a save that hangs)."""
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: SIGTERM_SEEN.set())
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def seed_major(runs):
@@ -232,7 +244,7 @@ def run_all(config, scale="paper", seeds=None, budget_s=None, runs_dir=".", laun
         if path.exists():
             done += 1
             continue
-        if budget_s is not None and time.time() - t0 >= budget_s:
+        if SIGTERM_SEEN.is_set() or (budget_s is not None and time.time() - t0 >= budget_s):
             return done, failed, len(runs) - k + 1
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
