@@ -39,7 +39,8 @@ def target_runs(path, instance):
 
 def report_runs(report, group, names):
     """The same of a report's records archive: each run of a backend in `names` ({backend: variant})
-    in `group`, keyed by the seed in its file name."""
+    in `group`, keyed by the seed in its file name; a run under a copy:E or cross:E name only where it
+    exchanged so (a report may still hold records of an earlier plan's interval)."""
     archive = Path(report) / "records.tgz"
     if not archive.is_file():
         raise LsbenchError(f"{archive}: no records archive")
@@ -49,9 +50,19 @@ def report_runs(report, group, names):
             found = re.fullmatch(rf"runs/{re.escape(group)}/[^/]+/(.+)-s(\d+)\.json", member.name)
             if found and found.group(1) in names:
                 record = json.load(tar.extractfile(member))
+                if not exchanged_as(record, names[found.group(1)]):
+                    continue
                 first = record.get("multistart", {}).get("first_time_to_target_s")
                 runs.setdefault((str(report), int(found.group(2))), {})[names[found.group(1)]] = first
     return runs
+
+
+def exchanged_as(record, variant):
+    """Whether a report's run exchanged as islands_target.py's variant name says (copy:E, cross:E);
+    any run for the other names."""
+    named = re.fullmatch(r"(copy|cross):(\d+)", variant)
+    islands = record.get("islands") or {}
+    return not named or (islands.get("migrant_start"), islands.get("exchange_every")) == (named[1], int(named[2]))
 
 
 def pooled(runs, variants):

@@ -356,7 +356,8 @@ def test_islands_target_keeps_each_runs_pool_bests_and_what_a_killed_call_leaves
 def test_paired_target_pools_the_seed_blocks_every_variant_ran_from_result_files_and_a_report(tmp_path):
     """Runs from an islands_target.py file and a report's records (its backends under variant
     names) pool into one median a variant, a miss counted as never, over the seed blocks that
-    every variant ran; another instance's file and an unpaired run stay out; bad input: one line, exit 2."""
+    every variant ran; another instance's file, an unpaired run and an islands run of another interval
+    than its variant's stay out; bad input: one line, exit 2."""
     import subprocess
     import tarfile
     result = tmp_path / "islands_target-h200-abcdef0.json"
@@ -369,8 +370,12 @@ def test_paired_target_pools_the_seed_blocks_every_variant_ran_from_result_files
                                                                "copy:500000": [{"seed": 5, "first_time_to_target_s": 0.1}]}}))
     cell = tmp_path / "tree" / "runs" / "g" / "tai50a"
     cell.mkdir(parents=True)
-    for backend, seed, first in (("gpus-1", 100, 6.0), ("islands-2", 100, 3.0), ("gpus-1", 200, 8.0)):
-        (cell / f"{backend}-s{seed}.json").write_text(json.dumps({"multistart": {"first_time_to_target_s": first}}))
+    for backend, seed, first, every in (("gpus-1", 100, 6.0, None), ("islands-2", 100, 3.0, 500000),
+                                        ("gpus-1", 200, 8.0, None), ("gpus-1", 300, 5.0, None),
+                                        ("islands-2", 300, 0.5, 100000)):  # (300: an earlier plan's interval)
+        islands = {"migrant_start": "copy", "exchange_every": every} if every else None
+        (cell / f"{backend}-s{seed}.json").write_text(json.dumps({"multistart": {"first_time_to_target_s": first},
+                                                                  "islands": islands}))
     (cell / "cpu-s100.json").write_text(json.dumps({"best_objective": 1}))
     report = tmp_path / "report"
     report.mkdir()
@@ -383,7 +388,7 @@ def test_paired_target_pools_the_seed_blocks_every_variant_ran_from_result_files
     r = paired("--report", str(report), "--group", "g", "--report-backend", "gpus-1=one-gpu",
                "--report-backend", "islands-2=copy:500000", "--variants", "one-gpu,copy:500000")
     assert r.returncode == 0, r.stderr
-    assert "3 paired seed blocks" in r.stdout  # seeds 1 and 9 of the file, 100 of the report; not 200
+    assert "3 paired seed blocks" in r.stdout  # seeds 1 and 9 of the file, 100 of the report; not 200 nor 300
     assert "| one-gpu | 2/3 | 10.00 | 1.00 |" in r.stdout and "| copy:500000 | 3/3 | 3.00 | 0.30 |" in r.stdout
     r = paired("--variants", "one-gpu,copy:100000")
     assert r.returncode == 0 and "1 paired seed blocks" in r.stdout and "| copy:100000 | 1/1 | 1.00 | 0.10 |" in r.stdout
