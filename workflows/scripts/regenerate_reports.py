@@ -82,19 +82,24 @@ def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=Tr
                     "runs_done": done, "runs_failed": failed, "runs_not_started": left, "lsbench_commit": commit,
                     "date": datetime.date.today().isoformat(), "calls": before.get("calls", 1) + 1 if before else 1,
                     "taken": taken}
-            if render:
-                from report_from_records import report  # (pandas, matplotlib, jinja2: not on every GPU machine)
-                staged = Path(tmp) / "report"
-                report(config_path, runs, staged, scale, plan)
-                archive(runs, plan, staged / "records.tgz")
-                replace_folder(staged, reports / name)
-            else:
-                (reports / name).mkdir(parents=True, exist_ok=True)
-                archive(runs, plan, reports / name / "records.tgz")
+            save(runs, plan, reports / name, Path(tmp) / "report" if render else None)
     gpu_rows = len(every_row) - len(planned_runs(config, scale, seeds))
     print(f"reports/{name}: {done} runs ({failed} failed, {left} not started), scale {scale}"
           + (f"; its {gpu_rows} GPU rows not planned here: no GPU on this host" if gpu_rows else ""))
     return failed
+
+
+def save(runs, plan, folder, staged=None):
+    """The records and plan.json into folder/records.tgz; with `staged` (a scratch folder), the report
+    rendered from them too, and folder replaced by it whole."""
+    if staged is None:
+        folder.mkdir(parents=True, exist_ok=True)
+        archive(runs, plan, folder / "records.tgz")
+        return
+    from report_from_records import report  # (pandas, matplotlib, jinja2: not on every GPU machine)
+    report(ROOT / plan["config"], runs, staged, plan["scale"], plan)
+    archive(runs, plan, staged / "records.tgz")
+    replace_folder(staged, folder)
 
 
 def continued(archive_path, runs, scale, seeds):
