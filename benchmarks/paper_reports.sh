@@ -7,7 +7,8 @@
 # only the run in progress and archives the rest); with CALL_S (s), the whole call's limit: a report
 # gets at most what is left of it (no run starts within 90 s of it, SIGTERM 30 s before it) and one
 # with less than 2 minutes left does not start. Every report's records come back in one file,
-# $OUT/records.tgz (the machine returns only a few files a call), to unpack over reports/ and render
+# $OUT/records.tgz (the machine returns only a few files a call, none over 16 MiB: a larger one comes as
+# records.tgz.part0, part1, ...; `cat records.tgz.part* > records.tgz`), to unpack over reports/ and render
 # with `python workflows/scripts/report_from_records.py --examples`. REPLAN=1: records that a changed
 # config now plans otherwise are dropped and run again (regenerate_reports.py --drop-replanned). ALL_GPUS="NAME
 # ...": those reports run after the others, each alone with every GPU and core (islands.yaml: a rank a GPU).
@@ -57,4 +58,6 @@ wait
 for name in "${whole[@]}"; do report "$name" all; done  # after the one-GPU reports: alone on the host
 for name in "$@"; do echo "== $name"; grep "^reports/\|error\|not started:" "$OUT/$name.log"; grep "^\[" "$OUT/$name.log" | tail -1; done
 (cd "$OUT" && for name in "$@"; do tar xzf "$name/report-records.tgz" "reports/$name/records.tgz" 2>/dev/null; done
- tar czf records.tgz reports ./*.log && rm -rf reports ./*.log "$@")
+ tar czf records.tgz reports ./*.log && rm -rf reports ./*.log "$@"
+ part=${RETURN_PART_BYTES:-15728640}  # the machine returns no file over 16 MiB: a larger one comes back in parts
+ if [ "$(stat -c %s records.tgz)" -gt "$part" ]; then split -b "$part" -d -a 1 records.tgz records.tgz.part && rm records.tgz; fi)

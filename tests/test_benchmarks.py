@@ -112,6 +112,8 @@ def test_paper_reports_queues_reports_one_after_the_other_on_a_gpu_and_refuses_a
     ALL_GPUS runs after the others with every GPU; REPLAN=1 drops the records a changed config
     plans otherwise; without a GPU the
     script says so in one line and exits 2 before installing or running anything."""
+    import io
+    import shutil
     import subprocess
     import tarfile
     bin_dir, fake = tmp_path / "bin", tmp_path / "benchmarks" / "device_run.sh"
@@ -134,6 +136,18 @@ def test_paper_reports_queues_reports_one_after_the_other_on_a_gpu_and_refuses_a
     with tarfile.open(tmp_path / "out" / "records.tgz") as archive:
         assert {"reports/luong_tsp/records.tgz", "reports/luong_qap/records.tgz"} <= set(archive.getnames())
     assert (tmp_path / "steps.txt").read_text().split("\n")[0] == "reports  --budget-s 450 luong_tsp 575"
+    (tmp_path / "steps.txt").unlink()
+    part = (tmp_path / "out" / "records.tgz").stat().st_size * 2 // 3  # (a limit the archive is over)
+    shutil.rmtree(tmp_path / "out")
+    (tmp_path / "out").mkdir()
+    r = subprocess.run(["bash", str(ROOT / "benchmarks" / "paper_reports.sh"), "luong_tsp", "luong_qap"],
+                       capture_output=True, text=True, env={**env, "RETURN_PART_BYTES": str(part)}, cwd=tmp_path,
+                       timeout=60)
+    parts = sorted((tmp_path / "out").glob("records.tgz.part*"))
+    assert r.returncode == 0 and [p.name for p in parts] == ["records.tgz.part0", "records.tgz.part1"]
+    assert not (tmp_path / "out" / "records.tgz").exists() and all(p.stat().st_size <= part for p in parts)
+    with tarfile.open(fileobj=io.BytesIO(b"".join(p.read_bytes() for p in parts))) as archive:  # (cat restores it)
+        assert {"reports/luong_tsp/records.tgz", "reports/luong_qap/records.tgz"} <= set(archive.getnames())
     (tmp_path / "steps.txt").unlink()
     r = subprocess.run(["bash", str(ROOT / "benchmarks" / "paper_reports.sh"), "luong_tsp", "luong_qap"],
                        capture_output=True, text=True, env={**env, "CALL_S": "152", "FAKE_S": "3"}, cwd=tmp_path,
