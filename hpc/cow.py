@@ -99,8 +99,9 @@ class CowEvaluator(Evaluator):
         deadline = time.perf_counter() + self.worker_timeout
         while not self.MPI.Request.Testall(requests):
             if time.perf_counter() > deadline:
+                # a worker is late until both its messages came (it may stop between deltas and time)
                 late = sorted({r for r in range(1, self.size)
-                               if not requests[2 * (r - 1)].Test()}) if len(requests) > 2 else []
+                               if not all(q.Test() for q in requests[2 * (r - 1):2 * r])}) if len(requests) > 2 else []
                 print(f"lsbench: error: cow backend: worker rank(s) {late or '?'} did not answer within "
                       f"{self.worker_timeout:g} s while {doing} (dead or hung); aborting the MPI job, "
                       "no record written", file=sys.stderr, flush=True)
