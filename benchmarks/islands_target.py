@@ -78,6 +78,17 @@ def one(args, variant, seed):
             "timed_union_s": s["timed_union_s"], "islands": s.get("islands"), "pool_bests": pools, "bks": bks}
 
 
+def read_result(path):
+    """An islands_target.py result file (or its partial file): {"instance", "rows": {variant: [run]}, ...}."""
+    try:
+        result = json.loads(Path(path).read_text())
+        if not isinstance(result.get("rows"), dict) or "instance" not in result:
+            raise KeyError("rows, instance")
+    except (OSError, ValueError, KeyError, AttributeError) as e:
+        raise LsbenchError(f"{path}: not an islands_target.py result file ({e})") from None
+    return result
+
+
 def median_time(times):
     """The median of the runs' times to the target, a miss (None) counted as never (None past half),
     as the report's table takes it (report.median_time_to_target, which needs pandas: not on the device)."""

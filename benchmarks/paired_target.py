@@ -17,21 +17,17 @@ import tarfile
 from pathlib import Path
 
 from common import run_main
-from islands_target import median_time
+from islands_target import median_time, read_result
 
 from lsbench.errors import LsbenchError
 
 
 def target_runs(path, instance):
     """{(source, seed): {variant: first time to the target or None}} of an islands_target.py file."""
-    try:
-        result = json.loads(Path(path).read_text())
-        rows, ran = result["rows"], result["instance"]
-    except (OSError, ValueError, KeyError) as e:
-        raise LsbenchError(f"{path}: not an islands_target.py result file ({e})") from None
+    result = read_result(path)
     runs = {}
-    if ran == instance:
-        for variant, own in rows.items():
+    if result["instance"] == instance:
+        for variant, own in result["rows"].items():
             for r in own:
                 runs.setdefault((str(path), r["seed"]), {})[variant] = r["first_time_to_target_s"]
     return runs

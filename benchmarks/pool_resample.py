@@ -80,10 +80,8 @@ def report_pool_bests(report, group, backend):
 
 def target_pool_bests(path, variant):
     """[(pool bests, bks)] of every run of `variant` in an islands_target.py result file."""
-    try:
-        rows = json.loads(Path(path).read_text())["rows"]
-    except (ValueError, KeyError) as e:
-        raise LsbenchError(f"{path}: not an islands_target.py result file ({e})") from None
+    from islands_target import read_result  # (here: islands_target.py imports pool_bests from this file)
+    rows = read_result(path)["rows"]
     runs = [(r["pool_bests"], r["bks"]) for r in rows.get(variant, []) if r.get("pool_bests")]
     if not runs:
         raise LsbenchError(f"{path}: no runs of variant {variant!r} with pool bests (has {', '.join(rows)})")

@@ -411,6 +411,13 @@ def test_paired_target_pools_the_seed_blocks_every_variant_ran_from_result_files
                        (["--variants", "one-gpu,cross:1"], "no seed block of tai50a ran every one")):
         r = paired(*args)
         assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr
+    broken = tmp_path / "islands_target-h200-abcdef0-3.json"
+    broken.write_text(json.dumps({"rows": []}))
+    for script, args in (("paired_target.py", ["--instance", "tai50a", "--variants", "one-gpu,copy:500000"]),
+                         ("pool_resample.py", ["--variant", "one-gpu"])):  # (one reader of the file for both)
+        r = subprocess.run([sys.executable, script, str(broken), *args], cwd=ROOT / "benchmarks",
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and "not an islands_target.py result file" in r.stderr
 
 
 def test_pool_resample_groups_each_batchs_searches_into_the_engines_pools_and_draws_the_best_of_m(tmp_path):
