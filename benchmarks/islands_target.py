@@ -10,7 +10,8 @@ and any of them with params of its own after a +, e.g. one-gpu+perturb=0.5+resta
 the --param's of every run).
 Per variant: runs at the target, the median time to it (a run that missed it counts as never),
 the median gap at the end; each run's pool bests are kept for pool_resample.py. Each rank takes
-its own GPU (its local rank); --share-gpu puts them all on GPU 0.
+its own GPU (its local rank); --share-gpu puts them all on GPU 0. SIGTERM (a call's time limit)
+drops the run in progress and writes the result file of the runs every variant finished.
 
     python benchmarks/islands_target.py --instance tai100a --ranks 2 --searches 264 --percent 0 --cap 30 \\
         --runs 3 --variants one-gpu,independent,copy:500000 --param pools=33 --param restart=100000
@@ -18,6 +19,7 @@ its own GPU (its local rank); --share-gpu puts them all on GPU 0.
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -96,6 +98,43 @@ def median_time(times):
     return None if middle == float("inf") else middle
 
 
+class Stopped(Exception):
+    """SIGTERM (a call's time limit, `timeout`): the run in progress is dropped, the finished ones are written."""
+
+
+def raise_stopped(signum, frame):
+    raise Stopped()
+
+
+def paired_runs(args, variants):
+    """({variant: [row]}, None, or a line saying where SIGTERM stopped them): every variant of run k on
+    seed block k, run after run. After each run a partial file holds what is done (what a killed call
+    leaves); on SIGTERM the run in progress is dropped (subprocess.run kills its mpirun) and the runs
+    that every variant finished are kept, so that a call's time limit loses one run, not the file."""
+    rows = {v: [] for v in variants}
+    previous = signal.signal(signal.SIGTERM, raise_stopped)
+    try:
+        for k in range(args.runs):
+            seed = args.first_seed + k * args.searches  # (every variant of run k on the same seeds)
+            for v in variants:
+                row = one(args, v, seed)
+                rows[v].append(row)
+                print(f"{v} seed {seed}: time to target {row['first_time_to_target_s']} s, best "
+                      f"{row['best_objective']} ({row['gap_percent_of_best']:.3f} %)", flush=True)
+                partial = Path(args.out or ".") / "islands_target-partial.json"
+                write_atomic(partial, {"instance": args.instance, "params": args.param, "rows": rows})
+    except Stopped:
+        done = min(len(rs) for rs in rows.values())
+        stopped = f"stopped by SIGTERM after {done} of {args.runs} runs"
+        print(stopped, file=sys.stderr, flush=True)
+        if done == 0:
+            raise LsbenchError(f"{stopped}: nothing to write") from None
+        return {v: rs[:done] for v, rs in rows.items()}, stopped
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return rows, None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--instance", default="tai50a")
@@ -117,28 +156,21 @@ def main():
     for v in variants:
         variant_args(v, args)  # (every name checked before the first run)
     instances.load(args.instance)  # (an unknown or missing instance: one line, before any run)
-    rows = {v: [] for v in variants}
-    for k in range(args.runs):
-        seed = args.first_seed + k * args.searches  # (every variant of run k on the same seeds)
-        for v in variants:
-            row = one(args, v, seed)
-            rows[v].append(row)
-            print(f"{v} seed {seed}: time to target {row['first_time_to_target_s']} s, best {row['best_objective']} "
-                  f"({row['gap_percent_of_best']:.3f} %)", flush=True)
-            partial = Path(args.out or ".") / "islands_target-partial.json"  # what a killed call leaves
-            write_atomic(partial, {"instance": args.instance, "params": args.param, "rows": rows})
+    rows, stopped = paired_runs(args, variants)
     times = {v: [r["first_time_to_target_s"] for r in rs] for v, rs in rows.items()}
     summary = {v: {"reached": sum(t is not None for t in times[v]), "median_time_s": median_time(times[v]),
                    "median_gap_percent": statistics.median(r["gap_percent_of_best"] for r in rs)}
                for v, rs in rows.items()}
     path = write_result("islands_target", {"instance": args.instance, "ranks": args.ranks, "searches": args.searches,
                                             "target_percent": args.percent, "cap_s": args.cap, "params": args.param,
-                                            "share_gpu": args.share_gpu, "rows": rows, "summary": summary}, args.out)
+                                            "share_gpu": args.share_gpu, "rows": rows, "summary": summary,
+                                            **({"stopped": stopped} if stopped else {})}, args.out)
+    runs = len(rows[variants[0]])
     print(f"\n| {args.instance}, {args.searches} searches over {args.ranks} ranks | reached | median time to "
           f"bks+{args.percent:g}% (s) | median gap (%) |\n|---|---|---|---|")
     for v, s in summary.items():
         time = "> cap" if s["median_time_s"] is None else f"{s['median_time_s']:.2f}"
-        print(f"| {v} | {s['reached']}/{args.runs} | {time} | {s['median_gap_percent']:.3f} |")
+        print(f"| {v} | {s['reached']}/{runs} | {time} | {s['median_gap_percent']:.3f} |")
     print(f"-> {path}")
     return 0
 

@@ -490,3 +490,50 @@ def test_ab_trees_keeps_the_passes_that_fit_its_budget_and_drops_one_that_overra
     monkeypatch.setattr(ab_trees, "measure_tree", lambda *a: None)
     with pytest.raises(SystemExit, match="the first pass ran past --budget-s 5"):
         ab_trees.run_passes(["a"], ["rots-1"], passes=2, repeats=1, budget_s=5)
+
+
+def test_islands_target_stopped_by_sigterm_writes_the_runs_every_variant_finished(monkeypatch, tmp_path, capsys):
+    """SIGTERM (a call's time limit) during run 2's second variant drops run 2 and writes run 1 of
+    both variants as the result file, saying where it stopped; SIGTERM before any run finished is one
+    error line and exit 2, and no result file."""
+    import os
+    import signal
+    import subprocess
+    from pathlib import Path
+
+    import islands_target
+    need_instances("tai12a")
+    real_run = subprocess.run
+    started = []
+
+    def fake_run(cmd, **kw):
+        if "--out-dir" not in cmd:  # (git and nvidia-smi for the result file's provenance)
+            return real_run(cmd, **kw)
+        started.append(cmd)
+        if len(started) == stop_at:
+            os.kill(os.getpid(), signal.SIGTERM)
+        out = Path(cmd[cmd.index("--out-dir") + 1])
+        out.mkdir(parents=True)
+        (out / "summary.json").write_text(json.dumps({"best_objective": 1001, "gap_percent_of_best": 0.1, "runs": 1,
+                                                      "aggregate_iterations_per_s": 1.0, "timed_union_s": 1.0,
+                                                      "first_time_to_target_s": 2.0}))
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+    monkeypatch.setattr(islands_target, "mpirun", lambda: ["mpirun"])
+    monkeypatch.setattr(islands_target.subprocess, "run", fake_run)
+    argv = ["islands_target.py", "--instance", "tai12a", "--ranks", "2", "--searches", "4", "--runs", "3",
+            "--first-seed", "1", "--variants", "one-gpu,independent", "--out", str(tmp_path)]
+    monkeypatch.setattr(sys, "argv", argv)
+    stop_at = 4  # run 2's independent
+    assert islands_target.main() == 0
+    assert len(started) == 4 and signal.getsignal(signal.SIGTERM) is not islands_target.raise_stopped
+    [result] = [p for p in tmp_path.glob("islands_target-*.json") if p.name != "islands_target-partial.json"]
+    written = json.loads(result.read_text())
+    assert {v: [r["seed"] for r in rs] for v, rs in written["rows"].items()} == {"one-gpu": [1], "independent": [1]}
+    assert written["stopped"] == "stopped by SIGTERM after 1 of 3 runs"
+    assert written["summary"]["independent"]["reached"] == 1 and "| one-gpu | 1/1 |" in capsys.readouterr().out
+    result.unlink()
+    started.clear()
+    stop_at = 1
+    assert islands_target.run_main(islands_target.main) == 2
+    assert "error: stopped by SIGTERM after 0 of 3 runs: nothing to write" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.glob("islands_target-*.json")] == ["islands_target-partial.json"]
