@@ -11,7 +11,7 @@ the --param's of every run).
 Per variant: runs at the target, the median time to it (a run that missed it counts as never),
 the median gap at the end; each run's pool bests are kept for pool_resample.py. Each rank takes
 its own GPU (its local rank); --share-gpu puts them all on GPU 0. SIGTERM (a call's time limit)
-drops the run in progress and writes the result file of the runs every variant finished.
+ends the run in progress (its mpirun and ranks) and writes the result file of the runs every variant finished.
 
     python benchmarks/islands_target.py --instance tai100a --ranks 2 --searches 264 --percent 0 --cap 30 \\
         --runs 3 --variants one-gpu,independent,copy:500000 --param pools=33 --param restart=100000
@@ -57,6 +57,23 @@ def start_args(variant, args):
     raise LsbenchError(f"--variants: one-gpu, independent, copy:E or cross:E (E > 0 iterations), got {variant!r}")
 
 
+def run_command(cmd, timeout, **kw):
+    """subprocess.run(cmd, capture_output=True, text=True), but a run stopped (SIGTERM's Stopped, its
+    timeout) gets SIGTERM first, which mpirun passes on to its ranks (SIGKILL would leave them
+    holding the GPUs), then SIGKILL after 10 s."""
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw) as process:
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except BaseException:
+            process.terminate()
+            try:
+                process.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+            raise
+    return subprocess.CompletedProcess(cmd, process.returncode, out, err)
+
+
 def one(args, variant, seed):
     ranks, extra, own = variant_args(variant, args)
     out = Path(tempfile.mkdtemp()) / "ms"
@@ -66,7 +83,7 @@ def one(args, variant, seed):
     for p in args.param + own:  # (the variant's own after the run's: the last of a key holds)
         cmd += ["--param", p]
     env = {**os.environ, **({"CUDA_VISIBLE_DEVICES": "0"} if args.share_gpu else {})}
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=args.cap * 2 + 300)
+    r = run_command(cmd, cwd=ROOT, env=env, timeout=args.cap * 2 + 300)
     if r.returncode != 0:
         raise SystemExit(f"{variant} seed {seed} failed: {r.stdout[-1500:]} {r.stderr[-1500:]}")
     s = json.loads((out / "summary.json").read_text())
