@@ -21,7 +21,6 @@ import json
 import os
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -33,6 +32,7 @@ from pool_resample import pool_bests
 from lsbench import instances
 from lsbench.errors import LsbenchError
 from lsbench.files import write_atomic
+from lsbench.processes import run_to_end
 
 
 def variant_args(variant, args):
@@ -57,23 +57,6 @@ def start_args(variant, args):
     raise LsbenchError(f"--variants: one-gpu, independent, copy:E or cross:E (E > 0 iterations), got {variant!r}")
 
 
-def run_command(cmd, timeout, **kw):
-    """subprocess.run(cmd, capture_output=True, text=True), but a run stopped (SIGTERM's Stopped, its
-    timeout) gets SIGTERM first, which mpirun passes on to its ranks (SIGKILL would leave them
-    holding the GPUs), then SIGKILL after 10 s."""
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw) as process:
-        try:
-            out, err = process.communicate(timeout=timeout)
-        except BaseException:
-            process.terminate()
-            try:
-                process.communicate(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-            raise
-    return subprocess.CompletedProcess(cmd, process.returncode, out, err)
-
-
 def one(args, variant, seed):
     ranks, extra, own = variant_args(variant, args)
     out = Path(tempfile.mkdtemp()) / "ms"
@@ -83,7 +66,7 @@ def one(args, variant, seed):
     for p in args.param + own:  # (the variant's own after the run's: the last of a key holds)
         cmd += ["--param", p]
     env = {**os.environ, **({"CUDA_VISIBLE_DEVICES": "0"} if args.share_gpu else {})}
-    r = run_command(cmd, cwd=ROOT, env=env, timeout=args.cap * 2 + 300)
+    r = run_to_end(cmd, cwd=ROOT, env=env, timeout=args.cap * 2 + 300)  # (a stop ends mpirun and its ranks)
     if r.returncode != 0:
         raise SystemExit(f"{variant} seed {seed} failed: {r.stdout[-1500:]} {r.stderr[-1500:]}")
     s = json.loads((out / "summary.json").read_text())
@@ -126,7 +109,7 @@ def raise_stopped(signum, frame):
 def paired_runs(args, variants):
     """({variant: [row]}, None, or a line saying where SIGTERM stopped them): every variant of run k on
     seed block k, run after run. After each run a partial file holds what is done (what a killed call
-    leaves); on SIGTERM the run in progress is dropped (subprocess.run kills its mpirun) and the runs
+    leaves); on SIGTERM the run in progress is dropped (run_to_end ends its mpirun and ranks) and the runs
     that every variant finished are kept, so that a call's time limit loses one run, not the file."""
     rows = {v: [] for v in variants}
     previous = signal.signal(signal.SIGTERM, raise_stopped)

@@ -308,7 +308,7 @@ def test_islands_target_passes_a_variants_own_params_after_the_runs_so_that_they
                                                       "aggregate_iterations_per_s": 1.0, "timed_union_s": 1.0}))
         return subprocess.CompletedProcess(cmd, 0, "", "")
     monkeypatch.setattr(islands_target, "mpirun", lambda: ["mpirun"])
-    monkeypatch.setattr(islands_target, "run_command", fake_run)
+    monkeypatch.setattr(islands_target, "run_to_end", fake_run)
     args = argparse.Namespace(searches=8, ranks=2, instance="tai12a", cap=1.0, percent=0.0, share_gpu=False,
                               param=["perturb=0.25", "restart=100"])
     row = islands_target.one(args, "one-gpu+perturb=0.5", seed=3)
@@ -343,7 +343,7 @@ def test_islands_target_keeps_each_runs_pool_bests_and_what_a_killed_call_leaves
                 "backend_info": pooled}))
         return subprocess.CompletedProcess(cmd, 0, "", "")
     monkeypatch.setattr(islands_target, "mpirun", lambda: ["mpirun"])
-    monkeypatch.setattr(islands_target, "run_command", fake_run)
+    monkeypatch.setattr(islands_target, "run_to_end", fake_run)
     monkeypatch.setattr(sys, "argv", ["islands_target.py", "--instance", "tai12a", "--ranks", "1", "--searches", "4",
                                       "--runs", "2", "--first-seed", "1", "--variants", "one-gpu", "--out",
                                       str(tmp_path)])
@@ -512,7 +512,7 @@ def test_islands_target_stopped_by_sigterm_writes_the_runs_every_variant_finishe
                                                       "first_time_to_target_s": 2.0}))
         return subprocess.CompletedProcess(cmd, 0, "", "")
     monkeypatch.setattr(islands_target, "mpirun", lambda: ["mpirun"])
-    monkeypatch.setattr(islands_target, "run_command", fake_run)
+    monkeypatch.setattr(islands_target, "run_to_end", fake_run)
     argv = ["islands_target.py", "--instance", "tai12a", "--ranks", "2", "--searches", "4", "--runs", "3",
             "--first-seed", "1", "--variants", "one-gpu,independent", "--out", str(tmp_path)]
     monkeypatch.setattr(sys, "argv", argv)
@@ -531,18 +531,3 @@ def test_islands_target_stopped_by_sigterm_writes_the_runs_every_variant_finishe
     assert "error: stopped by SIGTERM after 0 of 3 runs: nothing to write" in capsys.readouterr().err
     assert [p.name for p in tmp_path.glob("islands_target-*.json")] == ["islands_target-partial.json"]
 
-
-@pytest.mark.system  # a real mpiexec and its ranks
-def test_islands_target_run_command_stopped_ends_mpirun_and_its_ranks(tmp_path):
-    """A multistart stopped mid-run (its timeout here, SIGTERM's Stopped alike) leaves no rank behind:
-    mpirun gets SIGTERM, which it passes on, where SIGKILL would orphan the ranks holding the GPUs."""
-    import subprocess
-
-    import islands_target
-    from cow_table import mpirun
-    marker = tmp_path / "rank-alive"
-    rank = f"import time, pathlib; time.sleep(60); pathlib.Path({str(marker)!r}).touch()"
-    with pytest.raises(subprocess.TimeoutExpired):
-        islands_target.run_command([*mpirun(), "-n", "2", sys.executable, "-c", rank], timeout=3)
-    alive = subprocess.run(["pgrep", "-f", str(marker)], capture_output=True, text=True)
-    assert alive.stdout == "", f"ranks left running: {alive.stdout}"

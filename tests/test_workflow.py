@@ -1102,3 +1102,71 @@ def test_run_plan_starts_cow_and_multistart_rows_under_mpi_as_the_snakefile_does
                              str(config), str(runs), str(tmp_path / "report"), "quick"],
                             capture_output=True, text=True, timeout=300)
     assert report.returncode == 0 and "3 records" in report.stdout, report.stdout + report.stderr[-2000:]
+
+
+def test_run_to_end_stopped_gives_its_child_sigterm_first_then_sigkill_after_the_grace(tmp_path):
+    """A child whose wait is cut (its timeout, or a signal handler's exception in the parent, as a time
+    limit's SIGTERM raises in run_plan.py) gets SIGTERM, which mpiexec passes on to its ranks, and the
+    exception goes on; a child that ignores SIGTERM is killed after the grace; one that ends is run's."""
+    from lsbench.processes import run_to_end
+    said = tmp_path / "said"
+    trapping = ("import pathlib, signal, sys, time\n"
+                f"signal.signal(signal.SIGTERM, lambda s, f: (pathlib.Path({str(said)!r}).write_text('term'), sys.exit(0)))\n"
+                "print('ready', flush=True)\ntime.sleep(60)\n")
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_to_end([sys.executable, "-c", trapping], timeout=2)
+    assert said.read_text() == "term"
+
+    class Stop(Exception):
+        pass
+
+    def stop(signum, frame):
+        raise Stop()
+    said.unlink()
+    previous = signal.signal(signal.SIGALRM, stop)
+    try:
+        signal.alarm(2)
+        with pytest.raises(Stop):
+            run_to_end([sys.executable, "-c", trapping])
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert said.read_text() == "term"
+
+    pid_file = tmp_path / "pid"
+    deaf = ("import os, pathlib, signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            f"pathlib.Path({str(pid_file)!r}).write_text(str(os.getpid()))\ntime.sleep(60)\n")
+    t0 = time.time()
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_to_end([sys.executable, "-c", deaf], timeout=2, grace_s=1)
+    assert time.time() - t0 < 20
+    with pytest.raises(ProcessLookupError):  # killed and reaped
+        os.kill(int(pid_file.read_text()), 0)
+    done = run_to_end([sys.executable, "-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"])
+    assert (done.returncode, done.stdout, done.stderr) == (3, "out\n", "err\n")
+
+
+@pytest.mark.system  # end to end: MPI ranks
+def test_sigterm_during_an_mpi_row_ends_the_plan_and_the_rows_ranks(tmp_path):
+    """A time limit's SIGTERM while a cow row runs under mpiexec: the plan stops and no rank is left
+    running (subprocess.run's SIGKILL of mpiexec had orphaned them, on the device holding the GPUs)."""
+    cfg = {"experiment": "mpi_stopped", "groups": [{
+        "name": "g", "problem": "qap", "instances": ["tai12a"], "algorithm": "tabu", "iterations": 10 ** 9,
+        "seeds": 1, "backends": [{"name": "cow-2", "backend": "cow", "ranks": 2}]}]}
+    config = tmp_path / "mpi_stopped.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    p = subprocess.Popen([sys.executable, str(ROOT / "workflows" / "scripts" / "run_plan.py"), str(config),
+                          "--runs-dir", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def ranks():  # the row's ranks: lsbench processes writing under tmp_path
+        found = subprocess.run(["pgrep", "-f", f"lsbench run .*{tmp_path}"], capture_output=True, text=True)
+        return [int(pid) for pid in found.stdout.split() if int(pid) != p.pid]
+    deadline = time.time() + 120
+    while len(ranks()) < 2 and time.time() < deadline and p.poll() is None:
+        time.sleep(0.5)
+    assert len(ranks()) >= 2, "the cow row's ranks did not start"
+    time.sleep(2)
+    p.send_signal(signal.SIGTERM)
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == 0 and "stopped by SIGTERM" in out, out
+    assert ranks() == [], "ranks left running"

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from lsbench.errors import LsbenchError  # noqa: E402
 from lsbench.runner import run  # noqa: E402
+from lsbench.processes import run_to_end  # noqa: E402
 from lsbench.workflow import gpu_status, mpi_launcher, mpi_tasks, plan_runs, run_command, searches_dir  # noqa: E402
 
 RUN_TIMEOUT_S = 7200  # a run started as its own process (MPI, multistart) that takes longer has hung
@@ -182,7 +183,8 @@ def run_one(r, path, launcher):
     if mpi_tasks(r):
         command = f"{launcher} -n {mpi_tasks(r)} {command}"
     try:
-        p = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+        # exec: the shell becomes the launcher, so that a stop's SIGTERM reaches mpiexec, which ends its ranks
+        p = run_to_end(f"exec {command}", shell=True, timeout=RUN_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise LsbenchError(f"no record after {RUN_TIMEOUT_S} s: {command}") from None
     if p.returncode != 0 or not path.exists():
