@@ -20,6 +20,8 @@ from pathlib import Path
 
 from common import write_atomic, write_result
 
+from lsbench.processes import run_to_end
+
 ROOT = Path(__file__).resolve().parent.parent
 INSTANCES = ["73-73", "201-217", "401-417", "601-617", "801-817", "1001-1017", "1301-1317"]
 
@@ -39,7 +41,7 @@ def run(instance, iterations, backend, out, ranks=None, params=()):
         cmd += ["--param", p]
     if ranks:
         cmd = [*mpirun(), "-n", str(ranks), *cmd, "--threads", "1"]
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900)
+    r = run_to_end(cmd, cwd=ROOT, timeout=900)  # (a stop ends mpirun and its ranks)
     if r.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{r.stderr[-3000:]}")
     return json.loads(Path(out).read_text())

@@ -15,13 +15,14 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from common import run_main, write_result
 from cow_table import ROOT, mpirun
+
+from lsbench.processes import run_to_end
 
 
 def one(g, args, every=0):
@@ -43,7 +44,7 @@ def one(g, args, every=0):
     if len(gpus) < g:
         raise SystemExit(f"G = {g}: CUDA_VISIBLE_DEVICES={visible} names only {len(gpus)} GPUs")
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ",".join(gpus)}  # exactly G GPUs
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=args.timeout)
+    r = run_to_end(cmd, cwd=ROOT, env=env, timeout=args.timeout)  # (a stop ends mpirun and its ranks)
     if r.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{r.stdout[-1500:]}\n{r.stderr[-3000:]}")
     s = json.loads((out / "summary.json").read_text())

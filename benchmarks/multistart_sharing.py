@@ -16,13 +16,14 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from common import write_result
 from cow_table import ROOT, mpirun
+
+from lsbench.processes import run_to_end
 
 
 ROWS = {"1 rank": (1, {}, False), "2 ranks": (2, {}, False), "2 ranks, islands": (2, {}, True)}
@@ -36,8 +37,8 @@ def one(row, args):
            "--algorithm", "rots", "--backend", "gpu-resident", "--iterations", str(args.iterations),
            "--out-dir", str(out)]
     cmd += ["--exchange-every", str(args.exchange_every)] if islands else ["--searches-per-gpu", str(args.per_gpu)]
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
-                       env={**os.environ, "CUDA_VISIBLE_DEVICES": "0", **env}, timeout=500)
+    r = run_to_end(cmd, cwd=ROOT, env={**os.environ, "CUDA_VISIBLE_DEVICES": "0", **env},
+                   timeout=500)  # (a stop ends mpirun and its ranks)
     if r.returncode != 0:
         raise SystemExit(f"{row} failed: {r.stdout[-2000:]} {r.stderr[-1500:]}")
     s = json.loads((out / "summary.json").read_text())
