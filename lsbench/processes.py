@@ -19,7 +19,7 @@ def run_to_end(command, timeout=None, grace_s=GRACE_S, **popen_args):
             process.terminate()
             try:
                 process.communicate(timeout=grace_s)
-            except subprocess.TimeoutExpired:
+            except BaseException:  # past the grace, or a second stop: no unbounded wait on exit
                 process.kill()
             raise
     return subprocess.CompletedProcess(command, process.returncode, out, err)
