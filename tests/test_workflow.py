@@ -1107,7 +1107,11 @@ def test_run_plan_starts_cow_and_multistart_rows_under_mpi_as_the_snakefile_does
 def test_run_to_end_stopped_gives_its_child_sigterm_first_then_sigkill_after_the_grace(tmp_path):
     """A child whose wait is cut (its timeout, or a signal handler's exception in the parent, as a time
     limit's SIGTERM raises in run_plan.py) gets SIGTERM, which mpiexec passes on to its ranks, and the
-    exception goes on; a child that ignores SIGTERM is killed after the grace; one that ends is run's."""
+    exception goes on; so does a shell's child (run_plan.py's launcher line, an assignment before it
+    too, which the shell does not exec); a child that ignores SIGTERM is killed after the grace; one
+    that ends is run's."""
+    import shlex
+
     from lsbench.processes import run_to_end
     said = tmp_path / "said"
     trapping = ("import pathlib, signal, sys, time\n"
@@ -1115,6 +1119,11 @@ def test_run_to_end_stopped_gives_its_child_sigterm_first_then_sigkill_after_the
                 "print('ready', flush=True)\ntime.sleep(60)\n")
     with pytest.raises(subprocess.TimeoutExpired):
         run_to_end([sys.executable, "-c", trapping], timeout=2)
+    assert said.read_text() == "term"
+    said.unlink()
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_to_end(f"LSBENCH_MARK=1 {shlex.quote(sys.executable)} -c {shlex.quote(trapping)}; sleep 60", shell=True,
+                   timeout=2)
     assert said.read_text() == "term"
 
     class Stop(Exception):

