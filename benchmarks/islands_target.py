@@ -32,7 +32,7 @@ from pool_resample import pool_bests
 from lsbench import instances
 from lsbench.errors import LsbenchError
 from lsbench.files import write_atomic
-from lsbench.processes import run_to_end
+from lsbench.processes import Stopped, raise_stopped, run_to_end
 
 
 def variant_args(variant, args):
@@ -96,14 +96,6 @@ def median_time(times):
     as the report's table takes it (report.median_time_to_target, which needs pandas: not on the device)."""
     middle = statistics.median([float("inf") if t is None else t for t in times])
     return None if middle == float("inf") else middle
-
-
-class Stopped(Exception):
-    """SIGTERM (a call's time limit, `timeout`): the run in progress is dropped, the finished ones are written."""
-
-
-def raise_stopped(signum, frame):
-    raise Stopped()
 
 
 def paired_runs(args, variants):

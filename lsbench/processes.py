@@ -10,6 +10,16 @@ import subprocess
 GRACE_S = 10  # for mpirun to end its ranks
 
 
+class Stopped(BaseException):
+    """SIGTERM (a machine's time limit) raised where the process is (raise_stopped as its handler):
+    the work in progress is dropped, what is done is kept. A BaseException, so that no `except
+    Exception` on the way swallows it."""
+
+
+def raise_stopped(signum, frame):
+    raise Stopped()
+
+
 def run_to_end(command, timeout=None, grace_s=GRACE_S, **popen_args):
     """subprocess.run(command, capture_output=True, text=True, timeout=timeout, **popen_args), the
     child in a process group of its own; an exception while it waits (TimeoutExpired, a signal

@@ -831,7 +831,7 @@ def test_sigterm_during_a_run_ends_the_plan_with_the_runs_done_kept_and_no_parti
 
 def test_sigterm_wrapped_by_a_compiled_function_still_ends_the_plan_and_is_no_failure(tmp_path, monkeypatch, capsys):
     """A Numba dispatcher that is running when SIGTERM comes raises SystemError ("returned a result with
-    an exception set") instead of the handler's PlanStopped: the plan still ends there, with no failure."""
+    an exception set") instead of the handler's Stopped: the plan still ends there, with no failure."""
     sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
     import run_plan
 
@@ -839,7 +839,7 @@ def test_sigterm_wrapped_by_a_compiled_function_still_ends_the_plan_and_is_no_fa
         try:
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(1)
-        except run_plan.PlanStopped:
+        except run_plan.Stopped:
             raise SystemError("CPUDispatcher(<function insert_batch>) returned a result with an exception set")
     monkeypatch.setattr(run_plan, "run", interrupted)
     monkeypatch.setattr(run_plan, "SIGTERM_SEEN", __import__("threading").Event())

@@ -33,15 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from lsbench.errors import LsbenchError  # noqa: E402
 from lsbench.runner import run  # noqa: E402
-from lsbench.processes import run_to_end  # noqa: E402
+from lsbench.processes import Stopped, raise_stopped, run_to_end  # noqa: E402
 from lsbench.workflow import gpu_status, mpi_launcher, mpi_tasks, plan_runs, run_command, searches_dir  # noqa: E402
 
 RUN_TIMEOUT_S = 7200  # a run started as its own process (MPI, multistart) that takes longer has hung
-
-
-class PlanStopped(BaseException):
-    """SIGTERM (a machine's time limit) during a run: that run is dropped, the runs done stay.
-    A BaseException, so that no engine's `except Exception` swallows it."""
 
 
 SIGTERM_SEEN = threading.Event()  # set by the handler too: the stop is known even where it was wrapped
@@ -51,7 +46,7 @@ def stop_plan_on_sigterm():
     """From now on SIGTERM stops the plan at once, between two runs' records (run_all)."""
     def stop(signum, frame):
         SIGTERM_SEEN.set()
-        raise PlanStopped()
+        raise_stopped(signum, frame)
     signal.signal(signal.SIGTERM, stop)
 
 
@@ -254,8 +249,8 @@ def run_all(config, scale="paper", seeds=None, budget_s=None, runs_dir=".", laun
             print(f"{r['path']}: lsbench: error: {e}", flush=True)
             failed += 1
             continue
-        except (Exception, PlanStopped) as e:
-            if isinstance(e, PlanStopped) or SIGTERM_SEEN.is_set():  # (a Numba dispatcher may wrap it in SystemError)
+        except (Exception, Stopped) as e:
+            if isinstance(e, Stopped) or SIGTERM_SEEN.is_set():  # (a Numba dispatcher may wrap it in SystemError)
                 print(f"{r['path']}: stopped by SIGTERM before its record; the plan ends here", flush=True)
                 return done, failed, len(runs) - k + 1
             traceback.print_exc()  # a bug in one run: said, with its traceback, and the plan goes on
