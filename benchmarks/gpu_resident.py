@@ -61,7 +61,7 @@ def same_run(cpu, dev):
                 and cpu.final_objective == dev.final_objective)
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser()
     ap.add_argument("--instance", default="tai100a")
     ap.add_argument("--seconds", type=float, default=3.0, help="target length of each timed run")
@@ -79,13 +79,33 @@ def main():
                     help="iterations that size each timed run (past the first, improvement-dense ones of every search)")
     ap.add_argument("--data-dir")
     ap.add_argument("--out")
-    args = ap.parse_args()
-    from lsbench.gpu.engine.rots.host import ResidentRots
-    p = registry.load(args.instance, None, args.data_dir)
-    prm = RobustTabuSearch().params(p)
-    out = {"instance": args.instance, "n": p.n, "params": prm}
+    return ap.parse_args()
 
-    # CPU one core: size the run, then median of 3
+
+def number(text):
+    """An entry's part as an int, None where absent (the engine's choice)."""
+    return int(text) if text else None
+
+
+def engine_options(spec):
+    """ResidentRots keyword arguments of a --threads entry (THREADS[/REGS][:G][xC[sS]][@KB][~N][%N][+B], or auto)."""
+    spec, _, persistent = spec.partition("+")
+    spec, _, subchunk = spec.partition("%")
+    spec, _, chunk_cap = spec.partition("~")
+    spec, _, kb = spec.partition("@")
+    spec, _, cluster = spec.partition("x")
+    cluster, _, split = cluster.partition("s")
+    spec, _, group = spec.partition(":")
+    threads, _, regs = spec.partition("/")
+    return {"threads": None if threads == "auto" else int(threads), "group": number(group),
+            "max_registers": number(regs), "shared_limit": int(kb) * 1024 if kb else None,
+            "cluster": number(cluster), "split": number(split), "chunk_cap": number(chunk_cap),
+            "subchunk": number(subchunk), "persistent": number(persistent)}
+
+
+def cpu_figures(args, p):
+    """(one core's it/s, the CPU part of the result): one core sized to --seconds, median of 3; then
+    a search on every core at once."""
     cpu_search(p, 1, 100)
     _, dt = cpu_search(p, 1, 2000)
     cpu_iters = max(2000, int(2000 * args.seconds / dt))
@@ -93,59 +113,43 @@ def main():
     cpu1 = statistics.median(r.iterations / t for r, t in one)
     cores = len(os.sched_getaffinity(0))
     cpu_all, per_core = cpu_all_cores(args.instance, args.data_dir, cpu_iters, cores)
-    out["cpu"] = {"one_core_it_per_s": cpu1, "iterations": cpu_iters, "cores": cores,
-                  "all_cores_it_per_s": cpu_all, "per_core": per_core}
     print(f"CPU one core {cpu1:,.0f} it/s; {cores} cores {cpu_all:,.0f} it/s", flush=True)
+    return cpu1, {"one_core_it_per_s": cpu1, "iterations": cpu_iters, "cores": cores,
+                  "all_cores_it_per_s": cpu_all, "per_core": per_core}
 
-    # real-device trajectory check: one search vs the CPU search, same seed
-    eng = ResidentRots(p, prm)
-    eng.run([7], Stop(iterations=2))
-    dev = eng.run([7], Stop(iterations=args.check_iterations))[0]
-    cpu, _ = cpu_search(p, 7, args.check_iterations)
-    same = same_run(cpu, dev)
-    out["trajectory_check"] = {"seed": 7, "iterations": args.check_iterations, "same": bool(same),
-                               "improvements": len(cpu.trajectory)}
-    print(f"trajectory check ({args.check_iterations} iterations, seed 7): {same}", flush=True)
 
+def sized_rows(args, p, prm, cpu, check):
+    """(rows, their engines): one engine per --threads entry and K (its shape and compiled kernel
+    depend on K), each run sized to --seconds by its search loop alone; a cluster's one search is
+    checked against the CPU's trajectory (`check` gets its verdict)."""
+    from lsbench.gpu.engine.rots.host import ResidentRots
     rows, engines = [], []
     sms = multiprocessors()
     for spec in args.threads.split(","):
-        spec_, _, persistent = spec.partition("+")
-        spec_, _, subchunk = spec_.partition("%")
-        spec_, _, chunk_cap = spec_.partition("~")
-        spec_, _, kb = spec_.partition("@")
-        spec_, _, cluster = spec_.partition("x")
-        cluster, _, split = cluster.partition("s")
-        spec_, _, group = spec_.partition(":")
-        threads, _, regs = spec_.partition("/")
-        threads = None if threads == "auto" else int(threads)
-        regs, group = int(regs) if regs else None, int(group) if group else None
+        options = engine_options(spec)
         for k in [int(s) for s in args.searches.split(",")]:
-            # one engine per row: its shape (and compiled kernel) depends on K
-            eng = ResidentRots(p, prm, threads=threads, group=group, max_registers=regs,
-                               shared_limit=int(kb) * 1024 if kb else None, cluster=int(cluster) if cluster else None,
-                               split=int(split) if split else None, chunk_cap=int(chunk_cap) if chunk_cap else None,
-                               subchunk=int(subchunk) if subchunk else None,
-                               persistent=int(persistent) if persistent else None)
-            if cluster and k == 1:  # a cluster search must follow the CPU's trajectory too
-                dev = eng.run([7], Stop(iterations=args.check_iterations))[0]
-                ok = same_run(cpu, dev)
-                out["trajectory_check"][f"cluster {spec}"] = ok
-                same = same and ok
+            eng = ResidentRots(p, prm, **options)
+            if options["cluster"] and k == 1:  # a cluster search must follow the CPU's trajectory too
+                ok = same_run(cpu, eng.run([7], Stop(iterations=args.check_iterations))[0])
+                check[f"cluster {spec}"] = ok
                 print(f"trajectory check {spec}: {ok}", flush=True)
-            probe_it = args.probe
             eng.run(list(range(1, k + 1)), Stop(iterations=2))  # the shape for K searches: compiled before timing
-            eng.run(list(range(1, k + 1)), Stop(iterations=probe_it), chunk=probe_it)
+            eng.run(list(range(1, k + 1)), Stop(iterations=args.probe), chunk=args.probe)
             # sized by the search loop alone: the set-up of K starts on the host (excluded from the
             # timing below) made the timed runs of many searches a few short chunks, which measured
             # the host's chunk overhead rather than the GPU
-            iters = max(probe_it, int(probe_it * args.seconds / eng.loop_s))
+            iters = max(args.probe, int(args.probe * args.seconds / eng.loop_s))
             rows.append({"spec": spec, "threads": eng.shape["threads"], "max_registers": eng.shape["max_registers"],
                          "chunk_cap": eng.chunk_cap,
                          "searches": k, "blocks_per_sm": round(k / sms, 2), "iterations": iters, "repeats": []})
             engines.append(eng)
-    # the timed runs: rows interleaved, repeat by repeat (the sizing runs above warmed the clocks)
-    for _ in range(args.repeats):
+    return rows, engines
+
+
+def time_rows(rows, engines, repeats, cpu1, cpu_all):
+    """The timed runs, rows interleaved repeat by repeat (the sizing runs warmed the clocks); each
+    row's median aggregate and its ratios to the CPU."""
+    for _ in range(repeats):
         for row, eng in zip(rows, engines):
             k = row["searches"]
             res = eng.run(list(range(1, k + 1)), Stop(iterations=row["iterations"]))
@@ -160,28 +164,64 @@ def main():
         print(f"threads {row['spec']:>7} searches {k:5}: {agg:14,.0f} it/s aggregate, {agg / k:10,.0f} per search, "
               f"{agg / cpu1:8.1f}x one core, {agg / cpu_all:6.1f}x all cores, persistent blocks "
               f"{row['shape']['persistent_blocks']}", flush=True)
-    for spec in args.threads.split(","):  # no cliff: every K past one search per SM against K = one per SM
+
+
+def cliffs(rows, specs):
+    """{spec: the lowest aggregate at K >= one search per SM against K = one per SM} (no cliff)."""
+    sms, out = multiprocessors(), {}
+    for spec in specs:
         mine = {r["searches"]: r["aggregate_it_per_s"] for r in rows if r["spec"] == spec}
         if sms in mine:
             worst = min((v / mine[sms], k) for k, v in mine.items() if k >= sms)
-            out.setdefault("cliff", {})[spec] = {"searches_per_sm_figure": mine[sms], "worst_ratio": worst[0],
-                                                 "at_searches": worst[1]}
+            out[spec] = {"searches_per_sm_figure": mine[sms], "worst_ratio": worst[0], "at_searches": worst[1]}
             print(f"{spec}: every K >= {sms} at >= {worst[0]:.3f}x the K = {sms} figure (lowest at K = {worst[1]})")
-    out["gpu"] = rows
+    return out
+
+
+def summary(rows):
+    """(the fastest single-search row or None, the fastest row, the result's summary)."""
     singles = [r for r in rows if r["searches"] == 1]  # --searches may leave the single search out
     single = max(singles, key=lambda r: r["aggregate_it_per_s"]) if singles else None
     many = max(rows, key=lambda r: r["aggregate_it_per_s"])
-    out["summary"] = {"single_search_vs_one_core": single["vs_cpu_one_core"] if single else None,
-                      "aggregate_vs_one_core": many["vs_cpu_one_core"],
-                      "aggregate_vs_all_cores": many["vs_cpu_all_cores"], "best_config": {
-                          "spec": many["spec"], "threads": many["threads"], "searches": many["searches"]}}
+    return single, many, {"single_search_vs_one_core": single["vs_cpu_one_core"] if single else None,
+                          "aggregate_vs_one_core": many["vs_cpu_one_core"],
+                          "aggregate_vs_all_cores": many["vs_cpu_all_cores"], "best_config": {
+                              "spec": many["spec"], "threads": many["threads"], "searches": many["searches"]}}
+
+
+def main():
+    args = parse_args()
+    from lsbench.gpu.engine.rots.host import ResidentRots
+    p = registry.load(args.instance, None, args.data_dir)
+    prm = RobustTabuSearch().params(p)
+    out = {"instance": args.instance, "n": p.n, "params": prm}
+    cpu1, out["cpu"] = cpu_figures(args, p)
+
+    # real-device trajectory check: one search vs the CPU search, same seed
+    eng = ResidentRots(p, prm)
+    eng.run([7], Stop(iterations=2))
+    dev = eng.run([7], Stop(iterations=args.check_iterations))[0]
+    cpu, _ = cpu_search(p, 7, args.check_iterations)
+    out["trajectory_check"] = {"seed": 7, "iterations": args.check_iterations, "same": same_run(cpu, dev),
+                               "improvements": len(cpu.trajectory)}
+    print(f"trajectory check ({args.check_iterations} iterations, seed 7): {out['trajectory_check']['same']}",
+          flush=True)
+
+    rows, engines = sized_rows(args, p, prm, cpu, out["trajectory_check"])
+    time_rows(rows, engines, args.repeats, cpu1, out["cpu"]["all_cores_it_per_s"])
+    found = cliffs(rows, args.threads.split(","))
+    if found:
+        out["cliff"] = found
+    out["gpu"] = rows
+    single, many, out["summary"] = summary(rows)
+    same = all(v for k, v in out["trajectory_check"].items() if k == "same" or k.startswith("cluster "))
     path = write_result("gpu_resident", out, args.out)
     print(f"\n{args.instance} Ro-TS, gpu-resident vs CPU (same run) -> {path}")
     if single:
         print(f"  one search:  {single['aggregate_it_per_s']:12,.0f} it/s = {single['vs_cpu_one_core']:.1f}x one core "
               f"(goal 20x)")
     print(f"  aggregate:   {many['aggregate_it_per_s']:12,.0f} it/s = {many['vs_cpu_one_core']:.0f}x one core "
-          f"(goal 1000x), {many['vs_cpu_all_cores']:.1f}x {cores} cores (goal 60x); "
+          f"(goal 1000x), {many['vs_cpu_all_cores']:.1f}x {out['cpu']['cores']} cores (goal 60x); "
           f"{many['searches']} searches x {many['threads']} threads")
     print(f"  same trajectory as CPU: {same}")
 
