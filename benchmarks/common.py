@@ -6,6 +6,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -88,3 +89,23 @@ def write_result(name, payload, out_dir=None, gpu_tag=None):
         path = out_dir / f"{name}-{gpu_tag}-{commit}-{k}.json"
     write_atomic(path, record)
     return path
+
+
+@contextmanager
+def report_runs(report, group, backend):
+    """The searches folders of every run of `backend` in `group` of a report's records archive
+    (reports/NAME/records.tgz), unpacked into a temporary folder that lasts the with-block."""
+    from lsbench.errors import LsbenchError
+    archive = Path(report) / "records.tgz"
+    if not archive.is_file():
+        raise LsbenchError(f"{archive}: no records archive")
+    if not group or not backend:
+        raise LsbenchError(f"{report}: a report's runs need --group and --backend")
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "workflows" / "scripts"))
+    from report_from_records import extract  # (here, not at import: islands_target.py runs where pandas is not)
+    with tempfile.TemporaryDirectory() as tmp:
+        extract(archive, tmp)
+        runs = sorted((Path(tmp) / "runs" / group).glob(f"*/{backend}-s*-searches"))
+        if not runs:
+            raise LsbenchError(f"{archive}: no runs of {backend} in group {group} with their searches")
+        yield runs

@@ -15,13 +15,11 @@ or from the pool bests an islands_target.py result file keeps for each run of on
 import argparse
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from common import run_main
-from cow_table import ROOT
+from common import report_runs, run_main
 
 from lsbench.errors import LsbenchError
 from lsbench.files import write_atomic
@@ -63,18 +61,7 @@ def resample(bests, bks, sizes, draws, gap, seed=1):
 
 def report_pool_bests(report, group, backend):
     """[(pool bests, bks)] of every run of `backend` in `group` of a report's records archive."""
-    archive = Path(report) / "records.tgz"
-    if not archive.is_file():
-        raise LsbenchError(f"{archive}: no records archive")
-    if not group or not backend:
-        raise LsbenchError(f"{report}: a report's runs need --group and --backend")
-    sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
-    from report_from_records import extract  # (here: islands_target.py imports pool_bests where pandas is not)
-    with tempfile.TemporaryDirectory() as tmp:
-        extract(archive, tmp)
-        runs = sorted((Path(tmp) / "runs" / group).glob(f"*/{backend}-s*-searches"))
-        if not runs:
-            raise LsbenchError(f"{archive}: no runs of {backend} in group {group} with their searches")
+    with report_runs(report, group, backend) as runs:
         return [pool_bests(d) for d in runs]
 
 

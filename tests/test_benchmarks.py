@@ -531,3 +531,54 @@ def test_islands_target_stopped_by_sigterm_writes_the_runs_every_variant_finishe
     assert "error: stopped by SIGTERM after 0 of 3 runs: nothing to write" in capsys.readouterr().err
     assert [p.name for p in tmp_path.glob("islands_target-*.json")] == ["islands_target-partial.json"]
 
+
+
+def test_best_distances_counts_the_positions_each_runs_best_differs_from_the_reference_and_the_others(tmp_path):
+    """A run whose best is the .sln's permutation differs from it nowhere, a run one swap away in
+    two positions; a .sln that lists the inverse permutation is read the right way round; one
+    whose permutation costs neither way its value, or a missing cell: one error line, exit 2."""
+    import shutil
+    import subprocess
+    import tarfile
+
+    import numpy as np
+
+    need_instances("tai12a")
+    from lsbench import instances
+    from lsbench.problems.qap import read_sln
+    entry = instances.manifest()["tai12a"]
+    value, perm = read_sln(instances.reference_path(entry, DATA))
+    swapped = perm.copy()
+    swapped[[0, 5]] = swapped[[5, 0]]
+    problem = instances.load("tai12a", None, str(DATA))
+    runs = tmp_path / "tree" / "runs" / "g" / "tai12a"
+    for seed, solutions in ((1, [swapped, perm]), (2, [swapped])):  # run 1's best is the reference itself
+        folder = runs / f"gpus-1-s{seed}-searches"
+        folder.mkdir(parents=True)
+        for k, solution in enumerate(solutions):
+            (folder / f"seed-{seed + k}.json").write_text(json.dumps({
+                "seed": seed + k, "best_objective": int(problem.exact_objective(solution)), "bks": value,
+                "best_solution": solution.tolist()}))
+    with tarfile.open(tmp_path / "records.tgz", "w:gz") as archive:
+        archive.add(tmp_path / "tree" / "runs", arcname="runs")
+    data = tmp_path / "data" / "qaplib"
+    data.mkdir(parents=True)
+    shutil.copy(instances.local_path(entry, DATA), data)
+
+    def run(sln_permutation, sln_value, *args):
+        (data / "tai12a.sln").write_text(f"12\n{sln_value}\n{' '.join(str(v + 1) for v in sln_permutation)}\n")
+        return subprocess.run([sys.executable, "best_distances.py", str(tmp_path), "--group", "g", "--backends",
+                               "gpus-1", "--data-dir", str(data.parent), "--out", str(tmp_path / "out.json"), *args],
+                              cwd=ROOT / "benchmarks", capture_output=True, text=True, timeout=120)
+
+    for listed in (perm, np.argsort(perm)):  # the file's own way round, then the other
+        r = run(listed, value)
+        assert r.returncode == 0, r.stderr
+        rows = json.loads((tmp_path / "out.json").read_text())["backends"]["gpus-1"]
+        assert [(row["run"], row["gap_percent"], row["differs_from_reference"], row["median_differs_from_other_runs"])
+                for row in rows] == [("gpus-1-s1", 0.0, 0, 2), ("gpus-1-s2", pytest.approx(
+                    (problem.exact_objective(swapped) / value - 1) * 100), 2, 2)]
+        assert "| gpus-1-s1 | 0.000 | 0 | 2 |" in r.stdout
+    for args, says in (([], "does not cost its value"), (["--group", "h"], "no runs of gpus-1 in group h")):
+        r = run(perm, value + 1, *args)
+        assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr

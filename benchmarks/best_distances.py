@@ -1,0 +1,95 @@
+"""How far a report's best solutions lie from the instance's best-known solution (QAPLIB .sln), and
+from each other: for each run of each backend in a group, the best search's gap and the number of
+positions where its permutation differs from the reference (n - 1 is what a random permutation
+averages) and the median over the other runs' bests of the same backend. Where the best runs lie no nearer the reference than the
+others (no fitness-distance correlation), the deep solutions share no assignments for a crossover
+or path relinking to keep.
+
+    python benchmarks/best_distances.py reports/islands --group tai100a-gap-at-30s --backends gpus-1,islands-2
+"""
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from common import report_runs, run_main
+
+from lsbench import instances
+from lsbench.errors import LsbenchError
+from lsbench.files import write_atomic
+from lsbench.problems.qap import read_sln
+
+
+def reference_solution(problem, entry, data=None):
+    """The instance's reference permutation in this problem's convention: the .sln's, or its inverse
+    where the file lists locations by facility the other way (QAPLIB's tai80a); an error where
+    neither costs the file's value."""
+    path = instances.reference_path(entry, data)
+    if not path.is_file():
+        raise LsbenchError(f"{path}: no reference solution (lsbench instances fetch {entry.name})")
+    value, perm = read_sln(path)
+    for candidate in (perm, np.argsort(perm)):
+        if problem.exact_objective(candidate) == value:
+            return value, candidate
+    raise LsbenchError(f"{path}: its permutation does not cost its value {value}, nor does its inverse")
+
+
+def run_best(searches_dir):
+    """The best search's (objective, permutation, the best-known value it was run against) of one
+    run's search records."""
+    records = [json.loads(p.read_text()) for p in Path(searches_dir).glob("seed-*.json")]
+    if not records:
+        raise LsbenchError(f"{Path(searches_dir).name}: no search records")
+    best = min(records, key=lambda r: r["best_objective"])
+    return int(best["best_objective"]), np.asarray(best["best_solution"]), best["bks"]
+
+
+def distances(bests, reference):
+    """Per run (objective, positions differing from the reference, median positions differing from
+    the other runs' bests)."""
+    rows = []
+    for i, (objective, perm, _) in enumerate(bests):
+        others = [int((perm != other).sum()) for j, (_, other, _) in enumerate(bests) if j != i]
+        rows.append((objective, int((perm != reference).sum()), statistics.median(others) if others else None))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("report", help="a report folder with records.tgz (reports/NAME)")
+    ap.add_argument("--group", required=True)
+    ap.add_argument("--backends", required=True, help="comma-separated backends of the group")
+    ap.add_argument("--data-dir")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    result, lines = {"report": args.report, "group": args.group, "backends": {}}, []
+    for backend in [b for b in args.backends.split(",") if b]:
+        with report_runs(args.report, args.group, backend) as runs:
+            bests = [run_best(d) for d in runs]
+            names, instance = [d.name.removesuffix("-searches") for d in runs], runs[0].parent.name
+        entry = instances.manifest().get(instance)
+        if entry is None or entry.problem != "qap":
+            raise LsbenchError(f"{instance}: not a QAPLIB instance of the manifest")
+        problem = instances.load(instance, None, args.data_dir)
+        value, reference = reference_solution(problem, entry, args.data_dir)
+        result.update({"instance": instance, "n": int(problem.n), "reference_objective": value})
+        rows = [{"run": name, "objective": o, "gap_percent": (o / bks - 1) * 100, "differs_from_reference": d,
+                 "median_differs_from_other_runs": m}
+                for name, (o, d, m), (_, _, bks) in zip(names, distances(bests, reference), bests)]
+        result["backends"][backend] = rows
+        lines += [f"| {r['run']} | {r['gap_percent']:.3f} | {r['differs_from_reference']} | "
+                  f"{r['median_differs_from_other_runs']} |" for r in rows]
+    print(f"{result['instance']} (n = {result['n']}): positions where each run's best differs from the reference "
+          f"solution ({result['reference_objective']}) and from the other runs' bests\n\n| run | gap to the "
+          f"best known (%) | from the reference | median from the other runs |\n|---|---|---|---|")
+    print("\n".join(lines))
+    if args.out:
+        write_atomic(Path(args.out), result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))
