@@ -3,7 +3,7 @@ from each other: for each run of each backend in a group, the best search's gap 
 positions where its permutation differs from the reference (n - 1 is what a random permutation
 averages) and the median over the other runs' bests of the same backend. Where the best runs lie no nearer the reference than the
 others (no fitness-distance correlation), the deep solutions share no assignments for a crossover
-or path relinking to keep.
+or path relinking to keep. One instance a call (a group of several is refused).
 
     python benchmarks/best_distances.py reports/islands --group tai100a-gap-at-30s --backends gpus-1,islands-2
 """
@@ -38,22 +38,25 @@ def reference_solution(problem, entry, data=None):
 
 
 def run_best(searches_dir):
-    """The best search's (objective, permutation, the best-known value it was run against) of one
-    run's search records."""
+    """(the run's name, the best search's objective, its permutation, the best-known value it was
+    run against) from one run's search records."""
     records = [json.loads(p.read_text()) for p in Path(searches_dir).glob("seed-*.json")]
     if not records:
         raise LsbenchError(f"{Path(searches_dir).name}: no search records")
     best = min(records, key=lambda r: r["best_objective"])
-    return int(best["best_objective"]), np.asarray(best["best_solution"]), best["bks"]
+    return (Path(searches_dir).name.removesuffix("-searches"), int(best["best_objective"]),
+            np.asarray(best["best_solution"]), best["bks"])
 
 
-def distances(bests, reference):
-    """Per run (objective, positions differing from the reference, median positions differing from
-    the other runs' bests)."""
+def distance_rows(bests, reference):
+    """Per run of `bests` (run_best's): its gap, the positions where its best differs from the
+    reference, and the median of those where it differs from the other runs' bests."""
     rows = []
-    for i, (objective, perm, _) in enumerate(bests):
-        others = [int((perm != other).sum()) for j, (_, other, _) in enumerate(bests) if j != i]
-        rows.append((objective, int((perm != reference).sum()), statistics.median(others) if others else None))
+    for i, (name, objective, perm, bks) in enumerate(bests):
+        others = [int((perm != other).sum()) for j, (_, _, other, _) in enumerate(bests) if j != i]
+        rows.append({"run": name, "objective": objective, "gap_percent": (objective / bks - 1) * 100,
+                     "differs_from_reference": int((perm != reference).sum()),
+                     "median_differs_from_other_runs": statistics.median(others) if others else None})
     return rows
 
 
@@ -65,27 +68,32 @@ def main():
     ap.add_argument("--data-dir")
     ap.add_argument("--out")
     args = ap.parse_args()
-    result, lines = {"report": args.report, "group": args.group, "backends": {}}, []
-    for backend in [b for b in args.backends.split(",") if b]:
+    backends = [b for b in args.backends.split(",") if b]
+    if not backends:
+        raise LsbenchError(f"--backends {args.backends!r}: at least one backend of the group")
+    bests, on = {}, set()
+    for backend in backends:
         with report_runs(args.report, args.group, backend) as runs:
-            bests = [run_best(d) for d in runs]
-            names, instance = [d.name.removesuffix("-searches") for d in runs], runs[0].parent.name
-        entry = instances.manifest().get(instance)
-        if entry is None or entry.problem != "qap":
-            raise LsbenchError(f"{instance}: not a QAPLIB instance of the manifest")
-        problem = instances.load(instance, None, args.data_dir)
-        value, reference = reference_solution(problem, entry, args.data_dir)
-        result.update({"instance": instance, "n": int(problem.n), "reference_objective": value})
-        rows = [{"run": name, "objective": o, "gap_percent": (o / bks - 1) * 100, "differs_from_reference": d,
-                 "median_differs_from_other_runs": m}
-                for name, (o, d, m), (_, _, bks) in zip(names, distances(bests, reference), bests)]
-        result["backends"][backend] = rows
-        lines += [f"| {r['run']} | {r['gap_percent']:.3f} | {r['differs_from_reference']} | "
-                  f"{r['median_differs_from_other_runs']} |" for r in rows]
-    print(f"{result['instance']} (n = {result['n']}): positions where each run's best differs from the reference "
-          f"solution ({result['reference_objective']}) and from the other runs' bests\n\n| run | gap to the "
-          f"best known (%) | from the reference | median from the other runs |\n|---|---|---|---|")
-    print("\n".join(lines))
+            bests[backend] = [run_best(d) for d in runs]
+            on |= {d.parent.name for d in runs}
+    if len(on) != 1:
+        raise LsbenchError(f"--group {args.group}: its runs are on {', '.join(sorted(on))}; one instance a call")
+    instance = on.pop()
+    entry = instances.manifest().get(instance)
+    if entry is None or entry.problem != "qap":
+        raise LsbenchError(f"{instance}: not a QAPLIB instance of the manifest")
+    problem = instances.load(instance, None, args.data_dir)
+    value, reference = reference_solution(problem, entry, args.data_dir)
+    result = {"report": args.report, "group": args.group, "instance": instance, "n": int(problem.n),
+              "reference_objective": value,
+              "backends": {backend: distance_rows(runs, reference) for backend, runs in bests.items()}}
+    print(f"{instance} (n = {problem.n}): positions where each run's best differs from the reference solution "
+          f"({value}) and from the other runs' bests\n\n| run | gap to the best known (%) | from the reference | "
+          f"median from the other runs |\n|---|---|---|---|")
+    for rows in result["backends"].values():
+        for r in rows:
+            print(f"| {r['run']} | {r['gap_percent']:.3f} | {r['differs_from_reference']} | "
+                  f"{r['median_differs_from_other_runs']} |")
     if args.out:
         write_atomic(Path(args.out), result)
     return 0

@@ -579,6 +579,7 @@ def test_best_distances_counts_the_positions_each_runs_best_differs_from_the_ref
                 for row in rows] == [("gpus-1-s1", 0.0, 0, 2), ("gpus-1-s2", pytest.approx(
                     (problem.exact_objective(swapped) / value - 1) * 100), 2, 2)]
         assert "| gpus-1-s1 | 0.000 | 0 | 2 |" in r.stdout
-    for args, says in (([], "does not cost its value"), (["--group", "h"], "no runs of gpus-1 in group h")):
+    for args, says in (([], "does not cost its value"), (["--group", "h"], "no runs of gpus-1 in group h"),
+                       (["--backends", ","], "at least one backend")):
         r = run(perm, value + 1, *args)
         assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr
