@@ -1,9 +1,10 @@
 """How far a report's best solutions lie from the instance's best-known solution (QAPLIB .sln), and
 from each other: for each run of each backend in a group, the best search's gap and the number of
 positions where its permutation differs from the reference (n - 1 is what a random permutation
-averages) and the median over the other runs' bests of the same backend. Where the best runs lie no nearer the reference than the
-others (no fitness-distance correlation), the deep solutions share no assignments for a crossover
-or path relinking to keep. One instance a call (a group of several is refused).
+averages) and the median over the other runs' bests of the same backend. Where the best runs lie no
+nearer the reference than the others (no fitness-distance correlation), the deep solutions share no
+assignments for a crossover or path relinking to keep. One instance a call (a group of several is
+refused).
 
     python benchmarks/best_distances.py reports/islands --group tai100a-gap-at-30s --backends gpus-1,islands-2
 """
