@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from common import report_runs, run_main
+from common import report_searches, run_main
 
 from lsbench import instances
 from lsbench.errors import LsbenchError
@@ -72,11 +72,9 @@ def main():
     backends = [b for b in args.backends.split(",") if b]
     if not backends:
         raise LsbenchError(f"--backends {args.backends!r}: at least one backend of the group")
-    bests, on = {}, set()
-    for backend in backends:
-        with report_runs(args.report, args.group, backend) as runs:
-            bests[backend] = [run_best(d) for d in runs]
-            on |= {d.parent.name for d in runs}
+    with report_searches(args.report, args.group, backends) as found:  # the archive unpacked once
+        bests = {backend: [run_best(d) for d in runs] for backend, runs in found.items()}
+        on = {d.parent.name for runs in found.values() for d in runs}
     if len(on) != 1:
         raise LsbenchError(f"--group {args.group}: its runs are on {', '.join(sorted(on))}; one instance a call")
     instance = on.pop()

@@ -92,20 +92,21 @@ def write_result(name, payload, out_dir=None, gpu_tag=None):
 
 
 @contextmanager
-def report_runs(report, group, backend):
-    """The searches folders of every run of `backend` in `group` of a report's records archive
-    (reports/NAME/records.tgz), unpacked into a temporary folder that lasts the with-block."""
+def report_searches(report, group, backends):
+    """{backend: the searches folders of its every run in `group`} of a report's records archive
+    (reports/NAME/records.tgz), unpacked once into a temporary folder that lasts the with-block."""
     from lsbench.errors import LsbenchError
     archive = Path(report) / "records.tgz"
     if not archive.is_file():
         raise LsbenchError(f"{archive}: no records archive")
-    if not group or not backend:
+    if not group or not backends or not all(backends):
         raise LsbenchError(f"{report}: a report's runs need --group and --backend")
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "workflows" / "scripts"))
     from report_from_records import extract  # (here, not at import: islands_target.py runs where pandas is not)
     with tempfile.TemporaryDirectory() as tmp:
         extract(archive, tmp)
-        runs = sorted((Path(tmp) / "runs" / group).glob(f"*/{backend}-s*-searches"))
-        if not runs:
-            raise LsbenchError(f"{archive}: no runs of {backend} in group {group} with their searches")
-        yield runs
+        found = {backend: sorted((Path(tmp) / "runs" / group).glob(f"*/{backend}-s*-searches")) for backend in backends}
+        for backend, runs in found.items():
+            if not runs:
+                raise LsbenchError(f"{archive}: no runs of {backend} in group {group} with their searches")
+        yield found

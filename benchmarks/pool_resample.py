@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from common import report_runs, run_main
+from common import report_searches, run_main
 
 from lsbench.errors import LsbenchError
 from lsbench.files import write_atomic
@@ -61,8 +61,8 @@ def resample(bests, bks, sizes, draws, gap, seed=1):
 
 def report_pool_bests(report, group, backend):
     """[(pool bests, bks)] of every run of `backend` in `group` of a report's records archive."""
-    with report_runs(report, group, backend) as runs:
-        return [pool_bests(d) for d in runs]
+    with report_searches(report, group, [backend]) as runs:
+        return [pool_bests(d) for d in runs[backend]]
 
 
 def target_pool_bests(path, variant):
