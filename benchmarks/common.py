@@ -102,7 +102,7 @@ def report_searches(report, group, backends):
     if not group or not backends or not all(backends):
         raise LsbenchError(f"{report}: a report's runs need --group and --backend")
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "workflows" / "scripts"))
-    from report_from_records import extract  # (here, not at import: islands_target.py runs where pandas is not)
+    from records_archive import extract
     with tempfile.TemporaryDirectory() as tmp:
         extract(archive, tmp)
         found = {backend: sorted((Path(tmp) / "runs" / group).glob(f"*/{backend}-s*-searches")) for backend in backends}

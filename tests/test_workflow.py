@@ -677,23 +677,43 @@ def test_a_multistart_backend_entry_plans_one_mpi_job_of_g_ranks_with_one_gpu_ea
 def test_the_example_reports_were_rendered_by_the_current_report_code_and_say_what_they_show():
     """Each report in reports/ names the report code it was rendered by: it fails here once that
     code changes, until `python workflows/scripts/report_from_records.py --examples` renders it
-    again; its first screen says the scale, the records' commit and the GPU."""
+    again (from its runs.parquet and render.json: the records archives are not in the tree); its
+    first screen says the scale, the records' commit, the GPU and the command that makes its
+    records again, which reports/records.csv names beside the archive's sha256 and size."""
     sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
+    from records_archive import read_manifest
     from report import report_code_fingerprint
     folders = sorted(p for p in (ROOT / "reports").iterdir() if p.is_dir())
-    assert folders and all((f / "records.tgz").exists() for f in folders)
+    manifest = read_manifest(ROOT / "reports")
+    assert folders and sorted(manifest) == [f.name for f in folders]
     for folder in folders:
-        with tarfile.open(folder / "records.tgz") as archive:
-            plan = json.load(archive.extractfile("plan.json"))
+        plan = json.loads((folder / "render.json").read_text())["plan"]
         name, scale = folder.name, plan["scale"]
         assert plan["config"] == f"workflows/config/{name}.yaml"
+        assert re.fullmatch(r"[0-9a-f]{64}", manifest[name]["sha256"]) and int(manifest[name]["bytes"]) > 0
         page = (folder / "report.html").read_text()
         stamp = re.search(r'<meta name="lsbench-report-code" content="([0-9a-f]+)">', page)
         assert stamp and stamp.group(1) == report_code_fingerprint(), \
             f"reports/{name} predates the report code: python workflows/scripts/report_from_records.py --examples"
-        first_screen = " ".join(re.sub(r"<[^>]+>", " ", page[page.index("<body>"):][:1500]).split())
+        first_screen = " ".join(re.sub(r"<[^>]+>", " ", page[page.index("<body>"):][:2500]).split())
         assert f"Scale {scale}" in first_screen and re.search(r"lsbench commit [0-9a-f]{7}", first_screen)
-        assert "NVIDIA" in first_screen
+        assert "NVIDIA" in first_screen and manifest[name]["command"] in first_screen
+        assert manifest[name]["command"].endswith(f" {name}")
+
+
+def test_an_example_report_renders_again_from_what_the_tree_keeps(tmp_path):
+    """report_from_records.py --examples needs no records archive: a report folder's runs.parquet and
+    render.json give the same page (its plots too)."""
+    sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
+    import report_from_records
+    folder = tmp_path / "luong_weierstrass"
+    shutil.copytree(ROOT / "reports" / "luong_weierstrass", folder, ignore=shutil.ignore_patterns("records.tgz"))
+    undated = lambda page: re.sub(r"rendered \d{4}-\d\d-\d\d", "rendered", page)  # noqa: E731
+    before = undated((folder / "report.html").read_text())
+    plots = sorted(p.name for p in (folder / "report_files").iterdir())
+    report_from_records.render_example(folder)
+    after = undated((folder / "report.html").read_text())
+    assert after == before and sorted(p.name for p in (folder / "report_files").iterdir()) == plots
 
 
 def test_run_plan_goes_seed_by_seed_and_starts_no_run_past_its_budget(tmp_path):
@@ -894,7 +914,8 @@ def test_regenerated_report_archives_its_records_and_plan_and_says_so_on_its_fir
     import datetime
 
     from regenerate_reports import regenerate
-    from report_from_records import extract, report
+    from records_archive import extract
+    from report_from_records import report
     assert regenerate("janiak", "quick", 600, 1, reports=tmp_path) == 0
     assert "reports/janiak: 8 runs (0 failed, 0 not started), scale quick; its 4 GPU rows not planned here: " \
         "no GPU on this host" in capsys.readouterr().out
@@ -1028,7 +1049,7 @@ def test_a_report_continued_from_its_records_runs_only_the_runs_they_lack(tmp_pa
     sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
     import run_plan
     from regenerate_reports import regenerate
-    from report_from_records import extract
+    from records_archive import extract
 
     ticks = iter(range(10**6))  # the plan's clock: one second a reading, whatever the machine's speed
     monkeypatch.setattr(run_plan, "time", types.SimpleNamespace(time=lambda: float(next(ticks))))

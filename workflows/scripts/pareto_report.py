@@ -11,6 +11,7 @@ import pandas as pd
 
 from lsbench.indicators import score_fronts, write_front_csv
 from lsbench.files import write_text_atomic
+from png import save_png
 
 OBJECTIVES = ("makespan", "tardiness", "late_jobs")
 
@@ -133,6 +134,6 @@ def plots(df, group, instance, files, plt_module):
 
 def _save(plt, fig, path, caption):
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_png(fig, path)
     plt.close(fig)
     return path.name, caption

@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lsbench.errors import LsbenchError  # noqa: E402
 from lsbench.registry import GPU_BACKENDS  # noqa: E402
 from lsbench.workflow import plan_runs  # noqa: E402
+from records_archive import extract_reports  # noqa: E402
 from run_plan import plan_of, run_key, spec_difference  # noqa: E402
 
 
@@ -104,7 +105,6 @@ def left(config, runs_dir, elsewhere=None):
 
 
 def main(names):
-    from report_from_records import extract_reports  # (which imports this module)
     names = names or sorted(p.parent.name for p in (ROOT / "reports").glob("*/records.tgz"))
     missing = [n for n in names if not (ROOT / "workflows" / "config" / f"{n}.yaml").exists()]
     if missing:

@@ -18,11 +18,9 @@ and 4's runs), and plan.json and the first screen say how many from which.
 """
 import argparse
 import datetime
-import io
 import json
 import shutil
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
@@ -35,20 +33,9 @@ sys.path.insert(0, str(HERE))
 
 from lsbench.errors import LsbenchError  # noqa: E402
 from lsbench.provenance import versions  # noqa: E402
+from records_archive import archive, extract, extract_reports, record_in_manifest, remake_command  # noqa: E402
 from run_plan import (drop_replanned, planned_runs, restore_unreplaced, run_all, saving_despite_sigterm,  # noqa: E402
                       stop_plan_on_sigterm, take_same_runs)
-
-
-def archive(runs, plan, path):
-    """records.tgz: runs/... and plan.json, written to a temp name, then renamed."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tarfile.open(tmp, "w:gz") as tar:
-        tar.add(runs, arcname="runs")
-        data = json.dumps(plan, indent=1).encode()
-        info = tarfile.TarInfo("plan.json")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    tmp.replace(path)
 
 
 def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=True, launcher=None, resume=False,
@@ -63,7 +50,6 @@ def regenerate(name, scale, budget_s, seeds, reports=ROOT / "reports", render=Tr
         every_row = planned_runs(config, scale, seeds, gpu_rows=True)  # (taking a GPU row's record needs no GPU)
         dropped = drop_replanned(every_row, tmp) if drop else {}
         if resume:
-            from report_from_records import extract_reports
             others = {other: folder / "runs" for other, folder in
                       extract_reports(reports, Path(tmp) / "others", leave_out=name).items()}
             for source, count in take_same_runs(every_row, tmp, others).items():
@@ -95,17 +81,18 @@ def save(runs, plan, folder, staged=None):
     if staged is None:
         folder.mkdir(parents=True, exist_ok=True)
         archive(runs, plan, folder / "records.tgz")
-        return
-    from report_from_records import report  # (pandas, matplotlib, jinja2: not on every GPU machine)
-    report(ROOT / plan["config"], runs, staged, plan["scale"], plan)
-    archive(runs, plan, staged / "records.tgz")
-    replace_folder(staged, folder)
+    else:
+        from report_from_records import report  # (pandas, matplotlib, jinja2: not on every GPU machine)
+        report(ROOT / plan["config"], runs, staged, plan["scale"], plan)
+        archive(runs, plan, staged / "records.tgz")
+        replace_folder(staged, folder)
+    config = yaml.safe_load((ROOT / plan["config"]).read_text())
+    record_in_manifest(folder.parent, folder.name, folder / "records.tgz", remake_command(folder.name, plan, config))
 
 
 def continued(archive_path, runs, scale, seeds):
     """The earlier calls' records (archive_path) unpacked into `runs`; their plan.json. Records of
     another scale or seed count are refused: one report, one plan."""
-    from report_from_records import extract
     if not archive_path.exists():
         raise LsbenchError(f"{archive_path}: no records to continue from")
     held = runs.parent / "continued"

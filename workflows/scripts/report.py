@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pareto_report  # noqa: E402
+from png import save_png  # noqa: E402
 
 from lsbench.registry import GPU_BACKENDS  # noqa: E402
 from lsbench.workflow import backend_entry, expand_group  # noqa: E402
@@ -62,7 +63,8 @@ def provenance(df, config, gpu):
          "(another sample, stop, parameter or multistart)" if replanned else "")
     return {"scale": config.get("scale", "paper"), "records_commits": ", ".join(commits) or "unknown",
             "gpu": ", ".join(devices) or gpu["name"], "fingerprint": report_code_fingerprint(),
-            "rendered": datetime.date.today().isoformat(), "records_date": plan.get("date"), "plan": ran}
+            "rendered": datetime.date.today().isoformat(), "records_date": plan.get("date"), "plan": ran,
+            "remake": config.get("remake")}
 
 
 # -- numbers for reading ---------------------------------------------------------------------------
@@ -465,8 +467,9 @@ def _finish(plt, fig, ax, path):
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7)
     fig.subplots_adjust(left=0.14, right=0.97, bottom=0.15, top=0.9)
-    fig.savefig(path, dpi=100)
+    save_png(fig, path)
     plt.close(fig)
+
 
 
 def best_over_time(runs):

@@ -1,17 +1,18 @@
 """Report run records made on another host (e.g. the GPU machine via run_plan.py), and render the
-committed example reports in reports/ again from their records with the current report code
-(regenerate_reports.py makes new records and archives).
+example reports in reports/ again with the current report code (regenerate_reports.py makes new
+records and archives).
 
     python workflows/scripts/report_from_records.py CONFIG RUNS_DIR OUT_DIR [quick]
     python workflows/scripts/report_from_records.py --examples
 
 The GPU line of a report names the device the records were made on, not this host's; its first
-screen says the scale, the records' commit and GPU, and the report code it was rendered by.
+screen says the scale, the records' commit and GPU, the report code it was rendered by, and the
+command that makes its records again. Beside the page, render.json keeps what the page needs of
+the records (the plan, its counts, the GPU), so that --examples renders each example from its
+runs.parquet and render.json alone: the records archives are not in the tree (reports/records.csv).
 """
 import json
 import sys
-import tarfile
-import tempfile
 from pathlib import Path
 
 import yaml
@@ -22,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lsbench.workflow import aggregate_records  # noqa: E402
 from plan_left import left  # noqa: E402
+from records_archive import remake_command  # noqa: E402
 from report import write_report  # noqa: E402
 
 
@@ -40,43 +42,38 @@ def report(config, runs_dir, out_dir, scale="paper", plan=None):
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     aggregate_records(records, out / "runs.parquet", root=runs_dir)
+    if plan is not None:  # an example report: the command that makes its records again, and render.json
+        cfg["remake"] = remake_command(Path(config).stem, plan, cfg)
+        write_render_file(out / "render.json", plan, planned, gpu)
     write_report(out / "runs.parquet", out / "report.html", cfg, gpu)
     print(f"{len(records)} records -> {out / 'report.html'}")
 
 
-def extract(archive_path, into):
-    """A records archive's files and folders into `into`, refusing any that would land outside it
-    (tarfile's "data" filter, which Python before 3.11.4 lacks)."""
-    with tarfile.open(archive_path) as archive:
-        members = archive.getmembers()
-        for m in members:
-            if not (m.isfile() or m.isdir()) or m.name.startswith("/") or ".." in Path(m.name).parts:
-                raise ValueError(f"{archive_path}: {m.name!r} is not a plain file or folder inside the archive")
-        archive.extractall(into, members=members)
+def write_render_file(path, plan, planned, gpu):
+    """What the page needs of the records: the plan, plan_left's counts (`earlier` as a list: its keys
+    are tuples), the GPU line. A temp file, then renamed."""
+    counts = {**planned, "earlier": [[list(cell), diffs] for cell, diffs in planned.get("earlier", {}).items()]}
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({"plan": plan, "planned": counts, "gpu": gpu}, indent=1, default=str) + "\n")
+    tmp.replace(path)
 
 
-def extract_reports(reports, into, leave_out=None):
-    """Every archive reports/NAME/records.tgz (but leave_out's) unpacked into into/NAME; {NAME: its folder}."""
-    folders = {}
-    for archive_path in sorted(Path(reports).glob("*/records.tgz")):
-        name = archive_path.parent.name
-        if name != leave_out:
-            extract(archive_path, Path(into) / name)
-            folders[name] = Path(into) / name
-    return folders
+def render_example(folder):
+    """reports/NAME again from its runs.parquet and render.json, with the current report code."""
+    saved = json.loads((folder / "render.json").read_text())
+    plan = saved["plan"]
+    cfg = yaml.safe_load((ROOT / plan["config"]).read_text())
+    planned = {**saved["planned"], "earlier": {tuple(cell): diffs for cell, diffs in saved["planned"]["earlier"]}}
+    cfg.update(scale=plan["scale"], plan=plan, planned=planned, remake=remake_command(folder.name, plan, cfg))
+    for old in (folder / "report_files").glob("*"):
+        old.unlink()
+    write_report(folder / "runs.parquet", folder / "report.html", cfg, saved["gpu"])
+    print(f"-> {folder / 'report.html'}")
 
 
 def regenerate_examples():
-    """Every report in reports/ again from its records.tgz with the current code, at the scale its
-    plan.json says the records were planned at."""
-    for archive_path in sorted((ROOT / "reports").glob("*/records.tgz")):
-        folder = archive_path.parent
-        with tempfile.TemporaryDirectory() as tmp:
-            extract(archive_path, tmp)
-            plan = json.loads((Path(tmp) / "plan.json").read_text())
-            for old in (folder / "report_files").glob("*"):
-                old.unlink()
-            report(ROOT / plan["config"], Path(tmp) / "runs", folder, plan["scale"], plan)
+    for render_file in sorted((ROOT / "reports").glob("*/render.json")):
+        render_example(render_file.parent)
 
 
 if __name__ == "__main__":
