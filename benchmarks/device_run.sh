@@ -42,13 +42,13 @@ for step in "$@"; do
            for part in "${parts[@]}"; do echo "-- $part"; tail -14 "/tmp/tests-${part//[ ()]/_}.log"; done
            echo "-- tests/test_resident_local_search.py"; tail -14 /tmp/tests-adapters.log ;;
     iteration*) (cd benchmarks && timeout 560 python3 gpu_iteration.py ${step#iteration} --out "${OUT:-results}") ;;
-    trees*) (cd benchmarks && timeout 580 python3 ab_trees.py ${step#trees} --out "${OUT:-results}") ;;
-    ab*) (cd benchmarks && timeout 560 python3 ab_resident.py ${step#ab} --out "${OUT:-results}") ;;
+    trees*) (cd benchmarks && timeout 580 python3 research/ab_trees.py ${step#trees} --out "${OUT:-results}") ;;
+    ab*) (cd benchmarks && timeout 560 python3 research/ab_resident.py ${step#ab} --out "${OUT:-results}") ;;
     resident*) (cd benchmarks && timeout 560 python3 gpu_resident.py ${step#resident} --out "${OUT:-results}") ;;
     grid*) (cd benchmarks && timeout 560 python3 gpu_resident_grid.py ${step#grid} --out "${OUT:-results}") ;;
     pfsp*) (cd benchmarks && timeout 560 python3 gpu_resident_pfsp.py ${step#pfsp} --out "${OUT:-results}") ;;
     sharing*) (cd benchmarks && timeout 500 python3 multistart_sharing.py ${step#sharing} --out "${OUT:-results}") ;;
-    islands*) (cd benchmarks && timeout 590 python3 islands_target.py ${step#islands} --out "${OUT:-results}") ;;
+    islands*) (cd benchmarks && timeout 590 python3 research/islands_target.py ${step#islands} --out "${OUT:-results}") ;;
     defaults*) (cd benchmarks && timeout 400 python3 gpu_defaults.py ${step#defaults} --out "${OUT:-results}") ;;
     pls*) (cd benchmarks && timeout "${PLS_TIMEOUT:-560}" python3 pls_tables.py ${step#pls} --out "${OUT:-results}") ;;
     ig*) (cd benchmarks && timeout 590 python3 ig_pfsp.py ${step#ig} --out "${OUT:-results}") ;;
@@ -60,29 +60,29 @@ for step in "$@"; do
     multistart*) (cd benchmarks && timeout 590 python3 multistart_scaling.py ${step#multistart} --out "${OUT:-results}") ;;
     ncu-pfsp*) timeout 300 /usr/local/cuda/bin/ncu --kernel-name regex:pfsp --launch-skip 2 --launch-count 1 \
             --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
-            --section SourceCounters --section InstructionStats --section SchedulerStats ${NCU_EXTRA:-} python3 benchmarks/profile_resident_pfsp.py ${step#ncu-pfsp} 2>&1 | grep -v "^==PROF==" | tail -120 ;;
+            --section SourceCounters --section InstructionStats --section SchedulerStats ${NCU_EXTRA:-} python3 benchmarks/research/profile_resident_pfsp.py ${step#ncu-pfsp} 2>&1 | grep -v "^==PROF==" | tail -120 ;;
     ncu-source*) timeout 300 /usr/local/cuda/bin/ncu --kernel-name regex:rots --launch-skip 1 --launch-count 1 \
             --section SourceCounters --section InstructionStats --page source --print-source sass --csv \
-            python3 benchmarks/profile_resident.py ${step#ncu-source} > "${OUT:-.}/ncu_source$(echo ${step#ncu-source} | tr ' ' _).csv" 2> "${OUT:-.}/ncu_source.err"
+            python3 benchmarks/research/profile_resident.py ${step#ncu-source} > "${OUT:-.}/ncu_source$(echo ${step#ncu-source} | tr ' ' _).csv" 2> "${OUT:-.}/ncu_source.err"
             tail -5 "${OUT:-.}/ncu_source.err"; wc -l "${OUT:-.}"/ncu_source*.csv ;;
     ncu-cas*) timeout 300 /usr/local/cuda/bin/ncu --kernel-name regex:rots --launch-skip 3 --launch-count 1 \
             --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
-            --section InstructionStats --section SchedulerStats python3 benchmarks/profile_cas.py ${step#ncu-cas} 2>&1 | grep -v "^==PROF==" | tail -90
+            --section InstructionStats --section SchedulerStats python3 benchmarks/research/profile_cas.py ${step#ncu-cas} 2>&1 | grep -v "^==PROF==" | tail -90
             timeout 300 /usr/local/cuda/bin/ncu --kernel-name regex:rots --launch-skip 3 --launch-count 1 \
             --section SourceCounters --page source --print-source sass --csv \
-            python3 benchmarks/profile_cas.py ${step#ncu-cas} > "${OUT:-.}/ncu_cas_source.csv" 2> "${OUT:-.}/ncu_cas_source.err" ;;
+            python3 benchmarks/research/profile_cas.py ${step#ncu-cas} > "${OUT:-.}/ncu_cas_source.csv" 2> "${OUT:-.}/ncu_cas_source.err" ;;
     ncu*) timeout 300 /usr/local/cuda/bin/ncu --kernel-name regex:rots --launch-skip 1 --launch-count 1 \
             --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
-            --section MemoryWorkloadAnalysis --section InstructionStats --section SchedulerStats ${NCU_EXTRA:-} python3 benchmarks/profile_resident.py ${step#ncu} 2>&1 | grep -v "^==PROF==" | tail -120 ;;
+            --section MemoryWorkloadAnalysis --section InstructionStats --section SchedulerStats ${NCU_EXTRA:-} python3 benchmarks/research/profile_resident.py ${step#ncu} 2>&1 | grep -v "^==PROF==" | tail -120 ;;
     pytest*) mkdir -p /tmp/lsbench-test-data-$(id -u) && cp -r .devdata/* /tmp/lsbench-test-data-$(id -u)/
              LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 300 python3 -m pytest -p no:cacheprovider -n 0 -rfE ${step#pytest} 2>&1 | tail -15
              echo "pytest exit ${PIPESTATUS[0]}" ;;
-    profile-cas*) timeout 300 python3 benchmarks/profile_cas.py ${step#profile-cas} ;;
-    makespan) (cd benchmarks && timeout 300 python3 gpu_makespan.py) ;;
+    profile-cas*) timeout 300 python3 benchmarks/research/profile_cas.py ${step#profile-cas} ;;
+    makespan) (cd benchmarks && timeout 300 python3 research/gpu_makespan.py) ;;
     pack) # the call's last step: everything under $OUT in one file, as the machine sends back only a few a call
           (cd "${OUT:-.}" && find . -type f ! -name results.tgz -print0 | sort -z |
              tar czf results.tgz --null -T - --remove-files && find . -mindepth 1 -type d -empty -delete) ;;
-    rots) (cd benchmarks && timeout 200 python3 cpu_rots.py --iterations 20000 --repeats 5) ;;
+    rots) (cd benchmarks && timeout 200 python3 research/cpu_rots.py --iterations 20000 --repeats 5) ;;
     snakemake*) [ -d /tmp/smk_site ] || tar xzf .smk/smk_site.tgz -C /tmp  # carried: Snakemake 9 and its dependencies
            PYTHONPATH=/tmp/smk_site:$PYTHONPATH timeout "${SNAKEMAKE_TIMEOUT:-580}" python3 -m snakemake ${step#snakemake} 2>&1 | tail -40
            tar czf "${OUT:-.}/workflow-results.tgz" results ;;

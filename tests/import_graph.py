@@ -67,3 +67,54 @@ def upward_imports(graph, layers):
     upward = sorted((m, t) for m, targets in graph.items() for t in targets
                     if None not in (layer_of(m, layers), layer_of(t, layers)) and layer_of(t, layers) < layer_of(m, layers))
     return upward, unplaced
+
+
+SCRIPT_FOLDERS = ("benchmarks", "benchmarks/research", "workflows/scripts", "tests")
+SHARED_SCRIPT_FOLDERS = ("benchmarks", "workflows/scripts", "tests")  # folders other scripts put on sys.path
+
+
+def script_graph(root):
+    """{script path: script paths it imports} of the scripts outside the package (they import each
+    other by bare name, their folders on sys.path): a name resolves to a file of the importer's own
+    folder first, else of a folder that scripts share."""
+    root = Path(root)
+    graph = {}
+    for folder in SCRIPT_FOLDERS:
+        for path in sorted((root / folder).glob("*.py")):
+            graph[path.relative_to(root).as_posix()] = set()
+    for script in graph:
+        own = Path(script).parent.as_posix()
+        for node in ast.walk(ast.parse((root / script).read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and not node.level and node.module else []
+            for name in (n.split(".")[0] for n in names):
+                found = next((f"{folder}/{name}.py" for folder in (own, *SHARED_SCRIPT_FOLDERS)
+                              if f"{folder}/{name}.py" in graph), None)
+                if found and found != script:
+                    graph[script].add(found)
+    return graph
+
+
+def import_cycle(graph):
+    """One import cycle of `graph` as a list of its nodes (the first node again at its end), or None."""
+    state, path = {}, []
+
+    def visit(m):
+        state[m] = "open"
+        path.append(m)
+        for n in sorted(graph[m]):
+            if state.get(n) == "open":
+                return path[path.index(n):] + [n]
+            if n not in state:
+                found = visit(n)
+                if found:
+                    return found
+        path.pop()
+        state[m] = "done"
+        return None
+    for m in sorted(graph):
+        if m not in state:
+            found = visit(m)
+            if found:
+                return found
+    return None

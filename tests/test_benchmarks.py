@@ -9,7 +9,13 @@ import pytest
 
 from conftest import DATA, ROOT, need_instances
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
+RESEARCH = ROOT / "benchmarks" / "research"  # scripts of research questions, beside the performance page's
+sys.path[:0] = [str(ROOT / "benchmarks"), str(RESEARCH)]
+
+
+def script_folder(script):
+    """benchmarks/ (the performance page's scripts) or benchmarks/research/, where `script`.py is."""
+    return RESEARCH if (RESEARCH / f"{script}.py").exists() else ROOT / "benchmarks"
 
 
 def test_the_peer_gets_six_header_lines_every_city_and_eof(tmp_path):
@@ -184,7 +190,7 @@ echo "Best found tour length is 430 with 2 climbers"
 SIMULATED_BENCHMARKS = {  # remeasure_tables.sh's scripts (and the A/B, the peer's lanes) at the simulator's sizes
     "gpu_resident": ("--instance tai12a --seconds 0.05 --searches 1,2 --threads auto --check-iterations 20 "
                      "--repeats 1 --probe 20", ["tai12a"]),
-    "ab_resident": (".. --instance tai12a --searches 1 --iterations 20 --rounds 1 --check-iterations 20", ["tai12a"]),
+    "ab_resident": ("{root} --instance tai12a --searches 1 --iterations 20 --rounds 1 --check-iterations 20", ["tai12a"]),
     "time_to_bks": ("--instances tai12a --searches 2 --runs 1 --cap 1 --restart 100 --elite 1", ["tai12a"]),
     "ig_pfsp": ("--instances ta001 --runs 1 --cap 1 --searches 2", ["ta001"]),
     "gpu_resident_grid": ("--scaling pfsp:ta001:insertion --searches 1,2 --seconds 0.05 --repeats 1 --check 5",
@@ -213,8 +219,8 @@ def test_each_benchmark_a_device_call_runs_writes_its_result_file_under_the_simu
     (peer / "tsp_gpu").write_text(FAKE_PEER)
     (peer / "tsp_gpu").chmod(0o755)
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "LSBENCH_DATA": str(DATA), "CUDA_VISIBLE_DEVICES": "0,0"}
-    r = subprocess.run([sys.executable, f"{script}.py", *args.format(peer=peer).split(), "--out", str(tmp_path)],
-                       cwd=ROOT / "benchmarks", env=env, capture_output=True, text=True, timeout=1200)
+    r = subprocess.run([sys.executable, f"{script}.py", *args.format(peer=peer, root=ROOT).split(), "--out",
+                        str(tmp_path)], cwd=script_folder(script), env=env, capture_output=True, text=True, timeout=1200)
     assert r.returncode == 0, r.stderr[-3000:]
     written = [p for p in tmp_path.glob("*.json") if "partial" not in p.name]
     assert len(written) == 1, written
@@ -225,7 +231,7 @@ def test_each_benchmark_a_device_call_runs_writes_its_result_file_under_the_simu
 
 @pytest.mark.system
 def test_profile_cas_times_every_kernel_of_a_cas_generation_under_the_simulator(tmp_path):
-    """benchmarks/profile_cas.py: both passes time the host's queueing of each of the colony's
+    """benchmarks/research/profile_cas.py: both passes time the host's queueing of each of the colony's
     kernels (pheromone, ants, Ro-TS chunks, selection) per generation, the second the kernels' own
     GPU time too, for the tree it imported (this checkout); --out writes the same figures."""
     import json
@@ -233,7 +239,7 @@ def test_profile_cas_times_every_kernel_of_a_cas_generation_under_the_simulator(
     need_instances("tai12a")
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "LSBENCH_DATA": str(DATA)}
     r = subprocess.run([sys.executable, "profile_cas.py", "tai12a", "--generations", "2", "--ants", "3",
-                        "--ls-iterations", "4", "--block", "64", "--out", str(tmp_path)], cwd=ROOT / "benchmarks", env=env,
+                        "--ls-iterations", "4", "--block", "64", "--out", str(tmp_path)], cwd=RESEARCH, env=env,
                        capture_output=True, text=True, timeout=1200)
     assert r.returncode == 0, r.stderr[-3000:]
     split = json.loads(r.stdout.split("CAS-SPLIT ", 1)[1].splitlines()[0])
@@ -255,7 +261,7 @@ def test_profile_cas_times_every_kernel_of_a_cas_generation_under_the_simulator(
 def test_profile_cas_refuses_bad_input_in_one_line_with_exit_2(args, says):
     """An unknown instance or an empty run: one error line and exit 2, not a traceback."""
     import subprocess
-    r = subprocess.run([sys.executable, "profile_cas.py", *args], cwd=ROOT / "benchmarks", capture_output=True,
+    r = subprocess.run([sys.executable, "profile_cas.py", *args], cwd=RESEARCH, capture_output=True,
                        text=True, timeout=300, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"})
     assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr and "CAS-SPLIT" not in r.stdout
 
@@ -267,7 +273,7 @@ def test_profile_cas_refuses_bad_input_in_one_line_with_exit_2(args, says):
 def test_ab_trees_refuses_bad_input_in_one_line_with_exit_2(args, says):
     """No pass, no run or no tree to measure: one error line and exit 2, before any tree runs."""
     import subprocess
-    r = subprocess.run([sys.executable, "ab_trees.py", *args], cwd=ROOT / "benchmarks", capture_output=True,
+    r = subprocess.run([sys.executable, "ab_trees.py", *args], cwd=RESEARCH, capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 2 and says in r.stderr.strip().splitlines()[-1] and "Traceback" not in r.stderr
     assert "pass 1" not in r.stdout
@@ -283,7 +289,7 @@ def test_ab_trees_refuses_bad_input_in_one_line_with_exit_2(args, says):
 def test_islands_target_refuses_bad_input_in_one_line_with_exit_2(args, says):
     """An unknown variant or an uneven share: one error line and exit 2, before any run starts."""
     import subprocess
-    r = subprocess.run([sys.executable, "islands_target.py", *args], cwd=ROOT / "benchmarks", capture_output=True,
+    r = subprocess.run([sys.executable, "islands_target.py", *args], cwd=RESEARCH, capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 2 and says in r.stderr.strip().splitlines()[-1] and "Traceback" not in r.stderr
     assert "seed" not in r.stdout
@@ -353,10 +359,10 @@ def test_islands_target_keeps_each_runs_pool_bests_and_what_a_killed_call_leaves
     [result] = [p for p in tmp_path.glob("islands_target-*.json") if p.name != "islands_target-partial.json"]
     assert json.loads(result.read_text())["rows"] == partial["rows"]
     r = subprocess.run([sys.executable, "pool_resample.py", str(result), "--variant", "one-gpu", "--pools", "1,2"],
-                       cwd=ROOT / "benchmarks", capture_output=True, text=True, timeout=120)
+                       cwd=RESEARCH, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "4 pools from 2 runs, the best 0.100 %" in r.stdout
     r = subprocess.run([sys.executable, "pool_resample.py", str(result), "--variant", "copy:100"],
-                       cwd=ROOT / "benchmarks", capture_output=True, text=True, timeout=120)
+                       cwd=RESEARCH, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "no runs of variant 'copy:100' with pool bests (has one-gpu)" in r.stderr
     pooled = {}  # searches without restart pools: no pool bests, the run's row kept
     args = argparse.Namespace(searches=4, ranks=1, instance="tai12a", cap=1.0, percent=0.0, share_gpu=False, param=[])
@@ -394,7 +400,7 @@ def test_paired_target_pools_the_seed_blocks_every_variant_ran_from_result_files
 
     def paired(*args):
         return subprocess.run([sys.executable, "paired_target.py", str(result), str(other), "--instance", "tai50a",
-                               *args], cwd=ROOT / "benchmarks", capture_output=True, text=True, timeout=120)
+                               *args], cwd=RESEARCH, capture_output=True, text=True, timeout=120)
     r = paired("--report", str(report), "--group", "g", "--report-backend", "gpus-1=one-gpu",
                "--report-backend", "islands-2=copy:500000", "--variants", "one-gpu,copy:500000")
     assert r.returncode == 0, r.stderr
@@ -411,7 +417,7 @@ def test_paired_target_pools_the_seed_blocks_every_variant_ran_from_result_files
     broken.write_text(json.dumps({"rows": []}))
     for script, args in (("paired_target.py", ["--instance", "tai50a", "--variants", "one-gpu,copy:500000"]),
                          ("pool_resample.py", ["--variant", "one-gpu"])):  # (one reader of the file for both)
-        r = subprocess.run([sys.executable, script, str(broken), *args], cwd=ROOT / "benchmarks",
+        r = subprocess.run([sys.executable, script, str(broken), *args], cwd=RESEARCH,
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and "not an islands_target.py result file" in r.stderr
 
@@ -450,12 +456,12 @@ def test_pool_resample_groups_each_batchs_searches_into_the_engines_pools_and_dr
                        (["--group", "h", "--backend", "gpus-1"], "no runs of gpus-1 in group h"),
                        (["--group", "g", "--backend", "gpus-1", "--pools", "0"], "positive counts"),
                        (["--group", "g", "--backend", "cpu"], "cpu-s1-searches: not a run of resident Ro-TS")):
-        r = subprocess.run([sys.executable, "pool_resample.py", str(tmp_path), *args], cwd=ROOT / "benchmarks",
+        r = subprocess.run([sys.executable, "pool_resample.py", str(tmp_path), *args], cwd=RESEARCH,
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr
     r = subprocess.run([sys.executable, "pool_resample.py", str(tmp_path), "--group", "g", "--backend", "gpus-1",
                         "--pools", "1,2", "--gap", "0.5", "--out", str(tmp_path / "out.json")],
-                       cwd=ROOT / "benchmarks", capture_output=True, text=True, timeout=120)
+                       cwd=RESEARCH, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "| 1 | " in r.stdout and "| 2 | " in r.stdout
     assert json.loads((tmp_path / "out.json").read_text())["pools"] == 4
 
@@ -569,7 +575,7 @@ def test_best_distances_counts_the_positions_each_runs_best_differs_from_the_ref
         (data / "tai12a.sln").write_text(f"12\n{sln_value}\n{' '.join(str(v + 1) for v in sln_permutation)}\n")
         return subprocess.run([sys.executable, "best_distances.py", str(tmp_path), "--group", "g", "--backends",
                                "gpus-1", "--data-dir", str(data.parent), "--out", str(tmp_path / "out.json"), *args],
-                              cwd=ROOT / "benchmarks", capture_output=True, text=True, timeout=120)
+                              cwd=RESEARCH, capture_output=True, text=True, timeout=120)
 
     for listed in (perm, np.argsort(perm)):  # the file's own way round, then the other
         r = run(listed, value)

@@ -19,7 +19,7 @@ TIMING_SECONDS = 0.05  # timing a build at bind stops once its evaluations took 
 class CpuEvaluator(Evaluator):
     """One core, on the faster of the two builds: Numba's parallel build run on one thread is up to
     3.4x faster than the serial build on some neighbourhoods and slower on others
-    (benchmarks/cpu_builds.py), so bind times both on one thread and keeps the faster. A
+    (benchmarks/research/cpu_builds.py), so bind times both on one thread and keeps the faster. A
     neighbourhood cheaper than PARALLEL_MIN_SECONDS keeps the serial build without compiling the
     other (its parallel region's fork and join would cost more than it saves). The record says
     which ran."""

@@ -1,7 +1,7 @@
 """The shape of the resident Ro-TS kernel's launch for K searches: a thread block cluster a search,
 one block a search, two blocks an SM, waves, or a queue of (search, sub-chunk) items for a
 persistent grid, and a queued chunk's length; each choice the fastest measured
-(benchmarks/ab_resident.py, benchmarks/gpu_resident.py). ResidentRots._configure (gpu/engine/rots/host.py)
+(benchmarks/research/ab_resident.py, benchmarks/gpu_resident.py). ResidentRots._configure (gpu/engine/rots/host.py)
 applies them."""
 from lsbench.errors import LsbenchError
 
@@ -16,7 +16,7 @@ FULL_WAVES = 0.9
 # A large instance's queue items, in iterations (an item moves its search's state, some 90 KB on
 # tai100a, through global memory), and the least items a queued chunk holds a search: longer items
 # and chunks mean fewer state moves, launches and host round trips, shorter ones idle blocks less
-# at a chunk's end; these were the fastest measured (benchmarks/ab_resident.py).
+# at a chunk's end; these were the fastest measured (benchmarks/research/ab_resident.py).
 LARGE_QUEUE_SUBCHUNK = 512
 QUEUE_ITEMS_A_CHUNK = 48
 # Two blocks an SM from this many searches an SM: below it their queue holds more blocks than

@@ -1,6 +1,6 @@
 """CPU robust tabu search throughput on QAP: one core, and all cores (independent searches).
 
-    python benchmarks/cpu_rots.py --instance tai100a --iterations 20000 --repeats 5
+    python benchmarks/research/cpu_rots.py --instance tai100a --iterations 20000 --repeats 5
 
 One core: the fused compiled Ro-TS of the `cpu` backend, median of repeats after a warm-up run
 (JIT compile excluded). All cores: one independent search per core in separate processes, started
@@ -10,8 +10,10 @@ import argparse
 import multiprocessing as mp
 import os
 import sys
+from pathlib import Path
 import time
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py, the table scripts
 from common import median_of, write_result
 
 from lsbench import instances as registry

@@ -1,7 +1,7 @@
 """The instruction and stall profile of one resident Ro-TS launch, from Nsight Compute's SASS
 source page (`device_run.sh ncu-source INSTANCE SEARCHES` writes it as CSV), as a result file.
 
-    python benchmarks/ncu_summary.py ncu_sourcetai100a_132.csv --searches 132 --gpu h200 [--iterations 2000]
+    python benchmarks/research/ncu_summary.py ncu_sourcetai100a_132.csv --searches 132 --gpu h200 [--iterations 2000]
 
 Per search and iteration: warp instructions executed; the basic blocks (runs of instructions
 executed equally often) that execute the most, with how many warps run them and their opcodes;
@@ -11,8 +11,10 @@ share of all samples of each stall reason.
 import argparse
 import csv
 import sys
+from pathlib import Path
 from collections import Counter
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py, the table scripts
 from common import write_result
 
 

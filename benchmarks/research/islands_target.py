@@ -13,7 +13,7 @@ the median gap at the end; each run's pool bests are kept for pool_resample.py. 
 its own GPU (its local rank); --share-gpu puts them all on GPU 0. SIGTERM (a call's time limit)
 ends the run in progress (its mpirun and ranks) and writes the result file of the runs every variant finished.
 
-    python benchmarks/islands_target.py --instance tai100a --ranks 2 --searches 264 --percent 0 --cap 30 \\
+    python benchmarks/research/islands_target.py --instance tai100a --ranks 2 --searches 264 --percent 0 --cap 30 \\
         --runs 3 --variants one-gpu,independent,copy:500000 --param pools=33 --param restart=100000
 """
 import argparse
@@ -25,15 +25,35 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py, the table scripts
 from common import run_main, write_result
 from cow_table import ROOT, mpirun
-from pool_resample import pool_bests
 
 from lsbench import instances
 from lsbench.errors import LsbenchError
 from lsbench.files import write_atomic
+from lsbench.search.restarts import EliteRestarts
 from lsbench.processes import Stopped, raise_stopped, run_to_end
 
+
+
+def pool_bests(searches_dir):
+    """Every pool's best objective in one run: its searches' records, grouped as the engine grouped
+    them (each batch of searches one engine run, its pools over the batch's seeds in order)."""
+    records = sorted((json.loads(p.read_text()) for p in Path(searches_dir).glob("seed-*.json")),
+                     key=lambda r: r["seed"])
+    if not records or any("batch" not in r or "pools" not in r["backend_info"].get("restart", {}) for r in records):
+        raise LsbenchError(f"{Path(searches_dir).name}: not a run of resident Ro-TS searches with restart pools")
+    batches = {}
+    for r in records:
+        batches.setdefault(r["batch"]["first_seed"], []).append(r)
+    bests = []
+    for batch in batches.values():
+        pools = batch[0]["backend_info"]["restart"]["pools"]
+        pool_of = EliteRestarts(1, len(batch), 1, 1, 0.0, 0, pools=pools).pool_of
+        for g in range(pool_of.max() + 1):
+            bests.append(min(r["best_objective"] for r, k in zip(batch, pool_of) if k == g))
+    return bests, records[0]["bks"]
 
 def variant_args(variant, args):
     """(ranks, lsbench multistart arguments, the variant's own KEY=VALUE params) of a variant name;

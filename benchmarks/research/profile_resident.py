@@ -1,6 +1,6 @@
 """One gpu-resident Ro-TS launch to profile under Nsight Compute (ncu), e.g.
     ncu --kernel-name regex:rots --launch-skip 1 --launch-count 1 --section LaunchStats \
-        --section WarpStateStats python3 benchmarks/profile_resident.py tai100a 1 [THREADS [CLUSTER]]
+        --section WarpStateStats python3 benchmarks/research/profile_resident.py tai100a 1 [THREADS [CLUSTER]]
 """
 import sys
 

@@ -6,7 +6,7 @@ nearer the reference than the others (no fitness-distance correlation), the deep
 assignments for a crossover or path relinking to keep. One instance a call (a group of several is
 refused).
 
-    python benchmarks/best_distances.py reports/islands --group tai100a-gap-at-30s --backends gpus-1,islands-2
+    python benchmarks/research/best_distances.py reports/islands --group tai100a-gap-at-30s --backends gpus-1,islands-2
 """
 import argparse
 import json
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py, the table scripts
 from common import report_searches, run_main
 
 from lsbench import instances

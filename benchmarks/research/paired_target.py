@@ -5,7 +5,7 @@ A report's backend takes a variant's name with --report-backend BACKEND=VARIANT 
 one-GPU and islands rows beside islands_target.py's one-gpu and copy:E). A run that missed the
 target counts as never (islands_target.median_time's rule); only seeds every variant ran count.
 
-    python benchmarks/paired_target.py results/islands_target-h200-36f7769.json --instance tai50a \\
+    python benchmarks/research/paired_target.py results/islands_target-h200-36f7769.json --instance tai50a \\
         --report reports/islands --group tai50a-time-to-bks \\
         --report-backend gpus-1=one-gpu --report-backend islands-2=copy:500000 --variants one-gpu,copy:500000
 """
@@ -16,6 +16,7 @@ import sys
 import tarfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py, the table scripts
 from common import run_main
 from islands_target import median_time, read_result
 

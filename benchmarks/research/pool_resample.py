@@ -5,12 +5,12 @@ many times over, for each m (33 pools a GPU: m = 66 is two GPUs of the same meth
 resampling estimate from the records, not a measurement, and never below the records' best pool:
 a gap that no pool of many reached asks for deeper pools, not more of them.
 
-    python benchmarks/pool_resample.py reports/islands --group tai100a-gap-at-30s --backend gpus-1 \\
+    python benchmarks/research/pool_resample.py reports/islands --group tai100a-gap-at-30s --backend gpus-1 \\
         --pools 33,66,132 --gap 0.15
 
 or from the pool bests an islands_target.py result file keeps for each run of one variant:
 
-    python benchmarks/pool_resample.py results/islands_target-h200-X.json --variant one-gpu+pools=8 --pools 8,16
+    python benchmarks/research/pool_resample.py results/islands_target-h200-X.json --variant one-gpu+pools=8 --pools 8,16
 """
 import argparse
 import json
@@ -19,30 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py, the table scripts
 from common import report_searches, run_main
+from islands_target import pool_bests, read_result
 
 from lsbench.errors import LsbenchError
 from lsbench.files import write_atomic
-from lsbench.search.restarts import EliteRestarts
-
-
-def pool_bests(searches_dir):
-    """Every pool's best objective in one run: its searches' records, grouped as the engine grouped
-    them (each batch of searches one engine run, its pools over the batch's seeds in order)."""
-    records = sorted((json.loads(p.read_text()) for p in Path(searches_dir).glob("seed-*.json")),
-                     key=lambda r: r["seed"])
-    if not records or any("batch" not in r or "pools" not in r["backend_info"].get("restart", {}) for r in records):
-        raise LsbenchError(f"{Path(searches_dir).name}: not a run of resident Ro-TS searches with restart pools")
-    batches = {}
-    for r in records:
-        batches.setdefault(r["batch"]["first_seed"], []).append(r)
-    bests = []
-    for batch in batches.values():
-        pools = batch[0]["backend_info"]["restart"]["pools"]
-        pool_of = EliteRestarts(1, len(batch), 1, 1, 0.0, 0, pools=pools).pool_of
-        for g in range(pool_of.max() + 1):
-            bests.append(min(r["best_objective"] for r, k in zip(batch, pool_of) if k == g))
-    return bests, records[0]["bks"]
 
 
 def resample(bests, bks, sizes, draws, gap, seed=1):
@@ -67,7 +49,6 @@ def report_pool_bests(report, group, backend):
 
 def target_pool_bests(path, variant):
     """[(pool bests, bks)] of every run of `variant` in an islands_target.py result file."""
-    from islands_target import read_result  # (here: islands_target.py imports pool_bests from this file)
     rows = read_result(path)["rows"]
     runs = [(r["pool_bests"], r["bks"]) for r in rows.get(variant, []) if r.get("pool_bests")]
     if not runs:

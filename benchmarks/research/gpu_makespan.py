@@ -1,6 +1,6 @@
 """Solution level (Bożejko et al., Table 1): one permutation's makespan with p threads vs 1 thread.
 
-    python benchmarks/gpu_makespan.py
+    python benchmarks/research/gpu_makespan.py
 
 Each block evaluates one permutation `repeats` times inside the kernel, so the time per
 evaluation is kernel time / repeats (launch overhead amortised); one block only, as in the paper
@@ -9,8 +9,10 @@ checked against the CPU makespan and flow time.
 """
 import statistics
 import sys
+from pathlib import Path
 import time
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py, the table scripts
 from common import write_result
 from numba import cuda
 

@@ -3,7 +3,7 @@ warm-up launches, then one launch of 64 iterations (profile it with --launch-ski
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # this checkout
 from lsbench.gpu.engine.resident_pfsp import ResidentPfspTabu  # noqa: E402
 from lsbench import instances as registry  # noqa: E402
 from lsbench.interfaces import Stop  # noqa: E402

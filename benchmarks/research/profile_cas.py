@@ -5,7 +5,7 @@ for the GPU, once with a pair of CUDA events around each kernel on the engine's 
 time; the waits then include the events). A generation is the pheromone update, the ants (a kernel
 of their own since 5e478e1; before, inside the Ro-TS kernel), the Ro-TS chunks and the selection.
 
-    python benchmarks/profile_cas.py [INSTANCE ...] [--generations 100] [--tree DIR] [--ants K --ls-iterations I]
+    python benchmarks/research/profile_cas.py [INSTANCE ...] [--generations 100] [--tree DIR] [--ants K --ls-iterations I]
         [--block THREADS] [--out DIR]
 
 --tree: import lsbench from that checkout or `git archive` of one (run it in two trees to compare
@@ -17,6 +17,7 @@ import importlib
 import json
 import os
 import sys
+from pathlib import Path
 import time
 
 from numba import cuda
@@ -28,7 +29,7 @@ def load(tree):
         sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
         sys.path.insert(0, os.path.abspath(tree))
     else:
-        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # this checkout
     for colony, host in (("lsbench.gpu.engine.colony", "lsbench.gpu.engine.rots.host"),
                          ("lsbench.gpu.colony", "lsbench.gpu.rots_engine")):  # (the layout before 028e761)
         try:
@@ -159,6 +160,7 @@ def main():
     print("CAS-SPLIT " + json.dumps({"tree": tree, "generations": args.generations, "block": args.block,
                                      "figures": figures}), flush=True)
     if args.out:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py
         from common import write_result
         print("-> " + str(write_result("profile_cas", {"generations": args.generations, "block": args.block, "small": small,
                                                        "figures": figures}, args.out)))

@@ -4,7 +4,7 @@ thread at bind (lsbench/backends/cpu.py). This times one whole-neighbourhood eva
 solution by the serial build and by the parallel build on one thread, rows interleaved repeat by
 repeat, after warm-up, checks that both give the same deltas, and names the build `cpu` chose.
 
-    python benchmarks/cpu_builds.py [--repeats 7] [--cases NAME,...]
+    python benchmarks/research/cpu_builds.py [--repeats 7] [--cases NAME,...]
 
 A ratio above 1 means the parallel build on one thread is the faster; `cpu` should have chosen it
 wherever the ratio is clearly above 1 or below 1 (near 1 either is as fast).
@@ -12,10 +12,12 @@ wherever the ratio is clearly above 1 or below 1 (near 1 either is as fast).
 import argparse
 import statistics
 import sys
+from pathlib import Path
 import time
 
 import numba
 import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py, the table scripts
 from common import run_main, write_result
 
 from lsbench import instances, rng

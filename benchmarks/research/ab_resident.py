@@ -1,6 +1,6 @@
 """Side-by-side A/B of gpu-resident Ro-TS kernels from several source trees, in one process.
 
-    python benchmarks/ab_resident.py TREE[:OPTION=INT,...] [TREE ...] [--instance tai100a]
+    python benchmarks/research/ab_resident.py TREE[:OPTION=INT,...] [TREE ...] [--instance tai100a]
         [--searches 1,132] [--iterations 20000] [--rounds 5] [--out DIR]
 
 Each TREE is a checkout (for instance `git archive COMMIT | tar -x -C DIR`), with ResidentRots
@@ -17,7 +17,9 @@ import importlib.util
 import os
 import statistics
 import sys
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py, the table scripts
 from common import write_result
 from gpu_resident import cpu_search, same_run
 

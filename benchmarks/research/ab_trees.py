@@ -1,6 +1,6 @@
 """Before/after A/B of whole source trees on one host: the GPU figures a refactoring must keep.
 
-    python benchmarks/ab_trees.py TREE [TREE ...] [--cases CASE,...] [--passes 2] [--repeats 3] [--budget-s S] [--out DIR]
+    python benchmarks/research/ab_trees.py TREE [TREE ...] [--cases CASE,...] [--passes 2] [--repeats 3] [--budget-s S] [--out DIR]
 
 Each TREE is a checkout (e.g. `git archive COMMIT | tar -x -C DIR`). The trees are measured in turn,
 TREE1 TREE2 ... TREE1 TREE2 ... (`--passes` times), each pass a fresh process run inside the tree
@@ -26,6 +26,7 @@ import os
 import statistics
 import subprocess
 import sys
+from pathlib import Path
 import time
 
 # the resident engines: (problem, instance, algorithm, neighbourhood, searches), aggregate it/s
@@ -174,6 +175,7 @@ def main():
         print("AB-RESULT " + json.dumps(measure(args.repeats, cases)), flush=True)
         return 0
     figures, done = run_passes(args.trees, cases, args.passes, args.repeats, args.budget_s)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: common.py
     from common import write_result
     rows = [{"tree": tree, "case": case, "median": statistics.median(v), "values": v}
             for tree, cases in figures.items() for case, v in cases.items()]
