@@ -14,7 +14,7 @@
 #        ['profile-cas INSTANCE... --generations G [--tree DIR]'] ['ncu-cas INSTANCE --generations G'] ['ncu-source INSTANCE SEARCHES']
 #        [pack (last: every file under $OUT into $OUT/results.tgz)]
 set -u
-[ -n "${LSBENCH_INSTALLED:-}" ] ||  # (benchmarks/remeasure_tables.sh installs once for its lanes)
+[ -n "${LSBENCH_INSTALLED:-}" ] ||  # (performance_page.py remeasure installs once for its steps)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD LSBENCH_DATA=$PWD/.devdata PYTHONUNBUFFERED=1 NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
 [ -n "${LSBENCH_COMMIT:-}" ] || echo "LSBENCH_COMMIT unset: result files take this copy's git HEAD, which may lag the checkout's"

@@ -187,7 +187,7 @@ echo "Average kernel time: 0.2000 s"
 echo "800.000 Gmoves/s"
 echo "Best found tour length is 430 with 2 climbers"
 """
-SIMULATED_BENCHMARKS = {  # remeasure_tables.sh's scripts (and the A/B, the peer's lanes) at the simulator's sizes
+SIMULATED_BENCHMARKS = {  # performance_page.py remeasure's scripts (and the A/B, the peer's lanes) at the simulator's sizes
     "gpu_resident": ("--instance tai12a --seconds 0.05 --searches 1,2 --threads auto --check-iterations 20 "
                      "--repeats 1 --probe 20", ["tai12a"]),
     "ab_resident": ("{root} --instance tai12a --searches 1 --iterations 20 --rounds 1 --check-iterations 20", ["tai12a"]),

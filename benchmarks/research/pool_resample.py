@@ -13,7 +13,6 @@ or from the pool bests an islands_target.py result file keeps for each run of on
     python benchmarks/research/pool_resample.py results/islands_target-h200-X.json --variant one-gpu+pools=8 --pools 8,16
 """
 import argparse
-import json
 import sys
 from pathlib import Path
 

@@ -13,6 +13,7 @@ runs.parquet and render.json alone: the records archives are not in the tree (re
 """
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -23,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lsbench.workflow import aggregate_records  # noqa: E402
 from plan_left import left  # noqa: E402
-from records_archive import remake_command  # noqa: E402
+from records_archive import extract, remake_command  # noqa: E402
 from report import write_report  # noqa: E402
 
 
@@ -72,8 +73,19 @@ def render_example(folder):
 
 
 def regenerate_examples():
-    for render_file in sorted((ROOT / "reports").glob("*/render.json")):
-        render_example(render_file.parent)
+    """Every report in reports/ again with the current report code: from its records archive where
+    this host has one (reports/NAME/records.tgz, as regenerate_reports.py or a device call left it),
+    else from its runs.parquet and render.json."""
+    for folder in sorted(p.parent for p in (ROOT / "reports").glob("*/report.html")):
+        if (folder / "records.tgz").exists():
+            with tempfile.TemporaryDirectory() as tmp:
+                extract(folder / "records.tgz", tmp)
+                plan = json.loads((Path(tmp) / "plan.json").read_text())
+                for old in (folder / "report_files").glob("*"):
+                    old.unlink()
+                report(ROOT / plan["config"], Path(tmp) / "runs", folder, plan["scale"], plan)
+        else:
+            render_example(folder)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,264 @@
+"""docs/performance.md's tables, rendered from the result files they cite, and their re-measure.
+
+    python benchmarks/performance_page.py remeasure     on one GPU machine (LSBENCH_COMMIT set): every
+                                                        one-GPU figure's command, then `render --from`
+                                                        its results (within 10 minutes on one H200)
+    python benchmarks/performance_page.py render [--from DIR]
+    python benchmarks/performance_page.py check         exit 1 where the page is not what render writes
+
+The page holds each figure between `<!-- figure: FILE -->` and `<!-- end figure -->`; render writes
+that block from FILE (benchmarks/results/): the GPU, commit, command and file, the table, and a
+**Stale** line where engine code the figure ran changed after its commit (stale_figures.py). With
+--from DIR, each block takes the newest result file of its benchmark in DIR instead: it is copied
+into benchmarks/results/ and the file it replaces is removed (commit both: `git add -f`). A stale
+figure never fails the fast tier: the page says it is stale until it is measured again.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from stale_figures import CannotCompare, stale_reasons
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "performance.md"
+RESULTS = ROOT / "benchmarks" / "results"
+BLOCK = re.compile(r"<!-- figure: (?P<file>\S+) -->\n(?P<body>.*?)<!-- end figure -->", re.S)
+
+# the one-GPU figures and their commands (device_run.sh steps), in the order `remeasure` runs them
+ONE_GPU_STEPS = {
+    "gpu_resident": "resident --threads auto --searches 1,66,132,264,1056,4096 --seconds 2 --repeats 3",
+    "tabu_scaling": "grid --scaling tsp:eil101:2opt,ppp:101-117:hamming2,tsp:pr2392:2opt,pfsp:ta001:insertion,"
+                    "pfsp:ta111:insertion:1056 --searches 1,132,1056 --seconds 1 --repeats 3 --check 8",
+    "gpu_resident_pfsp": "pfsp --threads 256 --repeats 3",
+    "cas_gpu": "cas --runs 3 --cpu-runs 0 --cap 10",
+    "ig_pfsp": "ig --instances ta051 --runs 3 --cap 10 --restart 1000 --elite 16",
+    "tsp_peer": "tsp --instances pr2392 --repeats 3",
+}
+MULTI_GPU_STEPS = {"multistart_scaling": "multistart --gpus 1,2 --islands 500000 --repeats 3 --timeout 150"}
+
+
+def n(x, digits=0):
+    return f"{x:,.{digits}f}"
+
+
+def mega(x):
+    return f"{x / 1e6:,.2f} M"
+
+
+def giga(x):
+    return f"{x / 1e9:,.1f}"
+
+
+def provenance(data, name):
+    gpu = data.get("gpu")
+    gpu = gpu.get("name") if isinstance(gpu, dict) else (data.get("device") or "NVIDIA H200")
+    command = " ".join(data["command"].split()[1:])
+    command = re.sub(r" --out \S+", "", command)
+    return (f"{gpu}, **{data['versions']['lsbench_commit']}**, {data['date'][:10]}: `benchmarks/{command}` "
+            f"({name}; {data['host']['cpu_count']} CPU cores).")
+
+
+def table(header, rows):
+    return "\n".join(["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+                     + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
+
+
+def shape_of(s):
+    if s.get("blocks_per_search", 1) > 1:
+        return f"{s['blocks_per_search']} blocks of {s['threads_per_block']} a search"
+    if s.get("persistent_blocks"):
+        return f"a queue on {s['persistent_blocks']} blocks of {s['threads_per_block']}"
+    return f"one {s['threads_per_block']}-thread block a search, {s['blocks_per_sm']} an SM"
+
+
+def render_gpu_resident(d, name):
+    cpu, rows = d["cpu"], sorted(d["gpu"], key=lambda r: r["searches"])
+    at132 = next((r["aggregate_it_per_s"] for r in rows if r["searches"] == 132), None)
+    lines = [provenance(d, name), "",
+             f"{d['instance']}; the CPU code of the same run: one core {n(cpu['one_core_it_per_s'])} it/s, "
+             f"{cpu['cores']} cores {n(cpu['all_cores_it_per_s'])} it/s (one search a core). One search followed "
+             f"the CPU search's trajectory ({d['trajectory_check']['iterations']:,} iterations, seed "
+             f"{d['trajectory_check']['seed']}): {'yes' if d['trajectory_check']['same'] else '**no**'}.", ""]
+    body = [[f"{r['searches']:,}", shape_of(r["shape"]), n(r["aggregate_it_per_s"]),
+             f"{r['aggregate_it_per_s'] / at132:.3f}" if at132 else "-",
+             f"{r['vs_cpu_one_core']:,.0f}x",
+             f"{statistics.median(r['kernel_s']):.2f} / {statistics.median(r['loop_s']):.2f}"] for r in rows]
+    return lines + [table(["searches", "shape", "aggregate it/s", "vs K = 132", "vs one core",
+                           "kernel s / wall s"], body)]
+
+
+def render_tabu_scaling(d, name):
+    cases = {}
+    for r in d["rows"]:
+        cases.setdefault((r["instance"], r["neighbourhood"], r["moves_per_iteration"]), {})[r["searches"]] = r
+    ks = sorted({r["searches"] for r in d["rows"]})
+    body = []
+    for (instance, hood, moves), by_k in cases.items():
+        at132 = by_k.get(132, {}).get("iterations_per_s")
+        ratios = [by_k[k]["iterations_per_s"] / at132 for k in ks if k >= 132 and k in by_k] if at132 else []
+        body.append([f"{instance} {hood}", f"{moves:,}"]
+                    + [n(by_k[k]["iterations_per_s"]) if k in by_k else "-" for k in ks]
+                    + [f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "-"])
+    same = "yes" if d.get("same_trajectory_as_cpu") else "**no**"
+    return [provenance(d, name), "", f"Aggregate iterations per second over the seconds in kernels; every row's "
+            f"middle search followed the CPU search: {same}.", "",
+            table(["instance", "moves", *[f"K = {k:,}" for k in ks], "K >= 132 vs 132"], body)]
+
+
+def render_gpu_resident_pfsp(d, name):
+    cpu, gpu = d["cpu"], d["gpu"][0]
+    one = cpu["cpu"]["iterations_per_s"]
+    body = [["`cpu` (one core)", n(one, 1), "1"],
+            [f"`cpu-parallel` ({d['host']['cpu_count']} cores)", n(cpu["cpu-parallel"]["iterations_per_s"], 1),
+             f"{cpu['cpu-parallel']['iterations_per_s'] / one:.1f}"],
+            [f"`gpu-resident`, {gpu['blocks']} blocks of {gpu['threads']}", n(gpu["iterations_per_s"]),
+             f"**{gpu['iterations_per_s'] / one:,.0f}**"]]
+    same = "yes" if d.get("same_trajectory_as_cpu") else "**no**"
+    return [provenance(d, name), "", f"{d['instance']} ({d['n']} x {d['m']}), one search, "
+            f"{d['moves_per_iteration']:,} insertion moves an iteration; the same trajectory as the CPU search: "
+            f"{same}.", "", table(["side", "it/s", "vs one core"], body)]
+
+
+def render_cas_gpu(d, name):
+    body = [[r["instance"], r["target"], f"{r['gpu']['median_s']:.3f}", r["paper_gtx480_s"],
+             f"{r['gpu_vs_paper_gpu']:,.0f}",
+             f"{sum(x['reached'] for x in r['gpu']['runs'])}/{len(r['gpu']['runs'])}"] for r in d["rows"]]
+    return [provenance(d, name), "", table(["instance", "target", "ours (s)", "GTX 480 (s)", "their time / ours",
+                                            "reached"], body)]
+
+
+def render_ig_pfsp(d, name):
+    cap = f"{d['cap_s']:g} s"
+    lines = [provenance(d, name), ""]
+    for inst in d["instances"]:
+        body = []
+        for side, searches in (("gpu-resident", d["gpu_searches"]), ("cpu-parallel", d["cpu_searches"])):
+            runs = [r for r in inst["runs"] if r["backend"] == side]
+            body.append([f"`{side}` x {searches:,}", ", ".join(f"{r['gap_percent']:.3f}" for r in runs),
+                         f"{statistics.median(r['gap_percent'] for r in runs):.3f}",
+                         f"{statistics.median(r['gap_at']['5s'] for r in runs):.3f}",
+                         n(statistics.median(r["aggregate_iterations_per_s"] for r in runs))])
+        lines += [f"{inst['instance']}:", "", table(["side", f"gap at {cap} per run (%)", f"median at {cap} (%)",
+                                                     "median at 5 s (%)", "it/s (all searches)"], body), ""]
+    return lines[:-1]
+
+
+def render_tsp_peer(d, name):
+    lines = [provenance(d, name), ""]
+    for c in d["cases"]:
+        s, rows = c["summary"], c["rows"]
+        peer = [r["peer"]["moves_per_s"] for r in rows]
+        body = [[f"TSP_GPU, {d['restarts']:,} climbs", ", ".join(giga(x) for x in peer),
+                 f"**{giga(statistics.median(peer))}**", "1", "-",
+                 f"{s['peer_best_truncated_metric']:,} (its float32 metric)"]]
+        for a in ("hc", "tabu"):
+            if a in s:
+                kernel = [r[a]["moves_per_s"] for r in rows]
+                wall = statistics.median(r[a]["moves_per_wall_s"] for r in rows)
+                body.append([f"lsbench `{a}` x {d['searches']:,}", ", ".join(giga(x) for x in kernel),
+                             f"**{giga(s[a]['moves_per_s'])}**", f"{s[a]['ratio_to_peer']:.2f}",
+                             f"{giga(wall)} ({wall / statistics.median(peer):.2f})",
+                             f"{s[a]['best_tsplib_metric']:,} (TSPLIB){'' if s[a]['same_trajectory_as_cpu'] else ' **trajectory differs**'}"])
+        lines += [f"{s['instance']} (n = {s['n']:,}):", "",
+                  table(["code", "G moves/s by kernel time (runs)", "median", "vs the peer",
+                         "by wall time (vs the peer's kernel)", "best tour"], body), ""]
+    return lines[:-1]
+
+
+def render_multistart_scaling(d, name):
+    rows = d["rows"]
+    one = {r["repeat"]: r["aggregate_iterations_per_s"] for r in rows if r["gpus"] == 1}
+    body = []
+    for gpus, islands in dict.fromkeys((r["gpus"], r["islands"]) for r in rows):
+        mine = sorted((r for r in rows if r["gpus"] == gpus and r["islands"] == islands), key=lambda r: r["repeat"])
+        body.append([f"{gpus}{' islands' if islands else ''}", ", ".join(mega(r["aggregate_iterations_per_s"]) for r in mine),
+                     ", ".join(f"{r['aggregate_iterations_per_s'] / one[r['repeat']]:.3f}" for r in mine),
+                     f"{max(r['start_skew_s'] for r in mine) * 1e3:.2f} ms"])
+    return [provenance(d, name), "", f"{d['instance']}, {d['searches_per_gpu']} searches a GPU, "
+            f"{d['iterations']:,} iterations each; islands pass their best every {d['islands_exchange_every']:,}.", "",
+            table(["GPUs", "aggregate it/s (repeats)", "x G = 1 of the same repeat", "start skew, at most"], body)]
+
+
+RENDERERS = {"gpu_resident": render_gpu_resident, "tabu_scaling": render_tabu_scaling,
+             "gpu_resident_pfsp": render_gpu_resident_pfsp, "cas_gpu": render_cas_gpu, "ig_pfsp": render_ig_pfsp,
+             "tsp_peer": render_tsp_peer, "multistart_scaling": render_multistart_scaling}
+
+
+def stale_line(name, old_body):
+    """The block's Stale line: why, and the command; without git history, the line it had."""
+    try:
+        reasons = stale_reasons(name)
+    except CannotCompare:
+        return next((line for line in old_body.splitlines() if line.startswith("**Stale**")), None)
+    if not reasons:
+        return None
+    benchmark = name.split("-")[0]
+    how = "performance_page.py remeasure" if benchmark in ONE_GPU_STEPS else \
+        f"device_run.sh '{MULTI_GPU_STEPS.get(benchmark, '?')}' on a machine of several GPUs"
+    shown = "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
+    return f"**Stale**: {shown}. Measure it again: `benchmarks/{how}`."
+
+
+def newest(benchmark, folder):
+    found = [p for p in Path(folder).glob(f"{benchmark}-*.json") if "partial" not in p.name]
+    return max(found, key=lambda p: json.loads(p.read_text()).get("date", ""), default=None)
+
+
+def render(page, source=None):
+    """The page with every figure block written again (from `source`'s newest files, where given)."""
+    def block(match):
+        name = match.group("file")
+        benchmark = name.split("-")[0]
+        if source is not None and (new := newest(benchmark, source)) is not None and new.name != name:
+            shutil.copy(new, RESULTS / new.name)
+            (RESULTS / name).unlink(missing_ok=True)
+            name = new.name
+        body = RENDERERS[benchmark](json.loads((RESULTS / name).read_text()), name)
+        stale = stale_line(name, match.group("body"))
+        return f"<!-- figure: {name} -->\n" + "\n".join(([stale, ""] if stale else []) + body) + "\n<!-- end figure -->"
+    return BLOCK.sub(block, page)
+
+
+def remeasure(out):
+    """Every one-GPU figure's command, one after another on this machine, then the page rendered
+    from their result files (copied to $OUT too, with the page)."""
+    env = {**os.environ, "OUT": str(out)}
+    subprocess.run(["bash", "benchmarks/device_run.sh"], cwd=ROOT, env=env, check=True)  # installs the wheels
+    env["LSBENCH_INSTALLED"] = "1"
+    for benchmark, step in ONE_GPU_STEPS.items():
+        print(f"== {benchmark}: {step}", flush=True)
+        subprocess.run(["bash", "benchmarks/device_run.sh", step], cwd=ROOT, env=env)
+    PAGE.write_text(render(PAGE.read_text(), out))
+    shutil.copy(PAGE, Path(out) / "performance.md")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("action", choices=["render", "check", "remeasure"])
+    ap.add_argument("--from", dest="source", help="render: take each benchmark's newest result file from here")
+    args = ap.parse_args()
+    if args.action == "remeasure":
+        remeasure(Path(os.environ.get("OUT") or RESULTS))
+        return 0
+    page = PAGE.read_text()
+    new = render(page, args.source)
+    if args.action == "check":
+        if new != page:
+            print("performance_page: docs/performance.md differs from its result files and their staleness: "
+                  "python benchmarks/performance_page.py render", file=sys.stderr)
+            return 1
+        return 0
+    tmp = PAGE.with_suffix(".md.tmp")
+    tmp.write_text(new)
+    tmp.replace(PAGE)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
