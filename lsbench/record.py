@@ -17,6 +17,10 @@ from .problems import PROBLEMS
 from .provenance import host_info, versions
 from .registry import ALGORITHMS
 
+# the record's layout: 1 since lsbench 0.3.0; a record without the field (0.2.0 and before) reads as 0,
+# the same fields. A record of another version is refused in one line, not half read.
+SCHEMA_VERSION = 1
+KNOWN_SCHEMA_VERSIONS = (0, 1)
 FLOAT_RTOL = 1e-9  # float objectives: recomputation must agree to this relative tolerance
 REQUIRED = ("problem", "instance", "instance_sha256", "algorithm", "backend", "seed", "params", "host",
             "versions", "iterations", "evaluations", "wall_s", "best_objective", "best_solution",
@@ -123,7 +127,7 @@ class Record(dict):
         top = min(range(len(results)), key=lambda q: (checked[q], q))
         result = results[top]
         rec = cls({
-            "problem": prob.kind, "instance": prob.name, "instance_source": prob.source,
+            "schema_version": SCHEMA_VERSION, "problem": prob.kind, "instance": prob.name, "instance_source": prob.source,
             "instance_sha256": instance_digest(prob),
             "algorithm": spec.algorithm, "neighbourhood": nb.name, "neighbourhood_size": nb.size,
             "backend": spec.backend, "backend_info": backend_info, "seed": spec.seed,
@@ -156,6 +160,12 @@ class Record(dict):
     def read(cls, path):
         """A record file, with every field a record must have, or one line naming what is wrong."""
         rec = read_json(path, "run record")
+        if not isinstance(rec, dict):
+            raise LsbenchError(f"{path}: not a run record (a JSON {type(rec).__name__}, not an object)")
+        version = rec.get("schema_version", 0)
+        if type(version) is not int or version not in KNOWN_SCHEMA_VERSIONS:
+            raise LsbenchError(f"{path}: schema_version {version!r} is not one this lsbench reads "
+                               f"({', '.join(map(str, KNOWN_SCHEMA_VERSIONS))}; a newer lsbench wrote it?)")
         missing = [k for k in REQUIRED if k not in rec]
         if missing:
             raise LsbenchError(f"{path}: run record lacks field(s) {', '.join(missing)}")

@@ -26,9 +26,18 @@ def test_run_then_verify(tmp_path):
                 "trajectory", "bks", "gap_percent"):
         assert key in rec
     assert rec["iterations"] == 2000 and sorted(rec["best_solution"]) == list(range(12))
-    assert rec["trajectory"][-1][2] == rec["best_objective"]
+    assert rec["trajectory"][-1][2] == rec["best_objective"] and rec["schema_version"] == 1
     v = lsbench("verify", str(out))
     assert v.returncode == 0 and "OK" in v.stdout
+    # a record of lsbench 0.2.0 (no schema_version) still verifies; versions it does not know do not
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({k: v for k, v in rec.items() if k != "schema_version"}))
+    assert lsbench("verify", str(old)).returncode == 0
+    for version in (2, "1", None, 1.0):
+        old.write_text(json.dumps({**rec, "schema_version": version}))
+        v = lsbench("verify", str(old))
+        assert v.returncode == 2 and v.stderr.count("\n") == 1 and "Traceback" not in v.stderr
+        assert f"{old}: schema_version {version!r} is not one this lsbench reads (0, 1" in v.stderr
     # a tampered record is caught
     rec["best_objective"] -= 1
     bad = tmp_path / "bad.json"
@@ -109,6 +118,11 @@ def test_verify_rejects_malformed_records(tmp_path):
     f.write_text(json.dumps({"problem": "qap"}))
     r = lsbench("verify", str(f))
     assert r.returncode == 2 and "lacks field" in r.stderr
+    for text, kind in (("42", "int"), ("null", "NoneType"), ("[1]", "list")):
+        f.write_text(text)
+        r = lsbench("verify", str(f))
+        assert r.returncode == 2 and f"not a run record (a JSON {kind}, not an object)" in r.stderr
+        assert "Traceback" not in r.stderr
 
 
 def test_target_bks_stops_at_the_manifest_value_and_bks_plus_a_percentage_above_it(tmp_path):
