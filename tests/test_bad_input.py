@@ -72,11 +72,28 @@ def test_qap_entries_that_would_wrap_int64_are_refused(tmp_path):
 
 
 def test_tsp_coordinates_whose_distances_would_wrap_int32_are_refused(tmp_path):
-    coords = "\n".join(f"{i + 1} {i * 3.0e10} {i * 1.0e10}" for i in range(6))
+    coords = "\n".join(f"{i + 1} {(-1) ** i * 2.0e9} {i * 1.0e8}" for i in range(6))  # within +-2^31, 4e9 apart
     f = _file(tmp_path, "far.tsp", f"NAME: far\nTYPE: TSP\nDIMENSION: 6\nEDGE_WEIGHT_TYPE: EUC_2D\n"
                                    f"NODE_COORD_SECTION\n{coords}\nEOF\n")
     one_error_line(lsbench("run", "--problem", "tsp", "--instance", f, "--iterations", "5", "--quiet"),
                    "far.tsp", "32 bits")
+
+
+@pytest.mark.parametrize("kind, coords, needle", [
+    ("EUC_2D", "1 0 0|2 1 1|5 1e154 0|3 2 2|4 3 3", "node 5: coordinate 1e+154 is beyond +-2^31"),
+    ("EUC_2D", "1 0 0|2 1 1|3 2 -2147483648|4 3 3|5 4 4", "node 3: coordinate -2.14748e+09 is beyond +-2^31"),
+    ("GEO", "1 0 0|2 1 1|3 90.5 2|4 3 3|5 4 4", "node 3: latitude 90.5 is beyond +-90"),
+    ("GEO", "1 0 0|2 1 1|3 2 2|4 3 3|5 4 1e300", "node 5: longitude 1e+300 is beyond +-180"),
+])
+def test_tsp_coordinates_out_of_range_are_one_line_naming_the_node(tmp_path, kind, coords, needle):
+    """A coordinate at or beyond 2^31 (its square loses the integer part or overflows to inf) and a
+    GEO latitude beyond +-90 or longitude beyond +-180 degrees are refused at load, naming the node
+    by its id in the file; no numpy warning, no garbage distance."""
+    f = _file(tmp_path, "range.tsp", f"NAME: r\nTYPE: TSP\nDIMENSION: 5\nEDGE_WEIGHT_TYPE: {kind}\n"
+                                     f"NODE_COORD_SECTION\n{coords.replace('|', chr(10))}\nEOF\n")
+    r = lsbench("run", "--problem", "tsp", "--instance", f, "--iterations", "5", "--quiet")
+    one_error_line(r, "range.tsp", needle)
+    assert "Warning" not in r.stderr
 
 
 @pytest.mark.parametrize("instance, params", [("tai12a", {}), ("bays29", {}), ("ta021", {"objective": "three"}),

@@ -34,11 +34,30 @@ def _geo_radians(x):
 DISTANCE_LIMIT = 1 << 31  # distances are stored in 32 bits (the GPU reads them so too)
 
 
-def coords_to_matrix(kind, xy, path):
-    """TSPLIB distance functions (Reinelt, TSPLIB95 section 2), row by row."""
+COORDINATE_BOUND = 2.0 ** 31  # |x|, |y| below this: every squared difference is exact enough and finite
+GEO_BOUNDS = (("latitude", 90.0), ("longitude", 180.0))  # TSPLIB's DDD.MM degrees
+
+
+def check_coordinate_range(kind, xy, path, ids):
+    """Coordinates a distance can be computed from: below 2^31 in magnitude (beyond, squares lose the
+    integer part or overflow to inf), and for GEO a latitude within +-90 and a longitude within +-180
+    degrees; otherwise one error naming the first node outside (its id in the file, `ids`)."""
+    bounds = GEO_BOUNDS if kind == "GEO" else (("coordinate", COORDINATE_BOUND), ("coordinate", COORDINATE_BOUND))
+    for axis, (what, bound) in enumerate(bounds):
+        outside = np.flatnonzero(np.abs(xy[:, axis]) > bound if kind == "GEO" else np.abs(xy[:, axis]) >= bound)
+        if outside.size:
+            node, value = int(ids[outside[0]]), xy[outside[0], axis]
+            limit = f"+-{bound:g}" if kind == "GEO" else "+-2^31"
+            raise InstanceFormatError(path, f"NODE_COORD_SECTION: node {node}: {what} {value:g} is beyond {limit}")
+
+
+def coords_to_matrix(kind, xy, path, ids):
+    """TSPLIB distance functions (Reinelt, TSPLIB95 section 2), row by row, from coordinates within
+    range (`ids`: the nodes' ids, for the error line)."""
     n = xy.shape[0]
     if not np.isfinite(xy).all():
         raise InstanceFormatError(path, "NODE_COORD_SECTION: non-finite coordinate")
+    check_coordinate_range(kind, xy, path, ids)
     d = np.empty((n, n), dtype=np.int32)
     x, y = xy[:, 0], xy[:, 1]
     if kind == "GEO":
@@ -157,7 +176,7 @@ def read_tsplib(path):
                 twice = seen[0][seen[1] > 1]
                 raise InstanceFormatError(path, f"NODE_COORD_SECTION: node {int(twice[0])} appears twice" if twice.size
                                           else "NODE_COORD_SECTION: node ids are not 1..DIMENSION")
-            d = coords_to_matrix(kind, nums.reshape(n, 3)[:, 1:], path)
+            d = coords_to_matrix(kind, nums.reshape(n, 3)[:, 1:], path, ids)
     except ValueError as e:
         raise InstanceFormatError(path, f"non-numeric value in data section ({e})")
     xy = None if kind == "EXPLICIT" else nums.reshape(n, 3)[:, 1:]
