@@ -43,7 +43,7 @@ def import_graph(root):
 
 def layers_from_doc(text):
     """[[module prefix, ...], ...], top layer first, from the "Layers" table of docs/architecture.md."""
-    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("|")][2:]
     return [re.findall(r"`([a-z_.]+)`", row.split("|")[2]) for row in rows]
 
@@ -118,3 +118,34 @@ def import_cycle(graph):
             if found:
                 return found
     return None
+
+
+def gpu_layers_from_doc(text):
+    """([[module prefix, ...], ...] of docs/architecture.md's "Inside gpu/" table, top first;
+    {(engine, engine)} of its list of engine imports still to untangle)."""
+    section = text.split("### Inside gpu/", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|")][2:]
+    layers = [re.findall(r"`([a-z_.]+)`", row.split("|")[2]) for row in rows]
+    known = set(re.findall(r"`([a-z_.]+) -> ([a-z_.]+)`", section))
+    return layers, known
+
+
+def gpu_layer_breaches(graph, layers, known):
+    """(imports that go up a gpu sub-layer or from one engine to another, [(a, b), ...]; the
+    engine pairs of `known` that no import makes any more)."""
+    engines = layers[0]
+
+    def engine_of(module):
+        return max((e for e in engines if module == e or module.startswith(e + ".")), key=len, default=None)
+    breaches, pairs = [], set()
+    for module in sorted(m for m in graph if m.startswith("lsbench.gpu")):
+        for target in sorted(t for t in graph[module] if t.startswith("lsbench.gpu")):
+            mine, theirs = layer_of(module, layers), layer_of(target, layers)
+            if mine is not None and theirs is not None and theirs < mine:
+                breaches.append((module, target))
+            a, b = engine_of(module), engine_of(target)
+            if a and b and a != b:
+                pairs.add((a, b))
+                if (a, b) not in known:
+                    breaches.append((module, target))
+    return breaches, sorted(known - pairs)

@@ -5,7 +5,8 @@ import shutil
 import pytest
 
 from conftest import ROOT
-from import_graph import SCRIPT_FOLDERS, import_cycle, import_graph, layers_from_doc, script_graph, upward_imports
+from import_graph import (SCRIPT_FOLDERS, gpu_layer_breaches, gpu_layers_from_doc, import_cycle, import_graph, layer_of,
+                          layers_from_doc, script_graph, upward_imports)
 
 LAYERS = layers_from_doc((ROOT / "docs" / "architecture.md").read_text())
 
@@ -70,3 +71,31 @@ def test_a_deliberate_script_circle_in_a_copy_of_the_tree_fails_the_check(tmp_pa
     assert import_cycle(script_graph(tmp_path)) == ["workflows/scripts/plan_left.py",
                                                     "workflows/scripts/report_from_records.py",
                                                     "workflows/scripts/plan_left.py"]
+
+
+def test_inside_gpu_engines_build_on_adapters_and_runtime_and_not_on_each_other():
+    """docs/architecture.md's "Inside gpu/" table: runtime <- adapters <- engines, no engine imports
+    another but the pairs it lists as still to untangle, and each of those still exists."""
+    layers, known = gpu_layers_from_doc((ROOT / "docs" / "architecture.md").read_text())
+    graph = import_graph(ROOT)
+    assert [len(row) for row in layers] == [9, 1, 5]
+    assert all(layer_of(m, layers) is not None for m in graph if m.startswith("lsbench.gpu")), \
+        [m for m in graph if m.startswith("lsbench.gpu") and layer_of(m, layers) is None]
+    assert gpu_layer_breaches(graph, layers, known) == ([], [])
+
+
+@pytest.mark.parametrize("where, line, breach", [
+    ("gpu/adapters/tsp_swap.py", "from ..engine.whole_gpu_tabu import WholeGpuTabu\n",
+     ("lsbench.gpu.adapters.tsp_swap", "lsbench.gpu.engine.whole_gpu_tabu")),
+    ("gpu/engine/iterated_greedy.py", "from .resident_pfsp import QUEUE_ITEM\n",
+     ("lsbench.gpu.engine.iterated_greedy", "lsbench.gpu.engine.resident_pfsp")),
+    ("gpu/runtime/launch.py", "from ..adapters import adapter_for\n",
+     ("lsbench.gpu.runtime.launch", "lsbench.gpu.adapters")),
+])
+def test_a_deliberate_wrong_import_inside_gpu_fails_the_check(tmp_path, where, line, breach):
+    for folder in ("lsbench", "gpu", "hpc"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    path = tmp_path / where
+    path.write_text(line + path.read_text())
+    layers, known = gpu_layers_from_doc((ROOT / "docs" / "architecture.md").read_text())
+    assert breach in gpu_layer_breaches(import_graph(tmp_path), layers, known)[0]

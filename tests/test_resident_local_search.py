@@ -13,9 +13,11 @@ from lsbench.search.tabu import TabuSearch
 
 
 def tsplib_file(folder, n, weight_type, decimals=0, seed=0, extra=()):
-    """A TSPLIB file of n random cities (coordinates below 1000, `decimals` places) plus `extra`."""
+    """A TSPLIB file of n random cities (coordinates below 1000, `decimals` places; GEO: degrees
+    below 80, TSPLIB's latitude and longitude range) plus `extra`."""
     rng = np.random.default_rng(seed)
-    xy = np.round(rng.uniform(0, 1000, size=(n - len(extra), 2)), decimals).tolist() + [list(p) for p in extra]
+    high = 80 if weight_type == "GEO" else 1000
+    xy = np.round(rng.uniform(0, high, size=(n - len(extra), 2)), decimals).tolist() + [list(p) for p in extra]
     lines = [f"NAME : rnd{n}", "TYPE : TSP", f"DIMENSION : {n}", f"EDGE_WEIGHT_TYPE : {weight_type}",
              "NODE_COORD_SECTION"] + [f"{k + 1} {x} {y}" for k, (x, y) in enumerate(xy)] + ["EOF"]
     path = folder / f"rnd{n}-{weight_type}-{decimals}-{seed}.tsp"
@@ -37,9 +39,7 @@ def test_coordinates_whose_exact_rounding_differs_from_tsplibs_double_arithmetic
     the matrix is the reference, so the on-chip form is refused (the matrix kernel runs it)."""
     p = TSP.from_file(tsplib_file(tmp_path, 12, "EUC_2D", 1, extra=[(0.0, 0.0), (5.6, 3.3)]))
     assert p.d[10, 11] == 6 and integer_coordinates(p.coordinates, p.weight_type, p.d) is None
-    geo = tmp_path / "geo.tsp"
-    geo.write_text(tsplib_file(tmp_path, 8, "EUC_2D").read_text().replace("EUC_2D", "GEO"))
-    p = TSP.from_file(geo)
+    p = TSP.from_file(tsplib_file(tmp_path, 8, "GEO"))
     assert integer_coordinates(p.coordinates, p.weight_type, p.d) is None
 
 
@@ -106,7 +106,7 @@ def test_resident_tabu_on_chip_follows_the_cpu(tmp_path, n, weight_type, decimal
 
 def test_hill_climbing_on_gpu_resident_refuses_an_instance_without_integer_coordinates(tmp_path):
     geo = tmp_path / "geo9.tsp"
-    geo.write_text(tsplib_file(tmp_path, 9, "EUC_2D").read_text().replace("EUC_2D", "GEO"))
+    geo.write_text(tsplib_file(tmp_path, 9, "GEO").read_text().replace("rnd9", "geo9"))
     with pytest.raises(LsbenchError, match=r"^--algorithm hc --backend gpu-resident: geo9: the on-chip 2-opt "
                                            r"adapter needs integer coordinates"):
         run_one("tsp", str(geo), algorithm="hc", backend="gpu-resident", seed=1, iterations=2)

@@ -14,7 +14,7 @@ from lsbench.neighborhoods import insertion_count
 from lsbench.problems import pfsp
 
 from .. import device as dv
-from ..iteration.kernels import MAX_MACHINES, append_job
+from ..move_costs.pfsp import MAX_MACHINES, append_job
 from .numbered_moves import expiry_matrices, make_scan
 
 score = dv.twin(pfsp._score)

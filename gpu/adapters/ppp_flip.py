@@ -13,8 +13,18 @@ from lsbench.neighborhoods import hamming_count
 from lsbench.problems.ppp import PENALTY
 
 from .. import device as dv
-from ..engine.whole_gpu_tabu import flip_indices
 from .numbered_moves import make_scan
+
+
+@cuda.jit(device=True, inline=True)
+def flip_indices(idx, n, k):
+    """PPP Hamming-k move idx as the bits it flips (k1, k2, k3), -1 for the ones it has not."""
+    if k == 1:
+        return idx, -1, -1
+    if k == 2:
+        k1, k2 = dv.index_to_pair(idx, n)
+        return k1, k2, -1
+    return dv.index_to_triple(idx, n)
 
 
 @cuda.jit(device=True)

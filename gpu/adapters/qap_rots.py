@@ -11,8 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 from numba import cuda
 
-from ..engine.rots.device_functions import FULL, U64, device
-from ..engine.rots.plan import SHUFFLE
+from ..runtime.lanes import FULL, SHUFFLE, U64, device
 
 
 def tabu(k):

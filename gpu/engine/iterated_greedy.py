@@ -22,9 +22,8 @@ from lsbench.engines.iterated_greedy import (BEST, CHUNK_CAP, CUR, EVALS, IT, NI
 from .. import device as dv
 from .. import device_name, require
 from ..runtime.intrinsics import warp_min_u32
-from ..runtime.launch import allow_dynamic_shared
-from .resident_pfsp import XBUF, from_left2, warp_sync
-from .rots.plan import shared_bytes_per_block
+from ..runtime.launch import allow_dynamic_shared, shared_bytes_per_block
+from ..runtime.lanes import XBUF, from_left2, warp_sync
 
 SIM = config.ENABLE_CUDASIM
 WARP = 32

@@ -31,9 +31,10 @@ from ..adapters import adapter_for
 from .. import device_name, require
 from ..runtime.chunks import (IMPROVEMENT_CAP, NO_ASPIRATION, ResidentEngine, chunk_launcher, item_of, pass_on, run_searches,
                               save_search, start_item, tabu_starts, take_item)
-from ..iteration.kernels import block_min
+from ..runtime.block_reduce import block_min
 from ..runtime.launch import PreparedLauncher, allow_dynamic_shared
-from .whole_gpu_tabu import WholeGpuTabu, WholeGpuTabuEngine, next_tenure
+from ..runtime.tenure import next_tenure
+from .whole_gpu_tabu import WholeGpuTabu, WholeGpuTabuEngine
 
 SIM = config.ENABLE_CUDASIM
 QUEUE_ITEM = 64  # iterations of a search per queue item, at most

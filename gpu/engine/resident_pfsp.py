@@ -30,64 +30,14 @@ from .. import device as dv
 from .. import device_name, require
 from ..runtime.chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, chunk_launcher, item_of, never_tabu,
                               pass_on, run_searches, save_search, start_item, tabu_starts, take_item)
-from ..iteration.kernels import block_min, key_less
-from ..runtime.launch import allow_dynamic_shared
-from .rots.plan import shared_bytes_per_block
+from ..runtime.block_reduce import block_min, key_less
+from ..runtime.lanes import XBUF, from_left, from_left2, in_window, warp_sync
+from ..runtime.launch import allow_dynamic_shared, shared_bytes_per_block
 
 SIM = config.ENABLE_CUDASIM  # the simulator has no warp shuffles: lanes talk through shared memory
 FULL = 0xFFFFFFFF
 WARP = 32
-XBUF = MAX_THREADS if SIM else 1  # lane exchange buffer (simulator only)
 QUEUE_ITEM = 64  # K > 1: iterations of a search per queue item, at most
-
-
-@cuda.jit(device=True, inline=True)
-def from_left(u, xbuf, tid, lane):
-    """Lane l receives lane l-1's u (lane 0 receives 0). Under the simulator a block barrier and
-    shared memory stand in for the shuffle, so there every thread of the block must call it (and
-    from_left2) the same number of times."""
-    if SIM:
-        cuda.syncthreads()
-        xbuf[tid, 0] = u
-        cuda.syncthreads()
-        return int32(xbuf[tid - 1, 0]) if lane > 0 else int32(0)
-    u = cuda.shfl_up_sync(FULL, u, 1)
-    return u if lane > 0 else int32(0)
-
-
-@cuda.jit(device=True, inline=True)
-def from_left2(u, v, xbuf, tid, lane):
-    """from_left for two values."""
-    if SIM:
-        cuda.syncthreads()
-        xbuf[tid, 0] = u
-        xbuf[tid, 1] = v
-        cuda.syncthreads()
-        if lane == 0:
-            return int32(0), int32(0)
-        return int32(xbuf[tid - 1, 0]), int32(xbuf[tid - 1, 1])
-    u = cuda.shfl_up_sync(FULL, u, 1)
-    v = cuda.shfl_up_sync(FULL, v, 1)
-    if lane == 0:
-        return int32(0), int32(0)
-    return u, v
-
-
-@cuda.jit(device=True, inline=True)
-def in_window(d, length):
-    """0 <= d < length, as one unsigned 32-bit compare on the device."""
-    if SIM:
-        return 0 <= d < length
-    return uint32(d) < uint32(length)
-
-
-@cuda.jit(device=True, inline=True)
-def warp_sync():
-    """Lanes' shared-memory writes visible to the warp (the whole block under the simulator)."""
-    if SIM:
-        cuda.syncthreads()
-    else:
-        cuda.syncwarp(FULL)
 
 
 @cuda.jit(device=True, inline=True)

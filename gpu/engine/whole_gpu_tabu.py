@@ -36,7 +36,10 @@ from .. import device_name, require
 from ..runtime.chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, chunk_launcher, end_lockstep,
                               item_of, never_tabu, pass_on, read_search, run_searches, save_search, start_item,
                               tabu_starts, take_item, write_search)
-from ..iteration.kernels import block_min, key_less
+from ..adapters.ppp_flip import flip_indices
+from ..runtime.block_reduce import block_min, key_less
+from ..runtime.launch import narrow
+from ..runtime.tenure import next_tenure
 
 SIM = config.ENABLE_CUDASIM
 TSP_SWAP, TSP_TWO_OPT = 0, 1
@@ -74,26 +77,6 @@ def publish(red_c, red_d, red_r, red_i, WC, WD, WR, WI, v, tid, T, bc, bd, br, b
         WI[v] = red_i[0]
         cuda.threadfence()
     cuda.syncthreads()
-
-
-@cuda.jit(device=True, inline=True)
-def flip_indices(idx, n, k):
-    """PPP Hamming-k move idx as the bits it flips (k1, k2, k3), -1 for the ones it has not."""
-    if k == 1:
-        return idx, -1, -1
-    if k == 2:
-        k1, k2 = dv.index_to_pair(idx, n)
-        return k1, k2, -1
-    return dv.index_to_triple(idx, n)
-
-
-@cuda.jit(device=True, inline=True)
-def next_tenure(state, tenure_min, tenure_max):
-    """(state, tenure): rng.between(state, tenure_min, tenure_max) when they differ."""
-    if tenure_max == tenure_min:
-        return state, int64(tenure_min)
-    state += dv.GOLDEN
-    return state, tenure_min + int64((dv.mix64(state) >> uint64(11)) % uint64(tenure_max - tenure_min + 1))
 
 
 @cuda.jit(device=True, inline=True)
@@ -407,7 +390,6 @@ class WholeGpuTabu:
                 raise LsbenchError(f"--param {name}: must be at least 1, got {value}")
         self.want_blocks = None if blocks is None else int(blocks)
         self.want_persistent = None if persistent is None else int(persistent)
-        from ..iteration.evaluator import narrow
         if problem.kind == "tsp":
             self.data = (cuda.to_device(narrow(problem.d, 4)),)
         else:

@@ -24,7 +24,7 @@ from lsbench.problems.pfsp import THREE
 
 from . import kernels
 from .. import device_name, require
-from ..runtime.launch import ThreadControl
+from ..runtime.launch import ThreadControl, narrow
 
 TABU_KINDS = {"swap@qap": 1, "swap@pfsp": 2, "swap@tsp": 2, "2opt@tsp": 3, "insertion@pfsp": 4,
               "hamming1@ppp": 5, "hamming2@ppp": 5, "hamming3@ppp": 5, "crowns@weierstrass": 0}
@@ -369,15 +369,6 @@ class GpuEvaluator(Evaluator):
         self.timer.process += time.perf_counter() - t
         return self.w_kernel, (self.sol_d, key, self.size, self.nb.radius, pr.b_value(), pr.h_value(), pr.terms,
                                current, self.out), None
-
-
-def narrow(values, terms):
-    """`values` as int32 when a sum of `terms` of them cannot overflow it (half the bytes per
-    gathered read); compiled device code widens to 64 bits before adding, the simulator's NumPy
-    scalars would not, so it keeps int64."""
-    if values.dtype.kind == "i" and not config.ENABLE_CUDASIM and terms * int(np.abs(values).max()) < (1 << 31):
-        return values.astype(np.int32)
-    return values
 
 
 @njit(cache=True)

@@ -6,11 +6,10 @@ import functools
 import numpy as np
 from numba import config, cuda
 
-from lsbench.problems import pfsp
-
 from .. import device as dv
+from ..move_costs.pfsp import MAX_MACHINES, append_job
+from ..runtime.block_reduce import block_min, key_less
 
-MAX_MACHINES = 64   # per-thread completion-time row for PFSP flow time / three objectives
 MAX_DIMENSION = 64  # per-thread neighbour for Weierstrass
 # threads of the reduction kernels (a power of two); small under the simulator, which runs every
 # thread of a block as a Python thread
@@ -164,7 +163,6 @@ def pfsp_heads_tails_wave_kernel(pt, due, seq, heads, tails, pflow, ptard, plate
         cuda.syncthreads()
 
 
-append_job = cuda.jit(device=True, inline=True)(pfsp.append_job)  # the CPU's definition, for the GPU
 
 
 @cuda.jit(device=True, inline=True)
@@ -382,17 +380,6 @@ def tabu_flags_kernel(kind, sol, expiry, it, n, flags):
 
 # ------------------------------------------------------------------ two-stage reduction
 @cuda.jit(device=True, inline=True)
-def key_less(c1, d1, r1, i1, c2, d2, r2, i2):
-    if c1 != c2:
-        return c1 < c2
-    if d1 != d2:
-        return d1 < d2
-    if r1 != r2:
-        return r1 < r2
-    return i1 < i2
-
-
-@cuda.jit(device=True, inline=True)
 def move_key(mode, idx, d, flags, current, best, tie_key, sol, expiry, it, aspiration, n):
     """(class, delta, rank) of move idx with delta d. mode 0: tabu search (class 1 = tabu and not
     aspired, rank = seeded hash); mode 1: Ro-TS (0 aspired, 1 authorised, 2 excluded; rank = index);
@@ -411,29 +398,6 @@ def move_key(mode, idx, d, flags, current, best, tie_key, sol, expiry, it, aspir
             cls = 2
         return cls, d, np.uint64(idx)
     return 0, d, np.uint64(idx)
-
-
-@cuda.jit(device=True)
-def block_min(sc, sd, sr, si, tid, size, c, d, r, i):
-    """Shared-memory tree reduction of the block's candidates (class, delta, rank, index) into
-    slot 0 over `size` threads (a power of two); a thread without a candidate brings i = -1. Plain
-    syncthreads: the simulator runs it."""
-    sc[tid] = c if i >= 0 else 3
-    sd[tid] = d
-    sr[tid] = r
-    si[tid] = i
-    cuda.syncthreads()
-    step = size // 2
-    while step > 0:
-        if tid < step:
-            o = tid + step
-            if si[o] >= 0 and (si[tid] < 0 or key_less(sc[o], sd[o], sr[o], si[o], sc[tid], sd[tid], sr[tid], si[tid])):
-                sc[tid] = sc[o]
-                sd[tid] = sd[o]
-                sr[tid] = sr[o]
-                si[tid] = si[o]
-        cuda.syncthreads()
-        step //= 2
 
 
 # fused evaluation + selection (reduce=device): move functions for make_select_kernel

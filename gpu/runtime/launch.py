@@ -19,6 +19,21 @@ DEFAULT_BLOCKS = (32, 64, 128) if config.ENABLE_CUDASIM else (64, 128, 256, 512,
 DEFAULT_MOVES_PER_THREAD = (1, 4, 16)
 
 
+STATIC_SHARED_CAP = 48 * 1024  # above this a kernel must opt in to more dynamic shared memory
+SIM_SHARED_BYTES = 64 * 1024  # what the simulator pretends a block may have
+
+
+def shared_bytes_per_block():
+    """The most shared memory one block may opt in to on this device (227 KB on an H100)."""
+    if config.ENABLE_CUDASIM:
+        return SIM_SHARED_BYTES
+    dev = cuda.get_current_device()
+    try:
+        return int(dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+    except (AttributeError, KeyError):
+        return STATIC_SHARED_CAP
+
+
 class LaunchFailure(RuntimeError):
     """Every launch configuration failed."""
 
@@ -236,3 +251,12 @@ def copy_up(device, host, nbytes, stream=0):
         return
     from numba.cuda.cudadrv import driver
     driver.host_to_device(device, host, nbytes, stream=stream)
+
+
+def narrow(values, terms):
+    """`values` as int32 when a sum of `terms` of them cannot overflow it (half the bytes per
+    gathered read); compiled device code widens to 64 bits before adding, the simulator's NumPy
+    scalars would not, so it keeps int64."""
+    if values.dtype.kind == "i" and not config.ENABLE_CUDASIM and terms * int(np.abs(values).max()) < (1 << 31):
+        return values.astype(np.int32)
+    return values

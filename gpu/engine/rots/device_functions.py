@@ -12,15 +12,9 @@ from lsbench import rng
 
 from . import plan as rots_plan
 from ...device import mix64, unit_interval
-from .plan import SHUFFLE
+from ...runtime.lanes import SHUFFLE, U64, device
 
-FULL = 0xFFFFFFFF
-U64 = np.uint64  # unsigned indices: no negative-index wraparound code
 GOLDEN = rng.GOLDEN
-
-
-def device(function):
-    return cuda.jit(device=True, inline=True)(function)
 
 
 def tenure_draws(k):

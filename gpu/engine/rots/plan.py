@@ -6,13 +6,13 @@ lanes per O(n) recomputation, the integer widths (bytes and dp4a where the matri
 per-search tables live in shared memory and where, and the dynamic shared memory the block needs.
 """
 import numpy as np
-from numba import config, cuda
+from numba import config
 
 from lsbench.errors import LsbenchError
 
-SHUFFLE = not config.ENABLE_CUDASIM  # the simulator has no warp shuffles
-STATIC_SHARED_CAP = 48 * 1024  # above this a kernel must opt in to more dynamic shared memory
-SIM_SHARED_BYTES = 64 * 1024  # what the simulator pretends a block may have
+from ...runtime.lanes import SHUFFLE
+from ...runtime.launch import shared_bytes_per_block
+
 ON_CHIP = ("delta", "matrix", "tabu_age", "flows", "tabu")  # per-block tables, most used first
 
 
@@ -22,17 +22,6 @@ def byte_matrices(problem):
     changes which shapes run fastest (rots_engine.CLUSTER_SHAPES)."""
     A, B = problem.form_a, problem.form_b
     return not problem.general and min(int(A.min()), int(B.min())) >= 0 and max(int(A.max()), int(B.max())) < 1 << 8
-
-
-def shared_bytes_per_block():
-    """The most shared memory one block may opt in to on this device (227 KB on an H100)."""
-    if config.ENABLE_CUDASIM:
-        return SIM_SHARED_BYTES
-    dev = cuda.get_current_device()
-    try:
-        return int(dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-    except (AttributeError, KeyError):
-        return STATIC_SHARED_CAP
 
 
 def chunks_before(x, q):

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 from numba import cuda
 
-from .device_functions import U64, device
+from ...runtime.lanes import U64, device
 from .plan import SHUFFLE
 
 
