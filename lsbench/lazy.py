@@ -1,22 +1,24 @@
 """Classes named as "module:Class" and imported on first use: a run loads only the modules it runs
 (and a figure's `source_files` lists only those)."""
-import importlib
 from collections.abc import Mapping
 
+from .plugins import load
 
-def load_class(path):
-    module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)
+
+def load_class(path, what="class"):
+    return load(path, what)
 
 
 class LazyClasses(Mapping):
-    """name -> class, each class imported on first use from its "module:Class"."""
+    """name -> class, each class imported on first use from its "module:Class" (a plug-in's that
+    cannot load, or fails `check(name, cls, path)`, is one error line naming it)."""
 
-    def __init__(self, paths):
-        self.paths = paths
+    def __init__(self, paths, what="class", check=None):
+        self.paths, self.what, self.check = paths, what, check
 
     def __getitem__(self, name):
-        return load_class(self.paths[name])
+        cls = load(self.paths[name], f"{self.what} {name!r}:")
+        return self.check(name, cls, self.paths[name]) if self.check else cls
 
     def __iter__(self):
         return iter(self.paths)

@@ -1,18 +1,14 @@
 """Problem device adapters of the resident engine: on-chip state, move costs, moves, tabu attributes.
 
-ADAPTERS lists them: (problem kind, neighbourhood) -> "module:Class", loaded only when a run uses
-it. `--algorithm hc|tabu --backend gpu-resident` runs on every problem with an entry here
-(lsbench.registry); a new problem's adapter is one module of this folder and one entry.
+ADAPTERS lists them: (problem kind, neighbourhood) -> "module:Class", from every installed
+package's `lsbench.adapters` entry points named "KIND:NEIGHBOURHOOD" (lsbench's own among them:
+lsbench.plugins), each loaded only when a run uses it. `--algorithm hc|tabu --backend gpu-resident`
+runs on every problem with an entry here (lsbench.registry).
 """
-import importlib
-
 from lsbench.errors import LsbenchError
+from lsbench.plugins import load, registered
 
-ADAPTERS = {("tsp", "2opt"): "lsbench.gpu.adapters.tsp_two_opt:TspTwoOptAdapter",
-            ("tsp", "swap"): "lsbench.gpu.adapters.tsp_swap:TspSwapAdapter",
-            ("qap", "swap"): "lsbench.gpu.adapters.qap_swap:QapSwapAdapter",
-            ("pfsp", "insertion"): "lsbench.gpu.adapters.pfsp_insertion:PfspInsertionAdapter",
-            **{("ppp", f"hamming{k}"): "lsbench.gpu.adapters.ppp_flip:PppFlipAdapter" for k in (1, 2, 3)}}
+ADAPTERS = {tuple(name.split(":", 1)): value for name, value in registered("lsbench.adapters").items() if ":" in name}
 
 
 def has_adapter(kind):
@@ -28,5 +24,4 @@ def adapter_for(problem, neighbourhood):
         have = [nb for kind, nb in ADAPTERS if kind == problem.kind]
         raise LsbenchError(f"no device adapter for {neighbourhood.name} on {problem.kind}"
                            + (f" (it has: {', '.join(have)})" if have else ""))
-    module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)(problem, neighbourhood)
+    return load(path, f"device adapter {problem.kind}:{neighbourhood.name}")(problem, neighbourhood)
