@@ -13,6 +13,11 @@ from lsbench import plugins
 tomllib = pytest.importorskip("tomllib", reason="tomllib reads pyproject.toml from Python 3.11 on")
 
 
+def test_each_of_lsbenchs_own_problems_passes_the_plugin_check():
+    from lsbench.problems import PROBLEMS
+    assert [PROBLEMS[name].kind for name in PROBLEMS] == list(plugins.BUILTIN["lsbench.problems"])
+
+
 def test_lsbench_registers_its_own_problems_and_adapters_as_entry_points_as_builtin_lists_them():
     """One way to add a problem: pyproject.toml's entry points, and BUILTIN (what a source tree that
     is not installed reads) is exactly them; the installed package reports the same table."""
@@ -71,7 +76,7 @@ def test_a_plugin_problem_runs_on_the_cpu_and_its_adapter_on_gpu_resident_withou
 
 BROKEN = {"import": ("raise ImportError('no module named cplex')\n", "cannot be loaded: ImportError: no module named cplex"),
           "lacking": ("from lsbench.problems.base import Problem\n\n\nclass Broken(Problem):\n    kind = 'broken'\n",
-                      "lacks objective, random_solution, check_solution, describe, from_file"),
+                      "lacks objective, random_solution, check_solution, describe"),
           "not a problem": ("class Broken:\n    pass\n", "is not a subclass of lsbench's Problem")}
 
 

@@ -4,9 +4,10 @@ imported when a run names its problem, and checked to be a problem then."""
 from ..lazy import LazyClasses
 from ..plugins import registered
 
-# what docs/architecture.md's "Add a problem" asks of a problem class
+# what docs/architecture.md's "Add a problem" asks of a problem class (`from_file` too where instances
+# come from files; PPP and Weierstrass are generated from their names)
 REQUIRED = ("kind", "neighbourhoods", "default_neighbourhood", "objective", "random_solution", "check_solution",
-            "describe", "from_file")
+            "describe")
 
 
 def check_problem_class(name, cls, value):
