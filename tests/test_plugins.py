@@ -74,7 +74,8 @@ def test_a_plugin_problem_runs_on_the_cpu_and_its_adapter_on_gpu_resident_withou
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "unknown problem 'toy'" in r.stderr
 
 
-BROKEN = {"import": ("raise ImportError('no module named cplex')\n", "cannot be loaded: ImportError: no module named cplex"),
+BROKEN = {"import": ("raise ImportError('no module named cplex')\n",
+                     "cannot be loaded: ImportError: no module named cplex"),
           "lacking": ("from lsbench.problems.base import Problem\n\n\nclass Broken(Problem):\n    kind = 'broken'\n",
                       "lacks objective, random_solution, check_solution, describe"),
           "not a problem": ("class Broken:\n    pass\n", "is not a subclass of lsbench's Problem")}
@@ -98,7 +99,8 @@ def test_a_plugin_that_registers_a_name_lsbench_has_is_left_out_with_a_warning(t
     folder = plugin_package(tmp_path / "site", "greedy-plugin", {"lsbench.problems": {"qap": "nowhere:QAP"}}, {})
     r = lsbench(folder, "run", "--instance", "rnd-qap-8-1", "--iterations", "5", "--quiet")
     assert r.returncode == 0, r.stderr
-    assert "plug-in greedy-plugin registers lsbench.problems 'qap', which lsbench already registers: left out" in r.stderr
+    assert ("plug-in greedy-plugin registers lsbench.problems 'qap', which lsbench already registers: "
+            "left out") in r.stderr
 
 
 def test_without_package_metadata_lsbench_reads_its_own_entries(monkeypatch):
