@@ -2,7 +2,7 @@
 lsbench's tests prove its own.
 
     from lsbench.testing import check_problem
-    check_problem("maxcut", instances=["tests/data/g8.txt"], malformed={"empty.txt": ""})
+    check_problem("myproblem", instances=["tests/data/small.txt"], malformed={"empty.txt": ""})
 
 `check_problem` raises AssertionError naming the first check that fails:
 - every move's delta (`evaluate`) equals the objective of the neighbour recomputed from scratch,

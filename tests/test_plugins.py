@@ -108,3 +108,12 @@ def test_without_package_metadata_lsbench_reads_its_own_entries(monkeypatch):
     own problems come from BUILTIN."""
     monkeypatch.setattr(plugins.metadata, "entry_points", lambda group: [])
     assert plugins.registered("lsbench.problems") == plugins.BUILTIN["lsbench.problems"]
+
+
+def test_no_file_of_lsbench_names_the_maxcut_example():
+    """The example plug-in (examples/maxcut) lives outside the package: lsbench runs it through
+    its entry point alone."""
+    named = [str(p.relative_to(ROOT)) for folder in ("lsbench", "gpu", "hpc", "instances", "workflows")
+             for p in (ROOT / folder).rglob("*") if p.is_file() and p.suffix in (".py", ".csv", ".yaml", ".smk", ".j2")
+             and "maxcut" in p.read_text(errors="replace").lower()]
+    assert named == []

@@ -1,0 +1,1 @@
+"""Max-Cut for lsbench, from outside lsbench: `pip install -e examples/maxcut` registers it."""

@@ -1,0 +1,46 @@
+"""Max-Cut proved with lsbench's kit (lsbench.testing.check_problem), as a plug-in author would:
+deltas against the cut from scratch, the same trajectory on cpu and cpu-parallel, records that
+verify, malformed graph files refused in one line."""
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lsbench.testing import check_problem
+from lsbench_maxcut.problem import MaxCut
+
+
+def rudy(folder, n, m, seed, weights=(1,)):
+    """A random graph in the G-set's rudy format: `n m`, then m lines `i j w`."""
+    rng = np.random.default_rng(seed)
+    pairs = set()
+    while len(pairs) < m:
+        i, j = sorted(rng.choice(n, size=2, replace=False) + 1)
+        pairs.add((int(i), int(j)))
+    lines = [f"{n} {m}"] + [f"{i} {j} {rng.choice(weights)}" for i, j in sorted(pairs)]
+    path = Path(folder) / f"g{n}-{m}-{seed}.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_maxcut_passes_lsbenchs_kit(tmp_path):
+    graphs = [rudy(tmp_path, 12, 30, 1), rudy(tmp_path, 20, 60, 2, weights=(-1, 1))]
+    check_problem("maxcut", graphs, gpu=False, out_dir=tmp_path,
+                  malformed={"short.txt": "5 3\n1 2 1\n2 3 1\n", "loop.txt": "3 1\n2 2 1\n",
+                             "range.txt": "3 1\n1 4 1\n", "words.txt": "3 1\n1 two 1\n", "binary.txt": b"\x00\xff"})
+
+
+def test_the_cut_of_a_small_graph_is_what_a_hand_count_says(tmp_path):
+    path = tmp_path / "square.txt"
+    path.write_text("4 4\n1 2 1\n2 3 1\n3 4 1\n4 1 1\n")
+    p = MaxCut.from_file(path)
+    assert p.objective(np.array([0, 1, 0, 1])) == -4 and p.objective(np.array([0, 0, 1, 1])) == -2
+    assert p.exact_objective([0, 1, 0, 1]) == -4
+
+
+@pytest.mark.skipif(not (Path(os.environ.get("LSBENCH_TEST_DATA", "/nonexistent")) / "gset" / "G1.txt").exists(),
+                    reason="G1 (the G-set) is not in LSBENCH_TEST_DATA")
+def test_maxcut_passes_the_kit_on_a_gset_graph(tmp_path):
+    check_problem("maxcut", [Path(os.environ["LSBENCH_TEST_DATA"]) / "gset" / "G1.txt"], gpu=False,
+                  out_dir=tmp_path, iterations=20, moves=5)
