@@ -165,6 +165,9 @@ def run_multistart(spec, searches, out_dir, via="auto", workers=None, scheduler=
                    searches_per_gpu=None, migrants=4, out=None, migrant_start="copy"):
     """run_multistart_searches, and with `out`, the multistart's run record there (rank 0)."""
     if out:
+        if os.path.realpath(os.path.dirname(os.path.abspath(out))) == os.path.realpath(out_dir):
+            raise LsbenchError(f"--out {out}: inside --out-dir {out_dir}, where the searches' records and the "
+                               "summary go; nothing was run (choose a path outside it)")
         reserve(out)  # before any search: a path that cannot take the record fails now
     created, finished = not os.path.exists(out_dir), False
     try:
@@ -283,7 +286,7 @@ def check_output_folder(out_dir):
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise LsbenchError(f"--out-dir {out_dir}: exists and is not a directory")
     try:
-        reserve(os.path.join(out_dir, "summary.json"))
+        reserve(os.path.join(out_dir, "summary.json"), kind="multistart summary")
     except LsbenchError as e:
         raise LsbenchError(str(e).replace("--out ", "--out-dir ", 1)) from None
 

@@ -158,7 +158,7 @@ def cmd_indicators(args):
                                f"({type(e).__name__}: {e})") from None
         check_writable(front_path, "--reference-front")
     if args.out:
-        reserve(args.out)
+        reserve(args.out, kind="indicators table")
     rows = evaluate_records(args.records, args.reference_front, point)
     if args.out:
         write_text_atomic(args.out, json.dumps(rows, indent=1) + "\n")

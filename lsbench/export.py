@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from .errors import LsbenchError
-from .files import check_writable, write_text_atomic
+from .files import EXPORT_HEADER, check_writable, write_text_atomic
 
 FORMATS = ("iohanalyzer", "csv")
 
@@ -58,7 +58,7 @@ def export(source, fmt, out):
         raise LsbenchError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
     # before the table is read: a .csv is one file, iohanalyzer's output a folder with one file a run
     target = Path(out) if fmt == "csv" else Path(out) / ".lsbench-export-check"
-    check_writable(target)
+    check_writable(target, kind="trajectory table" if fmt == "csv" else None)
     df = load_table(source)
     return (export_csv if fmt == "csv" else export_iohanalyzer)(df, Path(out))
 
@@ -70,8 +70,7 @@ def export_csv(df, out):
         raise LsbenchError(f"--out {out}: is a directory (give a .csv file)")
     text = io.StringIO(newline="")
     w = csv.writer(text)
-    w.writerow(["group", "problem", "instance", "algorithm", "backend", "seed", "iteration", "evaluations",
-                "seconds", "objective", "bks"])
+    w.writerow(EXPORT_HEADER.split(","))
     for row, it, evals, seconds, objective in improvements(df):
         w.writerow([row.group, row.problem, row.instance, row.algorithm, row.backend, row.seed, it, evals,
                     seconds, objective, "" if row.bks != row.bks or row.bks is None else row.bks])

@@ -56,6 +56,45 @@ def refuse_unless_ordinary(path, what="output"):
             raise LsbenchError(f"{what} {path}: exists and is {kind}, not a regular file; nothing was replaced")
 
 
+def _json_head(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def _first_line(path):
+    try:
+        with open(path, errors="strict") as f:
+            return f.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+EXPORT_HEADER = "group,problem,instance,algorithm,backend,seed,iteration,evaluations,seconds,objective,bks"
+# what an existing output must be for lsbench to replace it: a file of the same kind that lsbench wrote
+OUTPUT_KINDS = {
+    "run record": lambda p: isinstance(r := _json_head(p), dict) and {"run_spec", "best_objective", "problem"} <= set(r),
+    "multistart summary": lambda p: isinstance(r := _json_head(p), dict) and {"completed", "best_seed", "run"} <= set(r),
+    "indicators table": lambda p: isinstance(r := _json_head(p), list) and all(
+        isinstance(row, dict) and "hypervolume" in row for row in r),
+    "trajectory table": lambda p: _first_line(p) == EXPORT_HEADER,
+}
+
+
+def refuse_unless_replaceable(path, kind, what="--out"):
+    """An existing output is replaced only when it is a `kind` that lsbench wrote (a record by a
+    record, a summary by a summary): a text file, an instance, another command's table is refused
+    before any work, so that nothing of the user's is overwritten."""
+    if kind is None or not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return
+    if not OUTPUT_KINDS[kind](path):
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise LsbenchError(f"{what} {path}: exists and is not {article} {kind} that lsbench wrote; nothing was run or "
+                           "replaced (remove it, or choose another path)")
+
+
 def current_umask():
     mask = os.umask(0o022)
     os.umask(mask)
@@ -65,12 +104,12 @@ def current_umask():
 _HELD = {}  # output path -> the open lock file that keeps other lsbench processes off it
 
 
-def reserve(path, flag="--out"):
+def reserve(path, flag="--out", kind="run record"):
     """Before any work: the output is a regular file or new, its folder exists and takes a file
     (permissions alone do not say it: root ignores them, read-only mounts do not), and no other
     lsbench process is writing it (a lock beside it, released by `release` or the process's end)."""
     path = Path(path)
-    check_writable(path, flag)
+    check_writable(path, flag, kind)
     key = str(path.resolve())
     if key in _HELD or launcher_rank() != 0:  # the ranks of one MPI job share its output; rank 0 writes
         return
@@ -83,10 +122,12 @@ def reserve(path, flag="--out"):
     _HELD[key] = lock
 
 
-def check_writable(path, flag="--out"):
-    """The output is a regular file or new, and its folder exists (made here) and takes a file."""
+def check_writable(path, flag="--out", kind=None):
+    """The output is a regular file or new (where `kind` is named, an existing one must be that
+    kind of lsbench file), and its folder exists (made here) and takes a file."""
     path = Path(path)
     refuse_unless_ordinary(path, flag)
+    refuse_unless_replaceable(path, kind, flag)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

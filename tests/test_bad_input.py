@@ -37,6 +37,36 @@ def _file(tmp_path, name, content):
 
 
 # -- outputs are checked before the work ---------------------------------------------------------
+def test_an_output_replaces_only_a_file_of_its_own_kind_that_lsbench_wrote(tmp_path):
+    """A user's text file, the run's own instance, a Parquet table under a CSV export, a summary or a
+    search's record inside --out-dir: each refused in one line before any work, left as it was; a
+    record of an earlier run is replaced by the new one."""
+    notes = _file(tmp_path, "notes.txt", "my notes\n")
+    one_error_line(lsbench("run", "--instance", "rnd-qap-8-1", "--iterations", "5", "--out", notes, "--quiet"),
+                   f"--out {notes}: exists and is not a run record that lsbench wrote; nothing was run")
+    assert notes.read_text() == "my notes\n"
+    instance = _file(tmp_path, "mine.dat", "3\n0 1 2\n1 0 3\n2 3 0\n0 5 2\n5 0 1\n2 1 0\n")
+    one_error_line(lsbench("run", "--problem", "qap", "--instance", instance, "--iterations", "5", "--out", instance,
+                           "--quiet"), "is not a run record")
+    assert instance.read_text().startswith("3\n0 1 2")
+    record = tmp_path / "r.json"
+    assert lsbench("run", "--instance", "rnd-qap-8-1", "--iterations", "5", "--out", record, "--quiet").returncode == 0
+    again = lsbench("run", "--instance", "rnd-qap-8-1", "--iterations", "7", "--out", record, "--quiet")
+    assert again.returncode == 0 and json.loads(record.read_text())["iterations"] == 7
+    one_error_line(lsbench("indicators", record, "--out", notes), "is not an indicators table that lsbench wrote")
+    one_error_line(lsbench("multistart", "--instance", "rnd-qap-8-1", "--searches", "2", "--iterations", "5",
+                           "--out-dir", tmp_path / "m", "--out", tmp_path / "m" / "summary.json"),
+                   "inside --out-dir", "nothing was run")
+    assert not (tmp_path / "m").exists()
+    one_error_line(lsbench("multistart", "--instance", "rnd-qap-8-1", "--searches", "2", "--iterations", "5",
+                           "--out-dir", tmp_path / "m2", "--out", tmp_path / "m2" / "seed-1.json"), "inside --out-dir")
+    (tmp_path / "m3").mkdir()
+    taken = _file(tmp_path / "m3", "summary.json", "{}")
+    one_error_line(lsbench("multistart", "--instance", "rnd-qap-8-1", "--searches", "2", "--iterations", "5",
+                           "--out-dir", tmp_path / "m3"), "is not a multistart summary that lsbench wrote")
+    assert taken.read_text() == "{}"
+
+
 @pytest.mark.parametrize("where", ["existing directory", "under a regular file"])
 def test_an_output_that_cannot_be_written_fails_before_the_search(tmp_path, where):
     plain = _file(tmp_path, "plain.txt", "x")
