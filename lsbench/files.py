@@ -95,6 +95,18 @@ def refuse_unless_replaceable(path, kind, what="--out"):
                            "replaced (remove it, or choose another path)")
 
 
+def refuse_unless_regular_input(path, what):
+    """An input must be a regular file: a FIFO, a device or a socket would block the read, or never
+    end it; one error line naming it instead (a missing or unreadable file is left to the reader)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        kind = next((k for test, k in KINDS if test(mode)), "not a regular file")
+        raise LsbenchError(f"{path}: cannot read {what}: it is {kind}, not a regular file")
+
+
 def current_umask():
     mask = os.umask(0o022)
     os.umask(mask)
@@ -179,6 +191,7 @@ def _json_default(x):
 
 def read_json(path, what):
     """A JSON file, or one line naming the file and why it is not `what`."""
+    refuse_unless_regular_input(path, what)
     try:
         with open(path) as f:
             return json.load(f)

@@ -36,6 +36,18 @@ def _file(tmp_path, name, content):
     return path
 
 
+@pytest.mark.parametrize("command", [["run", "--problem", "qap", "--instance", "{fifo}", "--iterations", "3"],
+                                     ["verify", "{fifo}"], ["indicators", "{fifo}"]])
+def test_an_input_that_is_a_fifo_is_refused_not_read(tmp_path, command):
+    """A FIFO given as an input would block the read for ever: one error line naming it, at once."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    t = time.perf_counter()
+    r = lsbench(*[part.format(fifo=fifo) for part in command], timeout=60)
+    one_error_line(r, f"{fifo}: cannot read", "it is a FIFO, not a regular file")
+    assert time.perf_counter() - t < 30
+
+
 # -- outputs are checked before the work ---------------------------------------------------------
 def test_an_output_replaces_only_a_file_of_its_own_kind_that_lsbench_wrote(tmp_path):
     """A user's text file, the run's own instance, a Parquet table under a CSV export, a summary or a

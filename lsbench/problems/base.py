@@ -10,10 +10,12 @@ import hashlib
 import numpy as np
 
 from ..errors import InstanceFormatError, LsbenchError
+from ..files import refuse_unless_regular_input
 
 
 def sha256_of(path):
     h = hashlib.sha256()
+    refuse_unless_regular_input(path, "instance file")
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
@@ -24,7 +26,8 @@ INT_LIMIT = 1 << 62  # objectives and move costs are summed in int64: instances 
 
 
 def read_text(path):
-    """A text instance file, or one error line naming the file (unreadable, not text)."""
+    """A text instance file, or one error line naming the file (unreadable, not text, a FIFO)."""
+    refuse_unless_regular_input(path, "instance file")
     try:
         raw = open(path, "rb").read()
     except OSError as e:
