@@ -135,6 +135,7 @@ def build_spec(instance, problem=None, algorithm="tabu", backend="cpu", neighbou
             raise LsbenchError(f"{name}: must be a finite number, got {value}")
     if target is not None and not INT64_MIN <= target <= INT64_MAX:
         raise LsbenchError(f"--target {target}: past the 64-bit integers the search compares objectives in")
+    check_reachable(target, instance, kind, resolved["problem"])
     stop = Stop(iterations, evaluations, seconds, target)
     values = {}
     for role, _label, cls in run_owners:
@@ -144,6 +145,23 @@ def build_spec(instance, problem=None, algorithm="tabu", backend="cpu", neighbou
     return RunSpec(kind, instance, algorithm, backend, neighbourhood, seed, stop,
                    resolved["problem"], resolved["algorithm"], resolved["backend"], threads, searches, warmup,
                    data_dir, out, None if initial is None else tuple(int(v) for v in initial))
+
+
+def check_reachable(target, instance, kind, problem_params):
+    """A target no solution can reach would run to the other stops (or never end): below the
+    problem's floor (a sum of non-negative terms) or below the instance's proven optimum."""
+    if target is None:
+        return
+    floor = PROBLEMS[kind].objective_floor
+    if floor is not None and target < floor:
+        raise LsbenchError(f"--target {target:g}: below {floor}, the least objective a {kind} solution can have; "
+                           "no search reaches it")
+    entry = instances.manifest().get(instance)
+    proven = entry is not None and entry.problem == kind and entry.optimal in ("yes", "optimal") \
+        and not (kind == "pfsp" and problem_params.get("objective", "makespan") != "makespan")
+    if proven and target < entry.bks_value():
+        raise LsbenchError(f"--target {target:g}: below {instance}'s proven optimum {entry.bks_value()}; no search "
+                           "reaches it")
 
 
 def target_value(target, instance, kind, problem_params):

@@ -48,6 +48,24 @@ def test_an_input_that_is_a_fifo_is_refused_not_read(tmp_path, command):
     assert time.perf_counter() - t < 30
 
 
+@pytest.mark.parametrize("args, says", [
+    (["--instance", "ta001", "--target", "1000"], "--target 1000: below ta001's proven optimum 1278; no search reaches it"),
+    (["--instance", "9-8", "--target", "-5"], "--target -5: below 0, the least objective a ppp solution can have"),
+    (["--instance", "rnd-atsp-9-4", "--target", "-1"], "below 0, the least objective a tsp solution can have"),
+])
+def test_a_target_no_solution_can_reach_is_refused_before_the_run(args, says):
+    """A target under a proven optimum (the manifest's) or under the floor of a sum of non-negative
+    terms would run until the other stops, or for ever without them: one error line instead."""
+    t = time.perf_counter()
+    one_error_line(lsbench("run", *args, "--quiet", timeout=60), says)
+    assert time.perf_counter() - t < 30
+
+
+def test_a_target_at_a_proven_optimum_or_above_a_floor_still_runs():
+    assert lsbench("run", "--instance", "ta001", "--target", "1278", "--iterations", "3", "--quiet").returncode == 0
+    assert lsbench("run", "--instance", "9-8", "--target", "0", "--iterations", "3", "--quiet").returncode == 0
+
+
 # -- outputs are checked before the work ---------------------------------------------------------
 def test_an_output_replaces_only_a_file_of_its_own_kind_that_lsbench_wrote(tmp_path):
     """A user's text file, the run's own instance, a Parquet table under a CSV export, a summary or a

@@ -90,6 +90,7 @@ class Problem:
     integer = True  # integer objective: backends must agree exactly
     neighbourhoods = {}  # name -> Neighbourhood subclass
     default_neighbourhood = ""
+    objective_floor = None  # a bound no solution's objective goes below (0 where it is a sum of non-negative terms)
     parameters = ()  # lsbench.params.Param: the --param keys its loaders take
 
     def __init__(self, name, source=None, sha256=None):

@@ -436,6 +436,7 @@ class PfspSwap(PositionSwapMoves, _PfspNeighbourhood):
 
 class PFSP(Problem):
     kind = "pfsp"
+    objective_floor = 0  # a sum of non-negative terms (checked at load)
     vector_names = ("makespan", "tardiness", "late_jobs")  # the objective vector of Pareto searches
     neighbourhoods = {"insertion": PfspInsertion, "swap": PfspSwap}
     default_neighbourhood = "insertion"

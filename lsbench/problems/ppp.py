@@ -258,6 +258,7 @@ class PppHamming3(PppHamming):
 
 class PPP(Problem):
     kind = "ppp"
+    objective_floor = 0  # a sum of non-negative terms (checked at load)
     neighbourhoods = {"hamming1": PppHamming1, "hamming2": PppHamming2, "hamming3": PppHamming3}
     default_neighbourhood = "hamming1"
 

@@ -442,6 +442,7 @@ class TspTwoOpt(_TspNeighbourhood):
 
 class TSP(Problem):
     kind = "tsp"
+    objective_floor = 0  # a sum of non-negative terms (checked at load)
     neighbourhoods = {"swap": TspSwap, "2opt": TspTwoOpt}
     default_neighbourhood = "2opt"
 
