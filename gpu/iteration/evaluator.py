@@ -36,6 +36,8 @@ DEVICE_REDUCE_FASTER = ("2opt@tsp", "swap@tsp")
 DEVICE_REDUCE_MIN_MOVES = 1 << 15
 PPP_THREADS = 1 << 15  # one scratch histogram row per thread
 
+KERNEL_PROBLEMS = ("qap", "tsp", "pfsp", "ppp", "weierstrass")  # the problems gpu/iteration/kernels.py evaluates
+
 
 @njit(cache=True)
 def move_table(kind, size, n):
@@ -98,6 +100,9 @@ class GpuEvaluator(Evaluator):
     # -- binding: data to the device once ---------------------------------------------------------
     def bind(self, problem, nb):
         require("gpu")
+        if problem.kind not in KERNEL_PROBLEMS:  # (a plug-in's problem: its moves have no kernel here)
+            raise LsbenchError(f"--backend gpu: no iteration-level kernel for {problem.kind} (it has one for "
+                               f"{', '.join(KERNEL_PROBLEMS)}); run it on cpu, cpu-parallel, cow or grid")
         self.problem, self.nb = problem, nb
         self.buffers = {}
         self.kind = problem.kind
