@@ -56,7 +56,19 @@ def refuse_unless_ordinary(path, what="output"):
             raise LsbenchError(f"{what} {path}: exists and is {kind}, not a regular file; nothing was replaced")
 
 
+def _head(path, size=4096):
+    try:
+        with open(path, "rb") as f:
+            return f.read(size)
+    except OSError:
+        return b""
+
+
 def _json_head(path):
+    """The file as JSON where it starts like a JSON object or list (a large file of anything else,
+    a user's data say, is not read whole just to be refused)."""
+    if _head(path, 64).lstrip()[:1] not in (b"{", b"["):
+        return None
     try:
         with open(path) as f:
             return json.load(f)
@@ -65,10 +77,10 @@ def _json_head(path):
 
 
 def _first_line(path):
+    """The file's first line, from its first 4 KB only."""
     try:
-        with open(path, errors="strict") as f:
-            return f.readline().strip()
-    except (OSError, UnicodeDecodeError):
+        return _head(path).split(b"\n", 1)[0].decode("utf-8").strip()
+    except UnicodeDecodeError:
         return None
 
 
