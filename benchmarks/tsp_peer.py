@@ -64,7 +64,8 @@ def peer_input(tsplib_path, out_path):
     tmp = Path(f"{out_path}.{os.getpid()}")  # lanes write it side by side: whole or not at all
     tmp.write_text("\n".join(header + coords + ["EOF"]) + "\n")
     tmp.replace(out_path)
-    return n
+    fractional = any(float(v) != int(float(v)) for line in coords for v in line.split()[1:])
+    return n, "EUC_2D " + ("fractional" if fractional else "whole")
 
 
 def build_peer(folder):
@@ -102,7 +103,8 @@ def run_lsbench(instance, algorithm, searches, seconds, data):
     moves = iterations * rec["neighbourhood_size"]
     return {"seconds": rec["wall_s"], "kernel_s": rec["backend_info"]["kernel_s"], "iterations": iterations,
             "moves_per_s": moves / rec["backend_info"]["kernel_s"], "moves_per_wall_s": moves / rec["wall_s"],
-            "best_tsplib_metric": rec["best_objective"], "gap_percent": rec["gap_percent"], "searches": searches}
+            "best_tsplib_metric": rec["best_objective"], "gap_percent": rec["gap_percent"], "searches": searches,
+            "layout": rec["backend_info"].get("layout"), "threads": rec["backend_info"].get("threads")}
 
 
 def same_as_cpu(instance, algorithm, iterations, data):
@@ -132,31 +134,37 @@ def instance_file(instance, data_dir):
 def compare(args, instance, binary):
     """The peer and each algorithm, interleaved; medians and ratios."""
     peer_file = Path(args.peer) / f"{instance}.tsp"
-    n = peer_input(instance_file(instance, args.data_dir), peer_file)
+    n, coordinates = peer_input(instance_file(instance, args.data_dir), peer_file)
     checks = {a: same_as_cpu(instance, a, args.check, args.data_dir) for a in args.algorithms}
     for a in args.algorithms:
         run_lsbench(instance, a, args.searches, 1.0, args.data_dir)  # JIT compile and first launches
     rows = []
+    with_peer = n <= args.peer_up_to
     for _ in range(args.repeats):
-        peer = run_peer(binary, peer_file, args.restarts)
+        peer = run_peer(binary, peer_file, args.restarts) if with_peer else None
         row = {"peer": peer}
         for a in args.algorithms:
-            row[a] = run_lsbench(instance, a, args.searches, peer["kernel_s"], args.data_dir)
+            row[a] = run_lsbench(instance, a, args.searches, peer["kernel_s"] if peer else args.seconds, args.data_dir)
         rows.append(row)
-        print(f"{instance} peer {peer['moves_per_s'] / 1e9:8.1f} G moves/s in {peer['kernel_s']:.2f} s   " +
+        print(f"{instance} peer " + (f"{peer['moves_per_s'] / 1e9:8.1f} G moves/s in {peer['kernel_s']:.2f} s   "
+                                     if peer else "(not run)   ") +
               "   ".join(f"{a} {row[a]['moves_per_s'] / 1e9:8.1f} G (best {row[a]['best_tsplib_metric']})"
                          for a in args.algorithms), flush=True)
-    return case(instance, n, rows, checks, args.algorithms)
+    return case(instance, n, rows, checks, args.algorithms, coordinates)
 
 
-def case(instance, n, rows, checks, algorithms):
+def case(instance, n, rows, checks, algorithms, coordinates=None):
     """An instance's rows with their medians and ratios (`checks`: each algorithm's trajectory check)."""
-    peer_rate = statistics.median(r["peer"]["moves_per_s"] for r in rows)
-    summary = {"instance": instance, "n": n, "peer_moves_per_s": peer_rate,
-               "peer_best_truncated_metric": min(r["peer"]["best_truncated_metric"] for r in rows)}
+    peers = [r["peer"] for r in rows if r["peer"]]
+    peer_rate = statistics.median(p["moves_per_s"] for p in peers) if peers else None
+    summary = {"instance": instance, "n": n, "coordinates": coordinates, "peer_moves_per_s": peer_rate,
+               "peer_best_truncated_metric": min(p["best_truncated_metric"] for p in peers) if peers else None}
     for a in algorithms:
         rate = statistics.median(r[a]["moves_per_s"] for r in rows)
-        summary[a] = {"moves_per_s": rate, "ratio_to_peer": rate / peer_rate, "same_trajectory_as_cpu": checks[a],
+        wall = statistics.median(r[a]["moves_per_wall_s"] for r in rows)
+        summary[a] = {"moves_per_s": rate, "moves_per_wall_s": wall, "layout": rows[0][a].get("layout"),
+                      "ratio_to_peer": rate / peer_rate if peers else None,
+                      "wall_ratio_to_peer": wall / peer_rate if peers else None, "same_trajectory_as_cpu": checks[a],
                       "best_tsplib_metric": min(r[a]["best_tsplib_metric"] for r in rows)}
     return {"rows": rows, "summary": summary}
 
@@ -193,7 +201,7 @@ def in_lanes(args):
     return [case(first["summary"]["instance"], first["summary"]["n"],
                  [row for lane in lanes for row in lane[k]["rows"]],
                  {a: all(lane[k]["summary"][a]["same_trajectory_as_cpu"] for lane in lanes) for a in args.algorithms},
-                 args.algorithms)
+                 args.algorithms, first["summary"].get("coordinates"))
             for k, first in enumerate(lanes[0])]
 
 
@@ -206,6 +214,10 @@ def main():
     ap.add_argument("--searches", type=int, default=1056, help="lsbench's resident searches")
     ap.add_argument("--check", type=int, default=30, help="iterations of the GPU-against-CPU trajectory check")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--peer-up-to", type=int, default=6000,
+                    help="cities: larger instances run lsbench alone, --seconds a run (the peer's launch of "
+                         "--restarts climbs outlasts a device call)")
+    ap.add_argument("--seconds", type=float, default=5.0, help="lsbench's run where the peer does not run")
     ap.add_argument("--lanes", type=int, default=1, help="N: N repeats side by side, one a GPU (replaces --repeats)")
     ap.add_argument("--lane-timeout", type=int, default=560, help="seconds a lane may take")
     ap.add_argument("--built", action="store_true", help=argparse.SUPPRESS)  # a lane: the parent built the peer
@@ -223,9 +235,11 @@ def main():
                                      "restarts": args.restarts, "searches": args.searches, "cases": cases}, args.out)
     for case in cases:
         sm = case["summary"]
-        print(f"{sm['instance']:>8} peer {sm['peer_moves_per_s'] / 1e9:7.1f} G moves/s   " +
-              "   ".join(f"{a} {sm[a]['moves_per_s'] / 1e9:7.1f} G x{sm[a]['ratio_to_peer']:.2f} "
-                         f"cpu-trajectory {'same' if sm[a]['same_trajectory_as_cpu'] else 'DIFFERS'}"
+        peer = sm["peer_moves_per_s"]
+        print(f"{sm['instance']:>8} n {sm['n']:>6} peer " + (f"{peer / 1e9:7.1f} G" if peer else "    -    ") + "   " +
+              "   ".join(f"{a} {sm[a]['layout']} {sm[a]['moves_per_s'] / 1e9:7.1f} G (wall {sm[a]['moves_per_wall_s'] / 1e9:6.1f})"
+                         + (f" x{sm[a]['ratio_to_peer']:.2f}" if peer else "") +
+                         f" cpu-trajectory {'same' if sm[a]['same_trajectory_as_cpu'] else 'DIFFERS'}"
                          for a in args.algorithms))
     print(f"-> {path}")
     return 0

@@ -5,6 +5,8 @@ Weierstrass neighbours) it is compiled here from the same Python source (`twin`)
 written for a thread that owns one move and may not allocate (same arithmetic, same move
 numbering). Integer results must equal the CPU's exactly; the simulator tests compare them.
 """
+import types
+
 from numba import cuda
 
 from lsbench import neighborhoods, rng
@@ -13,10 +15,15 @@ from lsbench.problems.ppp import PENALTY
 
 
 # ------------------------------------------------------------------ one source for CPU and GPU
-def twin(cpu_function):
+def twin(cpu_function, **replace):
     """The GPU build of a CPU function: its Python source compiled as a CUDA device function (the
-    njit functions it calls compile for the device too), so both sides run one definition."""
-    return cuda.jit(device=True, inline=True)(getattr(cpu_function, "py_func", cpu_function))
+    njit functions it calls compile for the device too), so both sides run one definition.
+    `replace` gives device versions of global names it calls (gpu/runtime/rounded.DEVICE_OPS)."""
+    py = getattr(cpu_function, "py_func", cpu_function)
+    if replace:
+        py = types.FunctionType(py.__code__, {**py.__globals__, **replace}, py.__name__, py.__defaults__,
+                                py.__closure__)
+    return cuda.jit(device=True, inline=True)(py)
 
 
 GOLDEN = rng.GOLDEN

@@ -22,7 +22,7 @@ BUILTIN = {
     "lsbench.problems": {"qap": "lsbench.problems.qap:QAP", "pfsp": "lsbench.problems.pfsp:PFSP",
                          "tsp": "lsbench.problems.tsp:TSP", "ppp": "lsbench.problems.ppp:PPP",
                          "weierstrass": "lsbench.problems.weierstrass:Weierstrass"},
-    "lsbench.adapters": {"tsp:2opt": "lsbench.gpu.adapters.tsp_two_opt:TspTwoOptAdapter",
+    "lsbench.adapters": {"tsp:2opt": "lsbench.gpu.adapters.tsp_two_opt:adapter",
                          "tsp:swap": "lsbench.gpu.adapters.tsp_swap:TspSwapAdapter",
                          "qap:swap": "lsbench.gpu.adapters.qap_swap:QapSwapAdapter",
                          "pfsp:insertion": "lsbench.gpu.adapters.pfsp_insertion:PfspInsertionAdapter",

@@ -24,7 +24,7 @@ def test_the_peer_gets_six_header_lines_every_city_and_eof(tmp_path):
     from tsp_peer import peer_input
     source = instances.local_path(instances.manifest()["eil101"], str(DATA))
     out = tmp_path / "eil101.tsp"
-    assert peer_input(source, out) == 101
+    assert peer_input(source, out) == (101, "EUC_2D whole")
     lines = out.read_text().splitlines()
     assert [line.split(":")[0].strip() for line in lines[:5]] == ["NAME", "COMMENT", "TYPE", "DIMENSION",
                                                                   "EDGE_WEIGHT_TYPE"]
@@ -60,12 +60,18 @@ def test_lanes_merge_their_repeats_into_one_case_and_need_a_gpu_each(tmp_path, m
     import argparse
     from lsbench.errors import LsbenchError
     from tsp_peer import case, in_lanes
-    rows = [{"peer": {"moves_per_s": p, "best_truncated_metric": b}, "hc": {"moves_per_s": h, "best_tsplib_metric": t}}
+    rows = [{"peer": {"moves_per_s": p, "best_truncated_metric": b},
+             "hc": {"moves_per_s": h, "moves_per_wall_s": h / 2, "best_tsplib_metric": t, "layout": "chip"}}
             for p, b, h, t in [(800e9, 430, 900e9, 520), (900e9, 420, 1000e9, 510), (850e9, 440, 1100e9, 530)]]
     summary = case("x", 52, rows, {"hc": True}, ["hc"])["summary"]
     assert summary["peer_moves_per_s"] == 850e9 and summary["hc"]["moves_per_s"] == 1000e9
     assert summary["hc"]["ratio_to_peer"] == 1000 / 850 and summary["hc"]["best_tsplib_metric"] == 510
+    assert summary["hc"]["wall_ratio_to_peer"] == 500 / 850 and summary["hc"]["layout"] == "chip"
     assert summary["peer_best_truncated_metric"] == 420
+    for row in rows:  # an instance beyond --peer-up-to: lsbench alone, no ratio
+        row["peer"] = None
+    summary = case("x", 52, rows, {"hc": True}, ["hc"])["summary"]
+    assert summary["peer_moves_per_s"] is None and summary["hc"]["ratio_to_peer"] is None
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
     with pytest.raises(LsbenchError, match="--lanes 2: only 1 GPUs visible"):
         in_lanes(argparse.Namespace(lanes=2))

@@ -5,7 +5,7 @@ import pytest
 
 from lsbench.errors import LsbenchError
 from lsbench.interfaces import Stop
-from lsbench.problems.tsp import TSP, integer_coordinates, integer_distance
+from lsbench.problems.tsp import ROUNDED, TSP, coordinate_distance
 from lsbench.registry import get_evaluator
 from lsbench.runner import run_one
 from lsbench.search.hill_climbing import HillClimbing
@@ -25,30 +25,40 @@ def tsplib_file(folder, n, weight_type, decimals=0, seed=0, extra=()):
     return path
 
 
-@pytest.mark.parametrize("weight_type, decimals", [("EUC_2D", 0), ("EUC_2D", 1), ("CEIL_2D", 2), ("ATT", 0)])
-def test_integer_coordinates_give_the_distance_matrix_at_every_pair(tmp_path, weight_type, decimals):
-    p = TSP.from_file(tsplib_file(tmp_path, 30, weight_type, decimals))
-    rule, q, ix, iy = integer_coordinates(p.coordinates, p.weight_type, p.d)
-    assert q == 10 ** decimals
-    got = [[integer_distance(rule, q * q, ix[a], iy[a], ix[b], iy[b]) for b in range(30)] for a in range(30)]
-    assert (np.array(got) == p.d).all()
-
-
-def test_coordinates_whose_exact_rounding_differs_from_tsplibs_double_arithmetic_have_no_integer_form(tmp_path):
-    """(0, 0) to (5.6, 3.3) is 6.5 exactly: exact arithmetic rounds it to 7, TSPLIB's doubles to 6;
-    the matrix is the reference, so the on-chip form is refused (the matrix kernel runs it)."""
+def test_coordinate_distance_rounds_as_tsplibs_doubles_do(tmp_path):
+    """(0, 0) to (5.6, 3.3) is 6.5 in exact arithmetic but 6.4999... in doubles: TSPLIB's nint gives
+    6, and so do the matrix and the function the GPU compiles (the CPU's own source)."""
     p = TSP.from_file(tsplib_file(tmp_path, 12, "EUC_2D", 1, extra=[(0.0, 0.0), (5.6, 3.3)]))
-    assert p.d[10, 11] == 6 and integer_coordinates(p.coordinates, p.weight_type, p.d) is None
-    p = TSP.from_file(tsplib_file(tmp_path, 8, "GEO"))
-    assert integer_coordinates(p.coordinates, p.weight_type, p.d) is None
+    assert p.d[10, 11] == 6 == coordinate_distance(ROUNDED, 0.0, 0.0, 5.6, 3.3)
 
 
-def _resident(p, algorithm, search, rows, seeds, iterations):
-    from lsbench.gpu.adapters.tsp_two_opt import TspTwoOptAdapter
+def test_the_two_opt_layout_follows_the_size_and_the_distance_type(tmp_path):
+    from lsbench.gpu.adapters.tsp_two_opt import adapter, layout_for
+    h200 = 232_448
+    assert [layout_for(n, h200) for n in (2392, 14051, 19000, 33810, 85900)] == \
+        ["chip", "chip", "global", "global", "global"]
+    for weight_type, layout in (("EUC_2D", "chip"), ("ATT", "chip"), ("GEO", "matrix")):
+        p = TSP.from_file(tsplib_file(tmp_path, 9, weight_type, seed=1))
+        assert adapter(p, p.neighbourhood("2opt")).layout == layout
+    assert adapter(_explicit(tmp_path, 9), TSP.neighbourhoods["2opt"](_explicit(tmp_path, 9))).layout == "matrix"
+
+
+def _explicit(folder, n, seed=0):
+    """A symmetric EXPLICIT instance (UPPER_ROW weights in 1..99) of n cities."""
+    rng = np.random.default_rng(seed)
+    weights = [str(w) for w in rng.integers(1, 100, size=n * (n - 1) // 2)]
+    path = folder / f"explicit{n}-{seed}.tsp"
+    path.write_text("\n".join([f"NAME : explicit{n}", "TYPE : TSP", f"DIMENSION : {n}", "EDGE_WEIGHT_TYPE : EXPLICIT",
+                               "EDGE_WEIGHT_FORMAT : UPPER_ROW", "EDGE_WEIGHT_SECTION", " ".join(weights), "EOF"]) + "\n")
+    return TSP.from_file(path)
+
+
+def _resident(p, algorithm, search, rows, seeds, iterations, layout=None):
+    from lsbench.gpu.adapters.tsp_two_opt import adapter
     from lsbench.gpu.engine.local_search import ResidentLocalSearch
     nb = p.neighbourhood("2opt")
     prm = search.params(nb) if algorithm == "tabu" else {"restarts": search.restarts}
-    engine = ResidentLocalSearch(p, nb, TspTwoOptAdapter(p, nb, rows=rows), algorithm, prm, threads=32)
+    engine = ResidentLocalSearch(p, nb, adapter(p, nb, rows=rows, layout=layout), algorithm, prm, threads=32)
     return engine.run(seeds, Stop(iterations=iterations), chunk=3)
 
 
@@ -104,12 +114,44 @@ def test_resident_tabu_on_chip_follows_the_cpu(tmp_path, n, weight_type, decimal
             assert cpu.trajectory[-1][0] <= iterations - 10
 
 
-def test_hill_climbing_on_gpu_resident_refuses_an_instance_without_integer_coordinates(tmp_path):
-    geo = tmp_path / "geo9.tsp"
-    geo.write_text(tsplib_file(tmp_path, 9, "GEO").read_text().replace("rnd9", "geo9"))
-    with pytest.raises(LsbenchError, match=r"^--algorithm hc --backend gpu-resident: geo9: the on-chip 2-opt "
-                                           r"adapter needs integer coordinates"):
-        run_one("tsp", str(geo), algorithm="hc", backend="gpu-resident", seed=1, iterations=2)
+def _fractional(folder):
+    """Fractional EUC_2D with a pair whose double distance rounds apart from the exact one."""
+    return TSP.from_file(tsplib_file(folder, 14, "EUC_2D", 3, seed=5, extra=[(0.0, 0.0), (5.6, 3.3)]))
+
+
+def _geo(folder):
+    return TSP.from_file(tsplib_file(folder, 11, "GEO", 2, seed=6))
+
+
+NO_ENVELOPE_CASES = [  # (what, instance, layout forced or None)
+    ("fractional EUC_2D", _fractional, None),
+    ("GEO", _geo, None),
+    ("EXPLICIT", lambda folder: _explicit(folder, 12, seed=2), None),
+    ("larger than shared memory", lambda folder: TSP.from_file(tsplib_file(folder, 40, "CEIL_2D", 2, seed=7)),
+     "global"),
+]
+
+
+@pytest.mark.parametrize("algorithm", ["hc", "tabu"])
+@pytest.mark.parametrize("what, make, layout", NO_ENVELOPE_CASES, ids=[c[0] for c in NO_ENVELOPE_CASES])
+def test_every_kind_of_instance_follows_the_cpu_on_gpu_resident(tmp_path, what, make, layout, algorithm):
+    """Each layout the adapter picks (or, for a size beyond shared memory, is given): hc with restarts
+    and tabu past its local optimum follow the CPU search with their seeds."""
+    p = make(tmp_path)
+    search = HillClimbing(restarts=True) if algorithm == "hc" else TabuSearch(tenure_min=1, tenure_max=5)
+    nb = p.neighbourhood("2opt")
+    iterations = 12 if p.n > 32 else 30
+    devs = _resident(p, algorithm, search, 2, [8, 9], iterations, layout=layout)
+    for seed, dev in zip([8, 9], devs):
+        cpu = search.run(p, nb, get_evaluator("cpu").bind(p, nb), Stop(iterations=iterations), seed)
+        _same(cpu, dev)
+        assert len(cpu.trajectory) >= 3
+
+
+def test_gpu_resident_local_search_refuses_what_no_kernel_runs(tmp_path):
+    with pytest.raises(LsbenchError, match=r"^--algorithm hc --backend gpu-resident: rnd-atsp-9-1: the 2-opt "
+                                           r"adapters need symmetric distances"):
+        run_one("tsp", "rnd-atsp-9-1", algorithm="hc", backend="gpu-resident", seed=1, iterations=2)
     with pytest.raises(LsbenchError, match=r"^--param blocks: hc on tsp runs one block a search"):
         run_one("tsp", str(tsplib_file(tmp_path, 9, "EUC_2D")), algorithm="hc", backend="gpu-resident", seed=1,
                 iterations=2, backend_params={"blocks": 2})

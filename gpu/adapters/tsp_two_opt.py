@@ -1,142 +1,60 @@
-"""The TSP 2-opt adapter of the resident local search engine (gpu/engine/local_search.py): the
-tour's cities as coordinates on chip, distances computed, not read, so the scan is compute-bound.
+"""The TSP 2-opt adapter of the resident local search engine (gpu/engine/local_search.py) for
+instances given by coordinates (EUC_2D, CEIL_2D, ATT, whole or fractional): distances computed, not
+read, so the scan is compute-bound. (GEO and explicit weights: gpu/adapters/tsp_two_opt_matrix.py;
+`adapter` picks.)
 
-On chip, for the block's search: X[k], Y[k], the coordinates of the city at tour position k (whole
-numbers, exact in float32: `lsbench.problems.tsp.integer_coordinates`), EF[k], the length of edge
-k -> k+1 times `scale`, and EX[k], its exact length (float32, exact below 2^24). The tour itself
-(city ids) stays in global memory, read only by the tabu test, the record and the moves.
+Per search, by tour position k: X[k], Y[k], the city's coordinates in float32 (shifted to the
+instance's corner, for the estimates), and EF[k], the exact length of edge k -> k+1 times `scale`
+(float32). Where 12 n bytes fit a block's shared memory they are on chip ("chip" layout), else in
+global memory, one row a search ("global": L1/L2 serve the column walk). The tour itself (city ids)
+and the float64 coordinates by city stay in global memory, read by the exact path, the tabu test,
+the record and the moves.
 
 The scan (O'Neil & Burtscher's compute-bound idea, with TSPLIB's rounding kept exact):
 - Every move's delta is first *estimated* in float32 without rounding (sqrt of squared distances);
   an estimate within `margin` of the thread's best so far is recomputed *exactly*
-  (`integer_distance`, the CPU's own source) and only exact values are compared, so the chosen move
-  is the CPU's. `margin` bounds the estimate's error: TSPLIB's rounding of the two added edges plus
-  float32 error (set by the host from the longest edge).
+  (`lsbench.problems.tsp.coordinate_distance`, the CPU matrix's own source, each float64 operation
+  rounded as on the CPU) and only exact values are compared, so the chosen move is the CPU's.
+  `margin` bounds the estimate's error: TSPLIB's rounding of the two added edges plus float32
+  error (set by the host from the instance's extent).
 - A lane evaluates R consecutive rows i against one column j at a time: the distances from the
   R + 1 cities at positions i-1 .. i+R-1 to city j serve two moves each (move (i, j) adds edges
   (i-1, j) and (i, j+1)), so a move costs (R+1)/R square roots, not two.
-- A warp's 32 lanes take 32 R consecutive rows and walk the same column together (broadcast shared
+- A warp's 32 lanes take 32 R consecutive rows and walk the same column together (broadcast
   loads); its work items are (row block, column block) pairs of a triangle, dealt round the warps.
   One loop serves every item, so the exact path is compiled once (a kernel too large for the
   instruction cache measured a third of its stalls waiting for instructions).
 
-Tabu attribute (as `two_opt_tabu_record`): the two removed edges, as directed city pairs, each with
-its expiry, in a per-search list of 2 (tenure_max + 1) entries in global memory: an expiry matrix
-that stores only the entries that can still be live, so the same moves are tabu as on the CPU.
+Tabu attribute: gpu/adapters/two_opt_edges.py.
 """
 import math
 
 import numpy as np
-from numba import cuda, float32, int32, int64, uint32, uint64
+from numba import config, cuda, float32, int32, int64, uint32, uint64
 
 from lsbench.errors import LsbenchError
-from lsbench.problems.tsp import integer_coordinates, integer_distance, pair_count
+from lsbench.problems.tsp import COORDINATE_RULES, PSEUDO_EUCLIDEAN, ROUNDED, coordinate_distance, pair_count
 
 from .. import device as dv
+from ..runtime.rounded import DEVICE_OPS
+from .tsp_two_opt_matrix import TspTwoOptMatrixAdapter
+from .two_opt_edges import record, tabu_lists, two_opt_is_tabu, wrap
 
 WARP = 32
 ROWS = 4  # rows a lane evaluates together: (ROWS + 1) / ROWS square roots a move (4 measured fastest)
 NO_BEST = np.int64(1) << np.int64(61)
-FLOAT_EXACT = 1 << 24  # edge lengths below this are exact in float32 (kept on chip so)
-exact_distance = dv.twin(integer_distance)
+BYTES_PER_CITY = 12  # X, Y, EF
+SIM_SHARED_LIMIT = 232_448  # an H100's or H200's opt-in shared memory a block
+exact_distance = dv.twin(coordinate_distance, **DEVICE_OPS)
 
 
 @cuda.jit(device=True, inline=True)
-def tabu_list_has(TA, TB, TU, s, a, b, it):
-    """Whether edge a -> b was removed and its tabu expiry has not passed."""
-    for q in range(TA.shape[1]):
-        if TA[s, q] == a and TB[s, q] == b and TU[s, q] >= it:
-            return True
-    return False
-
-
-@cuda.jit(device=True, inline=True)
-def tabu_list_put(TA, TB, TU, s, a, b, until, it):
-    """expiry[a, b] = until: the pair's entry if it has one, else a slot whose expiry has passed."""
-    free = -1
-    for q in range(TA.shape[1]):
-        if TA[s, q] == a and TB[s, q] == b:
-            TU[s, q] = until
-            return
-        if free < 0 and TU[s, q] < it:
-            free = q
-    TA[s, free] = a
-    TB[s, free] = b
-    TU[s, free] = until
-
-
-@cuda.jit(device=True, inline=True)
-def wrap(p, n):
-    """p mod n for -n <= p < 2n, without a 64-bit division."""
-    if p < 0:
-        return p + n
-    if p >= n:
-        return p - n
-    return p
-
-
-@cuda.jit(device=True, inline=True)
-def shared_views(sh, n):
-    """X, Y: coordinates by tour position; EF: edge k -> k+1 times scale; EX: its exact length."""
-    return sh[0:n], sh[n:2 * n], sh[2 * n:3 * n], sh[3 * n:4 * n]
-
-
-@cuda.jit(device=True, inline=True)
-def exact_edge(X, Y, rule, q2, a, b):
-    return exact_distance(rule, q2, int64(X[a]), int64(Y[a]), int64(X[b]), int64(Y[b]))
-
-
-@cuda.jit(device=True)
-def load(data, SOL, MEM, s, sh, tid, T):
-    """The search's tour into X, Y, EF, EX; returns this thread's share of the tour's length."""
-    FX, FY, rule, q2, scale = data[0], data[1], data[2], data[3], data[4]
-    n = SOL.shape[1]
-    X, Y, EF, EX = shared_views(sh, n)
-    for k in range(tid, n, T):
-        c = SOL[s, k]
-        X[k] = FX[c]
-        Y[k] = FY[c]
-    cuda.syncthreads()
-    part = int64(0)
-    for k in range(tid, n, T):
-        e = exact_edge(X, Y, rule, q2, k, wrap(k + 1, n))
-        EF[k] = float32(e * scale)
-        EX[k] = float32(e)
-        part += e
-    cuda.syncthreads()
-    return part
-
-
-@cuda.jit(device=True)
-def consider(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, i, j, bd, br, bk):
-    """The thread's best (delta, rank, move) once move (i, j) is looked at exactly
-    (lsbench.problems.tsp.two_opt_delta for symmetric distances): hill climbing keeps the least
-    delta, lowest move first; tabu search the least admissible delta, ties by rank
-    (lsbench.search.tabu.select_admissible)."""
-    n = SOL.shape[1]
-    X, Y, EF, EX = shared_views(sh, n)
-    h = wrap(i - 1, n)
-    nx = wrap(j + 1, n)
-    d = int64(0)
-    if i != 0 or j != n - 1:  # reversing the whole tour changes nothing
-        d = (exact_edge(X, Y, data[2], data[3], h, j) + exact_edge(X, Y, data[2], data[3], i, nx)
-             - int64(EX[h]) - int64(EX[j]))
-    k = int64(i * (2 * n - i - 1) // 2 + j - i - 1)
-    if not rule_tabu:
-        if d < bd or (d == bd and k < bk):
-            return d, br, k
-        return bd, br, bk
-    if d > bd:
-        return bd, br, bk
-    r = dv.tie_rank(k, key)
-    if d == bd and r >= br:
-        return bd, br, bk
-    if use_tabu and not current + d < asp:
-        TA, TB, TU = MEM
-        if (tabu_list_has(TA, TB, TU, s, SOL[s, h], SOL[s, j], it)
-                or tabu_list_has(TA, TB, TU, s, SOL[s, i], SOL[s, nx], it)):
-            return bd, br, bk
-    return d, r, k
+def exact_edge(data, SOL, s, a, b):
+    """The exact length of the edge between tour positions a and b of search s."""
+    FX, FY, rule = data[2], data[3], data[4]
+    ca = SOL[s, a]
+    cb = SOL[s, b]
+    return exact_distance(rule, FX[ca], FY[ca], FX[cb], FY[cb])
 
 
 @cuda.jit(device=True, inline=True)
@@ -147,49 +65,97 @@ def limit(bd, margin, scale):
     return float32((bd + margin) * scale)
 
 
-@cuda.jit(device=True)
-def record(data, SOL, MEM, s, move, it, until):
-    """lsbench.problems.tsp.two_opt_tabu_record: the removed edges (i-1, i) and (j, j+1)."""
-    n = SOL.shape[1]
-    TA, TB, TU = MEM
-    i, j = dv.index_to_pair(move, n)
-    tabu_list_put(TA, TB, TU, s, SOL[s, wrap(i - 1, n)], SOL[s, i], until, it)
-    tabu_list_put(TA, TB, TU, s, SOL[s, j], SOL[s, wrap(j + 1, n)], until, it)
+def make_views(on_chip):
+    """views(sh, MEM, s, n) -> X, Y, EF of search s: in shared memory, or its row of MEM[3]."""
+    if on_chip:
+        @cuda.jit(device=True, inline=True)
+        def views(sh, MEM, s, n):
+            return sh[0:n], sh[n:2 * n], sh[2 * n:3 * n]
+    else:
+        @cuda.jit(device=True, inline=True)
+        def views(sh, MEM, s, n):
+            G = MEM[3]
+            return G[s, 0:n], G[s, n:2 * n], G[s, 2 * n:3 * n]
+    return views
 
 
-@cuda.jit(device=True)
-def apply(data, SOL, MEM, s, sh, move, tid, T):
-    """Reverses positions i..j of the tour and of X, Y, the edges inside, and the two new edges."""
-    rule, q2, scale = data[2], data[3], data[4]
-    n = SOL.shape[1]
-    X, Y, EF, EX = shared_views(sh, n)
-    i, j = dv.index_to_pair(move, n)
-    for k in range(tid, (j - i + 1) // 2, T):
-        a = i + k
-        b = j - k
-        SOL[s, a], SOL[s, b] = SOL[s, b], SOL[s, a]
-        X[a], X[b] = X[b], X[a]
-        Y[a], Y[b] = Y[b], Y[a]
-    for k in range(tid, (j - i) // 2, T):
-        a = i + k
-        b = j - 1 - k
-        EF[a], EF[b] = EF[b], EF[a]
-        EX[a], EX[b] = EX[b], EX[a]
-    cuda.syncthreads()
-    if tid == 0:
+def make_moves(views):
+    """load, consider and apply over a layout's views."""
+
+    @cuda.jit(device=True)
+    def load(data, SOL, MEM, s, sh, tid, T):
+        """The search's tour into X, Y, EF; returns this thread's share of the tour's length."""
+        EX, EY, scale = data[0], data[1], data[5]
+        n = SOL.shape[1]
+        X, Y, EF = views(sh, MEM, s, n)
+        for k in range(tid, n, T):
+            c = SOL[s, k]
+            X[k] = EX[c]
+            Y[k] = EY[c]
+        part = int64(0)
+        for k in range(tid, n, T):
+            e = exact_edge(data, SOL, s, k, wrap(k + 1, n))
+            EF[k] = float32(e * scale)
+            part += e
+        cuda.syncthreads()
+        return part
+
+    @cuda.jit(device=True)
+    def consider(data, SOL, MEM, s, rule_tabu, use_tabu, it, current, asp, key, i, j, bd, br, bk):
+        """The thread's best (delta, rank, move) once move (i, j) is looked at exactly
+        (lsbench.problems.tsp.two_opt_delta for symmetric distances): hill climbing keeps the least
+        delta, lowest move first; tabu search the least admissible delta, ties by rank
+        (lsbench.search.tabu.select_admissible)."""
+        n = SOL.shape[1]
         h = wrap(i - 1, n)
-        e = exact_edge(X, Y, rule, q2, h, i)
-        EF[h] = float32(e * scale)
-        EX[h] = float32(e)
-        e = exact_edge(X, Y, rule, q2, j, wrap(j + 1, n))
-        EF[j] = float32(e * scale)
-        EX[j] = float32(e)
-    cuda.syncthreads()
+        nx = wrap(j + 1, n)
+        d = int64(0)
+        if i != 0 or j != n - 1:  # reversing the whole tour changes nothing
+            d = (exact_edge(data, SOL, s, h, j) + exact_edge(data, SOL, s, i, nx)
+                 - exact_edge(data, SOL, s, h, i) - exact_edge(data, SOL, s, j, nx))
+        k = int64(i * (2 * n - i - 1) // 2 + j - i - 1)
+        if not rule_tabu:
+            if d < bd or (d == bd and k < bk):
+                return d, br, k
+            return bd, br, bk
+        if d > bd:
+            return bd, br, bk
+        r = dv.tie_rank(k, key)
+        if d == bd and r >= br:
+            return bd, br, bk
+        if use_tabu and not current + d < asp and two_opt_is_tabu(MEM, SOL, s, h, i, j, nx, it):
+            return bd, br, bk
+        return d, r, k
+
+    @cuda.jit(device=True)
+    def apply(data, SOL, MEM, s, sh, move, tid, T):
+        """Reverses positions i..j of the tour and of X, Y, the edges inside, and the two new edges."""
+        scale = data[5]
+        n = SOL.shape[1]
+        X, Y, EF = views(sh, MEM, s, n)
+        i, j = dv.index_to_pair(move, n)
+        for k in range(tid, (j - i + 1) // 2, T):
+            a = i + k
+            b = j - k
+            SOL[s, a], SOL[s, b] = SOL[s, b], SOL[s, a]
+            X[a], X[b] = X[b], X[a]
+            Y[a], Y[b] = Y[b], Y[a]
+        for k in range(tid, (j - i) // 2, T):
+            a = i + k
+            b = j - 1 - k
+            EF[a], EF[b] = EF[b], EF[a]
+        cuda.syncthreads()
+        if tid == 0:
+            h = wrap(i - 1, n)
+            EF[h] = float32(exact_edge(data, SOL, s, h, i) * scale)
+            EF[j] = float32(exact_edge(data, SOL, s, j, wrap(j + 1, n)) * scale)
+        cuda.syncthreads()
+
+    return load, consider, apply
 
 
-def make_adapter(rows=ROWS):
-    """The adapter's device functions: this module's load, record and apply, and the scan for lanes
-    of `rows` rows (a compile-time constant)."""
+def make_scan(views, consider, rows):
+    """The scan for lanes of `rows` rows (a compile-time constant)."""
     span = WARP * rows
     points = rows + 1  # the cities at positions i-1 .. i+rows-1 of a lane's rows
 
@@ -198,9 +164,9 @@ def make_adapter(rows=ROWS):
         """Rows g*span + lane*rows ... (+rows) against columns c*span ... (+span), g <= c: a distance
         computed once serves two moves; on the diagonal block (g == c) the estimates of j <= i are
         other moves' and are dropped where they pass the threshold."""
-        margin, scale = data[5], data[4]
+        scale, margin = data[5], data[6]
         n = SOL.shape[1]
-        X, Y, EF, EX = shared_views(sh, n)
+        X, Y, EF = views(sh, MEM, s, n)
         bd, br, bk = best
         rx = cuda.local.array(points, float32)
         ry = cuda.local.array(points, float32)
@@ -245,7 +211,7 @@ def make_adapter(rows=ROWS):
                     dx = rx[r + 1] - xr
                     dy = ry[r + 1] - yr
                     if j > i0 + r and dnext[r] + math.sqrt(dx * dx + dy * dy) - ej <= lim[r]:
-                        bd, br, bk = consider(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key,
+                        bd, br, bk = consider(data, SOL, MEM, s, rule_tabu, use_tabu, it, current, asp, key,
                                               int64(i0 + r), int64(j), bd, br, bk)
                 thr = limit(bd, margin, scale)
                 for r in range(rows):
@@ -265,41 +231,76 @@ def make_adapter(rows=ROWS):
                              best)
         return best
 
-    return load, scan, record, apply, dv.fill_permutation
+    return scan
+
+
+def make_adapter(rows, on_chip):
+    """The adapter's device functions for lanes of `rows` rows and the layout."""
+    views = make_views(on_chip)
+    load, consider, apply = make_moves(views)
+    return load, make_scan(views, consider, rows), record, apply, dv.fill_permutation
+
+
+def layout_for(n, shared_limit):
+    """"chip" where a search's X, Y, EF fit a block's shared memory (`shared_limit` bytes) beside the
+    engine's reduction at up to 512 threads (gpu/engine/local_search.py), else "global"."""
+    return "chip" if BYTES_PER_CITY * n + 32 * 512 + 64 <= shared_limit else "global"
+
+
+def shared_limit():
+    """A block's shared memory on this GPU (the simulator: an H200's)."""
+    return SIM_SHARED_LIMIT if config.ENABLE_CUDASIM else cuda.get_current_device().MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+
+
+def estimate_margin(rule, extent, scale):
+    """How far an estimated delta may lie from the exact one, in distance units: TSPLIB's rounding
+    of the two added edges (1/2 each for nint, 1 for ceilings), plus the float32 error of the four
+    estimated or stored lengths: the coordinates' rounding (2^-24 of the extent each) and the
+    arithmetic's (a few ulps of a length no longer than the extent's diagonal), with room to spare."""
+    rounding = 0.5 if rule == ROUNDED else 1.0
+    diagonal = math.hypot(*extent)
+    return 2 * rounding + (16 * max(extent) * 2.0 ** -24 + 8 * diagonal * 2.0 ** -19) / scale + 0.01
 
 
 class TspTwoOptAdapter:
-    """Host side: the instance's integer coordinates on the device, the estimate's scale and margin,
-    and the per-search tabu lists. Raises LsbenchError where the instance has no exact integer
-    coordinate form (explicit weights, GEO, or coordinates TSPLIB's double arithmetic rounds apart
-    from exact arithmetic): the matrix kernel runs those."""
+    """Host side: the coordinates on the device (float32 for the estimates, float64 for the exact
+    path), the estimate's scale and margin, the layout, and the per-search tabu lists (and rows of
+    X, Y, EF in the global layout)."""
 
     neighbourhood = "2opt"
-    def __init__(self, problem, nb, rows=None):
-        form = integer_coordinates(problem.coordinates, problem.weight_type, problem.d) \
-            if getattr(problem, "coordinates", None) is not None else None
-        if form is None or nb.name != "2opt" or problem.d.max() >= FLOAT_EXACT:
-            raise LsbenchError(f"{problem.name}: the on-chip 2-opt adapter needs integer coordinates (EUC_2D, CEIL_2D "
-                               "or ATT, their exact distances TSPLIB's, the longest below 2^24)")
-        rule, q, ix, iy = form
-        self.rows = self.compile_key = int(rows or ROWS)
+
+    def __init__(self, problem, nb, rows=None, layout=None):
+        if nb.name != "2opt" or problem.weight_type not in COORDINATE_RULES or problem.coordinates is None:
+            raise LsbenchError(f"{problem.name}: the coordinate 2-opt adapter needs EUC_2D, CEIL_2D or ATT "
+                               f"coordinates, not {problem.weight_type}")
+        rule = COORDINATE_RULES[problem.weight_type]
         self.n = problem.n
+        self.layout = layout or layout_for(self.n, shared_limit())
+        self.rows = int(rows or ROWS)
+        self.compile_key = (self.rows, self.layout)
         self.moves = pair_count(self.n)
-        # estimates are sqrt(dx^2 + dy^2) in file units times q (times sqrt(10) for ATT); each of the
-        # two estimated edges is within TSPLIB's rounding (1/2 or 1) plus float32 error of the exact one
-        scale = float(q) * (math.sqrt(10.0) if rule == 2 else 1.0)
-        longest = float(problem.d.max())
-        rounding = 0.5 if rule == 0 else 1.0
-        margin = 2 * rounding + longest * 2.0 ** -16 + 0.01
-        self.data = (cuda.to_device(ix.astype(np.float32)), cuda.to_device(iy.astype(np.float32)),
-                     np.int64(rule), np.int64(q * q), np.float64(scale), np.float64(margin))
-        self.shared_bytes = 4 * 4 * self.n
+        xy = np.asarray(problem.coordinates, np.float64)
+        corner = xy.min(axis=0)
+        scale = math.sqrt(10.0) if rule == PSEUDO_EUCLIDEAN else 1.0  # file units a unit of distance
+        margin = estimate_margin(rule, tuple(xy.max(axis=0) - corner), scale)
+        shifted = (xy - corner).astype(np.float32)
+        self.data = (cuda.to_device(np.ascontiguousarray(shifted[:, 0])), cuda.to_device(np.ascontiguousarray(shifted[:, 1])),
+                     cuda.to_device(np.ascontiguousarray(xy[:, 0])), cuda.to_device(np.ascontiguousarray(xy[:, 1])),
+                     np.int64(rule), np.float64(scale), np.float64(margin))
+        self.shared_bytes = BYTES_PER_CITY * self.n if self.layout == "chip" else 0
 
     def memory(self, K, tenure_max):
-        """K empty tabu lists (every expiry -1): room for every entry that can be live at once."""
-        size = 2 * (int(tenure_max) + 1)
-        return (cuda.to_device(np.full((K, size), -1, np.int32)), cuda.to_device(np.full((K, size), -1, np.int32)),
-                cuda.to_device(np.full((K, size), -1, np.int64)))
+        """K tabu lists; in the global layout K rows of X, Y, EF."""
+        rows = (K, 3 * self.n) if self.layout == "global" else (1, 1)
+        return (*tabu_lists(K, tenure_max), cuda.device_array(rows, np.float32))
 
     def device_functions(self):
-        return make_adapter(self.rows)
+        return make_adapter(self.rows, self.layout == "chip")
+
+
+def adapter(problem, nb, rows=None, layout=None):
+    """The 2-opt adapter for this instance: computed distances where it has coordinates (on chip or in
+    global memory by size), the distance matrix otherwise (GEO, explicit weights)."""
+    if problem.weight_type in COORDINATE_RULES and getattr(problem, "coordinates", None) is not None:
+        return TspTwoOptAdapter(problem, nb, rows=rows, layout=layout)
+    return TspTwoOptMatrixAdapter(problem, nb)

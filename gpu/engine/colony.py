@@ -28,6 +28,7 @@ from lsbench.search.chunk_loop import NO_TARGET
 
 from .ants import build_ants
 from ..runtime.chunks import IMPROVEMENT_CAP
+from ..runtime.rounded import add_rn, div_rn, mul_rn
 from ..device import GOLDEN, mix64
 from .rots.host import ResidentRots
 from .rots.shape import UNEVEN
@@ -40,17 +41,6 @@ LONE_ANT_THREADS = 512  # an ant's Ro-TS block on a small instance where every a
 DONE, BEST, GENS = 0, 1, 2  # COLONY[DONE], COLONY[BEST] on the device; in mapped host memory MAP[DONE],
 # MAP[GENS] (generations finished) and MAP[3 + g % RING] (generation g's best)
 
-if config.ENABLE_CUDASIM:  # the simulator computes in Python floats: every operation rounded on its own
-    def mul_rn(x, y):
-        return x * y
-
-    def add_rn(x, y):
-        return x + y
-
-    def div_rn(x, y):
-        return x / y
-else:  # NVVM fuses a multiply and an add by default: these keep each rounding
-    from numba.cuda.libdevice import dadd_rn as add_rn, ddiv_rn as div_rn, dmul_rn as mul_rn
 
 
 @cuda.jit

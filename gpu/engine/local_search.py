@@ -231,6 +231,7 @@ class ResidentLocalSearch:
         args, dev = self._args(sols, K)
         blocks = self._blocks(K, args)
         self.shape = {"searches": K, "mode": "queue", "blocks": blocks, "threads": self.threads,
+                      "layout": getattr(self.adapter, "layout", None),
                       "shared_bytes": self.adapter.shared_bytes, "iterations_per_queue_item": QUEUE_ITEM}
 
         def kernel(*a):
@@ -255,10 +256,11 @@ class ResidentLocalSearch:
 class ResidentLocalSearchEngine(ResidentEngine):
     """The registry's engine for `--algorithm hc|tabu --backend gpu-resident` where a problem has a
     device adapter. Tabu search runs the matrix kernel of gpu/engine/whole_gpu_tabu.py on instances without
-    an adapter (explicit or GEO weights, swap), when `blocks` is given, for fewer searches than the
-    GPU has SMs (its lockstep spreads one search over many blocks; the adapter's kernel runs one
-    block a search), and on neighbourhoods below ONCHIP_FROM_MOVES (measured: eil101's 5,050 moves
-    ran 14x faster on the matrix queue, pr2392's 2.9 M moves 40x faster on chip)."""
+    an adapter (asymmetric 2-opt), when `blocks` is given, and, where its K n x n tabu expiries fit,
+    for fewer searches than the GPU has SMs (its lockstep spreads one search over many blocks; the
+    adapter's kernel runs one block a search) and on neighbourhoods below ONCHIP_FROM_MOVES
+    (measured: eil101's 5,050 moves ran 14x faster on the matrix queue, pr2392's 2.9 M moves 40x
+    faster on chip)."""
 
     parameters = WholeGpuTabuEngine.parameters
 
@@ -292,9 +294,15 @@ class ResidentLocalSearchEngine(ResidentEngine):
         """The search object for K = len(seeds) searches (see the class's note)."""
         few = not SIM and len(seeds) < cuda.get_current_device().MULTIPROCESSOR_COUNT
         small = not SIM and self.onchip is not None and self.onchip.adapter.moves < ONCHIP_FROM_MOVES
-        matrix = self.matrix is not None and (self.onchip is None or few or small)
+        matrix = self.matrix is not None and (self.onchip is None or ((few or small) and self._matrix_fits(seeds)))
         self.search = self.matrix if matrix else self.onchip
         return self.search
+
+    def _matrix_fits(self, seeds):
+        """Whether the matrix kernel's K tabu memories (at most n x n expiries each) take at most a
+        quarter of the free GPU memory (the adapters' are O(n) a search)."""
+        n = self.matrix.problem.size
+        return SIM or len(seeds) * n * n * 8 <= cuda.current_context().get_memory_info()[0] // 4
 
     def warm_up(self, seeds, iterations):
         self._pick(seeds)

@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit, prange
 
 from .. import rng
+from ..rounded import rn_add, rn_div, rn_mul, rn_sqrt
 from ..errors import InstanceFormatError
 from ..neighborhoods import index_to_pair, pair_count, pair_row_starts
 from .base import serial_and_parallel, Neighbourhood, Problem, check_permutation, read_text, sha256_of
@@ -22,10 +23,6 @@ MAX_CITIES = 20000  # a dense int32 matrix of 20000^2 is 1.6 GB
 # ---------------------------------------------------------------------------------------------
 # TSPLIB reader
 # ---------------------------------------------------------------------------------------------
-def _nint(x):
-    return np.floor(x + 0.5).astype(np.int64)
-
-
 def _geo_radians(x):
     deg = np.trunc(x)
     return 3.141592 * (deg + 5.0 * (x - deg) / 3.0) / 180.0
@@ -60,25 +57,18 @@ def coords_to_matrix(kind, xy, path, ids):
     check_coordinate_range(kind, xy, path, ids)
     d = np.empty((n, n), dtype=np.int32)
     x, y = xy[:, 0], xy[:, 1]
-    if kind == "GEO":
-        lat, lon = _geo_radians(x), _geo_radians(y)
+    if kind in COORDINATE_RULES:
+        check_distances(np.array([coordinate_matrix(COORDINATE_RULES[kind], x, y, d)]), path)
+        return d
+    if kind != "GEO":
+        raise InstanceFormatError(path, f"EDGE_WEIGHT_TYPE {kind} is not supported "
+                                        "(EUC_2D, CEIL_2D, ATT, GEO, EXPLICIT are)")
+    lat, lon = _geo_radians(x), _geo_radians(y)
     for i in range(n):
-        if kind == "EUC_2D":
-            row = _nint(np.sqrt((x - x[i]) ** 2 + (y - y[i]) ** 2))
-        elif kind == "CEIL_2D":
-            row = np.ceil(np.sqrt((x - x[i]) ** 2 + (y - y[i]) ** 2)).astype(np.int64)
-        elif kind == "ATT":
-            r = np.sqrt(((x - x[i]) ** 2 + (y - y[i]) ** 2) / 10.0)
-            t = _nint(r)
-            row = np.where(t < r, t + 1, t)
-        elif kind == "GEO":
-            q1 = np.cos(lon[i] - lon)
-            q2 = np.cos(lat[i] - lat)
-            q3 = np.cos(lat[i] + lat)
-            row = (6378.388 * np.arccos(np.clip(0.5 * ((1.0 + q1) * q2 - (1.0 - q1) * q3), -1, 1)) + 1.0).astype(np.int64)
-        else:
-            raise InstanceFormatError(path, f"EDGE_WEIGHT_TYPE {kind} is not supported "
-                                            "(EUC_2D, CEIL_2D, ATT, GEO, EXPLICIT are)")
+        q1 = np.cos(lon[i] - lon)
+        q2 = np.cos(lat[i] - lat)
+        q3 = np.cos(lat[i] + lat)
+        row = (6378.388 * np.arccos(np.clip(0.5 * ((1.0 + q1) * q2 - (1.0 - q1) * q3), -1, 1)) + 1.0).astype(np.int64)
         row[i] = 0
         check_distances(row, path)
         d[i] = row
@@ -184,71 +174,41 @@ def read_tsplib(path):
 
 
 # ---------------------------------------------------------------------------------------------
-# Distances from integer coordinates (the resident GPU engine's on-chip form)
+# Distances from coordinates, one definition for the matrix and the GPU's on-chip tours
 # ---------------------------------------------------------------------------------------------
 ROUNDED, CEILING, PSEUDO_EUCLIDEAN = 0, 1, 2  # EUC_2D, CEIL_2D, ATT
-INTEGER_RULES = {"EUC_2D": ROUNDED, "CEIL_2D": CEILING, "ATT": PSEUDO_EUCLIDEAN}
-COORDINATE_LIMIT = 1 << 23  # scaled coordinates stay exact in float32 (the GPU's estimates)
+COORDINATE_RULES = {"EUC_2D": ROUNDED, "CEIL_2D": CEILING, "ATT": PSEUDO_EUCLIDEAN}
 
 
 @njit(cache=True)
-def integer_distance(rule, q2, xa, ya, xb, yb):
-    """TSPLIB's distance between cities at integer coordinates (the file's times a power of ten q;
-    q2 = q^2), in integer arithmetic: ROUNDED nint(r), CEILING ceil(r), PSEUDO_EUCLIDEAN ceil(r /
-    sqrt(10)), r the true distance; a float32 estimate corrected by exact comparisons of squares
-    (a GPU thread's cheap way: no 64-bit division)."""
+def coordinate_distance(rule, xa, ya, xb, yb):
+    """TSPLIB's distance in its own double arithmetic (TSPLIB95 2.1-2.2, each operation rounded on
+    its own: lsbench.rounded): ROUNDED nint(r), CEILING ceil(r), PSEUDO_EUCLIDEAN the least integer
+    not below r / sqrt(10) as TSPLIB rounds it; r the Euclidean distance."""
     dx = xa - xb
     dy = ya - yb
-    s = dx * dx + dy * dy
-    m = q2 if rule != PSEUDO_EUCLIDEAN else 10 * q2
-    r = math.sqrt(np.float32(s) / np.float32(m))
-    if rule == ROUNDED:  # k = nint(sqrt(s / q2)) <=> q2 (2k - 1)^2 <= 4 s < q2 (2k + 1)^2
-        k = np.int64(r + 0.5)
-        while m * (2 * k + 1) * (2 * k + 1) <= 4 * s:
-            k += 1
-        while k > 0 and m * (2 * k - 1) * (2 * k - 1) > 4 * s:
-            k -= 1
-        return k
-    c = np.int64(r)  # the least c with m c^2 >= s
-    while m * c * c < s:
-        c += 1
-    while c > 0 and m * (c - 1) * (c - 1) >= s:
-        c -= 1
-    return c
+    s = rn_add(rn_mul(dx, dx), rn_mul(dy, dy))
+    if rule == PSEUDO_EUCLIDEAN:
+        r = rn_sqrt(rn_div(s, 10.0))
+        t = np.int64(math.floor(rn_add(r, 0.5)))
+        return t + 1 if t < r else t
+    r = rn_sqrt(s)
+    if rule == ROUNDED:
+        return np.int64(math.floor(rn_add(r, 0.5)))
+    return np.int64(math.ceil(r))
 
 
 @njit(cache=True)
-def integer_distances_match(rule, q2, ix, iy, d):
-    """Whether integer_distance gives the distance matrix at every pair."""
-    n = ix.shape[0]
+def coordinate_matrix(rule, x, y, d):
+    """d[a, b] = coordinate_distance for every pair; the largest."""
+    n = x.shape[0]
+    longest = np.int64(0)
     for a in range(n):
         for b in range(n):
-            if a != b and integer_distance(rule, q2, ix[a], iy[a], ix[b], iy[b]) != d[a, b]:
-                return False
-    return True
-
-
-def integer_coordinates(xy, weight_type, d):
-    """(rule, q, integer x, integer y): the cities as integers (the file's coordinates times the
-    least power of ten q <= 1000 that makes them whole, each below COORDINATE_LIMIT) under which
-    integer_distance gives `d` at every pair (checked here, so a device that computes distances
-    from them agrees with the matrix); None where there is no such form (GEO, explicit weights)."""
-    if xy is None or weight_type not in INTEGER_RULES:
-        return None
-    for q in (1, 10, 100, 1000):
-        scaled = xy * q
-        whole = np.round(scaled)
-        if np.abs(scaled - whole).max() <= 1e-6 * max(1.0, np.abs(scaled).max()):
-            break
-    else:
-        return None
-    if np.abs(whole).max() >= COORDINATE_LIMIT:
-        return None
-    ix, iy = whole[:, 0].astype(np.int64), whole[:, 1].astype(np.int64)
-    rule = INTEGER_RULES[weight_type]
-    if not integer_distances_match(rule, np.int64(q * q), ix, iy, d):
-        return None
-    return rule, q, ix, iy
+            v = coordinate_distance(rule, x[a], y[a], x[b], y[b]) if a != b else np.int64(0)
+            d[a, b] = min(v, DISTANCE_LIMIT - 1)
+            longest = max(longest, v)
+    return longest
 
 
 # ---------------------------------------------------------------------------------------------
