@@ -21,7 +21,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from lsbench.instances import MANIFEST, taillard_text  # noqa: E402
 from lsbench.problems.base import sha256_of  # noqa: E402
 from lsbench.problems.pfsp import PFSP  # noqa: E402
-from lsbench.problems.tsp import MAX_CITIES  # noqa: E402
 
 QAPLIB = "https://raw.githubusercontent.com/0816keisuke/qaplib/03ccda9f1d8bcc421e3a7eff936861fc73085594/instance/{0}/{0}.txt"
 TSPLIB = "https://raw.githubusercontent.com/pdrozdowski/TSPLib.Net/bf092e820c8d081a8eb3301b7d26b249d2f5e9d7/TSPLIB95/tsp/{0}.tsp"
@@ -64,7 +63,7 @@ def main(src):
     for f in sorted((src / "tsplib").glob("*.tsp")):
         name = f.stem
         dim = int(re.search(r"DIMENSION\s*:\s*(\d+)", f.read_text()).group(1))
-        if dim > MAX_CITIES or name not in best:
+        if name not in best:
             continue
         tour = src / "tsplib" / f"{name}.opt.tour"
         ref = [TSPLIB_TOUR.format(name), sha256_of(tour), "optimal tour"] if tour.exists() else ["", "", ""]

@@ -630,18 +630,18 @@ def test_resident_grid_tabu_follows_the_cpu_trajectory(instance, nb, params, blo
 
 
 def test_resident_grid_tabu_cli_stops_each_search_at_the_target_and_verifies(tmp_path):
-    """`--searches 3` on gpu-resident TSP: one record holding the three searches, each stopped at
+    """`--searches 3` on gpu-resident TSP (asymmetric 2-opt: the matrix kernel): one record holding the three searches, each stopped at
     the target where its CPU search stops (the others run on), the shape in backend_info, and
     `lsbench verify` re-checks every best solution."""
     from lsbench import instances as registry
     from lsbench.interfaces import Stop
     from lsbench.search.tabu import TabuSearch
     out = tmp_path / "tsp.json"
-    ref = run_one("tsp", "bays29", algorithm="tabu", backend="cpu", neighbourhood="2opt", seed=2, iterations=12)
+    ref = run_one("tsp", "rnd-atsp-20-1", algorithm="tabu", backend="cpu", neighbourhood="2opt", seed=2, iterations=12)
     target = ref["trajectory"][-2][2]  # reached before the end: the device must stop there too
-    rec = run_one("tsp", "bays29", algorithm="tabu", backend="gpu-resident", neighbourhood="2opt", seed=2,
+    rec = run_one("tsp", "rnd-atsp-20-1", algorithm="tabu", backend="gpu-resident", neighbourhood="2opt", seed=2,
                   iterations=12, target=target, searches=3, out=str(out))
-    p = registry.load("bays29")
+    p = registry.load("rnd-atsp-20-1")
     nb = p.neighbourhood("2opt")
     stops = []
     for entry in rec["searches"]:
@@ -671,7 +671,7 @@ def test_resident_grid_tabu_refuses_what_it_cannot_run(instance, args, message):
         run_one(None, instance, **{"algorithm": "tabu", **args}, backend="gpu-resident", seed=1, iterations=2)
 
 
-@pytest.mark.parametrize("problem, instance, neighbourhood", [("tsp", "burma14", "2opt"),
+@pytest.mark.parametrize("problem, instance, neighbourhood", [("tsp", "rnd-atsp-14-1", "2opt"),
                                                          ("pfsp", "rnd-pfsp-7x3-1", "insertion")])
 def test_resident_tabu_refuses_searches_whose_tabu_memories_do_not_fit(tmp_path, monkeypatch, problem, instance,
                                                                        neighbourhood):

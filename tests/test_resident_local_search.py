@@ -258,3 +258,36 @@ def test_a_queue_wait_that_runs_out_ends_the_local_search_run_with_one_error(mon
     engine = ResidentLocalSearch(p, nb, adapter_for(p, nb), "hc", {"restarts": True}, threads=32, persistent=1)
     with pytest.raises(LsbenchError, match="waited too long"):
         engine.run([1, 2], Stop(iterations=10), chunk=5)
+
+
+def test_an_instance_beyond_the_dense_matrix_computes_its_distances_and_runs_everywhere_it_can(tmp_path,
+                                                                                                monkeypatch):
+    """Beyond DENSE_UP_TO cities (pla33810, pla85900), EUC_2D/CEIL_2D/ATT distances are computed from
+    the coordinates: the same deltas, objective and CPU trajectory as the matrix, a pickle round trip
+    (Dask workers), gpu-resident hc and tabu on the same trajectory; a GEO file that large and the
+    matrix kernels are refused in one line naming why."""
+    import pickle
+    from lsbench.problems import tsp
+    path = tsplib_file(tmp_path, 30, "CEIL_2D", 2, seed=11)
+    dense = TSP.from_file(path)
+    monkeypatch.setattr(tsp, "DENSE_UP_TO", 20)
+    computed = TSP.from_file(path)
+    assert dense.dense and not computed.dense and computed.n == 30
+    tour = np.random.default_rng(3).permutation(30)
+    assert computed.objective(tour) == computed.exact_objective(tour) == dense.objective(tour)
+    for name in ("2opt", "swap"):
+        out = [np.zeros(p.neighbourhood(name).size, np.int64) for p in (dense, computed)]
+        for p, o in zip((dense, computed), out):
+            p.neighbourhood(name).evaluate(tour, None, o)
+        assert (out[0] == out[1]).all()
+    again = pickle.loads(pickle.dumps(computed))
+    assert again.objective(tour) == dense.objective(tour)
+    for algorithm in ("hc", "tabu"):
+        cpu = run_one("tsp", str(path), algorithm=algorithm, backend="cpu", seed=4, iterations=12)
+        dev = run_one("tsp", str(path), algorithm=algorithm, backend="gpu-resident", seed=4, iterations=12)
+        assert [p[::2] for p in cpu["trajectory"]] == [p[::2] for p in dev["trajectory"]]
+        assert dev["backend_info"]["layout"] == "chip" and cpu["best_solution"] == dev["best_solution"]
+    with pytest.raises(LsbenchError, match=r"reads a dense distance matrix, and 30 cities have none"):
+        run_one("tsp", str(path), algorithm="tabu", backend="gpu", seed=4, iterations=2)
+    with pytest.raises(LsbenchError, match=r"GEO distances beyond 20 cities would need a dense matrix"):
+        TSP.from_file(tsplib_file(tmp_path, 30, "GEO", seed=2))

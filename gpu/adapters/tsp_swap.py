@@ -33,7 +33,7 @@ class TspSwapAdapter(PairSwapAdapter):
     """Host side: the distance matrix on the device."""
 
     def __init__(self, problem, nb):
-        super().__init__(problem, (cuda.to_device(problem.d),))
+        super().__init__(problem, (cuda.to_device(problem.matrix("the TSP swap adapter")),))
 
     def device_functions(self):
         return (load, make_scan(pair_moves, move_delta, position_swap_is_tabu), position_swap_record, swap_positions,

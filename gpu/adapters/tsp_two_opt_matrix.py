@@ -66,7 +66,7 @@ class TspTwoOptMatrixAdapter:
                                "runs on the tabu matrix kernel)")
         self.n = problem.n
         self.moves = pair_count(self.n)
-        self.data = (cuda.to_device(problem.d),)
+        self.data = (cuda.to_device(problem.matrix("the 2-opt matrix adapter")),)
 
     def memory(self, K, tenure_max):
         return tabu_lists(K, tenure_max)

@@ -275,8 +275,12 @@ class ResidentLocalSearchEngine(ResidentEngine):
             adapter = None
         if algorithm == "tabu" and problem.kind in WholeGpuTabuEngine.problems:
             prm = search.params(neighbourhood)
-            self.matrix = WholeGpuTabu(problem, neighbourhood, prm, threads=params.get("block"),
-                                       blocks=params.get("blocks"), persistent=params.get("persistent"))
+            try:
+                self.matrix = WholeGpuTabu(problem, neighbourhood, prm, threads=params.get("block"),
+                                           blocks=params.get("blocks"), persistent=params.get("persistent"))
+            except LsbenchError:  # (no dense matrix: the adapter runs it)
+                if adapter is None or params.get("blocks") is not None:
+                    raise
         elif params.get("blocks") is not None:
             raise LsbenchError(f"--param blocks: {algorithm} on {problem.kind} runs one block a search; leave it out")
         else:

@@ -391,7 +391,7 @@ class WholeGpuTabu:
         self.want_blocks = None if blocks is None else int(blocks)
         self.want_persistent = None if persistent is None else int(persistent)
         if problem.kind == "tsp":
-            self.data = (cuda.to_device(narrow(problem.d, 4)),)
+            self.data = (cuda.to_device(narrow(problem.matrix("the tabu matrix kernel"), 4)),)
         else:
             self.data = (cuda.to_device(narrow(problem.a, 3)), cuda.to_device(problem.target_hist))
         self.shape = None

@@ -127,7 +127,7 @@ class GpuEvaluator(Evaluator):
         if self.kind == "qap":
             self.data = (cuda.to_device(problem.a), cuda.to_device(problem.b))
         elif self.kind == "tsp":
-            self.data = (cuda.to_device(narrow(problem.d, 4)),)
+            self.data = (cuda.to_device(narrow(problem.matrix("--backend gpu"), 4)),)
         elif self.kind == "pfsp":
             if problem.m > kernels.MAX_MACHINES:
                 raise LsbenchError(f"--backend gpu: PFSP with more than {kernels.MAX_MACHINES} machines")

@@ -12,6 +12,7 @@ import numpy as np
 from ..interfaces import COMPILED_LOOP, Evaluator
 from ..threads import one_thread, use_threads
 
+PROBE_MOVES = 20_000_000  # a larger neighbourhood of rows is timed on its first rows
 PARALLEL_MIN_SECONDS = 100e-6  # a neighbourhood cheaper than this on one core runs the serial build
 TIMING_SECONDS = 0.05  # timing a build at bind stops once its evaluations took this long (at least one)
 
@@ -47,17 +48,28 @@ class CpuEvaluator(Evaluator):
 
     def _evaluation_seconds(self, parallel):
         """Median seconds of one evaluation of a random solution by one build, after an untimed call
-        that compiles it; a slow neighbourhood is timed once rather than five times."""
+        that compiles it; a slow neighbourhood is timed once rather than five times, and a
+        neighbourhood of rows beyond PROBE_MOVES on its first rows (scaled by their share of the whole)."""
         from .. import rng
         solution = self.problem.random_solution(rng.new_state(0))
         state = self.nb.state(solution, parallel)
-        self.nb.evaluate(solution, state, self.out, parallel)
+        rows = None
+        if self.nb.size > PROBE_MOVES and hasattr(self.nb, "evaluate_rows"):
+            rows = max(1, PROBE_MOVES // max(1, self.nb.size // max(1, self.problem.size)))
+
+        def evaluate():
+            if rows is None:
+                self.nb.evaluate(solution, state, self.out, parallel)
+            else:
+                self.nb.evaluate_rows(solution, 0, rows, self.out, parallel)
+        evaluate()
         times = []
         while len(times) < 5 and sum(times) < TIMING_SECONDS:
             t = time.perf_counter()
-            self.nb.evaluate(solution, state, self.out, parallel)
+            evaluate()
             times.append(time.perf_counter() - t)
-        return sorted(times)[len(times) // 2]
+        share = 1.0 if rows is None else rows / self.problem.size  # (rows of about equal moves)
+        return sorted(times)[len(times) // 2] / share
 
     def _scope(self):
         """The parallel build runs on this thread alone for `cpu`."""

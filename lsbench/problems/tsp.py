@@ -8,16 +8,17 @@ import math
 import os
 
 import numpy as np
-from numba import njit, prange
+from numba import float64, int64, njit, prange
+from numba.experimental import jitclass
 
 from .. import rng
 from ..rounded import rn_add, rn_div, rn_mul, rn_sqrt
-from ..errors import InstanceFormatError
+from ..errors import InstanceFormatError, LsbenchError
 from ..neighborhoods import index_to_pair, pair_count, pair_row_starts
 from .base import serial_and_parallel, Neighbourhood, Problem, check_permutation, read_text, sha256_of
 from .permutation import PositionSwapMoves
 
-MAX_CITIES = 20000  # a dense int32 matrix of 20000^2 is 1.6 GB
+DENSE_UP_TO = 20000  # cities of a dense int32 matrix (1.6 GB); beyond, coordinate instances compute distances
 
 
 # ---------------------------------------------------------------------------------------------
@@ -55,8 +56,12 @@ def coords_to_matrix(kind, xy, path, ids):
     if not np.isfinite(xy).all():
         raise InstanceFormatError(path, "NODE_COORD_SECTION: non-finite coordinate")
     check_coordinate_range(kind, xy, path, ids)
+    x, y = np.ascontiguousarray(xy[:, 0]), np.ascontiguousarray(xy[:, 1])
+    if kind in COORDINATE_RULES and n > DENSE_UP_TO:
+        d = CoordinateDistances(COORDINATE_RULES[kind], x, y)
+        check_distances(np.array([d.longest_bound()]), path)
+        return d
     d = np.empty((n, n), dtype=np.int32)
-    x, y = xy[:, 0], xy[:, 1]
     if kind in COORDINATE_RULES:
         check_distances(np.array([coordinate_matrix(COORDINATE_RULES[kind], x, y, d)]), path)
         return d
@@ -141,9 +146,11 @@ def read_tsplib(path):
         raise InstanceFormatError(path, "missing or non-integer DIMENSION")
     if n < 5:
         raise InstanceFormatError(path, f"DIMENSION {n}: lsbench needs at least 5 cities")
-    if n > MAX_CITIES:
-        raise InstanceFormatError(path, f"DIMENSION {n} exceeds the dense-matrix limit of {MAX_CITIES} cities")
     kind = spec.get("EDGE_WEIGHT_TYPE", "").upper()
+    if n > DENSE_UP_TO and kind not in COORDINATE_RULES:
+        raise InstanceFormatError(path, f"DIMENSION {n}: {kind or 'EXPLICIT'} distances beyond {DENSE_UP_TO:,} cities "
+                                        "would need a dense matrix of more than 1.6 GB (EUC_2D, CEIL_2D and ATT "
+                                        "instances of any size are computed from their coordinates)")
     try:
         if kind == "EXPLICIT":
             floats = np.array([float(t) for t in data["EDGE_WEIGHT_SECTION"]], dtype=np.float64)
@@ -196,6 +203,25 @@ def coordinate_distance(rule, xa, ya, xb, yb):
     if rule == ROUNDED:
         return np.int64(math.floor(rn_add(r, 0.5)))
     return np.int64(math.ceil(r))
+
+
+@jitclass([("rule", int64), ("x", float64[::1]), ("y", float64[::1])])
+class CoordinateDistances:
+    """The distances of an instance too large for a dense matrix, computed from its coordinates on
+    each read: compiled code reads d[a, b] from it as from the matrix (coordinate_distance)."""
+
+    def __init__(self, rule, x, y):
+        self.rule = rule
+        self.x = x
+        self.y = y
+
+    def __getitem__(self, ab):
+        a, b = ab
+        return coordinate_distance(self.rule, self.x[a], self.y[a], self.x[b], self.y[b])
+
+    def longest_bound(self):
+        """The distance across the coordinates' bounding box: no pair is farther."""
+        return coordinate_distance(self.rule, self.x.min(), self.y.min(), self.x.max(), self.y.max()) + 1
 
 
 @njit(cache=True)
@@ -410,12 +436,33 @@ class TSP(Problem):
                  coordinates=None):
         super().__init__(name, source, sha256)
         self.coordinates = coordinates  # the file's (x, y) per city, None for explicit weights
-        self.d = np.ascontiguousarray(d, dtype=np.int32)
-        self.n = self.d.shape[0]
+        self.dense = isinstance(d, np.ndarray)  # else CoordinateDistances (beyond DENSE_UP_TO cities)
+        self.d = np.ascontiguousarray(d, dtype=np.int32) if self.dense else d
+        self.n = self.d.shape[0] if self.dense else len(coordinates)
         self.size = self.n
         self.weight_type = weight_type
         self.generator = generator
-        self.symmetric = bool(np.array_equal(self.d, self.d.T))
+        self.symmetric = bool(np.array_equal(self.d, self.d.T)) if self.dense else True
+
+    def __getstate__(self):  # (a CoordinateDistances travels as its fields)
+        state = dict(self.__dict__)
+        if not self.dense:
+            state["d"] = (self.d.rule, self.d.x, self.d.y)
+        return state
+
+    def __setstate__(self, state):
+        if not state["dense"]:
+            state["d"] = CoordinateDistances(*state["d"])
+        self.__dict__.update(state)
+
+    def matrix(self, what):
+        """The dense distance matrix, for code that copies it (`what` reads it); one error line
+        where the instance has none."""
+        if not self.dense:
+            raise LsbenchError(f"{self.name}: {what} reads a dense distance matrix, and {self.n:,} cities have none "
+                               f"({self.n ** 2 * 4 / 2 ** 30:.1f} GiB; lsbench keeps one up to {DENSE_UP_TO:,} "
+                               "cities): run 2-opt hc or tabu on cpu, cpu-parallel or gpu-resident")
+        return self.d
 
     @classmethod
     def from_file(cls, path, name=None):
@@ -439,6 +486,8 @@ class TSP(Problem):
 
     def exact_objective(self, solution):
         t = np.asarray(solution, dtype=np.int64)
+        if not self.dense:  # each edge below 2^31 (checked at load): a sum of n of them fits 64 bits
+            return int(tour_length(self.d, t))
         return sum(int(v) for v in self.d[t, np.roll(t, -1)])
 
     def random_solution(self, rng_state):
@@ -449,5 +498,5 @@ class TSP(Problem):
 
     def describe(self):
         return {"n (cities)": self.n, "edge weight type": self.weight_type,
-                "symmetric": self.symmetric, "d[0, 1:10]": self.d[0, 1:10].tolist(),
+                "symmetric": self.symmetric, "d[0, 1:10]": [int(self.d[0, b]) for b in range(1, min(10, self.n))],
                 "generator": self.generator or "file"}
