@@ -26,7 +26,7 @@ def rudy(folder, n, m, seed, weights=(1,)):
 
 def test_maxcut_passes_lsbenchs_kit(tmp_path):
     graphs = [rudy(tmp_path, 12, 30, 1), rudy(tmp_path, 20, 60, 2, weights=(-1, 1))]
-    check_problem("maxcut", graphs, gpu=False, out_dir=tmp_path,
+    check_problem("maxcut", graphs, out_dir=tmp_path,
                   malformed={"short.txt": "5 3\n1 2 1\n2 3 1\n", "loop.txt": "3 1\n2 2 1\n",
                              "range.txt": "3 1\n1 4 1\n", "words.txt": "3 1\n1 two 1\n", "binary.txt": b"\x00\xff"})
 
