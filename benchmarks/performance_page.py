@@ -1,8 +1,10 @@
 """docs/performance.md's tables, rendered from the result files they cite, and their re-measure.
 
-    python benchmarks/performance_page.py remeasure     on one GPU machine (LSBENCH_COMMIT set): every
-                                                        one-GPU figure's command, then `render --from`
-                                                        its results (within 10 minutes on one H200)
+    python benchmarks/performance_page.py remeasure [BENCHMARK...]
+                                                        on one GPU machine (LSBENCH_COMMIT set): every
+                                                        one-GPU figure's command (or those named), then
+                                                        `render --from` its results; two calls of 10
+                                                        minutes on one H200: `tsp_peer`, then the rest
     python benchmarks/performance_page.py render [--from DIR]
     python benchmarks/performance_page.py check         exit 1 where the page is not what render writes
 
@@ -39,9 +41,10 @@ ONE_GPU_STEPS = {
     "gpu_resident_pfsp": "pfsp --threads 256 --repeats 3",
     "cas_gpu": "cas --instances tai40a,tai60a,tai100a,tai60b,tai100b --runs 3 --cpu-runs 0 --cap 10",
     "ig_pfsp": "ig --instances ta051 --runs 3 --cap 5 --restart 1000 --elite 16",
-    "tsp_peer": "tsp --instances pr2392 --repeats 3",
+    "tsp_peer": "tsp --instances pr2392,d2103,u2319,fnl4461,rl5915,usa13509,brd14051 --peer-on pr2392,d2103 "
+                "--seconds 5 --repeats 3 --check 4",
 }
-REMEASURE_S = 570  # the steps together, within one device call of 10 minutes
+REMEASURE_S = 570  # the steps of one call, within a device call of 10 minutes (tsp_peer alone; then the rest)
 MULTI_GPU_STEPS = {"multistart_scaling": "multistart --gpus 1,2 --islands 500000 --repeats 3 --timeout 150"}
 
 
@@ -153,25 +156,27 @@ def render_ig_pfsp(d, name):
 
 
 def render_tsp_peer(d, name):
-    lines = [provenance(d, name), ""]
+    """One row an instance: its coordinates, the layout lsbench chose, each algorithm's moves/s by
+    kernel time (and by wall time), the peer's where it ran, and the ratios."""
+    algorithms = [a for a in ("hc", "tabu") if a in d["cases"][0]["summary"]]
+    body = []
     for c in d["cases"]:
-        s, rows = c["summary"], c["rows"]
-        peer = [r["peer"]["moves_per_s"] for r in rows]
-        body = [[f"TSP_GPU, {d['restarts']:,} climbs", ", ".join(giga(x) for x in peer),
-                 f"**{giga(statistics.median(peer))}**", "1", "-",
-                 f"{s['peer_best_truncated_metric']:,} (its float32 metric)"]]
-        for a in ("hc", "tabu"):
-            if a in s:
-                kernel = [r[a]["moves_per_s"] for r in rows]
-                wall = statistics.median(r[a]["moves_per_wall_s"] for r in rows)
-                body.append([f"lsbench `{a}` x {d['searches']:,}", ", ".join(giga(x) for x in kernel),
-                             f"**{giga(s[a]['moves_per_s'])}**", f"{s[a]['ratio_to_peer']:.2f}",
-                             f"{giga(wall)} ({wall / statistics.median(peer):.2f})",
-                             f"{s[a]['best_tsplib_metric']:,} (TSPLIB){'' if s[a]['same_trajectory_as_cpu'] else ' **trajectory differs**'}"])
-        lines += [f"{s['instance']} (n = {s['n']:,}):", "",
-                  table(["code", "G moves/s by kernel time (runs)", "median", "vs the peer",
-                         "by wall time (vs the peer's kernel)", "best tour"], body), ""]
-    return lines[:-1]
+        s = c["summary"]
+        peer = s["peer_moves_per_s"]
+        row = [s["instance"], f"{s['n']:,}", s.get("coordinates") or "EUC_2D", s[algorithms[0]].get("layout") or "chip",
+               giga(peer) if peer else "-"]
+        for a in algorithms:
+            x = s[a]
+            wall = statistics.median(r[a]["moves_per_wall_s"] for r in c["rows"])
+            checked = {True: "", False: " **trajectory differs**", None: " (not checked)"}[x["same_trajectory_as_cpu"]]
+            row += [f"**{giga(x['moves_per_s'])}**" + (f" ({x['moves_per_s'] / peer:.2f}x)" if peer else "") + checked,
+                    giga(wall) + (f" ({wall / peer:.2f}x)" if peer else "")]
+        body.append(row)
+    head = ["instance", "n", "coordinates", "layout", f"TSP_GPU ({d['restarts']:,} climbs)"]
+    for a in algorithms:
+        head += [f"`{a}` x {d['searches']:,} by kernel time", "by wall time"]
+    return [provenance(d, name), "", "G moves/s, medians of the repeats (ratio to TSP_GPU's kernel figure); each "
+            "algorithm's first searches followed the CPU's trajectory unless marked.", "", table(head, body)]
 
 
 def render_multistart_scaling(d, name):
@@ -228,15 +233,18 @@ def render(page, source=None):
     return BLOCK.sub(block, page)
 
 
-def remeasure(out):
-    """Every one-GPU figure's command, one after another on this machine (a step is cut at the
-    deadline), then the page rendered from the result files they wrote (copied to $OUT too)."""
+def remeasure(out, benchmarks=()):
+    """Every one-GPU figure's command (or those of `benchmarks`), one after another on this machine
+    (a step is cut at the deadline), then the page rendered from the result files they wrote
+    (copied to $OUT too)."""
     start = time.monotonic()
     env = {**os.environ, "OUT": str(out)}
     subprocess.run(["bash", "benchmarks/device_run.sh"], cwd=ROOT, env=env, check=True)  # installs the wheels
     env["LSBENCH_INSTALLED"] = "1"
     log = open(Path(out) / "remeasure.log", "a")
     for benchmark, step in ONE_GPU_STEPS.items():
+        if benchmarks and benchmark not in benchmarks:
+            continue
         left = REMEASURE_S - (time.monotonic() - start)
         try:
             subprocess.run(["bash", "benchmarks/device_run.sh", step], cwd=ROOT, env=env, timeout=max(left, 1),
@@ -252,10 +260,14 @@ def remeasure(out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("action", choices=["render", "check", "remeasure"])
+    ap.add_argument("benchmarks", nargs="*", help="remeasure: these figures only (default: every one-GPU figure)")
     ap.add_argument("--from", dest="source", help="render: take each benchmark's newest result file from here")
     args = ap.parse_args()
+    unknown = sorted(set(args.benchmarks) - set(ONE_GPU_STEPS))
+    if unknown:
+        ap.error(f"not a one-GPU figure: {', '.join(unknown)} (they are: {', '.join(ONE_GPU_STEPS)})")
     if args.action == "remeasure":
-        remeasure(Path(os.environ.get("OUT") or RESULTS))
+        remeasure(Path(os.environ.get("OUT") or RESULTS), args.benchmarks)
         return 0
     page = PAGE.read_text()
     new = render(page, args.source)

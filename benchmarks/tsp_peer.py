@@ -135,16 +135,17 @@ def compare(args, instance, binary):
     """The peer and each algorithm, interleaved; medians and ratios."""
     peer_file = Path(args.peer) / f"{instance}.tsp"
     n, coordinates = peer_input(instance_file(instance, args.data_dir), peer_file)
-    checks = {a: same_as_cpu(instance, a, args.check, args.data_dir) for a in args.algorithms}
+    checks = {a: same_as_cpu(instance, a, args.check, args.data_dir) if args.check else None for a in args.algorithms}
     for a in args.algorithms:
         run_lsbench(instance, a, args.searches, 1.0, args.data_dir)  # JIT compile and first launches
     rows = []
-    with_peer = n <= args.peer_up_to
+    with_peer = args.peer_on is None or instance in args.peer_on
     for _ in range(args.repeats):
         peer = run_peer(binary, peer_file, args.restarts) if with_peer else None
         row = {"peer": peer}
         for a in args.algorithms:
-            row[a] = run_lsbench(instance, a, args.searches, peer["kernel_s"] if peer else args.seconds, args.data_dir)
+            seconds = args.seconds or (peer["kernel_s"] if peer else 5.0)
+            row[a] = run_lsbench(instance, a, args.searches, seconds, args.data_dir)
         rows.append(row)
         print(f"{instance} peer " + (f"{peer['moves_per_s'] / 1e9:8.1f} G moves/s in {peer['kernel_s']:.2f} s   "
                                      if peer else "(not run)   ") +
@@ -185,7 +186,9 @@ def in_lanes(args):
             cmd = [sys.executable, __file__, "--instances", ",".join(args.instances), "--algorithms",
                    ",".join(args.algorithms), "--peer", args.peer, "--restarts", str(args.restarts), "--searches",
                    str(args.searches), "--check", str(args.check), "--repeats", "1", "--built", "--out", f"{tmp}/{lane}",
-                   *(["--data-dir", args.data_dir] if args.data_dir else [])]
+                   *(["--data-dir", args.data_dir] if args.data_dir else []),
+                   *(["--peer-on", ",".join(args.peer_on)] if args.peer_on else []),
+                   *(["--seconds", str(args.seconds)] if args.seconds else [])]
             lane_cores = cores[lane * share:(lane + 1) * share] or cores
             env = {**os.environ, "CUDA_VISIBLE_DEVICES": gpus[lane], "NUMBA_NUM_THREADS": str(len(lane_cores))}
             children.append(subprocess.Popen(cmd, env=env, preexec_fn=lambda c=lane_cores: os.sched_setaffinity(0, c)))
@@ -212,12 +215,13 @@ def main():
     ap.add_argument("--peer", default=str(Path(__file__).resolve().parent.parent / ".peers" / "tsp_gpu"))
     ap.add_argument("--restarts", type=int, default=1056, help="the peer's climbs a launch (8 blocks x 132 SMs)")
     ap.add_argument("--searches", type=int, default=1056, help="lsbench's resident searches")
-    ap.add_argument("--check", type=int, default=30, help="iterations of the GPU-against-CPU trajectory check")
+    ap.add_argument("--check", type=int, default=30, help="iterations of the GPU-against-CPU trajectory check (0: none)")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--peer-up-to", type=int, default=6000,
-                    help="cities: larger instances run lsbench alone, --seconds a run (the peer's launch of "
-                         "--restarts climbs outlasts a device call)")
-    ap.add_argument("--seconds", type=float, default=5.0, help="lsbench's run where the peer does not run")
+    ap.add_argument("--peer-on", type=lambda v: v.split(","),
+                    help="instances the peer runs on (default: all); the others run lsbench alone (the peer's "
+                         "launch of --restarts climbs of a large instance outlasts a device call)")
+    ap.add_argument("--seconds", type=float, help="each lsbench run's seconds (default: the peer's kernel time "
+                                                  "in that repeat, 5 where the peer does not run)")
     ap.add_argument("--lanes", type=int, default=1, help="N: N repeats side by side, one a GPU (replaces --repeats)")
     ap.add_argument("--lane-timeout", type=int, default=560, help="seconds a lane may take")
     ap.add_argument("--built", action="store_true", help=argparse.SUPPRESS)  # a lane: the parent built the peer
