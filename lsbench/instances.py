@@ -14,6 +14,7 @@ import csv
 import hashlib
 import os
 import re
+import sys
 import tempfile
 import urllib.request
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from .errors import LsbenchError
 from .problems import PROBLEMS
 from .problems.base import sha256_of
 from .files import check_writable, current_umask
+from . import plugins
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _INSTALLED_MANIFEST = Path(__file__).resolve().parent / "data" / "manifest.csv"  # pip install . puts it here
@@ -105,11 +107,31 @@ def data_dir(option=None):
 _manifest_cache = None
 
 
+def own_manifest():
+    """lsbench's instance manifest (its `lsbench.instances` entry point)."""
+    return MANIFEST
+
+
 def manifest():
+    """{name: Entry} of every installed package's instance manifest (entry points
+    `lsbench.instances`, lsbench's own first); a name listed twice keeps the first, with a warning."""
     global _manifest_cache
     if _manifest_cache is None:
-        with open(MANIFEST, newline="", encoding="utf-8") as f:
-            _manifest_cache = {row["name"]: Entry(**row) for row in csv.DictReader(f)}
+        table = {}
+        for owner, value in plugins.registered("lsbench.instances").items():
+            path = plugins.load(value, "instance manifest")()
+            try:
+                with open(path, newline="", encoding="utf-8") as f:
+                    rows = [Entry(**row) for row in csv.DictReader(f)]
+            except (OSError, TypeError, ValueError) as e:
+                raise LsbenchError(f"instance manifest {owner} ({path}) cannot be read: {e}") from None
+            for entry in rows:
+                if entry.name in table:
+                    print(f"lsbench: warning: instance manifest {owner} lists {entry.name!r}, which another "
+                          "manifest already lists: left out", file=sys.stderr)
+                    continue
+                table[entry.name] = entry
+        _manifest_cache = table
     return _manifest_cache
 
 
@@ -120,12 +142,16 @@ def entries(problem=None):
 
 
 def local_path(entry, data=None):
-    return data_dir(data) / folder_of(entry) / (entry.name + EXTENSIONS[entry.problem])
+    extension = EXTENSIONS.get(entry.problem) or getattr(PROBLEMS[entry.problem], "instance_extension", ".txt")
+    return data_dir(data) / folder_of(entry) / (entry.name + extension)
 
 
 def folder_of(entry):
-    """The data directory's folder of an instance: its problem's, Liefooghe's for flow-shop files."""
-    return DUE_DATE_FOLDER if entry.problem == "pfsp" and not entry.generated else FOLDERS[entry.problem]
+    """The data directory's folder of an instance: its problem's (a plug-in problem's
+    `instance_folder`, else its name), Liefooghe's for flow-shop files."""
+    if entry.problem == "pfsp" and not entry.generated:
+        return DUE_DATE_FOLDER
+    return FOLDERS.get(entry.problem) or getattr(PROBLEMS[entry.problem], "instance_folder", entry.problem)
 
 
 def taillard_seed(entry):

@@ -2,6 +2,7 @@
 
     [project.entry-points."lsbench.problems"]      NAME = "module:ProblemClass"   (NAME: the --problem kind)
     [project.entry-points."lsbench.adapters"]      "NAME:NEIGHBOURHOOD" = "module:AdapterClass"
+    [project.entry-points."lsbench.instances"]     NAME = "module:function"  (returns an instance manifest CSV's path)
 
 lsbench's own problems and adapters register the same way (its pyproject.toml); a source tree that
 is not installed (no package metadata: a device machine's PYTHONPATH copy) reads its own entries from
@@ -15,7 +16,7 @@ from importlib import metadata
 
 from .errors import LsbenchError
 
-GROUPS = ("lsbench.problems", "lsbench.adapters")
+GROUPS = ("lsbench.problems", "lsbench.adapters", "lsbench.instances")
 OWN = "lsbench"
 # lsbench's own entry points, as its pyproject.toml declares them (tests/test_plugins.py checks the two agree)
 BUILTIN = {
@@ -27,6 +28,7 @@ BUILTIN = {
                          "qap:swap": "lsbench.gpu.adapters.qap_swap:QapSwapAdapter",
                          "pfsp:insertion": "lsbench.gpu.adapters.pfsp_insertion:PfspInsertionAdapter",
                          **{f"ppp:hamming{k}": "lsbench.gpu.adapters.ppp_flip:PppFlipAdapter" for k in (1, 2, 3)}},
+    "lsbench.instances": {"lsbench": "lsbench.instances:own_manifest"},
 }
 PLUGIN_OF = {}  # "module:Class" -> the distribution that registered it (for error lines)
 

@@ -7,6 +7,7 @@ as it is. Its best objective and the gap to the best-known value are set in one 
 """
 import hashlib
 import math
+import os
 
 import numpy as np
 
@@ -307,8 +308,10 @@ class Record(dict):
         declared = PROBLEMS[self["problem"]].parameters
         given = self.get("run_spec", {}).get("problem_params", self["params"])
         params = {p.name: p.convert(given[p.name], self["problem"]) for p in declared if p.name in given}
-        spec = self["instance"] if self.get("instance_source") is None or instances.manifest().get(self["instance"]) \
-            else self["instance_source"]
+        entry, source = instances.manifest().get(self["instance"]), self.get("instance_source")
+        by_name = source is None or (entry is not None and (entry.generated or not os.path.exists(source)
+                                                            or instances.local_path(entry, data).exists()))
+        spec = self["instance"] if by_name else source  # (a manifest name, else the file it was read from)
         try:
             prob = instances.load(spec, self["problem"], data, params)
         except LsbenchError as e:

@@ -6,6 +6,7 @@ vector (each flip's delta), kept in O(degree) per applied move. Instances: the r
 G-set graphs, `n m` then m lines `i j w` (vertices 1..n).
 """
 import os
+from pathlib import Path
 
 import numpy as np
 from numba import njit
@@ -89,8 +90,15 @@ class OneFlip(Neighbourhood):
         memory[move] = until
 
 
+def gset_manifest():
+    """The G-set graphs lsbench can fetch and name (entry point lsbench.instances): names, sources,
+    sha256 and best-known values (minus Benlic & Hao's best cuts)."""
+    return Path(__file__).resolve().parent / "gset.csv"
+
+
 class MaxCut(Problem):
     kind = "maxcut"
+    instance_folder, instance_extension = "gset", ".txt"  # where `lsbench instances fetch` puts a graph
     neighbourhoods = {"flip": OneFlip}
     default_neighbourhood = "flip"
 

@@ -44,3 +44,18 @@ def test_the_cut_of_a_small_graph_is_what_a_hand_count_says(tmp_path):
 def test_maxcut_passes_the_kit_on_a_gset_graph(tmp_path):
     check_problem("maxcut", [Path(os.environ["LSBENCH_TEST_DATA"]) / "gset" / "G1.txt"], gpu=False,
                   out_dir=tmp_path, iterations=20, moves=5)
+
+
+def test_the_gset_graphs_are_named_and_fetched_through_the_plug_ins_manifest(tmp_path):
+    """The example's `lsbench.instances` entry point: lsbench lists the 66 G-set graphs with their
+    best-known values (minus the best cuts) and fetches one into the data directory's gset/
+    folder, checked against its sha256 (from a local mirror where LSBENCH_TEST_DATA has one)."""
+    from lsbench import instances
+    graphs = instances.entries("maxcut")
+    assert len(graphs) == 66 and instances.manifest()["G22"].bks_value() == -13359
+    assert instances.local_path(instances.manifest()["G22"], str(tmp_path)) == tmp_path / "gset" / "G22.txt"
+    mirror = Path(os.environ.get("LSBENCH_TEST_DATA", "/nonexistent"))
+    if not (mirror / "gset" / "G22.txt").exists():
+        pytest.skip("G22 (the G-set) is not in LSBENCH_TEST_DATA")
+    path = instances.fetch("G22", data=str(tmp_path), mirror=str(mirror))
+    assert path == tmp_path / "gset" / "G22.txt" and instances.load("G22", data=str(tmp_path)).n == 2000
