@@ -9,7 +9,7 @@ from pathlib import Path
 
 from . import instances as registry
 from .errors import LsbenchError
-from .files import launcher_rank
+from .files import launcher_rank, launcher_size
 from .params import split_pairs
 
 
@@ -71,8 +71,16 @@ def spec_from_args(args, searches=1, out=None):
                       args.threads, searches, args.warmup, args.data_dir, out)
 
 
+MPI_BACKENDS = ("cow",)  # backends whose ranks share one search
+
+
 def cmd_run(args):
     from .runner import run
+    ranks = launcher_size()
+    if ranks > 1 and args.backend not in MPI_BACKENDS:
+        raise LsbenchError(f"--backend {args.backend}: this process is one of {ranks} ranks of an MPI launch, and "
+                           "each would run the same search and write the same record; run it as one process, or "
+                           "use --backend cow (the ranks share one search) or `lsbench multistart` (a search a rank)")
     spec = spec_from_args(args, args.searches, args.out)
     record = run(spec, progress=not args.quiet)
     if record is None:  # a COW worker rank: rank 0 reports

@@ -169,6 +169,14 @@ def launcher_rank():
     return 0
 
 
+def launcher_size():
+    """The ranks of this process's MPI launch (Open MPI, MPICH/Hydra, an srun step); 1 outside one."""
+    for name in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"):
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return 1
+
+
 def release(path):
     """The lock `reserve` took: its file removed, then let go."""
     lock = _HELD.pop(str(Path(path).resolve()), None)

@@ -335,3 +335,22 @@ def test_a_sampling_record_whose_evaluations_are_not_its_iterations_is_refused(t
     out.write_text(json.dumps(rec))
     code, lines = in_process(capsys, "verify", out)
     one_line(code, lines, "evaluations", "one solution an iteration")
+
+
+@pytest.mark.parametrize("launcher", [{"OMPI_COMM_WORLD_SIZE": "2"}, {"PMI_SIZE": "2"},
+                                      {"SLURM_STEP_NUM_TASKS": "3"}])
+@pytest.mark.parametrize("backend", ["cpu", "grid"])
+def test_run_under_an_mpi_launch_of_several_ranks_refuses_rather_than_run_the_search_on_each(
+        tmp_path, monkeypatch, capsys, launcher, backend):
+    """`mpiexec -n 2 lsbench run --backend cpu` ran the whole search on both ranks, both writing and
+    printing (issue 88); now each rank refuses, rank 0 says so in one line, nothing is written."""
+    for name, value in launcher.items():
+        monkeypatch.setenv(name, value)
+    out = tmp_path / "x.json"
+    code, lines = in_process(capsys, "run", "--instance", "rnd-pfsp-6x3-1", "--backend", backend, *TINY,
+                             "--out", out)
+    one_line(code, lines, f"--backend {backend}: this process is one of", "ranks of an MPI launch", "--backend cow")
+    monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "1")
+    code, lines = in_process(capsys, "run", "--instance", "rnd-pfsp-6x3-1", "--backend", backend, *TINY,
+                             "--out", out)
+    assert code == 2 and lines == [] and listing(tmp_path) == []
