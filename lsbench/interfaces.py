@@ -80,7 +80,8 @@ class Evaluator(ABC):
 
     @abstractmethod
     def bind(self, problem, neighbourhood):
-        """Copy the read-only data once (device, ranks, workers); return self."""
+        """Copy the read-only data once (device, ranks, workers); return the evaluator to use: self,
+        or one it hands the problem to (gpu: a plug-in problem's device adapter)."""
 
     @abstractmethod
     def reset(self, solution):

@@ -8,8 +8,9 @@ lsbench's tests prove its own.
 - every move's delta (`evaluate`) equals the objective of the neighbour recomputed from scratch,
   on random solutions, and again after moves made with `apply` (the incremental state kept in step);
 - `cpu` and `cpu-parallel` follow the same trajectory (hill climbing and, where the neighbourhood
-  has tabu memory, tabu search), and where a device adapter is registered, so does `gpu-resident`
-  (on the GPU, or under Numba's CUDA simulator with NUMBA_ENABLE_CUDASIM=1);
+  has tabu memory, tabu search), and where a device adapter is registered, so do `gpu` (the
+  iteration level, from the adapter's move cost) and `gpu-resident` (on the GPU, or under Numba's
+  CUDA simulator with NUMBA_ENABLE_CUDASIM=1);
 - each record written verifies (`lsbench verify`, from scratch);
 - each malformed file ({name: content}) is refused with one error naming that file.
 """
@@ -23,8 +24,8 @@ from .errors import InstanceFormatError, LsbenchError
 
 def check_problem(problem, instances, malformed=None, moves=40, iterations=25, seed=1, gpu=None, out_dir=None):
     """`problem`: its kind (the `--problem` name) or its class; `instances`: names or file paths;
-    `gpu`: also compare gpu-resident (default: where the problem has a device adapter and numba
-    can run CUDA, on a GPU or the simulator)."""
+    `gpu`: also compare gpu and gpu-resident (default: where the problem has a device adapter and
+    numba can run CUDA, on a GPU or the simulator)."""
     from .instances import load
     kind = problem if isinstance(problem, str) else problem.kind
     for spec in instances:
@@ -67,7 +68,7 @@ def check_trajectories(kind, spec, iterations, seed, gpu, out_dir):
     for algorithm in ("hc", "tabu"):
         backends = [b for b in ("cpu", "cpu-parallel") if b in backends_of(algorithm, kind)]
         if gpu if gpu is not None else (has_adapter(kind) and _cuda_runs()):
-            backends += [b for b in ("gpu-resident",) if b in backends_of(algorithm, kind)]
+            backends += [b for b in ("gpu", "gpu-resident") if b in backends_of(algorithm, kind)]
         reference = None
         for backend in backends:
             try:

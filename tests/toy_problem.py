@@ -129,6 +129,10 @@ class ToySwapAdapter(PairSwapAdapter):
     def __init__(self, problem, nb):
         super().__init__(problem, (cuda.to_device(problem.w),))
 
+    def move_cost(self):
+        """(move_delta, scratch) for the iteration level (`--backend gpu`)."""
+        return toy_move_delta, 1
+
     def device_functions(self):
         return (toy_load, make_scan(pair_moves, toy_move_delta, position_swap_is_tabu), position_swap_record,
                 swap_positions, dv.fill_permutation)

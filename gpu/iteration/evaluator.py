@@ -100,9 +100,9 @@ class GpuEvaluator(Evaluator):
     # -- binding: data to the device once ---------------------------------------------------------
     def bind(self, problem, nb):
         require("gpu")
-        if problem.kind not in KERNEL_PROBLEMS:  # (a plug-in's problem: its moves have no kernel here)
-            raise LsbenchError(f"--backend gpu: no iteration-level kernel for {problem.kind} (it has one for "
-                               f"{', '.join(KERNEL_PROBLEMS)}); run it on cpu, cpu-parallel, cow or grid")
+        if problem.kind not in KERNEL_PROBLEMS:  # (a plug-in's problem: its device adapter's move cost)
+            from .adapter_moves import AdapterEvaluator
+            return AdapterEvaluator().bind(problem, nb)
         self.problem, self.nb = problem, nb
         self.buffers = {}
         self.kind = problem.kind

@@ -14,7 +14,7 @@ class SearchOverEvaluator(Engine):
             neighbourhood = ObjectiveVectors(neighbourhood)
         self.problem, self.nb, self.search, self.evaluator = problem, neighbourhood, search, evaluator
         self.name = evaluator.name
-        evaluator.bind(problem, neighbourhood)
+        self.evaluator = evaluator = evaluator.bind(problem, neighbourhood)
         self.is_worker = evaluator.is_worker
         self.wall_s = 0.0
 

@@ -76,5 +76,9 @@ class MaxCutFlipAdapter:
     def memory(self, K, tenure_max):
         return cuda.device_array((K, self.n), np.int64), cuda.to_device(np.full((K, self.n), -1, np.int64))
 
+    def move_cost(self):
+        """(move_delta, scratch): what `--backend gpu` (the iteration level) evaluates a move a thread from."""
+        return move_delta, 1
+
     def device_functions(self):
         return load, make_scan(moves, move_delta, is_tabu), record, apply, dv.fill_bits
