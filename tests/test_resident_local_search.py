@@ -291,3 +291,18 @@ def test_an_instance_beyond_the_dense_matrix_computes_its_distances_and_runs_eve
         run_one("tsp", str(path), algorithm="tabu", backend="gpu", seed=4, iterations=2)
     with pytest.raises(LsbenchError, match=r"GEO distances beyond 20 cities would need a dense matrix"):
         TSP.from_file(tsplib_file(tmp_path, 30, "GEO", seed=2))
+
+
+def test_searches_beyond_the_gpus_memory_are_refused_before_any_allocation_naming_how_many_fit(tmp_path,
+                                                                                              monkeypatch):
+    """K searches' tours, bests and adapter memory against the free memory (the simulator has no
+    limit, so the free figure is set low): one line naming the largest K that fits, and that K runs."""
+    from lsbench.gpu.runtime import chunks
+    p = TSP.from_file(tsplib_file(tmp_path, 40, "EUC_2D", seed=1))
+    monkeypatch.setattr(chunks, "free_device_bytes", lambda: 200_000)
+    with pytest.raises(LsbenchError, match=r"^--searches 64: 64 searches of rnd40-EUC_2D-0-1 need .* GiB of GPU memory, "
+                                           r".* are free: at most (\d+) searches fit") as refused:
+        _resident(p, "tabu", TabuSearch(), 2, list(range(64)), 3)
+    fit = int(refused.value.args[0].rsplit("at most ", 1)[1].split()[0])
+    assert 1 <= fit < 64
+    assert len(_resident(p, "tabu", TabuSearch(), 2, list(range(fit)), 1)) == fit

@@ -31,6 +31,7 @@ from ..adapters import adapter_for
 from .. import device_name, require
 from ..runtime.chunks import (IMPROVEMENT_CAP, NO_ASPIRATION, ResidentEngine, chunk_launcher, item_of, pass_on, run_searches,
                               save_search, start_item, tabu_starts, take_item)
+from ..runtime import chunks
 from ..runtime.block_reduce import block_min
 from ..runtime.launch import PreparedLauncher, allow_dynamic_shared
 from ..runtime.tenure import next_tenure
@@ -193,6 +194,21 @@ class ResidentLocalSearch:
         self.shape = None
         self.kernel_s = 0.0
 
+    def check_memory(self, K):
+        """One error line, before the searches' arrays are allocated, where K searches' state (tours,
+        bests, improvements, the adapter's memory a search) does not fit the GPU's free memory;
+        it names the largest K that does."""
+        free = chunks.free_device_bytes()
+        if free is None:
+            return
+        one = self.adapter.memory(1, self.prm.get("tenure_max", 0))
+        per_search = (8 * self.problem.size + 16 * IMPROVEMENT_CAP + 64
+                      + sum(a.nbytes for a in (one if isinstance(one, tuple) else (one,))))
+        if K * per_search > 0.9 * free:
+            raise LsbenchError(f"--searches {K}: {K} searches of {self.problem.name} need "
+                               f"{K * per_search / 2**30:.1f} GiB of GPU memory, {free / 2**30:.1f} GiB are free: "
+                               f"at most {int(0.9 * free // per_search)} searches fit")
+
     def _args(self, sols, K):
         """(kernel arguments, {name: the per-search arrays the host reads and writes})."""
         n = self.problem.size
@@ -226,8 +242,9 @@ class ResidentLocalSearch:
 
     def run(self, seeds, stop, progress=None, chunk=None):
         pr, nb, prm = self.problem, self.nb, self.prm
-        sols, states, starts = tabu_starts(pr, seeds)
         K = len(seeds)
+        self.check_memory(K)
+        sols, states, starts = tabu_starts(pr, seeds)
         args, dev = self._args(sols, K)
         blocks = self._blocks(K, args)
         self.shape = {"searches": K, "mode": "queue", "blocks": blocks, "threads": self.threads,
