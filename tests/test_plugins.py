@@ -77,7 +77,7 @@ def test_a_plugin_problem_runs_on_the_cpu_and_its_adapter_on_gpu_resident_withou
                        capture_output=True, text=True, timeout=600,
                        env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1",
                             "PYTHONPATH": os.pathsep.join([str(folder), str(ROOT / "tests")])})
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no iteration-level kernel for toy" in r.stderr
+    assert r.returncode == 0, r.stderr  # the iteration level, from the adapter's move cost
     r = subprocess.run([sys.executable, "-m", "lsbench", "run", "--problem", "toy", "--instance", str(instance),
                         "--iterations", "5", "--quiet"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "unknown problem 'toy'" in r.stderr
