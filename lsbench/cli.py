@@ -245,7 +245,11 @@ def cmd_verify(args):
     failed = 0
     for path in args.records:
         try:
-            print(f"{path}: OK {Record.read(path).verify(args.data_dir)}", flush=True)
+            record = Record.read(path)
+            line = record.verify(args.data_dir)
+            if args.replay or args.replay_iterations:
+                line += "; " + record.replay(args.data_dir, args.replay_iterations)
+            print(f"{path}: OK {line}", flush=True)
         except LsbenchError as e:
             failed += 1
             message = str(e)
@@ -372,6 +376,11 @@ def build_parser():
     pv = sub.add_parser("verify", help="re-check run records from scratch")
     pv.add_argument("records", nargs="+")
     pv.add_argument("--data-dir", type=path_argument)
+    pv.add_argument("--replay", action="store_true",
+                    help="also run each search again on the CPU from the record's spec and seed: its trajectory, "
+                         "iterations and best must be the record's")
+    pv.add_argument("--replay-iterations", type=int, metavar="N",
+                    help="replay only the first N iterations of each search (a prefix of a long run)")
     pv.set_defaults(func=cmd_verify)
     return ap
 

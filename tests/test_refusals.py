@@ -202,6 +202,46 @@ def test_verify_refuses_a_tampered_record_naming_the_field(tmp_path, capsys, rec
     one_line(code, lines, str(bad), needle)
 
 
+REPLAY_TAMPERING = [  # edits plain verify cannot see (every solution and objective still re-checks)
+    ("tabu", lambda r: {**r, "seed": r["seed"] + 1, "run_spec": {**r["run_spec"], "seed": r["seed"] + 1}},
+     "trajectory differs from the replayed search"),
+    ("tabu", lambda r: {**r, "algorithm": "hc"}, "trajectory differs"),
+    ("tabu", lambda r: {**r, "iterations": r["iterations"] * 10, "evaluations": r["evaluations"] * 10},
+     "recorded none, replayed"),  # (the ten times longer search improves past the recorded end)
+    ("tabu", lambda r: {**r, "params": {**r["params"], "tenure_max": 3},
+                        "run_spec": {**r["run_spec"], "algorithm_params": {"tenure_min": 1, "tenure_max": 3}}},
+     "trajectory differs"),
+]
+
+
+@pytest.mark.xdist_group("records")
+@pytest.mark.parametrize("kind, tamper, needle", REPLAY_TAMPERING,
+                         ids=[f"{k}-{i}" for i, (k, _t, _n) in enumerate(REPLAY_TAMPERING)])
+def test_verify_replay_runs_the_search_again_and_refuses_what_it_does_not_reproduce(tmp_path, capsys, records, kind,
+                                                                                     tamper, needle):
+    """Issue 88: `verify --replay` runs each search again on the CPU from the record's own spec
+    and seed; an untouched record passes (a GPU record too: the same trajectory on every backend),
+    an edited one that every from-scratch check accepts is refused in one line."""
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(records[kind]))
+    bad.write_text(json.dumps(tamper(records[kind])))
+    code, lines = in_process(capsys, "verify", "--replay", good)
+    assert code in (0, None), lines
+    code, lines = in_process(capsys, "verify", bad)
+    assert code in (0, None), lines  # (what the plain checks cannot see)
+    code, lines = in_process(capsys, "verify", "--replay", bad)
+    one_line(code, lines, str(bad), needle)
+
+
+@pytest.mark.xdist_group("records")
+def test_verify_replay_reproduces_each_search_of_a_gpu_record_on_the_cpu(tmp_path, capsys, records):
+    good = tmp_path / "several.json"
+    good.write_text(json.dumps(records["several"]))
+    from lsbench.cli import main
+    assert main(["verify", "--replay", str(good)]) == 0
+    assert "3 searches replayed on the CPU" in capsys.readouterr().out
+
+
 # -- options that do not apply are refused, not ignored --------------------------------------------
 @pytest.mark.parametrize("args, needle", [
     (["run", "--target", "1e30"], "64-bit"),
