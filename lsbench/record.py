@@ -130,7 +130,7 @@ class Record(dict):
         top = min(range(len(results)), key=lambda q: (checked[q], q))
         result = results[top]
         rec = cls({
-            "schema_version": SCHEMA_VERSION, "problem": prob.kind, "instance": prob.name, "instance_source": prob.source,
+            "schema_version": SCHEMA_VERSION, "problem": prob.kind, "instance": prob.name, "instance_source": None if prob.source is None else os.path.abspath(prob.source),
             "instance_sha256": instance_digest(prob),
             "algorithm": spec.algorithm, "neighbourhood": nb.name, "neighbourhood_size": nb.size,
             "backend": spec.backend, "backend_info": backend_info, "seed": spec.seed,

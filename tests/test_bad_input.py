@@ -369,3 +369,33 @@ def test_restart_options_that_cannot_take_effect_are_one_error_line(tmp_path, pa
                        env={**os.environ, "LSBENCH_DATA": str(DATA), "NUMBA_ENABLE_CUDASIM": "1"}, timeout=120)
     one_error_line(r, needle)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("header, needle", [
+    (["TYPE : TSP", "EDGE_WEIGHT_TYPE : EUC_3D"], "EDGE_WEIGHT_TYPE EUC_3D is not supported"),
+    (["TYPE : CVRP", "EDGE_WEIGHT_TYPE : EUC_2D"], "TYPE CVRP is not supported"),
+    (["TYPE : TSP", "EDGE_WEIGHT_TYPE : MAN_2D"], "EDGE_WEIGHT_TYPE MAN_2D is not supported"),
+])
+def test_a_tsplib_file_of_an_unsupported_type_is_named_as_such(tmp_path, header, needle):
+    """Issue 88: an EUC_3D file got "expected 5 lines 'id x y'", a CVRP file ran as a TSP."""
+    from lsbench.errors import InstanceFormatError
+    from lsbench.problems.tsp import TSP
+    path = tmp_path / "odd.tsp"
+    path.write_text("\n".join(["NAME : odd", *header, "DIMENSION : 5", "NODE_COORD_SECTION"]
+                              + [f"{k} {k} {2 * k} {3 * k}" for k in range(1, 6)] + ["EOF"]) + "\n")
+    with pytest.raises(InstanceFormatError, match=needle):
+        TSP.from_file(path)
+
+
+def test_a_record_names_its_instance_file_by_an_absolute_path_so_verify_works_from_any_folder(tmp_path,
+                                                                                             monkeypatch):
+    from lsbench.record import Record
+    from lsbench.runner import run_one
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "w.txt").write_text("6 3\n" + "\n".join(" ".join(str(1 + (i * 7 + j * 3) % 9) for j in range(6))
+                                                              for i in range(3)) + "\n")
+    monkeypatch.chdir(tmp_path / "a")
+    run_one("pfsp", "w.txt", algorithm="tabu", iterations=5, out=str(tmp_path / "r.json"))
+    monkeypatch.chdir(tmp_path)
+    assert Record.read(tmp_path / "r.json")["instance_source"] == str(tmp_path / "a" / "w.txt")
+    assert "re-checked" in Record.read(tmp_path / "r.json").verify()

@@ -147,6 +147,11 @@ def read_tsplib(path):
     if n < 5:
         raise InstanceFormatError(path, f"DIMENSION {n}: lsbench needs at least 5 cities")
     kind = spec.get("EDGE_WEIGHT_TYPE", "").upper()
+    if spec.get("TYPE", "TSP").upper() not in ("TSP", "ATSP"):
+        raise InstanceFormatError(path, f"TYPE {spec['TYPE']} is not supported (lsbench reads TSP and ATSP files)")
+    if kind not in (*COORDINATE_RULES, "GEO", "EXPLICIT"):
+        raise InstanceFormatError(path, f"EDGE_WEIGHT_TYPE {kind or '(none)'} is not supported "
+                                        "(EUC_2D, CEIL_2D, ATT, GEO, EXPLICIT are)")
     if n > DENSE_UP_TO and kind not in COORDINATE_RULES:
         raise InstanceFormatError(path, f"DIMENSION {n}: {kind or 'EXPLICIT'} distances beyond {DENSE_UP_TO:,} cities "
                                         "would need a dense matrix of more than 1.6 GB (EUC_2D, CEIL_2D and ATT "
