@@ -33,7 +33,6 @@ ONE_SOLUTION_AN_ITERATION = ("sample",)  # no neighbourhood: each iteration eval
 # a several-searches run's own fields, which a per-search record does not carry
 SEVERAL = ("searches", "best_seed", "aggregate_iterations", "aggregate_iterations_per_s")
 
-REPLAYABLE = ("tabu", "rots", "hc")  # searches whose CPU run is any backend's with the same seed
 
 
 def gap_percent(best, bks):
@@ -303,50 +302,13 @@ class Record(dict):
             raise LsbenchError(f"{path}: aggregate_iterations {self['aggregate_iterations']}, but the searches ran "
                                f"{total}")
 
-    def _instance_spec(self, data):
+    def instance_spec(self, data):
         """What names the record's instance for instances.load: its manifest name, else the file it
         was read from."""
         entry, source = instances.manifest().get(self["instance"]), self.get("instance_source")
         by_name = source is None or (entry is not None and (entry.generated or not os.path.exists(source)
                                                             or instances.local_path(entry, data).exists()))
         return self["instance"] if by_name else source
-
-    def replay(self, data=None, iterations=None):
-        """The search run again on the CPU from the record's own spec and seed (each search's, for a
-        record of K searches): the same seed gives the same trajectory on every backend, so the
-        replayed improvements (iteration, objective), iteration count and best must be the
-        record's; `iterations`: only the first N iterations (a prefix of a long run)."""
-        from .runner import run_one
-        path, spec = self.path, self.get("run_spec")
-        if self["algorithm"] not in REPLAYABLE:
-            raise LsbenchError(f"{path}: --replay replays {', '.join(REPLAYABLE)} searches, not {self['algorithm']}")
-        if not isinstance(spec, dict) or not isinstance(spec.get("stop"), dict):
-            raise LsbenchError(f"{path}: run_spec is not the object a run writes")
-        entries = [("", self)] if "searches" not in self else [(f"searches[{q}]: ", e)
-                                                               for q, e in enumerate(self["searches"])]
-        for label, entry in entries:
-            n = entry["iterations"] if iterations is None else min(int(iterations), entry["iterations"])
-            try:
-                again = run_one(self["problem"], self._instance_spec(data), self["algorithm"], "cpu",
-                                self["neighbourhood"], seed=entry["seed"], iterations=max(n, 1),
-                                target=spec["stop"].get("target"), problem_params=spec.get("problem_params"),
-                                algorithm_params=spec.get("algorithm_params"), data=data, warmup=0)
-            except LsbenchError as e:
-                raise LsbenchError(f"{path}: {label}replay: {e}") from None
-            want = [(it, obj) for it, _t, obj in entry["trajectory"] if it <= n]
-            got = [(it, obj) for it, _t, obj in again["trajectory"] if it <= n]
-            if got != want:
-                first = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
-                raise LsbenchError(f"{path}: {label}trajectory differs from the replayed search (seed "
-                                   f"{entry['seed']}) at improvement {first}: recorded "
-                                   f"{want[first] if first < len(want) else 'none'}, replayed "
-                                   f"{got[first] if first < len(got) else 'none'}")
-            if iterations is None and (again["iterations"], again["best_objective"]) != \
-                    (entry["iterations"], entry["best_objective"]):
-                raise LsbenchError(f"{path}: {label}iterations {entry['iterations']} and best "
-                                   f"{entry['best_objective']}, but the replayed search ran {again['iterations']} "
-                                   f"to {again['best_objective']}")
-        return f"{len(entries)} search{'es' if len(entries) > 1 else ''} replayed on the CPU"
 
     def _instance(self, path, data):
         """The instance the record names, loaded again, its checksum the recorded one."""
@@ -355,7 +317,7 @@ class Record(dict):
         declared = PROBLEMS[self["problem"]].parameters
         given = self.get("run_spec", {}).get("problem_params", self["params"])
         params = {p.name: p.convert(given[p.name], self["problem"]) for p in declared if p.name in given}
-        spec = self._instance_spec(data)
+        spec = self.instance_spec(data)
         try:
             prob = instances.load(spec, self["problem"], data, params)
         except LsbenchError as e:
