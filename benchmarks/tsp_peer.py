@@ -208,6 +208,12 @@ def in_lanes(args):
             for k, first in enumerate(lanes[0])]
 
 
+def save(args, cases):
+    return write_result("tsp_peer", {"lanes": args.lanes, "peer": "TSP_GPU v2.3 (O'Neil & Burtscher 2015)",
+                                     "peer_flags": PEER_FLAGS, "restarts": args.restarts, "searches": args.searches,
+                                     "cases": cases}, args.out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--instances", default="pr2392,rl5915", type=lambda v: v.split(","))
@@ -234,9 +240,11 @@ def main():
     if args.lanes > 1:
         cases = in_lanes(args)
     else:
-        cases = [compare(args, instance, binary) for instance in args.instances]
-    path = write_result("tsp_peer", {"lanes": args.lanes, "peer": "TSP_GPU v2.3 (O'Neil & Burtscher 2015)", "peer_flags": PEER_FLAGS,
-                                     "restarts": args.restarts, "searches": args.searches, "cases": cases}, args.out)
+        cases = []
+        for instance in args.instances:  # the file written after each instance: a cut run keeps what it measured
+            cases.append(compare(args, instance, binary))
+            path = save(args, cases)
+    path = save(args, cases)
     for case in cases:
         sm = case["summary"]
         peer = sm["peer_moves_per_s"]
