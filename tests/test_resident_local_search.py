@@ -41,6 +41,8 @@ def test_the_two_opt_layout_follows_the_size_and_the_distance_type(tmp_path):
         p = TSP.from_file(tsplib_file(tmp_path, 9, weight_type, seed=1))
         assert adapter(p, p.neighbourhood("2opt")).layout == layout
     assert adapter(_explicit(tmp_path, 9), TSP.neighbourhoods["2opt"](_explicit(tmp_path, 9))).layout == "matrix"
+    assert [adapter(p, p.neighbourhood("2opt")).stored_exact for p in (_fractional(tmp_path), _far(tmp_path))] == \
+        [True, False]
 
 
 def _explicit(folder, n, seed=0):
@@ -123,12 +125,18 @@ def _geo(folder):
     return TSP.from_file(tsplib_file(folder, 11, "GEO", 2, seed=6))
 
 
+def _far(folder):
+    """EUC_2D with edges beyond 2^24: their lengths on chip are not exact, so each is computed."""
+    return TSP.from_file(tsplib_file(folder, 14, "EUC_2D", 0, seed=8, extra=[(0.0, 0.0), (3.0e7, 2.0e7)]))
+
+
 NO_ENVELOPE_CASES = [  # (what, instance, layout forced or None)
     ("fractional EUC_2D", _fractional, None),
     ("GEO", _geo, None),
     ("EXPLICIT", lambda folder: _explicit(folder, 12, seed=2), None),
     ("larger than shared memory", lambda folder: TSP.from_file(tsplib_file(folder, 40, "CEIL_2D", 2, seed=7)),
      "global"),
+    ("edges past float32's whole numbers", _far, None),
 ]
 
 

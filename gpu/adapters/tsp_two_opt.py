@@ -5,7 +5,8 @@ read, so the scan is compute-bound. (GEO and explicit weights: gpu/adapters/tsp_
 
 Per search, by tour position k: X[k], Y[k], the city's coordinates in float32 (shifted to the
 instance's corner, for the estimates), and EF[k], the exact length of edge k -> k+1 times `scale`
-(float32). Where 12 n bytes fit a block's shared memory they are on chip ("chip" layout), else in
+(float32; exact enough to give the length back wherever the instance's longest edge allows, so
+the exact path reads a move's two removed edges and computes only the two it adds). Where 12 n bytes fit a block's shared memory they are on chip ("chip" layout), else in
 global memory, one row a search ("global": L1/L2 serve the column walk). The tour itself (city ids)
 and the float64 coordinates by city stay in global memory, read by the exact path, the tabu test,
 the record and the moves.
@@ -30,7 +31,7 @@ Tabu attribute: gpu/adapters/two_opt_edges.py.
 import math
 
 import numpy as np
-from numba import config, cuda, float32, int32, int64, uint32, uint64
+from numba import config, cuda, float32, float64, int32, int64, uint32, uint64
 
 from lsbench.errors import LsbenchError
 from lsbench.problems.tsp import COORDINATE_RULES, PSEUDO_EUCLIDEAN, ROUNDED, coordinate_distance, pair_count
@@ -79,8 +80,16 @@ def make_views(on_chip):
     return views
 
 
-def make_moves(views):
-    """load, consider and apply over a layout's views."""
+def make_moves(views, stored_exact):
+    """load, consider and apply over a layout's views; `stored_exact`: EF holds every edge exactly
+    enough to give back its exact length (see `stored_lengths_exact`), so a move's two removed edges
+    are read, not computed."""
+
+    @cuda.jit(device=True, inline=True)
+    def removed_edge(data, SOL, EF, s, a, b):
+        if stored_exact:
+            return int64(math.floor(float64(EF[a]) / data[5] + 0.5))
+        return exact_edge(data, SOL, s, a, b)
 
     @cuda.jit(device=True)
     def load(data, SOL, MEM, s, sh, tid, T):
@@ -101,18 +110,19 @@ def make_moves(views):
         return part
 
     @cuda.jit(device=True)
-    def consider(data, SOL, MEM, s, rule_tabu, use_tabu, it, current, asp, key, i, j, bd, br, bk):
+    def consider(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, i, j, bd, br, bk):
         """The thread's best (delta, rank, move) once move (i, j) is looked at exactly
         (lsbench.problems.tsp.two_opt_delta for symmetric distances): hill climbing keeps the least
         delta, lowest move first; tabu search the least admissible delta, ties by rank
         (lsbench.search.tabu.select_admissible)."""
         n = SOL.shape[1]
+        EF = views(sh, MEM, s, n)[2]
         h = wrap(i - 1, n)
         nx = wrap(j + 1, n)
         d = int64(0)
         if i != 0 or j != n - 1:  # reversing the whole tour changes nothing
             d = (exact_edge(data, SOL, s, h, j) + exact_edge(data, SOL, s, i, nx)
-                 - exact_edge(data, SOL, s, h, i) - exact_edge(data, SOL, s, j, nx))
+                 - removed_edge(data, SOL, EF, s, h, i) - removed_edge(data, SOL, EF, s, j, nx))
         k = int64(i * (2 * n - i - 1) // 2 + j - i - 1)
         if not rule_tabu:
             if d < bd or (d == bd and k < bk):
@@ -211,7 +221,7 @@ def make_scan(views, consider, rows):
                     dx = rx[r + 1] - xr
                     dy = ry[r + 1] - yr
                     if j > i0 + r and dnext[r] + math.sqrt(dx * dx + dy * dy) - ej <= lim[r]:
-                        bd, br, bk = consider(data, SOL, MEM, s, rule_tabu, use_tabu, it, current, asp, key,
+                        bd, br, bk = consider(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key,
                                               int64(i0 + r), int64(j), bd, br, bk)
                 thr = limit(bd, margin, scale)
                 for r in range(rows):
@@ -234,10 +244,11 @@ def make_scan(views, consider, rows):
     return scan
 
 
-def make_adapter(rows, on_chip):
-    """The adapter's device functions for lanes of `rows` rows and the layout."""
+def make_adapter(rows, on_chip, stored_exact):
+    """The adapter's device functions for lanes of `rows` rows, the layout, and whether EF's lengths
+    are exact enough to read the removed edges from."""
     views = make_views(on_chip)
-    load, consider, apply = make_moves(views)
+    load, consider, apply = make_moves(views, stored_exact)
     return load, make_scan(views, consider, rows), record, apply, dv.fill_permutation
 
 
@@ -250,6 +261,14 @@ def layout_for(n, shared_limit):
 def shared_limit():
     """A block's shared memory on this GPU (the simulator: an H200's)."""
     return SIM_SHARED_LIMIT if config.ENABLE_CUDASIM else cuda.get_current_device().MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+
+
+def stored_lengths_exact(extent, scale):
+    """Whether EF (an exact length times `scale`, rounded to float32) gives every edge's exact length
+    back: its longest (the extent's diagonal, TSPLIB's rounding, times scale at most) below 2^24
+    is a whole number in float32 where scale is 1, and within far less than scale / 2 of the
+    length times scale otherwise."""
+    return math.hypot(*extent) + 2 * scale < 2.0 ** 24
 
 
 def estimate_margin(rule, extent, scale):
@@ -277,12 +296,14 @@ class TspTwoOptAdapter:
         self.n = problem.n
         self.layout = layout or layout_for(self.n, shared_limit())
         self.rows = int(rows or ROWS)
-        self.compile_key = (self.rows, self.layout)
-        self.moves = pair_count(self.n)
         xy = np.asarray(problem.coordinates, np.float64)
         corner = xy.min(axis=0)
+        extent = tuple(xy.max(axis=0) - corner)
         scale = math.sqrt(10.0) if rule == PSEUDO_EUCLIDEAN else 1.0  # file units a unit of distance
-        margin = estimate_margin(rule, tuple(xy.max(axis=0) - corner), scale)
+        self.stored_exact = stored_lengths_exact(extent, scale)
+        self.compile_key = (self.rows, self.layout, self.stored_exact)
+        self.moves = pair_count(self.n)
+        margin = estimate_margin(rule, extent, scale)
         shifted = (xy - corner).astype(np.float32)
         self.data = (cuda.to_device(np.ascontiguousarray(shifted[:, 0])), cuda.to_device(np.ascontiguousarray(shifted[:, 1])),
                      cuda.to_device(np.ascontiguousarray(xy[:, 0])), cuda.to_device(np.ascontiguousarray(xy[:, 1])),
@@ -295,7 +316,7 @@ class TspTwoOptAdapter:
         return (*tabu_lists(K, tenure_max), cuda.device_array(rows, np.float32))
 
     def device_functions(self):
-        return make_adapter(self.rows, self.layout == "chip")
+        return make_adapter(self.rows, self.layout == "chip", self.stored_exact)
 
 
 def adapter(problem, nb, rows=None, layout=None):
