@@ -41,8 +41,8 @@ ONE_GPU_STEPS = {
     "gpu_resident_pfsp": "pfsp --threads 256 --repeats 3",
     "cas_gpu": "cas --instances tai40a,tai60a,tai100a,tai60b,tai100b --runs 3 --cpu-runs 0 --cap 10",
     "ig_pfsp": "ig --instances ta051 --runs 3 --cap 5 --restart 1000 --elite 16",
-    "tsp_peer": "tsp --instances pr2392,d2103,u2319,fnl4461,rl5915,usa13509,brd14051 --peer-on pr2392,d2103 "
-                "--seconds 5 --repeats 3 --check 4",
+    "tsp_peer": "tsp --instances pr2392,d2103,fnl4461,rl5915,brd14051,pla85900,u2319,usa13509 --peer-on pr2392,d2103 "
+                "--seconds 3 --repeats 3 --check 4",
 }
 REMEASURE_S = 570  # the steps of one call, within a device call of 10 minutes (tsp_peer alone; then the rest)
 MULTI_GPU_STEPS = {"multistart_scaling": "multistart --gpus 1,2 --islands 500000 --repeats 3 --timeout 150"}

@@ -399,3 +399,23 @@ def test_elite_restarts_renew_stalled_pools_afresh_but_never_the_leader():
     assert policy.renewals(15, fresh, none) == []
     fresh[0] = 10  # pool 0 now leads; pool 1 (searches 2, 3) stalls since 10
     assert [q for q, _s in policy.renewals(20, fresh, np.array([False, False, False, True, False, False]))] == [2]
+
+
+def test_a_chunk_under_a_time_budget_ends_near_the_budget():
+    """After one chunk has shown the pace, the next takes no more iterations than the budget's rest
+    holds; without a time budget, or before any pace is known, the length is the doubling one."""
+    from lsbench.interfaces import Stop
+    from lsbench.search.common import ChunkLength
+    chunks = ChunkLength(16, 1 << 12)
+    assert chunks.next(Stop(seconds=3.0), 0, 10, elapsed=0.0) == 16
+    chunks.took(0.01, 16)  # 0.625 ms an iteration, and the length doubles
+    assert chunks.next(Stop(iterations=1000), 16, 10, elapsed=2.99) == 32
+    assert chunks.next(Stop(seconds=3.0), 16, 10, elapsed=2.99) == 16  # 10 ms left: 16 iterations
+    assert chunks.next(Stop(seconds=3.0), 16, 10, elapsed=3.5) == 1
+
+
+def test_the_first_resident_chunk_shrinks_with_the_neighbourhood():
+    from lsbench.gpu.runtime.chunks import first_chunk
+    assert first_chunk(1056, 2392 * 2391 // 2) == 16  # pr2392: as before
+    assert first_chunk(1056, 85900 * 85899 // 2) == 1  # pla85900
+    assert first_chunk(132, 14051 * 14050 // 2) == 3

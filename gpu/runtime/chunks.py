@@ -19,6 +19,7 @@ SIM = config.ENABLE_CUDASIM
 IMPROVEMENT_CAP = 1 << 12  # improvements recorded per chunk (chunks are no longer than this)
 LONGEST_CHUNK = 1 << 16  # record_rows: the most iterations of a Ro-TS chunk
 RECORD_BYTES = 1 << 27  # record_rows: the improvement records' device memory (two int64 a search and row)
+FIRST_CHUNK_MOVES = 50_000_000_000  # first_chunk: moves of all searches in a first chunk, at most (about 50 ms)
 MAX_THREADS = 1024
 NO_ASPIRATION = -(np.int64(1) << np.int64(62))
 WAIT_SPINS = 1 << 28  # queue shape: a bound on a block's wait for a ready item (minutes)
@@ -260,13 +261,20 @@ class StateSearches(ChunkedSearches):
         return self.dev["IMP_IT"][:rows].copy_to_host(), self.dev["IMP_OBJ"][:rows].copy_to_host()
 
 
+def first_chunk(searches, moves):
+    """A run's first chunk: 16 iterations, fewer where K searches' neighbourhoods are so large that
+    16 would outlast a short run (pla85900's 3.7 G moves an iteration: one), since a chunk's length
+    is only known to be right after one has run."""
+    return max(1, min(16, FIRST_CHUNK_MOVES // (searches * moves)))
+
+
 def run_searches(launch, dev, stop, moves, starts, seeds, prm, progress=None, chunk=None, what="gpu-resident"):
     """K device-resident searches of the STATE layout in one kernel, on the host loop
     (lsbench/search/chunk_loop.py): chunks of `launch(n_iter, target)`, each as long as the budget allows and
     doubling while a chunk takes under 20 ms. Returns ([SearchResult] as the CPU search returns
     them, one per seed, seconds in kernels)."""
     searches = StateSearches(launch, dev, starts, what)
-    chunks = ChunkLength(chunk or (2 if SIM else 16), IMPROVEMENT_CAP, grow=not SIM)
+    chunks = ChunkLength(chunk or (2 if SIM else first_chunk(len(seeds), moves)), IMPROVEMENT_CAP, grow=not SIM)
     out = run_chunks(searches, stop, moves, starts, chunks, stop.target, progress)
     st = searches.state
     best_sol = dev["BEST_SOL"].copy_to_host().astype(np.int64)

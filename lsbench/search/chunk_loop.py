@@ -90,7 +90,7 @@ def run_chunks(searches, stop, moves, starts, chunks, target=None, progress=None
     kernel_s = max_chunk_s = 0.0
     t_start = started or time.perf_counter()
     while not stop.reached(it, it * moves, time.perf_counter() - t_start, int(best.min() if joint else best.max())):
-        n_iter = chunks.next(stop, it, moves)
+        n_iter = chunks.next(stop, it, moves, time.perf_counter() - t_start)
         searches.before_chunk(it, best, log, time.perf_counter() - t_start)
         t0 = time.perf_counter()
         read = searches.run_chunk(it, n_iter, target, finished)
@@ -114,7 +114,7 @@ def run_chunks(searches, stop, moves, starts, chunks, target=None, progress=None
             finished[:] = True
         if finished.all():
             break
-        chunks.took(t1 - t0)
+        chunks.took(t1 - t0, n_iter)
         if progress:
             progress.tick(it, int(best.min()))
     return LoopOutcome(best, iterations, log, it, kernel_s, max_chunk_s, chunks_run, time.perf_counter() - t_start)

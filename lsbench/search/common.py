@@ -1,5 +1,6 @@
 """Pieces every search shares: chunk lengths, improvement trajectories, progress lines."""
 import gc
+import math
 import sys
 import time
 from dataclasses import dataclass, field
@@ -11,16 +12,24 @@ from numba import njit
 
 class ChunkLength:
     """Iterations per compiled or on-device chunk: doubled while a chunk takes under 20 ms, so that
-    clock checks and host round trips stay a small share of the time; never above `cap`."""
+    clock checks and host round trips stay a small share of the time; never above `cap`; under a
+    time budget, no longer than the last chunk's pace says the budget's rest allows."""
 
     def __init__(self, first, cap, grow=True):
         self.length, self.cap, self.grow = first, cap, grow
+        self.iteration_s = None  # the last chunk's seconds an iteration
 
-    def next(self, stop, done, moves):
-        """The next chunk's iterations, cut to what the budget leaves (see Stop.chunk)."""
-        return stop.chunk(done, min(self.length, self.cap), moves)
+    def next(self, stop, done, moves, elapsed=None):
+        """The next chunk's iterations, cut to what the budget leaves (see Stop.chunk) and, `elapsed`
+        seconds into a run with a time budget, to what its rest holds at the last chunk's pace."""
+        n = min(self.length, self.cap)
+        if stop.seconds is not None and elapsed is not None and self.iteration_s:
+            n = min(n, max(1, math.ceil((stop.seconds - elapsed) / self.iteration_s)))
+        return stop.chunk(done, n, moves)
 
-    def took(self, seconds):
+    def took(self, seconds, iterations=None):
+        if iterations:
+            self.iteration_s = seconds / iterations
         if self.grow and seconds < 0.02:
             self.length = min(self.length * 2, self.cap)
 

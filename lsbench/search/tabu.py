@@ -349,7 +349,7 @@ class RobustTabuSearch:
         imp_it = np.empty(chunks.cap, dtype=np.int64)
         imp_obj = np.empty(chunks.cap, dtype=np.int64)
         while not stop.reached(it, evals, traj.elapsed(), best):
-            n_iter = chunks.next(stop, it, nb.size)
+            n_iter = chunks.next(stop, it, nb.size, traj.elapsed())
             t0 = traj.elapsed()
             done, current, best, n_imp = rots_chunk(
                 problem.form_a, problem.form_at, bp, bpt, sol, delta, expiry, expiry_t, state, it, n_iter, current,
@@ -360,7 +360,7 @@ class RobustTabuSearch:
                 traj.improved(imp_it[m], int(imp_obj[m]), seconds=t1)
             it += done
             evals += done * nb.size
-            chunks.took(t1 - t0)
+            chunks.took(t1 - t0, done)
             if progress:
                 progress.tick(it, int(best), int(current))
         return SearchResult(int(best), best_sol, it, evals, traj.points, prm, int(current))
