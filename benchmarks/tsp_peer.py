@@ -120,6 +120,30 @@ def same_as_cpu(instance, algorithm, iterations, data):
     return True
 
 
+def described(instance, data_dir):
+    """(cities, "WEIGHT_TYPE whole|fractional") of an instance the peer does not run."""
+    p = registry.load(instance, "tsp", data_dir)
+    xy = p.coordinates
+    whole = xy is None or bool((xy == xy.round()).all())
+    return p.n, f"{p.weight_type} " + ("whole" if whole else "fractional")
+
+
+def loaded_once(load):
+    """registry.load, keeping the last instance loaded: every run of an instance reads its file and
+    builds its distance matrix again otherwise (brd14051's 14,051^2 matrix takes seconds)."""
+    last = {}
+
+    def load_once(spec, problem=None, data=None, params=None):
+        if params:
+            return load(spec, problem, data, params)
+        key = (spec, problem, data)
+        if key not in last:
+            last.clear()
+            last[key] = load(spec, problem, data)
+        return last[key]
+    return load_once
+
+
 def instance_file(instance, data_dir):
     """The instance's TSPLIB file in the data directory; one error line where there is none."""
     entry = registry.manifest().get(instance)
@@ -134,13 +158,16 @@ def instance_file(instance, data_dir):
 def compare(args, instance, binary):
     """The peer and each algorithm, interleaved; medians and ratios."""
     peer_file = Path(args.peer) / f"{instance}.tsp"
-    n, coordinates = peer_input(instance_file(instance, args.data_dir), peer_file)
+    with_peer = args.peer_on is None or instance in args.peer_on
+    if with_peer:
+        n, coordinates = peer_input(instance_file(instance, args.data_dir), peer_file)
+    else:
+        n, coordinates = described(instance, args.data_dir)
     check = args.check if n < args.check_below else 0
     checks = {a: same_as_cpu(instance, a, check, args.data_dir) if check else None for a in args.algorithms}
     for a in args.algorithms:
         run_lsbench(instance, a, args.searches, 1.0, args.data_dir)  # JIT compile and first launches
     rows = []
-    with_peer = args.peer_on is None or instance in args.peer_on
     for _ in range(args.repeats):
         peer = run_peer(binary, peer_file, args.restarts) if with_peer else None
         row = {"peer": peer}
@@ -238,6 +265,7 @@ def main():
     ap.add_argument("--data-dir")
     ap.add_argument("--out")
     args = ap.parse_args()
+    registry.load = loaded_once(registry.load)
     for instance in args.instances:  # (bad input ends here, before the peer is built or a lane starts)
         instance_file(instance, args.data_dir)
     binary = Path(args.peer) / "tsp_gpu" if args.built else build_peer(args.peer)
