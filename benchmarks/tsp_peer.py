@@ -33,7 +33,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import run_main, write_result
+from common import run_main, write_atomic, write_result
 
 from lsbench import instances as registry
 from lsbench.errors import LsbenchError
@@ -237,6 +237,29 @@ def in_lanes(args):
             for k, first in enumerate(lanes[0])]
 
 
+SAME_RUN = ("versions", "gpu", "peer", "peer_flags", "restarts", "searches", "lanes", "source_files")
+
+
+def merged(paths):
+    """One result of several files of the same commit, GPU and settings, each holding other instances
+    (a run that a device call's limit cut, continued in the next call): their cases in order, every
+    call's command and date kept."""
+    parts = [json.loads(Path(p).read_text()) for p in paths]
+    first = parts[0]
+    for path, part in zip(paths[1:], parts[1:]):
+        differs = [k for k in SAME_RUN if part.get(k) != first.get(k)]
+        if differs:
+            raise LsbenchError(f"--merge {path}: its {', '.join(differs)} differ from {paths[0]}'s")
+    names = [c["summary"]["instance"] for part in parts for c in part["cases"]]
+    twice = sorted({x for x in names if names.count(x) > 1})
+    if twice:
+        raise LsbenchError(f"--merge: {', '.join(twice)} measured in more than one file")
+    command = first["command"] + "".join(" ; then " + " ".join(part["command"].split()[1:]) for part in parts[1:])
+    return {**first, "command": command, "date": max(part["date"] for part in parts),
+            "calls": [{"command": part["command"], "date": part["date"]} for part in parts],
+            "cases": [c for part in parts for c in part["cases"]]}
+
+
 def save(args, cases):
     return write_result("tsp_peer", {"lanes": args.lanes, "peer": "TSP_GPU v2.3 (O'Neil & Burtscher 2015)",
                                      "peer_flags": PEER_FLAGS, "restarts": args.restarts, "searches": args.searches,
@@ -264,7 +287,19 @@ def main():
     ap.add_argument("--built", action="store_true", help=argparse.SUPPRESS)  # a lane: the parent built the peer
     ap.add_argument("--data-dir")
     ap.add_argument("--out")
+    ap.add_argument("--merge", nargs="+", metavar="FILE",
+                    help="write one result of these files (same commit, GPU and settings) into --out, and stop")
     args = ap.parse_args()
+    if args.merge:
+        data = merged(args.merge)
+        commit = data["versions"]["lsbench_commit"]
+        gpu_tag = Path(args.merge[0]).name.split("-")[1]  # tsp_peer-<gpu>-<commit>[-k].json
+        path = Path(args.out or ".") / f"tsp_peer-{gpu_tag}-{commit}.json"
+        if path.exists():
+            raise LsbenchError(f"--out: {path} exists; the merge writes a new file")
+        write_atomic(path, data)
+        print(f"-> {path}")
+        return 0
     registry.load = loaded_once(registry.load)
     for instance in args.instances:  # (bad input ends here, before the peer is built or a lane starts)
         instance_file(instance, args.data_dir)

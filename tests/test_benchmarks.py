@@ -595,3 +595,33 @@ def test_best_distances_counts_the_positions_each_runs_best_differs_from_the_ref
                        (["--backends", ","], "at least one backend")):
         r = run(perm, value + 1, *args)
         assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr
+
+
+def test_tsp_peer_merges_files_of_one_commit_and_refuses_others(tmp_path):
+    """A run cut by a device call's limit continues in another call: their files merge into one
+    result when commit, GPU and settings agree and no instance is measured twice."""
+    import json
+    from tsp_peer import merged
+    from lsbench.errors import LsbenchError
+
+    def part(name, commit, instances, searches=1056):
+        data = {"benchmark": "tsp_peer", "command": f"/usr/bin/python3 tsp_peer.py --instances {','.join(instances)}",
+                "date": f"2026-12-02T1{len(name)}:00:00+0000", "versions": {"lsbench_commit": commit},
+                "gpu": {"name": "NVIDIA H200"}, "peer": "TSP_GPU", "peer_flags": [], "restarts": 1056,
+                "searches": searches, "lanes": 1, "source_files": ["gpu/device.py"],
+                "cases": [{"summary": {"instance": i}, "rows": []} for i in instances]}
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(data))
+        return str(path)
+
+    one, two = part("a", "abc1234", ["pr2392", "d2103"]), part("bb", "abc1234", ["u2319"])
+    m = merged([one, two])
+    assert [c["summary"]["instance"] for c in m["cases"]] == ["pr2392", "d2103", "u2319"]
+    assert [c["date"] for c in m["calls"]] == ["2026-12-02T11:00:00+0000", "2026-12-02T12:00:00+0000"]
+    assert m["command"].endswith(" ; then tsp_peer.py --instances u2319")
+    with pytest.raises(LsbenchError, match="versions differ"):
+        merged([one, part("c", "def5678", ["u2319"])])
+    with pytest.raises(LsbenchError, match="searches differ"):
+        merged([one, part("d", "abc1234", ["u2319"], searches=132)])
+    with pytest.raises(LsbenchError, match="d2103 measured in more than one file"):
+        merged([one, part("e", "abc1234", ["d2103"])])
