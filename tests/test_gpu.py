@@ -330,7 +330,8 @@ def test_resident_rots_with_more_searches_than_blocks_queues_them_and_each_follo
     assert taken == engine.queue.taken  # every block took one item past the last
     assert pushed == engine.queue.pushed and engine.queue.subchunks_done >= 20
     ring = buffers.RING.copy_to_host()
-    seq0, n_iter = engine.last_launch[3][-2], engine.last_launch[3][-6]  # the last chunk's first tag, iterations
+    run = engine.last_launch[3][2]  # the launch's scalars
+    seq0, n_iter = run[-2], run[-6]  # the last chunk's first tag, iterations
     subs = -(-int(n_iter) // 2)  # its sub-chunks: each search's 1, 2, ... went through the ring once
     last = ring[:5 * (subs - 1)]
     assert sorted(zip((last >> 32) - seq0, last & 0xFFFFFFFF)) == [(sub, q) for sub in range(1, subs) for q in range(5)]

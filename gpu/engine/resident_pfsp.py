@@ -95,11 +95,14 @@ def heads_and_tails(sh, E, Q, xbuf, n, m, nm, tid, lane, warp, jj):
 
 
 @cuda.jit(device=True, inline=True)
-def best_insertion(sh, ps, E, Q, cm, kmin, kmax, xbuf, n, m, nm, rounds, pairs, GS, bs, tid, lane, warp, jj, asp,
-                   tie_key):
+def best_insertion(sh, ps, E, Q, cm, kmin, kmax, xbuf, dims, place, me, jj, asp, tie_key):
     """Phase 2: pair p of warps serves removed positions i; warp 2p the moves right of i, warp 2p+1
-    those left of it, each sweep rebuilding the heads (tails) it needs. Returns this thread's best
-    (class, makespan, tie rank, move)."""
+    those left of it, each sweep rebuilding the heads (tails) it needs. dims: (n, m, nm, rounds,
+    pairs); place: the search's blocks GS and this block's rank bs; me: (tid, lane, warp). Returns
+    this thread's best (class, makespan, tie rank, move)."""
+    n, m, nm, rounds, pairs = dims
+    GS, bs = place
+    tid, lane, warp = me
     bc = int64(3)
     bd = int64(0)
     br = uint64(0)
@@ -155,9 +158,14 @@ def best_insertion(sh, ps, E, Q, cm, kmin, kmax, xbuf, n, m, nm, rounds, pairs, 
 
 
 @cuda.jit(device=True, inline=True)
-def search_winner(grid, red_c, red_d, red_r, red_i, WKEY, WRANK, WIDX, tid, T, bc, bd, br, bi, it, b, w0, GS, queued):
-    """Selection: the block's best, the grid barrier, then every block takes the search's best from
-    its blocks' winners. Returns (move, makespan)."""
+def search_winner(grid, red, winners, me, best, it, b, w0, GS, queued):
+    """Selection: the block's best (red: the reduction's arrays), the grid barrier, then every block
+    takes the search's best from its blocks' winners (WKEY, WRANK, WIDX). me: (tid, T); best: this
+    thread's (class, makespan, rank, move). Returns (move, makespan)."""
+    red_c, red_d, red_r, red_i = red
+    WKEY, WRANK, WIDX = winners
+    tid, T = me
+    bc, bd, br, bi = best
     block_min(red_c, red_d, red_r, red_i, tid, T, bc, bd, br, bi)
     par = it % 2
     if tid == 0:
@@ -214,8 +222,12 @@ def make_pfsp_tabu_kernel(QUEUED):
     (with it, one search on ta111 ran 6 % slower, the same instructions scheduled worse)."""
 
     @cuda.jit
-    def pfsp_tabu_kernel(PT, SEQ, EXP, WKEY, WRANK, WIDX, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ, ERR, QUEUE, RING,
-                         n, m, rounds, subchunk, tenure_min, tenure_max, use_aspiration, target, n_iter, item0, seq0, push0):
+    def pfsp_tabu_kernel(PT, searches, winners, QUEUE, RING, sizes, subchunk, tenure_min, tenure_max, use_aspiration,
+                         target, n_iter, item0, seq0, push0):
+        """searches: the searches' arrays (SEQ, EXP, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ, ERR); winners:
+        each block's best move (WKEY, WRANK, WIDX); sizes: (n, m, rounds)."""
+        SEQ, EXP, STATE, RNG, BEST_SOL, IMP_IT, IMP_OBJ, ERR = searches
+        n, m, rounds = sizes
         sh = cuda.shared.array(0, int32)
         red_c = cuda.shared.array(MAX_THREADS, int64)  # block reduction of (class, makespan, rank, move)
         red_d = cuda.shared.array(MAX_THREADS, int64)
@@ -290,10 +302,10 @@ def make_pfsp_tabu_kernel(QUEUED):
                         break
                     grid.sync()
                     continue
-                bc, bd, br, bi = best_insertion(sh, ps, E, Q, cm, kmin, kmax, xbuf, n, m, nm, rounds, pairs, GS, bs, tid,
-                                                lane, warp, jj, asp, tie_key)
-                move, cmax = search_winner(grid, red_c, red_d, red_r, red_i, WKEY, WRANK, WIDX, tid, T, bc, bd, br, bi, it, b,
-                                           w0, GS, queued)
+                best_here = best_insertion(sh, ps, E, Q, cm, kmin, kmax, xbuf, (n, m, nm, rounds, pairs), (GS, bs),
+                                           (tid, lane, warp), jj, asp, tie_key)
+                move, cmax = search_winner(grid, (red_c, red_d, red_r, red_i), winners, (tid, T), best_here, it, b, w0,
+                                           GS, queued)
                 i, k = dv.index_to_insertion(move, n)
                 tenure = int64(tenure_min)
                 if tenure_max != tenure_min:
@@ -443,9 +455,11 @@ class ResidentPfspTabu:
 
     def _args(self, dev, rounds, subchunk):
         prm = self.prm
-        scalars = (self.problem.n, self.problem.m, rounds, subchunk, prm["tenure_min"], prm["tenure_max"],
-                   1 if prm["aspiration"] else 0, 0, 1, 0, 0, 0)
-        return [self.pt, *dev.values(), *(np.int64(x) for x in scalars)]
+        scalars = (subchunk, prm["tenure_min"], prm["tenure_max"], 1 if prm["aspiration"] else 0, 0, 1, 0, 0, 0)
+        searches = tuple(dev[k] for k in ("SEQ", "EXP", "STATE", "RNG", "BEST_SOL", "IMP_IT", "IMP_OBJ", "ERR"))
+        sizes = tuple(np.int64(x) for x in (self.problem.n, self.problem.m, rounds))
+        return [self.pt, searches, (dev["WKEY"], dev["WRANK"], dev["WIDX"]), dev["QUEUE"], dev["RING"], sizes,
+                *(np.int64(x) for x in scalars)]
 
     def run(self, seeds, stop, progress=None, chunk=None):
         """K = len(seeds) tabu searches, each with the CPU search's start solution and stream."""

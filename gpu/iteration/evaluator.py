@@ -237,7 +237,7 @@ class GpuEvaluator(Evaluator):
         # the Ro-TS rule reads the permutation; float solutions never reach it but must type as integers
         sol = self.sol_d if self.problem.integer else self.no_params[0]
         select[blocks, kernels.REDUCE_BLOCK](mode, data, self.size, flags, current, best, np.uint64(tie_key),
-                                             sol, expiry, it, aspiration, self.n, *self.blocks_out, self.result)
+                                             sol, expiry, it, aspiration, self.n, self.blocks_out, self.result)
         cuda.synchronize()
         self.timer.kernel += time.perf_counter() - t
         t = time.perf_counter()

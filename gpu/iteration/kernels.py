@@ -453,8 +453,9 @@ def make_select_kernel(move_delta, delta_dtype):
     zero = np.zeros(1, delta_dtype)[0]
 
     @cuda.jit
-    def select(mode, data, size, flags, current, best, tie_key, sol, expiry, it, aspiration, n, bc, bd, br, bi,
-               ticket, result):
+    def select(mode, data, size, flags, current, best, tie_key, sol, expiry, it, aspiration, n, winners, result):
+        """winners: each block's best (class, delta, rank, index arrays) and the ticket that finds the last block."""
+        bc, bd, br, bi, ticket = winners
         sc = cuda.shared.array(REDUCE_BLOCK, np.int64)
         sd = cuda.shared.array(REDUCE_BLOCK, delta_dtype)
         sr = cuda.shared.array(REDUCE_BLOCK, np.uint64)

@@ -175,9 +175,26 @@ def allow_dynamic_shared(compiled, need):
         _set_kernel_attribute(compiled, "MAX_DYNAMIC_SHARED_SIZE_BYTES", need)
 
 
+def held_arrays(arg):
+    """A kernel argument whose launch parameters can be kept: a device array, or a tuple of them (a
+    kernel's bundle of arrays); None for anything else."""
+    if is_cuda_ndarray(arg):
+        return arg
+    if isinstance(arg, tuple) and arg and all(is_cuda_ndarray(a) for a in arg):
+        return arg
+    return None
+
+
+def same_arrays(a, b):
+    """Whether two held_arrays results are the very same arrays."""
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+    return a is b
+
+
 class PreparedLauncher:
     """Launches one Numba kernel, compiled for the first call's argument types, through cuda.core,
-    converting each device array's launch parameters once for as long as the same arrays come back
+    converting each device array's (or tuple of them) launch parameters once for as long as the same arrays come back
     (a cas colony's buffers, every generation): Numba's dispatcher re-checks and re-converts every
     argument on every launch, a large share of a millisecond-long generation. Opts the kernel in to
     the dynamic shared memory a launch asks for. `cluster` > 1: consecutive blockIdx.x form a thread
@@ -205,8 +222,8 @@ class PreparedLauncher:
             allow_dynamic_shared(compiled, shared_bytes)
             self.shared_allowed = shared_bytes
         stream = driver._to_core_stream(stream)
-        arrays = tuple(a if is_cuda_ndarray(a) else None for a in args)
-        if self._arrays is None or any(a is not b for a, b in zip(arrays, self._arrays)):
+        arrays = tuple(held_arrays(a) for a in args)
+        if self._arrays is None or any(not same_arrays(a, b) for a, b in zip(arrays, self._arrays)):
             self._arrays = arrays
             self._params = []
             for ty, val, dev in zip(compiled.argument_types, args, arrays):

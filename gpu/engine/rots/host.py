@@ -435,8 +435,8 @@ class ResidentRots:
             assert K * (subchunks - 1) <= b.RING.size, "a queued chunk longer than its ring"
             counts = self.queue.launch(K, subchunks, blocks)
         tenure_min, tenure_max, *rest = scalars  # the kernel takes the tenure range as (span, magic, min)
-        args = (self.A, self.AT, self.B, self.adiag, self.bdiag, self.row_chunks, *b.state_args(),
-                *tenure_divisor(tenure_min, tenure_max), tenure_min, *rest, *counts)
+        args = ((self.A, self.AT, self.B, self.adiag, self.bdiag, self.row_chunks), tuple(b.state_args()),
+                (*tenure_divisor(tenure_min, tenure_max), tenure_min, *rest, *counts))
         self.last_launch = (blocks, self.shape["threads"], self.shape["dynamic_shared_bytes"], args)
         self.launch(*self.last_launch, stream=self.stream)
 

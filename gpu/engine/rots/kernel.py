@@ -82,9 +82,14 @@ def _kernel(k, draw_tenures, swap, exchange, start_state, tables, moves):
     load_tables, resume, store_item = tables.load_tables, tables.resume, tables.store_item
     block_min, own_moves, recompute_touching, update_owned = exchange.block_min, moves.own_moves, moves.recompute_touching, moves.update_owned
     @(cuda.jit(max_registers=k.max_registers) if k.max_registers and SHUFFLE else cuda.jit)  # (the simulator takes no cap)
-    def rots_kernel(A, AT, BG, ADIAG, BDIAG, ROWCHUNK, P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST,
-                    BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, START, FRESH, QUEUE, RING, tenure_span, tenure_magic,
-                    tenure_min, aspiration, target, chunk_it0, chunk_iters, tenure_cube, fresh_all, item0, seq0, push0):
+    def rots_kernel(instance, searches_state, run):
+        """instance: the flows and distances (host.RotsEngine); searches_state: the searches' device
+        state (host.SearchBuffers.state_args); run: this launch's scalars (host.launch_chunk)."""
+        A, AT, BG, ADIAG, BDIAG, ROWCHUNK = instance
+        (P, DELTA, BPG, BPTG, OLDG, EX, PEND, STATE, CUR, BEST, BEST_SOL, IMP_IT, IMP_OBJ, NIMP, DONE, ACTIVE, START,
+         FRESH, QUEUE, RING) = searches_state
+        (tenure_span, tenure_magic, tenure_min, aspiration, target, chunk_it0, chunk_iters, tenure_cube, fresh_all,
+         item0, seq0, push0) = run
         tid = cuda.threadIdx.x
         lane = tid % 32
         warp = tid // 32

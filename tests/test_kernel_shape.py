@@ -1,0 +1,35 @@
+"""Issue 86, item 7: no kernel or device function in gpu/ takes more than 16 parameters (read-only
+scalars and per-search arrays go in bundles: tuples the kernel unpacks)."""
+import ast
+
+from conftest import ROOT
+
+MOST_PARAMETERS = 16
+# the two kernels still wider, both on the path item 5 folds into the one local search engine
+STILL_WIDE = {("gpu/engine/local_search.py", "kernel"), ("gpu/engine/whole_gpu_tabu.py", "tabu_kernel")}
+
+
+def wide_kernels(files):
+    """(file, function) of every jit-compiled function of `files` ({name: source}) with more than
+    MOST_PARAMETERS parameters."""
+    wide = set()
+    for name, source in files.items():
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in node.decorator_list) \
+                    and len(node.args.args) > MOST_PARAMETERS:
+                wide.add((name, node.name))
+    return wide
+
+
+def test_no_kernel_in_gpu_takes_more_than_16_parameters_but_the_two_still_to_narrow():
+    files = {str(p.relative_to(ROOT)): p.read_text() for p in (ROOT / "gpu").rglob("*.py")}
+    assert len(files) > 20
+    assert wide_kernels(files) == STILL_WIDE
+
+
+def test_a_wide_device_function_is_caught():
+    params = ", ".join(f"a{k}" for k in range(MOST_PARAMETERS + 1))
+    source = f"from numba import cuda\n\n\n@cuda.jit(device=True)\ndef wide({params}):\n    return a0\n"
+    assert wide_kernels({"gpu/x.py": source}) == {("gpu/x.py", "wide")}
+    narrow = source.replace(f", a{MOST_PARAMETERS})", ")")
+    assert wide_kernels({"gpu/x.py": narrow}) == set()
