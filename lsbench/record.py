@@ -16,7 +16,7 @@ from .errors import LsbenchError
 from .files import read_json, write_or_keep
 from .problems import PROBLEMS
 from .provenance import host_info, versions
-from .registry import ALGORITHMS
+from .registry import ALGORITHMS, BACKENDS
 
 # the record's layout: 1 since lsbench 0.3.0; a record without the field (0.2.0 and before) reads as 0,
 # the same fields. A record of another version is refused in one line, not half read.
@@ -29,6 +29,7 @@ REQUIRED = ("problem", "instance", "instance_sha256", "algorithm", "backend", "s
 # algorithms whose iterations do not each evaluate the whole neighbourhood (an iterated greedy
 # iteration counts its destruction's and reconstruction's insertions), so their evaluations are their own count
 PARTIAL_SWEEPS = ("ig",)
+STOPPED_BY_ITERATIONS = ("tabu", "rots", "hc")  # their iterations are the stop's (a cas stop counts generations)
 ONE_SOLUTION_AN_ITERATION = ("sample",)  # no neighbourhood: each iteration evaluates one solution
 # a several-searches run's own fields, which a per-search record does not carry
 SEVERAL = ("searches", "best_seed", "aggregate_iterations", "aggregate_iterations_per_s")
@@ -45,6 +46,14 @@ def gap_percent(best, bks):
 
 def rate(count, seconds):
     return round(count / seconds, 3) if seconds > 0 else None
+
+
+def rate_agrees(recorded, count, seconds):
+    """Whether a recorded rate is count / seconds (the rate is taken before seconds are rounded to
+    the microsecond: within that rounding and 0.1 %)."""
+    if seconds == 0:
+        return recorded is None
+    return type(recorded) in (int, float) and math.isclose(recorded, count / seconds, rel_tol=1e-3 + 1e-6 / seconds)
 
 
 def instance_digest(prob):
@@ -241,6 +250,7 @@ class Record(dict):
 
     def _verify(self, path, data):
         self._check_fields(path)
+        self._check_schema(path)
         prob = self._instance(path, data)
         try:
             recomputed = recheck(prob, _solution(prob, self["best_solution"], "best_solution"),
@@ -280,6 +290,44 @@ class Record(dict):
             raise LsbenchError(f"{path}: a pls record without its front")
         if self["algorithm"] not in ALGORITHMS:
             raise LsbenchError(f"{path}: unknown algorithm {self['algorithm']!r}")
+
+    def _check_schema(self, path):
+        """Types, ranges and agreement: the run's spec is an object, and names the record's problem,
+        algorithm, backend and seed; a known backend; counts and times are non-negative numbers; the
+        rate is the counts over the time; no more iterations than the spec's stop allows; only the
+        problem's own parameters; trajectory times non-negative."""
+        spec = self.get("run_spec")
+        if not isinstance(spec, dict) or not isinstance(spec.get("stop"), dict):
+            raise LsbenchError(f"{path}: run_spec is not the object a run writes")
+        if not isinstance(self["params"], dict):
+            raise LsbenchError(f"{path}: params is not an object")
+        for key in ("problem", "algorithm", "backend", "seed"):
+            if key in spec and spec[key] != self[key]:
+                raise LsbenchError(f"{path}: {key} {self[key]!r}, but run_spec says {spec[key]!r}")
+        if self["backend"] not in BACKENDS:
+            raise LsbenchError(f"{path}: unknown backend {self['backend']!r}")
+        for key in ("iterations", "evaluations"):
+            if type(self[key]) is not int or self[key] < 0:
+                raise LsbenchError(f"{path}: {key} {self[key]!r} is not a non-negative integer")
+        for key in ("wall_s", "warmup_s"):
+            value = self.get(key, 0)
+            if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
+                raise LsbenchError(f"{path}: {key} {value!r} is not a non-negative number of seconds")
+        if "iterations_per_s" in self and not rate_agrees(self["iterations_per_s"], self["iterations"], self["wall_s"]):
+            raise LsbenchError(f"{path}: iterations_per_s {self['iterations_per_s']!r}, but iterations over wall_s "
+                               f"is {rate(self['iterations'], self['wall_s'])}")
+        most = spec["stop"].get("iterations") if self["algorithm"] in STOPPED_BY_ITERATIONS else None
+        for entry in [self] + self.get("searches", []):
+            if most is not None and entry["iterations"] > most:
+                raise LsbenchError(f"{path}: iterations {entry['iterations']}, past run_spec's stop at {most}")
+            if any(not isinstance(p, list) or len(p) != 3 or type(p[1]) not in (int, float)
+                   or not 0 <= p[1] < math.inf for p in entry["trajectory"]):
+                raise LsbenchError(f"{path}: trajectory points must be [iteration, seconds >= 0, objective]")
+        declared = {p.name for p in PROBLEMS[self["problem"]].parameters} if self["problem"] in PROBLEMS else set()
+        unknown = sorted(set(spec.get("problem_params") or {}) - declared)
+        if unknown:
+            raise LsbenchError(f"{path}: run_spec problem_params {', '.join(unknown)}: not parameters of "
+                               f"{self['problem']}")
 
     def _check_searches(self, path):
         """A run of K searches: seeds seed .. seed + K - 1, one entry each; the record's own fields

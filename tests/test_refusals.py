@@ -187,6 +187,23 @@ TAMPERING = [
     ("several", lambda r: {**r, "searches": [{**e, "seed": r["seed"]} for e in r["searches"]]}, "seeds"),
     ("several", lambda r: {**r, "aggregate_iterations": r["aggregate_iterations"] + 1}, "aggregate_iterations"),
     ("several", lambda r: {**r, "final_objective": r["final_objective"] + 1}, "final_objective"),
+    # issue 88's edits that every solution re-check accepts: the schema and the fields' agreement catch them
+    ("tabu", lambda r: {**r, "algorithm": "hc"}, "algorithm 'hc', but run_spec says 'tabu'"),
+    ("tabu", lambda r: {**r, "backend": "quantum", "run_spec": {**r["run_spec"], "backend": "quantum"}},
+     "unknown backend 'quantum'"),
+    ("tabu", lambda r: {**r, "backend": "gpu"}, "backend 'gpu', but run_spec says 'cpu'"),
+    ("tabu", lambda r: {**r, "iterations_per_s": 1e12}, "iterations_per_s 1000000000000.0"),
+    ("tabu", lambda r: {**r, "wall_s": -5}, "wall_s -5 is not a non-negative number"),
+    ("tabu", lambda r: {**r, "wall_s": "fast"}, "wall_s 'fast'"),
+    ("tabu", lambda r: {**r, "iterations": r["iterations"] * 10, "evaluations": r["evaluations"] * 10,
+                        "iterations_per_s": r["iterations_per_s"] * 10}, "past run_spec's stop at 60"),
+    ("tabu", lambda r: {**r, "trajectory": [[r["trajectory"][0][0], -100, r["trajectory"][0][2]]]
+                        + r["trajectory"][1:]}, "seconds >= 0"),
+    ("tabu", lambda r: {**r, "params": "x"}, "params is not an object"),
+    ("tabu", lambda r: {**r, "run_spec": "tabu"}, "run_spec is not the object"),
+    ("tabu", lambda r: {**r, "run_spec": {**r["run_spec"], "problem_params": {"colour": 3}}},
+     "problem_params colour: not parameters of qap"),
+    ("tabu", lambda r: {**r, "iterations": "60"}, "iterations '60' is not a non-negative integer"),
 ]
 
 
@@ -205,8 +222,11 @@ def test_verify_refuses_a_tampered_record_naming_the_field(tmp_path, capsys, rec
 REPLAY_TAMPERING = [  # edits plain verify cannot see (every solution and objective still re-checks)
     ("tabu", lambda r: {**r, "seed": r["seed"] + 1, "run_spec": {**r["run_spec"], "seed": r["seed"] + 1}},
      "trajectory differs from the replayed search"),
-    ("tabu", lambda r: {**r, "algorithm": "hc"}, "trajectory differs"),
-    ("tabu", lambda r: {**r, "iterations": r["iterations"] * 10, "evaluations": r["evaluations"] * 10},
+    ("tabu", lambda r: {**r, "algorithm": "hc", "run_spec": {**r["run_spec"], "algorithm": "hc"}},
+     "trajectory differs"),
+    ("tabu", lambda r: {**r, "iterations": r["iterations"] * 10, "evaluations": r["evaluations"] * 10,
+                        "iterations_per_s": r["iterations_per_s"] * 10,
+                        "run_spec": {**r["run_spec"], "stop": {"iterations": r["iterations"] * 10}}},
      "recorded none, replayed"),  # (the ten times longer search improves past the recorded end)
     ("tabu", lambda r: {**r, "params": {**r["params"], "tenure_max": 3},
                         "run_spec": {**r["run_spec"], "algorithm_params": {"tenure_min": 1, "tenure_max": 3}}},
