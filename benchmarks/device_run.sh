@@ -8,7 +8,7 @@
 # its 55 tests left; at b949855 the three took 6:49 (the cluster tests then in the first), 2:26 and
 # 3:33; their slowest tests come with the summary.
 # Usage: bash benchmarks/device_run.sh [tests] ['iteration ARGS'] [makespan] [rots] ['plan CONFIG ARGS']
-#        ['resident ARGS'] ['ab TREE... ARGS'] ['trees TREE... ARGS' (ab_trees.py)] ['pfsp ARGS'] ['pls ARGS'] ['grid ARGS'] ['cas ARGS'] ['cas-scaling ARGS'] ['ttb ARGS'] ['ig ARGS'] ['tsp ARGS'] ['cow ARGS'] ['multistart ARGS'] ['sharing ARGS'] ['islands ARGS'] ['pytest ARGS']
+#        ['resident ARGS'] ['ab TREE... ARGS'] ['trees TREE... ARGS' (ab_trees.py)] ['pfsp ARGS'] ['pls ARGS'] ['grid ARGS'] ['cas ARGS'] ['cas-scaling ARGS'] ['ttb ARGS'] ['ig ARGS'] ['tsp ARGS'] ['maxcut ARGS' (examples/maxcut, its wheel in .whl/)] ['cow ARGS'] ['multistart ARGS'] ['sharing ARGS'] ['islands ARGS'] ['pytest ARGS']
 #        ['snakemake ARGS' (from .smk/smk_site.tgz: Snakemake 9 for Python 3.12, its dependencies beside it)]
 #        ['reports ARGS NAME...' (regenerate_reports.py --archive-only: reports/NAME/records.tgz, e.g. --budget-s 1500, --continue)]
 #        ['profile-cas INSTANCE... --generations G [--tree DIR]'] ['ncu-cas INSTANCE --generations G'] ['ncu-source INSTANCE SEARCHES']
@@ -57,6 +57,7 @@ for step in "$@"; do
     cas-scaling*) (cd benchmarks && timeout 560 python3 cas_scaling.py ${step#cas-scaling} --out "${OUT:-results}") ;;
     cas*) (cd benchmarks && timeout 560 python3 cas_gpu.py ${step#cas} --out "${OUT:-results}") ;;
     cow*) (cd benchmarks && timeout 560 python3 cow_table.py ${step#cow} --out "${OUT:-results}") ;;
+    maxcut*) timeout 590 python3 examples/maxcut/benchmark.py ${step#maxcut} --data-dir .devdata --out "${OUT:-benchmarks/results}" ;;
     multistart*) (cd benchmarks && timeout 590 python3 multistart_scaling.py ${step#multistart} --out "${OUT:-results}") ;;
     ncu-pfsp*) timeout 300 /usr/local/cuda/bin/ncu --kernel-name regex:pfsp --launch-skip 2 --launch-count 1 \
             --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \

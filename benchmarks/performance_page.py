@@ -43,6 +43,7 @@ ONE_GPU_STEPS = {
     "ig_pfsp": "ig --instances ta051 --runs 3 --cap 5 --restart 1000 --elite 16",
     "tsp_peer": "tsp --instances pr2392,d2103,fnl4461,rl5915,brd14051,pla85900,u2319,usa13509 --peer-on pr2392,d2103 "
                 "--seconds 3 --repeats 3 --check 4",
+    "maxcut_gset": "maxcut --graphs G22,G43,G55,G70 --seconds 60",
 }
 REMEASURE_S = 570  # the steps of one call, within a device call of 10 minutes (tsp_peer alone; then the rest)
 MULTI_GPU_STEPS = {"multistart_scaling": "multistart --gpus 1,2 --islands 500000 --repeats 3 --timeout 150"}
@@ -193,9 +194,24 @@ def render_multistart_scaling(d, name):
             table(["GPUs", "aggregate it/s (repeats)", "x G = 1 of the same repeat", "start skew, at most"], body)]
 
 
+def render_maxcut_gset(d, name):
+    """A row a graph: the plug-in's moves/s and the best cut (and its gap) at each mark."""
+    marks = sorted({k[len("cut_at_"):] for r in d["rows"] for k in r if k.startswith("cut_at_")},
+                   key=lambda m: float(m.rstrip("s")))
+    body = [[r["graph"], f"{r['n']:,}", giga(r["moves_per_s"])]
+            + [f"{r['cut_at_' + m]:,} ({r['gap_at_' + m + '_percent']:.2f} %)" for m in marks]
+            + [f"{r['best_known_cut']:,}"] for r in d["rows"]]
+    first = d["rows"][0]
+    command = " ".join(d["command"].split()[1:])
+    return [f"{d['gpu']['name']}, **{d['versions']['lsbench_commit']}**, {d['date'][:10]}: `{command}` "
+            f"({name}; {first['searches']:,} resident tabu searches, {first['seconds']:.0f} s a graph).", "",
+            table(["graph", "n", "G moves/s", *(f"cut at {m[:-1]} s (gap)" for m in marks), "best known (BLS)"], body)]
+
+
 RENDERERS = {"gpu_resident": render_gpu_resident, "tabu_scaling": render_tabu_scaling,
              "gpu_resident_pfsp": render_gpu_resident_pfsp, "cas_gpu": render_cas_gpu, "ig_pfsp": render_ig_pfsp,
-             "tsp_peer": render_tsp_peer, "multistart_scaling": render_multistart_scaling}
+             "tsp_peer": render_tsp_peer, "multistart_scaling": render_multistart_scaling,
+             "maxcut_gset": render_maxcut_gset}
 
 
 def stale_line(name, old_body):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE_CODE = ("gpu", "lsbench/engines", "lsbench/search", "lsbench/problems", "lsbench/backends",
-               "lsbench/neighborhoods.py", "lsbench/rng.py")
+               "lsbench/neighborhoods.py", "lsbench/rng.py", "examples/maxcut/lsbench_maxcut")
 CITED = r"[a-z_]+-[a-z0-9]+-[0-9a-f]{7}(?:-\d+)?\.json"  # <benchmark>-<gpu>-<commit>[-k].json
 
 

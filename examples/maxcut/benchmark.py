@@ -10,14 +10,14 @@ is read from every search's recorded trajectory (its improvements with their wal
 over the seconds in kernels. Every best cut is re-checked from scratch by lsbench's record.
 """
 import argparse
-import json
-import os
-import socket
-import time
+import sys
 from pathlib import Path
 
-from lsbench.instances import manifest
-from lsbench.runner import run_one
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from common import write_result  # noqa: E402  (the repository's result files: <benchmark>-<gpu>-<commit>.json)
+
+from lsbench.instances import manifest  # noqa: E402
+from lsbench.runner import run_one  # noqa: E402
 
 
 def best_by(record, seconds):
@@ -48,7 +48,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--marks", default="10,60", type=lambda v: [float(x) for x in v.split(",")])
     ap.add_argument("--data-dir")
-    ap.add_argument("--out", default=".")
+    ap.add_argument("--out", help="default: benchmarks/results/")
     args = ap.parse_args()
     rows = []
     run_one("maxcut", args.graphs[0], algorithm="tabu", backend="gpu-resident", seed=1, iterations=50, searches=2,
@@ -59,12 +59,7 @@ def main():
         print(f"{graph:>4} n {r['n']:>6} {r['moves_per_s'] / 1e9:7.2f} G moves/s   " +
               "   ".join(f"cut at {m:g} s {r[f'cut_at_{m:g}s']:,} (gap {r[f'gap_at_{m:g}s_percent']:.2f}%)"
                          for m in args.marks) + f"   best known {r['best_known_cut']:,}", flush=True)
-    gpu = rows[0]["device"]
-    commit = os.environ.get("LSBENCH_COMMIT", "")
-    out = Path(args.out) / f"maxcut_gset-{commit or 'local'}.json"
-    out.write_text(json.dumps({"benchmark": "maxcut_gset", "gpu": gpu, "host": socket.gethostname(),
-                               "commit": commit, "date": time.strftime("%Y-%m-%d"), "rows": rows}, indent=1))
-    print(f"-> {out}")
+    print(f"-> {write_result('maxcut_gset', {'rows': rows}, args.out)}")
 
 
 if __name__ == "__main__":
