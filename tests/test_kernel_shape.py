@@ -5,8 +5,6 @@ import ast
 from conftest import ROOT
 
 MOST_PARAMETERS = 16
-# the two kernels still wider, both on the path item 5 folds into the one local search engine
-STILL_WIDE = {("gpu/engine/local_search.py", "kernel"), ("gpu/engine/whole_gpu_tabu.py", "tabu_kernel")}
 
 
 def wide_kernels(files):
@@ -21,10 +19,10 @@ def wide_kernels(files):
     return wide
 
 
-def test_no_kernel_in_gpu_takes_more_than_16_parameters_but_the_two_still_to_narrow():
+def test_no_kernel_in_gpu_takes_more_than_16_parameters():
     files = {str(p.relative_to(ROOT)): p.read_text() for p in (ROOT / "gpu").rglob("*.py")}
     assert len(files) > 20
-    assert wide_kernels(files) == STILL_WIDE
+    assert wide_kernels(files) == set()
 
 
 def test_a_wide_device_function_is_caught():

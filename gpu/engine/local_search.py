@@ -93,8 +93,9 @@ def make_kernel(adapter_functions, threads, tabu_rule, registers):
     cap = {"max_registers": registers} if registers else {}  # (the simulator takes no cap)
 
     @cuda.jit(fastmath=True, **cap)  # fastmath: the adapters' estimates take approximate square roots
-    def kernel(data, SOL, MEM, STATE, RNG, FLAGS, BEST_SOL, IMP_IT, IMP_OBJ, ERR, QUEUE, RING, restarts, subchunk,
-               tenure_min, tenure_max, use_aspiration, target, n_iter, item0, seq0, push0):
+    def kernel(data, searches, QUEUE, RING, restarts, subchunk, tenure_min, tenure_max, use_aspiration, target,
+               n_iter, item0, seq0, push0):
+        SOL, MEM, STATE, RNG, FLAGS, BEST_SOL, IMP_IT, IMP_OBJ, ERR = searches
         sh = cuda.shared.array(0, float32)
         red_c = cuda.shared.array(threads, int64)
         red_d = cuda.shared.array(threads, int64)
@@ -224,7 +225,9 @@ class ResidentLocalSearch:
         prm = self.prm
         scalars = (1 if prm.get("restarts") else 0, QUEUE_ITEM, prm.get("tenure_min", 0), tenure_max,
                    1 if prm.get("aspiration") else 0, 0, 1, 0, 0, 0)
-        return [self.adapter.data, *named.values(), *(np.int64(x) for x in scalars)], named
+        searches = tuple(named[k] for k in ("SOL", "MEM", "STATE", "RNG", "FLAGS", "BEST_SOL", "IMP_IT", "IMP_OBJ",
+                                            "ERR"))
+        return [self.adapter.data, searches, named["QUEUE"], named["RING"], *(np.int64(x) for x in scalars)], named
 
     def _blocks(self, K, args):
         """Blocks of the persistent grid: every search's own, up to what runs at once."""

@@ -283,8 +283,10 @@ def make_tabu_kernel(searches_of, consistent, thread_best, apply_move, record):
     """The search loop of K tabu searches (see the module docstring) over one problem's parts."""
 
     @cuda.jit
-    def tabu_kernel(data, WC, WD, WR, WI, STATE, RNG, WORK, WRNG, BEST_SOL, IMP_IT, IMP_OBJ, ERR, QUEUE, RING, mode,
-                    V, subchunk, tenure_min, tenure_max, use_aspiration, target, n_iter, item0, seq0, push0):
+    def tabu_kernel(data, winners, searches, QUEUE, RING, mode, V, subchunk, tenure_min, tenure_max, use_aspiration,
+                    target, n_iter, item0, seq0, push0):
+        WC, WD, WR, WI = winners
+        STATE, RNG, WORK, WRNG, BEST_SOL, IMP_IT, IMP_OBJ, ERR = searches
         red_c = cuda.shared.array(MAX_THREADS, int64)
         red_d = cuda.shared.array(MAX_THREADS, int64)
         red_r = cuda.shared.array(MAX_THREADS, uint64)
@@ -493,7 +495,9 @@ class WholeGpuTabu:
         prm = self.prm
         scalars = (mode, V, subchunk, prm["tenure_min"], prm["tenure_max"], 1 if prm["aspiration"] else 0, 0, 1,
                    0, 0, 0)
-        return [(*self.data, *arrays), *winners, *named.values(), *(np.int64(x) for x in scalars)], named
+        searches = tuple(named[k] for k in ("STATE", "RNG", "WORK", "WRNG", "BEST_SOL", "IMP_IT", "IMP_OBJ", "ERR"))
+        return [(*self.data, *arrays), winners, searches, named["QUEUE"], named["RING"],
+                *(np.int64(x) for x in scalars)], named
 
     def run(self, seeds, stop, progress=None, chunk=None):
         """K = len(seeds) searches, each the CPU search with its seed."""

@@ -176,11 +176,11 @@ def allow_dynamic_shared(compiled, need):
 
 
 def held_arrays(arg):
-    """A kernel argument whose launch parameters can be kept: a device array, or a tuple of them (a
-    kernel's bundle of arrays); None for anything else."""
+    """A kernel argument whose launch parameters can be kept: a device array, or a tuple of them or
+    of such tuples (a kernel's bundle of arrays, an adapter's memory in it); None for anything else."""
     if is_cuda_ndarray(arg):
         return arg
-    if isinstance(arg, tuple) and arg and all(is_cuda_ndarray(a) for a in arg):
+    if isinstance(arg, tuple) and arg and all(held_arrays(a) is not None for a in arg):
         return arg
     return None
 
@@ -188,7 +188,7 @@ def held_arrays(arg):
 def same_arrays(a, b):
     """Whether two held_arrays results are the very same arrays."""
     if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+        return len(a) == len(b) and all(same_arrays(x, y) for x, y in zip(a, b))
     return a is b
 
 
