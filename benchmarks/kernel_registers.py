@@ -52,7 +52,7 @@ def nvidia_tool(name):
 
 
 def kernel_signature(shape, n):
-    """Numba types of rots_kernel's arguments for this shape (ResidentRots.launch_chunk's order)."""
+    """Numba types of rots_kernel's arguments for this shape (RotsEngine.launch_chunk's order)."""
     data = {8: np.uint8, 16: np.int16, 32: np.int32, 64: np.int64}[shape["data_bits"]]
     delta = np.int64 if shape["wide"] else np.int32
     slots, stride = shape["slots"], shape["stride"]
@@ -67,7 +67,8 @@ def kernel_signature(shape, n):
               a(2), a(2)]
     divisor = [numba.uint64] * 2  # the tenure draw's span and magic
     scalars = [numba.int64] * 10  # tenure_min, aspiration, target, first iteration, iterations, cube, fresh, item0, seq0, push0
-    return tuple(arrays + divisor + scalars)
+    # rots_kernel(instance, searches_state, run): the three bundles host.launch_chunk passes
+    return numba.types.Tuple(arrays[:6]), numba.types.Tuple(arrays[6:]), numba.types.Tuple(divisor + scalars)
 
 
 def report(problem, threads, queued, registers, cc, sass_dir=None, cluster=1):

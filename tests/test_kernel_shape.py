@@ -1,10 +1,17 @@
 """Issue 86, item 7: no kernel or device function in gpu/ takes more than 16 parameters (read-only
-scalars and per-search arrays go in bundles: tuples the kernel unpacks)."""
+scalars and per-search arrays go in bundles: tuples the kernel unpacks). A device function is one
+decorated with a `cuda.jit` or with gpu/runtime/lanes.py's `device` (an inline one)."""
 import ast
 
 from conftest import ROOT
 
 MOST_PARAMETERS = 16
+
+
+def is_compiled(decorator):
+    """Whether a decorator makes a kernel or device function."""
+    text = ast.unparse(decorator)
+    return "jit" in text or text == "device"
 
 
 def wide_kernels(files):
@@ -13,7 +20,7 @@ def wide_kernels(files):
     wide = set()
     for name, source in files.items():
         for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in node.decorator_list) \
+            if isinstance(node, ast.FunctionDef) and any(is_compiled(d) for d in node.decorator_list) \
                     and len(node.args.args) > MOST_PARAMETERS:
                 wide.add((name, node.name))
     return wide
@@ -31,3 +38,15 @@ def test_a_wide_device_function_is_caught():
     assert wide_kernels({"gpu/x.py": source}) == {("gpu/x.py", "wide")}
     narrow = source.replace(f", a{MOST_PARAMETERS})", ")")
     assert wide_kernels({"gpu/x.py": narrow}) == set()
+    inline = source.replace("@cuda.jit(device=True)", "@device")
+    assert wide_kernels({"gpu/x.py": inline}) == {("gpu/x.py", "wide")}
+
+
+LONGEST_FUNCTION = 119  # lines, a kernel's factory with its kernel included (issue 86: under 120)
+
+
+def test_no_function_in_gpu_is_120_lines_or_longer():
+    longest = max((node.end_lineno - node.lineno + 1, str(p.relative_to(ROOT)), node.name)
+                  for p in (ROOT / "gpu").rglob("*.py") for node in ast.walk(ast.parse(p.read_text()))
+                  if isinstance(node, ast.FunctionDef))
+    assert longest[0] <= LONGEST_FUNCTION, longest

@@ -98,10 +98,10 @@ def costs(k):
     return SimpleNamespace(swap_cost=swap_cost, row_sums=row_sums)
 
 
-def swaps(k):
-    """The swap in the permuted frame: its update vectors, its own entries, its rows and columns."""
-    N, THREADS, GENERAL, ROW_STRIDE, PACKED, ROW_SUMS = k.n, k.threads, k.general, k.row_stride, k.packed, k.row_sums
-    DELTA_NP, COLUMN0, COLUMN_THREADS, CORNER = k.delta_np, k.column0, k.column_threads, k.corner
+def update_vectors(k):
+    """The last swap's update vectors (u, w; v, z on general instances): read, written, zeroed
+    (no swap) and built for a chunk's pending swap."""
+    N, THREADS, GENERAL, ROW_STRIDE, PACKED, DELTA_NP = k.n, k.threads, k.general, k.row_stride, k.packed, k.delta_np
 
     @device
     def update_at(u, w, q):
@@ -139,6 +139,16 @@ def swaps(k):
             if GENERAL:
                 v[q] = AT[rq] - AT[sq]
                 z[q] = bpt[sq] - bpt[rq]
+
+    return SimpleNamespace(update_at=update_at, set_update=set_update, no_swap=no_swap, pending_updates=pending_updates)
+
+
+def swaps(k):
+    """The swap in the permuted frame: its update vectors, its own entries, its rows and columns."""
+    N, THREADS, GENERAL, ROW_STRIDE, ROW_SUMS = k.n, k.threads, k.general, k.row_stride, k.row_sums
+    DELTA_NP, COLUMN0, COLUMN_THREADS, CORNER = k.delta_np, k.column0, k.column_threads, k.corner
+    vectors = update_vectors(k)
+    set_update = vectors.set_update
 
     @device
     def swap_corners(m, rr, ss, rs, sr):
@@ -192,9 +202,12 @@ def swaps(k):
             bpt[qs] = t
 
     @device
-    def apply_swap(Af, AT, p, ex, bp, bpt, u, w, v, z, srow, BEST_SOL, ten, r, s, it32, record, sid, tid):
+    def apply_swap(frame, updates, ex, BEST_SOL, ten, r, s, it32, record, sid, tid):
         """Swap r and s: bp's rows and columns r, s, the update vectors, p, the tabu list; `record`:
-        a new best, written to BEST_SOL as it goes."""
+        a new best, written to BEST_SOL as it goes. frame: (Af, AT, bp, bpt, Aw, bpw, srow, ADIAG,
+        BDIAG, p); updates: (u, w, v, z)."""
+        Af, AT, bp, bpt, _aw, _bw, srow, _ad, _bd, p = frame
+        u, w, v, z = updates
         q = np.int32(tid)
         if tid == (CORNER if CORNER >= 0 else np.int32(r % THREADS)):  # (disjoint from the rows' entries)
             swap_own(p, ex, bp, bpt, BEST_SOL, ten, r, s, it32, record, sid)
@@ -219,7 +232,7 @@ def swaps(k):
             if q >= 0 and q < N and q != r and q != s:
                 swap_columns_at(bp, bpt, q, r, s)
 
-    return SimpleNamespace(update_at=update_at, no_swap=no_swap, pending_updates=pending_updates,
+    return SimpleNamespace(update_at=vectors.update_at, no_swap=vectors.no_swap, pending_updates=vectors.pending_updates,
                            apply_swap=apply_swap)
 
 
@@ -232,11 +245,12 @@ def start(k, cost, tabu):
     swap_cost, row_sums, tabu_age = cost.swap_cost, cost.row_sums, tabu.tabu_age
 
     @device
-    def start_state(Af, AT, BG, ADIAG, BDIAG, ROWCHUNK, p, dl, bp, bpt, Aw, bpw, srow, old, ex, rkey, tid, rank, it0):
+    def start_state(frame, BG, ROWCHUNK, dl, old, ex, rkey, tid, rank, it0):
         """A search's start from its permutation p alone (a new cas generation copies up only its
         ants): the permuted matrix bp[i, k] = B[p_i, p_k], Taillard's initial tabu list (rots_expiry:
         ex[q] = -q, shifted to iteration it0 for a restart), every move's full cost and tabu age;
-        returns the permutation's cost."""
+        returns the permutation's cost. frame: (Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p)."""
+        Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p = frame
         cuda.syncthreads()  # p
         for q in range(tid, N_SQUARED, THREADS):
             pi = p[q // N]

@@ -35,10 +35,9 @@ import importlib
 import numpy as np
 from numba import cuda, int32, int64, uint32
 
-from lsbench import rng
 
 from . import device_functions as rots_device, steps as rots_steps
-from ...runtime.chunks import item_of, pass_on, take_item
+from ...runtime.chunks import pass_on, take_item
 from .constants import KernelConstants
 from .plan import SHUFFLE
 
@@ -63,24 +62,24 @@ def _make_kernel(k):
     keys, tabu, cost, swap = rots_device.move_keys(k), problem.tabu(k), problem.costs(k), problem.swaps(k)
     exchange = rots_steps.exchanges(k, draw_tenures)
     parts = {"draw_tenures": draw_tenures, "swap": swap, "exchange": exchange,
-             "start_state": problem.start(k, cost, tabu),
              "tables": rots_steps.tables(k, exchange, swap, cost),
-             "moves": rots_steps.move_pass(k, keys, tabu, cost, swap, exchange)}
+             "moves": rots_steps.move_pass(k, keys, tabu, cost, swap, exchange),
+             "items": rots_steps.work_items(k), "taking": rots_steps.taking(k, swap),
+             "starting": rots_steps.starting(k, problem.start(k, cost, tabu))}
     return _kernel(k, **parts)
 
 
-def _kernel(k, draw_tenures, swap, exchange, start_state, tables, moves):
+def _kernel(k, draw_tenures, swap, exchange, tables, moves, items, taking, starting):
     N, THREADS, CLUSTER, QUEUED, SUBCHUNK, GENERAL, DP4A, ROW_SUMS = k.n, k.threads, k.cluster, k.queued, k.subchunk, k.general, k.dp4a, k.row_sums
-    PADDED_SIZE, N_SQUARED, SLOTS, UPDATE_LENGTH, ROW_WORDS, ITEMS = k.padded_size, k.n_squared, k.slots, k.update_length, k.row_words, k.items
-    DELTA_SHARED, MATRIX_SHARED, AGE_SHARED, TABU_SHARED, FLOWS_SHARED = k.delta_shared, k.matrix_shared, k.age_shared, k.tabu_shared, k.flows_shared
-    DELTA_OFFSET, MATRIX_OFFSET, AGE_OFFSET, TABU_OFFSET, FLOWS_OFFSET = k.delta_offset, k.matrix_offset, k.age_offset, k.tabu_offset, k.flows_offset
-    DELTA_TYPE, DELTA_NP, BPT, PACKED, ALLOWED, BIAS = k.delta_type, k.delta_np, k.data_type, k.packed, k.allowed, k.bias
-    INDEX_BITS, J_BITS, JMASK = k.index_bits, np.int64(k.index_bits // 2), np.int64((1 << (k.index_bits // 2)) - 1)
-    DMASK, DMIN = np.int64((1 << k.delta_bits) - 1), np.int64(-(1 << 63)) if k.wide else np.int64(-(1 << 31))
-    KEY_SLOTS, WARPS, NO_KEY, XKEYS, GOLDEN = k.key_slots, k.warps, k.no_key, k.cluster_keys, rng.GOLDEN
-    no_swap, apply_swap, init_exchange, cluster_barrier = swap.no_swap, swap.apply_swap, exchange.init_exchange, exchange.cluster_barrier
-    load_tables, resume, store_item = tables.load_tables, tables.resume, tables.store_item
-    block_min, own_moves, recompute_touching, update_owned = exchange.block_min, moves.own_moves, moves.recompute_touching, moves.update_owned
+    PADDED_SIZE, UPDATE_LENGTH, ROW_WORDS, ITEMS, FLOWS_SHARED = k.padded_size, k.update_length, k.row_words, k.items, k.flows_shared
+    MATRIX_OFFSET, FLOWS_OFFSET, DELTA_TYPE, DELTA_NP, BPT, PACKED = k.matrix_offset, k.flows_offset, k.delta_type, k.delta_np, k.data_type, k.packed
+    DMIN = np.int64(-(1 << 63)) if k.wide else np.int64(-(1 << 31))
+    KEY_SLOTS, WARPS, NO_KEY, XKEYS = k.key_slots, k.warps, k.no_key, k.cluster_keys
+    ALLOWED, no_swap, take_move, begin = k.allowed, swap.no_swap, taking.take_move, starting.begin
+    init_exchange, cluster_barrier, block_min = exchange.init_exchange, exchange.cluster_barrier, exchange.block_min
+    load_tables, resume, store_item, item_at, item_tables = tables.load_tables, tables.resume, tables.store_item, items.item_at, items.item_tables
+    own_moves, recompute_touching, update_owned = moves.own_moves, moves.recompute_touching, moves.update_owned
+
     @(cuda.jit(max_registers=k.max_registers) if k.max_registers and SHUFFLE else cuda.jit)  # (the simulator takes no cap)
     def rots_kernel(instance, searches_state, run):
         """instance: the flows and distances (host.RotsEngine); searches_state: the searches' device
@@ -121,17 +120,9 @@ def _kernel(k, draw_tenures, swap, exchange, start_state, tables, moves):
         searches = ACTIVE.shape[0]
         subchunks = (chunk_iters + SUBCHUNK - 1) // SUBCHUNK if QUEUED else 1
         while True:  # work items: one per block (a search's chunk), or (QUEUED) taken from the queue
-            if QUEUED:
-                if not take_item(QUEUE, RING, job, tid, item0, seq0, searches, subchunks):
-                    break
-                sid, sub = item_of(job, seq0)
-                blk = sid
-                rank = np.int32(0)
-            else:
-                blk = cuda.blockIdx.x  # block `rank` of search `sid`'s cluster
-                sid = blk // CLUSTER
-                rank = np.int32(blk % CLUSTER)
-                sub = 0
+            if QUEUED and not take_item(QUEUE, RING, job, tid, item0, seq0, searches, subchunks):
+                break
+            sid, sub, blk, rank = item_at(job, seq0)
             it0 = chunk_it0 + sub * SUBCHUNK
             n_iter = min(SUBCHUNK, chunk_iters - sub * SUBCHUNK) if QUEUED else chunk_iters
             fresh = max(FRESH[sid], fresh_all) if sub == 0 else 0  # 1: a start; 2: a restart, which keeps its best
@@ -141,15 +132,10 @@ def _kernel(k, draw_tenures, swap, exchange, start_state, tables, moves):
             # here, before the barriers of the start, as thread 0 of block 0 may lower it after them
             prior = BEST[sid] if fresh == 2 else NO_BEST
             if fresh >= 0:
-                dl = dyn_d[DELTA_OFFSET:DELTA_OFFSET + SLOTS] if DELTA_SHARED else DELTA[blk]
-                bp = dyn_b[MATRIX_OFFSET:MATRIX_OFFSET + PADDED_SIZE] if MATRIX_SHARED else BPG[blk]  # every block of a cluster keeps its own copy
-                old = dyn_i[AGE_OFFSET:AGE_OFFSET + SLOTS] if AGE_SHARED else OLDG[blk]  # per move: the older of its two tabu expiries
+                dl, bp, old, bpt, ex = item_tables((dyn_d, dyn_b, dyn_i), (DELTA, BPG, BPTG, OLDG, EX), blk)
                 if not DP4A:
                     Aw = Af
                     bpw = bp
-                bpt = BPTG[blk]
-                # ex[i * N + l]: the iteration until which facility i may not return to location l
-                ex = dyn_i[TABU_OFFSET:TABU_OFFSET + N_SQUARED] if TABU_SHARED else EX[blk]
                 src = START if fresh else P  # a start, or the state of the search's last chunk
                 for q in range(tid, N, THREADS):
                     p[q] = src[sid, q]
@@ -157,23 +143,12 @@ def _kernel(k, draw_tenures, swap, exchange, start_state, tables, moves):
                 current = np.int64(0)
                 init_exchange(bars, tid)
                 cluster_barrier()  # every block of the cluster has started: its shared memory may be written
-                if fresh:  # the first chunk builds its start state from the permutation alone (a cas ant: gpu/engine/ants.py)
-                    current = start_state(Af, AT, BG, ADIAG, BDIAG, ROWCHUNK, p, dl, bp, bpt, Aw, bpw, srow, old, ex, rkey, tid,
-                                          rank, np.int32(it0))
-                    if tid == 0 and rank == 0:
-                        CUR[sid] = current
-                        FRESH[sid] = 0
-                        if current < prior:
-                            BEST[sid] = current
-                    for q in range(tid, N if rank == 0 and current < prior else 0, THREADS):
-                        BEST_SOL[sid, q] = p[q]
-                    best = min(current, prior)
-                else:
-                    current = CUR[sid]
-                    best = BEST[sid]
+                frame = (Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p)  # the permuted frame, as the steps read it
+                updates = (u, w, v, z)
+                current, best = begin(fresh, prior, frame, (BG, ROWCHUNK, dl, old, ex, rkey), (sid, rank, tid, np.int32(it0)),
+                                      (CUR, FRESH, BEST, BEST_SOL))
                 first_item, first_warp_item, i0, j0, count, local = own_moves(ROWCHUNK, tid, warp, rank)
-                state, moved, r, s, dlast, nimp, done = resume(STATE, PEND, NIMP, DONE, Af, AT, bp, bpt, Aw, bpw, srow, u, w,
-                                                               v, z, sid, sub, fresh, tid)
+                state, moved, r, s, dlast, nimp, done = resume(STATE, PEND, NIMP, DONE, frame, updates, sid, sub, fresh, tid)
                 stop = False
                 # 32-bit step bookkeeping on every warp's path: the clock it32 and it_asp (see ASPIRE_FLOOR)
                 it32 = np.int32(it0)
@@ -186,32 +161,16 @@ def _kernel(k, draw_tenures, swap, exchange, start_state, tables, moves):
                     thr = DELTA_NP(max(best - current, DMIN))  # d < thr: a new best (aspiration)
                     if CLUSTER == 1 and tid == THREADS - 1:  # the next move's two tenures (read after the barrier;
                         draw_tenures(ten, state, tenure_min, tenure_span, tenure_magic, tenure_cube)  # a cluster: block_min)
-                    kb = recompute_touching(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, dl, old, ex, bars, r, s, dlast,
-                                            thr, it_asp, it32, step, first_item, first_warp_item if moved else np.int32(ITEMS), tid)
+                    kb = recompute_touching(frame, (dl, old, ex), bars, (r, s, dlast), (thr, it_asp, it32, step), first_item,
+                                            first_warp_item if moved else np.int32(ITEMS), tid)
                     kb, touched = update_owned(kb, dl, old, u, w, v, z, i0, j0, count, local, r, s, thr, it_asp, it32)
                     kb = block_min(kb, rkey, xkey, bars, touched, step, rank, tid, lane, warp, ten, state, tenure_min, tenure_span,
                                    tenure_magic, tenure_cube)
                     moved = kb < ALLOWED  # else every move is tabu: Taillard keeps the solution
                     if moved:
-                        r = np.int32((kb >> J_BITS) & JMASK)
-                        s = np.int32(kb & JMASK)
-                        if ROW_SUMS:  # (elsewhere not kept: a register held across the loop measured slower)
-                            dlast = DELTA_NP(((kb >> np.int64(INDEX_BITS)) & DMASK) - BIAS)  # the winner's delta, from its key
-                            current += dlast
-                        else:
-                            current += ((kb >> np.int64(INDEX_BITS)) & DMASK) - BIAS
-                        improved = current < best
-                        if improved:
-                            best = current
-                        state += GOLDEN + GOLDEN  # the tenures of r and s took the stream's next two words
-                        apply_swap(Af, AT, p, ex, bp, bpt, u, w, v, z, srow, BEST_SOL, ten, r, s, it32, improved and rank == 0,
-                                   sid, tid)
-                        if improved:
-                            if tid == 0 and rank == 0:
-                                IMP_IT[nimp, sid] = it32
-                                IMP_OBJ[nimp, sid] = current
-                            nimp += 1
-                            stop = current <= target
+                        r, s, dlast, current, best, state, nimp, stop = take_move(
+                            kb, frame, updates, ex, BEST_SOL, ten, (IMP_IT, IMP_OBJ), (sid, rank, tid, it32),
+                            (current, best, state, nimp, dlast, target, stop))
                     else:
                         r, s = no_swap(u, v, tid)
                     cuda.syncthreads()
@@ -219,8 +178,8 @@ def _kernel(k, draw_tenures, swap, exchange, start_state, tables, moves):
                         if QUEUED and tid == 0:  # the search's later items of this launch return at once
                             ACTIVE[sid] = 0
                         break
-                store_item(p, dl, bp, old, ex, P, DELTA, BPG, OLDG, EX, PEND, CUR, BEST, STATE, NIMP, DONE, sid, blk, rank,
-                           tid, moved, dlast, r, s, current, best, state, nimp, done + (it32 - np.int32(it0)))
+                store_item((p, dl, bp, old, ex), (P, DELTA, BPG, OLDG, EX, PEND, CUR, BEST, STATE, NIMP, DONE),
+                           (sid, blk, rank, tid), (moved, dlast, r, s, current, best, state, nimp, done + (it32 - np.int32(it0))))
             if not QUEUED:
                 break
             pass_on(QUEUE, RING, tid, sid, sub, subchunks, seq0, push0)

@@ -1,8 +1,8 @@
 """The resident Ro-TS kernel's steps (gpu/engine/rots/kernel.py runs them in order, taking its work items
-from the queue every resident engine shares, gpu/runtime/chunks.py), one factory per role: a search's
-tables in and out of global memory, the moves' pass (the O(n) recomputations of the moves
-touching the last swap and every other move's O(1) update), and the block's (or cluster's)
-minimum key. Each factory takes the kernel's constants
+from the queue every resident engine shares, gpu/runtime/chunks.py), one factory per role: the
+block's work item and its tables' views, a search's tables in and out of global memory, its start,
+the moves' pass (the O(n) recomputations of the moves touching the last swap and every other
+move's O(1) update), the block's (or cluster's) minimum key, and taking the winning move. Each factory takes the kernel's constants
 (gpu/engine/rots/constants.py) and the device functions it uses: the engine's
 (gpu/engine/rots/device_functions.py) and the adapter's (gpu/adapters/qap_rots.py).
 """
@@ -11,6 +11,9 @@ from types import SimpleNamespace
 import numpy as np
 from numba import cuda
 
+from lsbench import rng
+
+from ...runtime.chunks import item_of
 from ...runtime.lanes import U64, device
 from .plan import SHUFFLE
 
@@ -38,9 +41,12 @@ def tables(k, exchange, swap, cost):
             ex[q] = EX[blk, q]
 
     @device
-    def resume(STATE, PEND, NIMP, DONE, Af, AT, bp, bpt, Aw, bpw, srow, u, w, v, z, sid, sub, fresh, tid):
+    def resume(STATE, PEND, NIMP, DONE, frame, updates, sid, sub, fresh, tid):
         """The item's step state: the search's stream, its pending swap (whose delta-table update is
-        still to come: its update vectors), improvements and iterations so far, and the row sums."""
+        still to come: its update vectors), improvements and iterations so far, and the row sums.
+        frame: (Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p); updates: (u, w, v, z)."""
+        Af, AT, bp, bpt, Aw, bpw, srow, _ad, _bd, _p = frame
+        u, w, v, z = updates
         state = STATE[sid, 0]
         pend = NO_MOVE if fresh else PEND[sid]  # (the swap's delta << 32 | r << 16 | s)
         moved = pend != NO_MOVE
@@ -61,8 +67,14 @@ def tables(k, exchange, swap, cost):
         return state, moved, r, s, dlast, nimp, done
 
     @device
-    def store_item(p, dl, bp, old, ex, P, DELTA, BPG, OLDG, EX, PEND, CUR, BEST, STATE, NIMP, DONE, sid, blk, rank,
-                   tid, moved, dlast, r, s, current, best, state, nimp, done):
+    def store_item(tables, saved, where, step):
+        """tables: (p, dl, bp, old, ex), on chip; saved: (P, DELTA, BPG, OLDG, EX, PEND, CUR, BEST,
+        STATE, NIMP, DONE), their global copies; where: (sid, blk, rank, tid); step: (moved, dlast,
+        r, s, current, best, state, nimp, done)."""
+        p, dl, bp, old, ex = tables
+        P, DELTA, BPG, OLDG, EX, PEND, CUR, BEST, STATE, NIMP, DONE = saved
+        sid, blk, rank, tid = where
+        moved, dlast, r, s, current, best, state, nimp, done = step
         cluster_barrier()  # no block leaves while another may still write its shared memory
         lead = rank == 0
         for q in range(tid, N if lead else 0, THREADS):
@@ -84,6 +96,111 @@ def tables(k, exchange, swap, cost):
             DONE[sid] = done
 
     return SimpleNamespace(load_tables=load_tables, resume=resume, store_item=store_item)
+
+
+def work_items(k):
+    """item_at: the block's work item (a search's chunk, or a queue item); item_tables: its
+    tables, on chip where the shape put them, else the block's rows of their global copies."""
+    QUEUED, CLUSTER, SLOTS, PADDED_SIZE, N_SQUARED = k.queued, k.cluster, k.slots, k.padded_size, k.n_squared
+    DELTA_SHARED, MATRIX_SHARED, AGE_SHARED, TABU_SHARED = k.delta_shared, k.matrix_shared, k.age_shared, k.tabu_shared
+    DELTA_OFFSET, MATRIX_OFFSET, AGE_OFFSET, TABU_OFFSET = k.delta_offset, k.matrix_offset, k.age_offset, k.tabu_offset
+
+    @device
+    def item_at(job, seq0):
+        """(sid, sub, blk, rank) of the block's work item: QUEUED, the one take_item put in job;
+        else this block's: block `rank` of search `sid`'s cluster, its one chunk."""
+        if QUEUED:
+            sid, sub = item_of(job, seq0)
+            return sid, sub, sid, np.int32(0)
+        blk = cuda.blockIdx.x
+        return blk // CLUSTER, 0, blk, np.int32(blk % CLUSTER)
+
+    @device
+    def item_tables(dynamic, saved, blk):
+        """(dl, bp, old, bpt, ex): the delta table, the permuted matrix (every block of a cluster keeps
+        its own copy), each move's older tabu expiry, bp's transpose (general instances) and
+        ex[i * N + l], the iteration until which facility i may not return to location l.
+        dynamic: (dyn_d, dyn_b, dyn_i), the dynamic shared memory as each table's type; saved:
+        (DELTA, BPG, BPTG, OLDG, EX)."""
+        dyn_d, dyn_b, dyn_i = dynamic
+        DELTA, BPG, BPTG, OLDG, EX = saved
+        dl = dyn_d[DELTA_OFFSET:DELTA_OFFSET + SLOTS] if DELTA_SHARED else DELTA[blk]
+        bp = dyn_b[MATRIX_OFFSET:MATRIX_OFFSET + PADDED_SIZE] if MATRIX_SHARED else BPG[blk]
+        old = dyn_i[AGE_OFFSET:AGE_OFFSET + SLOTS] if AGE_SHARED else OLDG[blk]
+        ex = dyn_i[TABU_OFFSET:TABU_OFFSET + N_SQUARED] if TABU_SHARED else EX[blk]
+        return dl, bp, old, BPTG[blk], ex
+
+    return SimpleNamespace(item_at=item_at, item_tables=item_tables)
+
+
+def starting(k, start_state):
+    """begin: the item's current and best objectives, a start (fresh) building its state first."""
+    N, THREADS = k.n, k.threads
+
+    @device
+    def begin(fresh, prior, frame, start, where, saved):
+        """fresh: 0 a later chunk, 1 a start, 2 a restart that keeps its best `prior`; start: (BG,
+        ROWCHUNK, dl, old, ex, rkey), start_state's tables; where: (sid, rank, tid, it0); saved:
+        (CUR, FRESH, BEST, BEST_SOL). Returns (current, best)."""
+        BG, ROWCHUNK, dl, old, ex, rkey = start
+        sid, rank, tid, it0 = where
+        CUR, FRESH, BEST, BEST_SOL = saved
+        if fresh:  # the first chunk builds its start state from the permutation alone (a cas ant: gpu/engine/ants.py)
+            current = start_state(frame, BG, ROWCHUNK, dl, old, ex, rkey, tid, rank, it0)
+            if tid == 0 and rank == 0:
+                CUR[sid] = current
+                FRESH[sid] = 0
+                if current < prior:
+                    BEST[sid] = current
+            p = frame[9]
+            for q in range(tid, N if rank == 0 and current < prior else 0, THREADS):
+                BEST_SOL[sid, q] = p[q]
+            best = min(current, prior)
+        else:
+            current = CUR[sid]
+            best = BEST[sid]
+        return current, best
+
+    return SimpleNamespace(begin=begin)
+
+
+def taking(k, swap):
+    """take_move: the iteration's winner from the block's minimum key, and the swap."""
+    ROW_SUMS, DELTA_NP, BIAS, INDEX_BITS = k.row_sums, k.delta_np, k.bias, k.index_bits
+    J_BITS, JMASK = np.int64(k.index_bits // 2), np.int64((1 << (k.index_bits // 2)) - 1)
+    DMASK, GOLDEN = np.int64((1 << k.delta_bits) - 1), rng.GOLDEN
+    apply_swap = swap.apply_swap
+
+    @device
+    def take_move(kb, frame, updates, ex, BEST_SOL, ten, improvements, where, search):
+        """Moves to the winner of key kb (not every move tabu), recording a new best.
+        improvements: (IMP_IT, IMP_OBJ); where: (sid, rank, tid, it32); search: (current, best,
+        state, nimp, dlast, target, stop). Returns (r, s, dlast, current, best, state, nimp, stop),
+        stop once the target is reached."""
+        IMP_IT, IMP_OBJ = improvements
+        sid, rank, tid, it32 = where
+        current, best, state, nimp, dlast, target, stop = search
+        r = np.int32((kb >> J_BITS) & JMASK)
+        s = np.int32(kb & JMASK)
+        if ROW_SUMS:  # (elsewhere not kept: a register held across the loop measured slower)
+            dlast = DELTA_NP(((kb >> np.int64(INDEX_BITS)) & DMASK) - BIAS)  # the winner's delta, from its key
+            current += dlast
+        else:
+            current += ((kb >> np.int64(INDEX_BITS)) & DMASK) - BIAS
+        improved = current < best
+        if improved:
+            best = current
+        state += GOLDEN + GOLDEN  # the tenures of r and s took the stream's next two words
+        apply_swap(frame, updates, ex, BEST_SOL, ten, r, s, it32, improved and rank == 0, sid, tid)
+        if improved:
+            if tid == 0 and rank == 0:
+                IMP_IT[nimp, sid] = it32
+                IMP_OBJ[nimp, sid] = current
+            nimp += 1
+            stop = current <= target
+        return r, s, dlast, current, best, state, nimp, stop
+
+    return SimpleNamespace(take_move=take_move)
 
 
 def exchanges(k, draw_tenures):
@@ -229,12 +346,17 @@ def move_pass(k, keys, tabu, cost, swap, exchange):
         return first_item, first_warp_item, i0, j0, count, np.uint32(max(local, 0))
 
     @device
-    def recompute_touching(Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p, dl, old, ex, bars, r, s, dlast, thr,
-                           it_asp, it32, step, item, warp_item, tid):
+    def recompute_touching(frame, tables, bars, last, clock, item, warp_item, tid):
         """The 2n-3 moves touching the last swap: O(n) each, LANES lanes splitting the sum (MATA).
         item: the cluster's lane groups, blocks interleaved; rounds while the warp's first item is a
         move (uniform), in 32-bit counters (a range's 64-bit trip count cost every warp a dozen
-        instructions an iteration). Returns the lowest key of this thread's moves."""
+        instructions an iteration). Returns the lowest key of this thread's moves. frame: (Af, AT,
+        bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p); tables: (dl, old, ex); last: the last swap (r, s,
+        dlast); clock: (thr, it_asp, it32, step)."""
+        Af, AT, bp, bpt, Aw, bpw, srow, ADIAG, BDIAG, p = frame
+        dl, old, ex = tables
+        r, s, dlast = last
+        thr, it_asp, it32, step = clock
         kb = NO_KEY
         while warp_item < ITEMS:
             x = r
