@@ -1,9 +1,6 @@
 # lsbench workflows. Default: the smoke experiment on built-in instances (`snakemake -c2`).
-# Another experiment: `snakemake -c2 --configfile workflows/config/luong_qap.yaml`.
-from pathlib import Path
-
-
-configfile: str(Path(workflow.basedir) / "workflows" / "config" / "default.yaml")
+# Another experiment: `snakemake -c2 --configfile workflows/config/luong_qap.yaml`. A config file is
+# the whole experiment: it is not merged with default.yaml (workflows/rules/common.smk).
 
 
 include: "workflows/rules/common.smk"

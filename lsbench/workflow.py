@@ -8,10 +8,7 @@ from pathlib import Path
 
 from .errors import LsbenchError
 from .registry import GPU_BACKENDS
-
-GROUP_KEYS = {"name", "problem", "instances", "algorithm", "neighbourhood", "backends", "seeds", "iterations",
-              "evaluations", "seconds", "target", "params", "published", "quick", "replicas"}
-
+from .workflow_config import check_config, check_files
 
 DEFAULT_COW_RANKS = 4
 
@@ -155,23 +152,18 @@ def check_published(g):
             raise LsbenchError(f"{where}.{field} {backend!r} names none of its backends")
 
 
-def plan_runs(config, gpu_available):
-    """One dict per run record the experiment needs; GPU runs only where a GPU exists."""
-    exp = config.get("experiment")
-    if not exp:
-        raise LsbenchError("workflow config: missing field 'experiment'")
+def plan_runs(config, gpu_available, root=None):
+    """One dict per run record the experiment needs; GPU runs only where a GPU exists. The config
+    is checked first (lsbench/workflow_config.py), and with the workflow's folder `root` the files
+    it names."""
+    check_config(config)
+    if root is not None:
+        check_files(config, Path(root))
+    exp = config["experiment"]
     runs, planned = [], 0
     scale = config.get("scale", "paper")
-    if scale not in ("paper", "quick"):
-        raise LsbenchError(f"workflow config: scale must be paper or quick, got {scale!r}")
-    for g in config.get("groups", []):
+    for g in config["groups"]:
         g = expand_group(g, scale)
-        unknown = set(g) - GROUP_KEYS
-        if unknown:
-            raise LsbenchError(f"workflow config group {g.get('name')}: unknown field(s) {', '.join(sorted(unknown))}")
-        for field in ("name", "problem", "instances", "algorithm", "backends"):
-            if field not in g:
-                raise LsbenchError(f"workflow config group {g.get('name', '?')}: missing field '{field}'")
         check_published(g)
         seeds = _seeds(g)
         for inst in g["instances"]:

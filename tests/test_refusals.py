@@ -302,8 +302,65 @@ def test_a_workflow_that_plans_nothing_or_bad_seeds_fails_when_planned(group, ne
             "iterations": 5}
     with pytest.raises(LsbenchError, match=needle):
         plan_runs({"experiment": "x", "groups": [{**base, **group}]}, gpu_available=False)
-    with pytest.raises(LsbenchError, match="plans no runs"):
+    with pytest.raises(LsbenchError, match="groups: empty, give at least one"):
         plan_runs({"experiment": "x", "groups": []}, gpu_available=False)
+
+
+# -- workflow configs: the schema (lsbench/workflow_config.py), one line naming the key ---------------
+GROUP = {"name": "g", "problem": "qap", "instances": ["rnd-qap-8-1"], "algorithm": "tabu", "backends": ["cpu"],
+         "iterations": 5}
+CONFIG_CASES = {  # issue 88's cases: config -> the line's needle
+    "no experiment": ({"groups": [GROUP]}, r"^workflow config: 'experiment' is missing$"),
+    "group: for groups:": ({"experiment": "x", "group": [GROUP]}, r"unknown key\(s\) 'group'"),
+    "escaping experiment": ({"experiment": "../../escape", "groups": [GROUP]}, r"experiment: '\.\./\.\./escape' is not a name"),
+    "a backend twice": ({"experiment": "x", "groups": [{**GROUP, "backends": ["cpu", "cpu"]}]},
+                        r"group g: backends: 'cpu' is named twice"),
+    "a seed twice": ({"experiment": "x", "groups": [{**GROUP, "seeds": [1, 1]}]}, r"group g: seeds: an entry is repeated"),
+    "two groups of a name": ({"experiment": "x", "groups": [GROUP, GROUP]}, r"groups: 'g' is named twice"),
+    "a name with a space": ({"experiment": "x", "groups": [{**GROUP, "name": "my group"}]}, r"name: 'my group' is not a name"),
+    "a name with a slash": ({"experiment": "x", "groups": [{**GROUP, "name": "a/b"}]}, r"name: 'a/b' is not a name"),
+    "fractional replicas": ({"experiment": "x", "groups": [{**GROUP, "replicas": 2.5}]},
+                            r"group g: replicas: 2\.5 is not of type 'integer'"),
+    "negative replicas": ({"experiment": "x", "groups": [{**GROUP, "replicas": -1}]},
+                          r"group g: replicas: -1 is less than the minimum of 1"),
+    "replicas abc": ({"experiment": "x", "groups": [{**GROUP, "replicas": "abc"}]}, r"replicas: 'abc' is not of type"),
+    "an unknown backend key": ({"experiment": "x", "groups": [{**GROUP, "backends": [{"name": "c", "backend": "cpu",
+                                                                                       "colour": 1}]}]},
+                               r"group g: backends\[0\]: unknown key\(s\) 'colour'"),
+    "an unknown top-level key": ({"experiment": "x", "groups": [GROUP], "colour": 1}, r"unknown key\(s\) 'colour'"),
+    "groups as a mapping": ({"experiment": "x", "groups": {"g": GROUP}}, r"groups: .* is not of type 'array'"),
+    "params as a string": ({"experiment": "x", "groups": [{**GROUP, "params": "tenure=3"}]},
+                           r"group g: params: 'tenure=3' is not of type 'object'"),
+    "a missing published file": ({"experiment": "x", "groups": [{**GROUP, "published": {"file": "nope.csv"}}]},
+                                 r"group g: published\.file: nope\.csv is not a file under"),
+    "a target of no form": ({"experiment": "x", "groups": [{**GROUP, "target": "best"}]},
+                            r"target: 'best' is not a number, bks or bks\+P%"),
+}
+
+
+@pytest.mark.parametrize("case", CONFIG_CASES)
+def test_a_bad_workflow_config_is_refused_in_one_line_naming_the_key(case, tmp_path):
+    from lsbench.errors import LsbenchError
+    from lsbench.workflow import plan_runs
+    config, needle = CONFIG_CASES[case]
+    with pytest.raises(LsbenchError, match=needle) as refused:
+        plan_runs(config, gpu_available=False, root=tmp_path)
+    assert "\n" not in str(refused.value)
+
+
+def test_snakemake_refuses_a_config_file_without_experiment_and_still_runs_the_default_with_config(tmp_path):
+    """A config file is the whole experiment (no silent merge with default.yaml): one without
+    `experiment` ends in one line and plans nothing; `--config` alone adjusts the main job."""
+    import yaml
+    config = tmp_path / "mine.yaml"
+    config.write_text(yaml.safe_dump({"groups": [GROUP]}))
+    env = {**os.environ, "LSBENCH_DATA": str(DATA)}
+    snake = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(tmp_path), "-n"]
+    r = subprocess.run([*snake, "--configfile", str(config)], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 2 and "lsbench: error: workflow config: 'experiment' is missing" in r.stderr.splitlines()
+    assert not (tmp_path / "results").exists()
+    r = subprocess.run([*snake, "--config", "scale=quick"], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0 and "results/default/report.html" in r.stdout, r.stderr[-2000:]
 
 
 # -- generative: any size, seed and value gives a verified record or one line ------------------------

@@ -6,13 +6,17 @@ from lsbench.errors import LsbenchError
 from lsbench.registry import GPU_BACKENDS
 from lsbench.workflow import gpu_status, mpi_launcher, mpi_tasks, plan_runs, run_command
 
-EXPERIMENT = config["experiment"]
+if "experiment" not in config and "groups" not in config:  # no --configfile: the main job (--config may adjust it)
+    import yaml
+    default = yaml.safe_load((Path(workflow.basedir) / "workflows" / "config" / "default.yaml").read_text())
+    config.update({**default, **config})
 GPU = gpu_status()
-try:  # every run's RunSpec is built (and checked) here, before any job starts
-    RUNS = plan_runs(config, gpu_available=GPU["available"])
+try:  # the config is checked and every run's RunSpec built (and checked) here, before any job starts
+    RUNS = plan_runs(config, gpu_available=GPU["available"], root=Path(workflow.basedir))
 except LsbenchError as e:  # the CLI's error line, then out
     print(f"lsbench: error: {e}", file=sys.stderr)
     sys.exit(2)
+EXPERIMENT = config["experiment"]
 RUN_PATHS = {r["path"]: r for r in RUNS}
 MPIEXEC = mpi_launcher()  # profiles may override (config mpi_launcher)
 

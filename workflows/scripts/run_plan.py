@@ -193,7 +193,8 @@ def planned_runs(config, scale="paper", seeds=None, gpu_rows=None):
     cfg = {**config, "scale": scale}
     if seeds:
         cfg["groups"] = [{**g, "seeds": seeds} for g in cfg["groups"]]
-    return seed_major(plan_runs(cfg, gpu_available=gpu_status()["available"] if gpu_rows is None else gpu_rows))
+    return seed_major(plan_runs(cfg, gpu_available=gpu_status()["available"] if gpu_rows is None else gpu_rows,
+                                root=Path(__file__).resolve().parents[2]))
 
 
 def as_recorded(run_spec):
