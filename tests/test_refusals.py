@@ -395,6 +395,47 @@ def test_random_sizes_seeds_and_values_give_a_verified_record_or_one_line(tmp_pa
         assert not out.exists()
 
 
+JUNK = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**20), st.floats(allow_nan=True, allow_infinity=True),
+                st.text(max_size=8), st.lists(st.integers(-2, 5), max_size=3),
+                st.dictionaries(st.text(max_size=4), st.integers(-1, 3), max_size=2))
+CONFIG_KEYS = ["experiment", "title", "scale", "groups", "shared_cores", "colour"]
+GROUP_KEYS = ["name", "problem", "instances", "algorithm", "neighbourhood", "backends", "seeds", "iterations",
+              "seconds", "target", "params", "replicas", "quick", "published", "colour"]
+BACKEND_KEYS = ["name", "backend", "params", "ranks", "searches", "seeds", "sample", "colour"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_random_workflow_configs_plan_runs_inside_their_folder_or_are_refused_in_one_line(data):
+    """Any config shape (keys dropped, unknown keys, values of any type at any level): planning
+    gives runs whose records go under results/EXPERIMENT/runs/, or one LsbenchError line; never
+    another exception."""
+    import copy
+
+    from lsbench.errors import LsbenchError
+    from lsbench.workflow import plan_runs
+    backend = {"name": "par", "backend": "cpu-parallel"}
+    group = {"name": "g", "problem": "qap", "instances": ["rnd-qap-8-1"], "algorithm": "tabu",
+             "backends": ["cpu", backend], "iterations": 5, "seeds": 2}
+    config = {"experiment": "x", "title": "t", "groups": [group]}
+    for _ in range(data.draw(st.integers(1, 3), "mutations")):
+        target, keys = data.draw(st.sampled_from([(config, CONFIG_KEYS), (group, GROUP_KEYS), (backend, BACKEND_KEYS)]),
+                                 "where")
+        key = data.draw(st.sampled_from(keys), "key")
+        if data.draw(st.booleans(), "drop"):
+            target.pop(key, None)
+        else:
+            target[key] = data.draw(JUNK, "value")
+    try:
+        runs = plan_runs(copy.deepcopy(config), gpu_available=False)
+    except LsbenchError as refused:
+        assert str(refused) and "\n" not in str(refused)
+        return
+    for run in runs:
+        parts = run["path"].split("/")
+        assert parts[:3] == ["results", config["experiment"], "runs"] and ".." not in parts and "" not in parts
+
+
 def test_the_report_of_a_table_without_runs_says_so(tmp_path):
     """Only GPU rows, on a host without a GPU: the table is empty and the page says why."""
     sys.path.insert(0, str(ROOT / "workflows" / "scripts"))
