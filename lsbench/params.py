@@ -154,13 +154,17 @@ def in_size_units(value, n):
 
 
 def split_pairs(pairs):
-    """`--param KEY=VALUE` strings -> {key: raw string}; a repeated key keeps the last value."""
+    """`--param KEY=VALUE` strings -> {key: raw string}; a key given twice is refused (which one
+    was meant is not for lsbench to guess)."""
     out = {}
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
-        if not sep or not key:
+        if not sep or not key.strip():
             raise LsbenchError(f"--param {pair!r}: expected KEY=VALUE")
-        out[key.strip()] = value.strip()
+        key = key.strip()
+        if key in out:
+            raise LsbenchError(f"--param {key}: given twice ({out[key]} and {value.strip()}); give it once")
+        out[key] = value.strip()
     return out
 
 

@@ -32,6 +32,7 @@ from cow_table import ROOT, mpirun
 from lsbench import instances
 from lsbench.errors import LsbenchError
 from lsbench.files import write_atomic
+from lsbench.params import split_pairs
 from lsbench.search.restarts import EliteRestarts
 from lsbench.processes import Stopped, raise_stopped, run_to_end
 
@@ -83,8 +84,8 @@ def one(args, variant, seed):
     cmd = [*mpirun(), "-n", str(ranks), sys.executable, "-m", "lsbench", "multistart", "--via", "mpi", "--seed",
            str(seed), "--instance", args.instance, "--algorithm", "rots", "--backend", "gpu-resident",
            "--seconds", str(args.cap), "--target", f"bks+{args.percent}%", "--out-dir", str(out), *extra]
-    for p in args.param + own:  # (the variant's own after the run's: the last of a key holds)
-        cmd += ["--param", p]
+    for key, value in {**split_pairs(args.param), **split_pairs(own)}.items():  # (the variant's own over the run's)
+        cmd += ["--param", f"{key}={value}"]
     env = {**os.environ, **({"CUDA_VISIBLE_DEVICES": "0"} if args.share_gpu else {})}
     r = run_to_end(cmd, cwd=ROOT, env=env, timeout=args.cap * 2 + 300)  # (a stop ends mpirun and its ranks)
     if r.returncode != 0:
