@@ -91,6 +91,44 @@ def test_cpu_runs_the_build_faster_on_one_thread_and_the_search_is_the_same(fast
     assert not cheap.parallel and cheap.one_thread_parallel_s is None
 
 
+@pytest.mark.parametrize("instance, neighbourhood", [("ta001", "insertion"), ("rnd-atsp-60-1", "2opt")])
+def test_a_long_evaluation_runs_in_row_slices_with_the_same_deltas(instance, neighbourhood, monkeypatch):
+    """An evaluation timed past SLICE_SECONDS runs as row slices of about that long (Ctrl-C is
+    answered between them), every row once, in order, and gives the deltas of one whole call."""
+    from lsbench import instances as registry
+    from lsbench.backends.cpu import SLICE_SECONDS, CpuEvaluator, CpuParallelEvaluator
+    from lsbench.rng import new_state
+    p = registry.load(instance)
+    nb = p.neighbourhood(neighbourhood)
+    whole = CpuEvaluator().bind(p, nb)
+    assert whole.slices is None  # (a small instance: one call)
+    monkeypatch.setattr(CpuEvaluator, "_evaluation_seconds", lambda self, parallel: SLICE_SECONDS * 7.5)
+    for sliced in (CpuEvaluator().bind(p, nb), CpuParallelEvaluator().bind(p, nb)):
+        starts = nb.row_starts()
+        assert len(sliced.slices) >= 7 and sliced.slices[0][0] == 0 and sliced.slices[-1][1] == len(starts) - 1
+        assert all(starts[hi] - starts[lo] <= nb.size / 7.5 or hi - lo == 1 for lo, hi in sliced.slices)
+        assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(sliced.slices, sliced.slices[1:]))
+        solution = p.random_solution(new_state(5))
+        for ev in (whole, sliced):
+            ev.reset(solution)
+        assert np.array_equal(whole.evaluate().copy(), sliced.evaluate())
+
+
+def test_a_neighbourhood_of_millions_of_moves_is_timed_on_its_first_rows():
+    """bind times an evaluation beyond PROBE_MOVES on 1, 4, 16, ... rows until they take
+    TIMING_SECONDS, not on most of the neighbourhood (rnd-pfsp-5000x500: minutes a call)."""
+    from lsbench import instances as registry
+    from lsbench.backends.cpu import CpuEvaluator
+    p = registry.load("rnd-pfsp-5000x500-1")
+    nb = p.neighbourhood("insertion")
+    calls = []
+    evaluate_rows = nb.evaluate_rows
+    nb.evaluate_rows = lambda solution, lo, hi, out, parallel=False: calls.append(hi - lo) or \
+        evaluate_rows(solution, lo, hi, out, parallel)
+    ev = CpuEvaluator().bind(p, nb)
+    assert calls and max(calls) < 1000 and ev.serial_s > 1.0 and ev.slices is not None
+
+
 def test_compiled_rots_loop_equals_rots_over_the_evaluator_interface():
     """`cpu` runs Ro-TS compiled end to end; the evaluator path must follow the same trajectory."""
     from lsbench import instances as registry

@@ -158,3 +158,23 @@ def test_soak_500_searches_with_a_killed_worker_lose_nothing_and_resume(tmp_path
     _verify_all(d)
     print(f"\nsoak {via}: {SEEDS} seeds, 1 kill after {at} records, {len(before)} records before the rerun, "
           f"{SEEDS - len(before)} run by the rerun")
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("backend", ["cpu", "cpu-parallel"])
+def test_ctrl_c_is_answered_within_2_s_in_an_evaluation_of_minutes(tmp_path, backend):
+    """rnd-pfsp-5000x500-1: one insertion evaluation takes about a minute on two cores; Ctrl-C
+    (SIGINT) during it ends the run within 2 s, exit 130, no record (it took 25 s or more before
+    the evaluation ran in row slices)."""
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen([sys.executable, "-m", "lsbench", "run", "--instance", "rnd-pfsp-5000x500-1", "--backend",
+                             backend, "--seconds", "120", "--out", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # (as a shell's Ctrl-C)
+    time.sleep(20)  # past the compile and the bind, inside the first iteration's evaluation
+    assert proc.poll() is None
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=120)
+    assert time.monotonic() - sent < 2.0 and proc.returncode == 130
+    assert err.strip().splitlines()[-1] == "lsbench: interrupted; no record written" and not out.exists()

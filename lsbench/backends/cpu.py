@@ -15,6 +15,7 @@ from ..threads import one_thread, use_threads
 PROBE_MOVES = 20_000_000  # a larger neighbourhood of rows is timed on its first rows
 PARALLEL_MIN_SECONDS = 100e-6  # a neighbourhood cheaper than this on one core runs the serial build
 TIMING_SECONDS = 0.05  # timing a build at bind stops once its evaluations took this long (at least one)
+SLICE_SECONDS = 0.25  # a longer evaluation runs in row slices of about this long: Ctrl-C is answered between them
 
 
 class CpuEvaluator(Evaluator):
@@ -39,6 +40,7 @@ class CpuEvaluator(Evaluator):
             with one_thread():
                 self.one_thread_parallel_s = self._evaluation_seconds(parallel=True)
         self.parallel = self.one_thread_parallel_s is not None and self.one_thread_parallel_s < self.serial_s
+        self.slices = self._slice(self.one_thread_parallel_s if self.parallel else self.serial_s)
         return self
 
     def _attach(self, problem, neighbourhood):
@@ -49,27 +51,49 @@ class CpuEvaluator(Evaluator):
     def _evaluation_seconds(self, parallel):
         """Median seconds of one evaluation of a random solution by one build, after an untimed call
         that compiles it; a slow neighbourhood is timed once rather than five times, and a
-        neighbourhood of rows beyond PROBE_MOVES on its first rows (scaled by their share of the whole)."""
+        neighbourhood of rows beyond PROBE_MOVES on its first rows, as many as take TIMING_SECONDS
+        (scaled by their share of the moves)."""
         from .. import rng
         solution = self.problem.random_solution(rng.new_state(0))
+        if self.nb.size > PROBE_MOVES and self.nb.rows_alone:
+            return self._probe_seconds(solution, parallel)
         state = self.nb.state(solution, parallel)
-        rows = None
-        if self.nb.size > PROBE_MOVES and hasattr(self.nb, "evaluate_rows"):
-            rows = max(1, PROBE_MOVES // max(1, self.nb.size // max(1, self.problem.size)))
-
-        def evaluate():
-            if rows is None:
-                self.nb.evaluate(solution, state, self.out, parallel)
-            else:
-                self.nb.evaluate_rows(solution, 0, rows, self.out, parallel)
-        evaluate()
+        self.nb.evaluate(solution, state, self.out, parallel)
         times = []
         while len(times) < 5 and sum(times) < TIMING_SECONDS:
             t = time.perf_counter()
-            evaluate()
+            self.nb.evaluate(solution, state, self.out, parallel)
             times.append(time.perf_counter() - t)
-        share = 1.0 if rows is None else rows / self.problem.size  # (rows of about equal moves)
-        return sorted(times)[len(times) // 2] / share
+        return sorted(times)[len(times) // 2]
+
+    def _probe_seconds(self, solution, parallel):
+        """Seconds of one evaluation, from its first rows: 1, 4, 16, ... until they take TIMING_SECONDS."""
+        starts = self.nb.row_starts()
+        rows = 1
+        self.nb.evaluate_rows(solution, 0, rows, self.out, parallel)  # (compiles it)
+        while True:
+            t = time.perf_counter()
+            self.nb.evaluate_rows(solution, 0, rows, self.out, parallel)
+            seconds = time.perf_counter() - t
+            if seconds >= TIMING_SECONDS or rows == len(starts) - 1:
+                return seconds * starts[-1] / max(1, starts[rows])
+            rows = min(len(starts) - 1, rows * 4)
+
+    def _slice(self, seconds):
+        """Row slices [(lo, hi)] of an evaluation that takes `seconds`, each about SLICE_SECONDS
+        (None: one piece)."""
+        if not self.nb.rows_alone or seconds <= SLICE_SECONDS:
+            return None
+        starts = self.nb.row_starts()
+        per_slice = starts[-1] * SLICE_SECONDS / seconds  # moves a slice
+        cuts, lo = [], 0
+        while lo < len(starts) - 1:
+            hi = lo + 1
+            while hi < len(starts) - 1 and starts[hi + 1] - starts[lo] <= per_slice:
+                hi += 1
+            cuts.append((lo, hi))
+            lo = hi
+        return cuts
 
     def _scope(self):
         """The parallel build runs on this thread alone for `cpu`."""
@@ -82,7 +106,11 @@ class CpuEvaluator(Evaluator):
 
     def evaluate(self):
         with self._scope():
-            self.nb.evaluate(self.solution, self.state, self.out, self.parallel)
+            if self.slices is None:
+                self.nb.evaluate(self.solution, self.state, self.out, self.parallel)
+            else:  # the same rows, the same deltas, a Python step between slices
+                for lo, hi in self.slices:
+                    self.nb.evaluate_rows(self.solution, lo, hi, self.out, self.parallel)
         return self.out
 
     def apply(self, move):
@@ -111,6 +139,7 @@ class CpuParallelEvaluator(CpuEvaluator):
         self._attach(problem, neighbourhood)
         self.serial_s = self._evaluation_seconds(parallel=False)
         self.parallel = self.serial_s >= PARALLEL_MIN_SECONDS
+        self.slices = self._slice(self.serial_s)  # (all cores: slices shorter than SLICE_SECONDS)
         return self
 
     def _scope(self):

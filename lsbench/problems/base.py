@@ -143,6 +143,9 @@ class Neighbourhood:
 
     name = ""
     parameters = ()
+    # evaluate(...) is evaluate_rows over every row, from the solution alone: an evaluator may
+    # evaluate it in row slices (cpu: a long evaluation then answers Ctrl-C between slices)
+    rows_alone = False
 
     def __init__(self, problem):
         self.problem = problem
@@ -188,6 +191,7 @@ class ObjectiveVectors(Neighbourhood):
         super().__init__(inner.problem)
         self.inner, self.name, self.size, self.rows = inner, inner.name, inner.size, inner.rows
         self.width = len(inner.problem.vector_names)
+        self.rows_alone = True  # (evaluate is vector_rows over every row)
 
     def out_shape(self):
         return (self.size, self.width)

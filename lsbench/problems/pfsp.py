@@ -329,6 +329,8 @@ def insertion_tabu_record(seq, i, k, expiry, until):
 
 
 class _PfspNeighbourhood(Neighbourhood):
+    rows_alone = True  # (evaluate is evaluate_rows over every row)
+
     def __init__(self, problem):
         super().__init__(problem)
         self.n = problem.n

@@ -387,6 +387,8 @@ def two_opt_tabu_record(t, i, j, expiry, until):
 
 
 class _TspNeighbourhood(Neighbourhood):
+    rows_alone = True  # (evaluate is evaluate_rows over every row)
+
     def __init__(self, problem):
         super().__init__(problem)
         self.n = problem.n
