@@ -276,10 +276,12 @@ def test_verify_replay_reproduces_each_search_of_a_gpu_record_on_the_cpu(tmp_pat
     (["run", "--instance", "rnd-pfsp-8x3-1", "--param", "weights=1,2,3"], "objective=three"),
     (["run", "--instance", "weierstrass-2", "--param", "neighbours=100000000000"], "--param neighbours"),
     (["run", "--param", "tenure=1", "--param", "tenure=2"], "--param tenure: given twice (1 and 2)"),
+    (["run", "--instance", "weierstrass-2", "--param", "terms=5000"], "overflows float64 past k = 1022"),
+    (["run", "--instance", "weierstrass-2", "--param", "terms=100000000"], "terms=100000000: must be <= 100000"),
 ], ids=["target", "tenure", "threads on cpu", "migrants without islands", "no migrants",
         "crossed migrants without islands", "crossed migrants on epoch islands", "workers twice",
         "a refusal after the output folder was made", "weights without objective=three", "neighbours 10^11",
-        "a key twice"])
+        "a key twice", "terms past the floats", "terms 10^8"])
 def test_values_past_their_range_and_options_that_do_not_apply_are_one_line(tmp_path, capsys, args, needle):
     out = ["--out-dir", tmp_path / "ms"] if args[0] == "multistart" else ["--out", tmp_path / "r.json"]
     instance = [] if "--instance" in args else ["--instance", "rnd-qap-8-1"]

@@ -146,7 +146,8 @@ class Weierstrass(Problem):
               "2^24)", default=10000, low=1, high=1 << 24),
         Param("b", float, "the function's base b", default=2.0, low=1, open_low=True),
         Param("h", float, "the function's exponent h", default=0.25, low=0, high=1, open_low=True, open_high=True),
-        Param("terms", int, "terms K of the inner sum", default=100, low=1),
+        Param("terms", int, "terms K of the inner sum (at most where b^(K-1) pi overflows the floats)", default=100,
+              low=1, high=100_000),
     )
 
     def __init__(self, d, b=2.0, h=0.25, terms=100, neighbours=10000, precision=64, seed=1, name=None):
@@ -163,6 +164,14 @@ class Weierstrass(Problem):
         self.precision = int(precision)
         self.dtype = np.float64 if precision == 64 else np.float32
         self.seed = int(seed)
+        most = self.most_terms()
+        if self.terms > most:
+            raise LsbenchError(f"--param terms={self.terms}: b^k pi overflows float{precision} past k = {most - 1} "
+                               f"(b = {self.b:g}): at most {most} terms")
+
+    def most_terms(self):
+        """The terms K whose largest frequency b^(K-1) pi stays finite in the search's floats."""
+        return 1 + int(math.log(float(np.finfo(self.dtype).max) / math.pi) / math.log(self.b))
 
     @classmethod
     def from_name(cls, name, **kw):
