@@ -11,6 +11,7 @@ A worker that dies or hangs leaves its slice unanswered; the master notices a lo
 about a second, a hung one at `worker_timeout` seconds, and ends the run with one error line.
 """
 import logging
+import os
 import shutil
 import time
 
@@ -23,6 +24,8 @@ from lsbench.params import Param
 
 from . import TimeSplit, cores_per_process
 from .cow import WORKER_TIMEOUT
+
+LOCAL_WORKERS_A_CORE = 8  # a LocalCluster's worker processes beyond this many a core only wait their turn
 
 
 def _evaluate_slice(nb, solution, lo, hi, threads):
@@ -90,6 +93,10 @@ def start_client(workers=None, scheduler=None, threads=None, allowed_failures=No
     workers = int(workers or 2)
     if workers < 1:
         raise LsbenchError(f"--workers: must be at least 1, got {workers}")
+    most = LOCAL_WORKERS_A_CORE * (os.cpu_count() or 1)
+    if workers > most:
+        raise LsbenchError(f"--workers {workers}: a LocalCluster on this host's {os.cpu_count()} cores takes at most "
+                           f"{most} worker processes; join a larger cluster with --scheduler")
     try:
         import bokeh  # noqa: F401  (the dashboard needs it)
         dashboard = "127.0.0.1:0"
@@ -116,7 +123,8 @@ class DaskGridEvaluator(Evaluator):
     parallel = True
     parameters = (
         WORKER_TIMEOUT,
-        Param("workers", int, "Dask workers of the LocalCluster the run starts (or SLURM jobs)", default=2, low=1),
+        Param("workers", int, "Dask workers of the LocalCluster the run starts (at most 8 a core) or SLURM jobs",
+              default=2, low=1, high=4096),
         Param("scheduler", str, "join this Dask scheduler (tcp://HOST:PORT), or 'slurm' for workers as SLURM jobs",
               pattern=r"slurm|(tcp|tls|ucx|inproc)://[^\s/:]+(:\d+)?|[A-Za-z0-9_.-]+:\d+",
               pattern_help="slurm, tcp://HOST:PORT or HOST:PORT"),

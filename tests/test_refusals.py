@@ -278,10 +278,15 @@ def test_verify_replay_reproduces_each_search_of_a_gpu_record_on_the_cpu(tmp_pat
     (["run", "--param", "tenure=1", "--param", "tenure=2"], "--param tenure: given twice (1 and 2)"),
     (["run", "--instance", "weierstrass-2", "--param", "terms=5000"], "overflows float64 past k = 1022"),
     (["run", "--instance", "weierstrass-2", "--param", "terms=100000000"], "terms=100000000: must be <= 100000"),
+    (["run", "--algorithm", "cas", "--param", "ants=100000000"], "ants=100000000: must be <= 65536"),
+    (["run", "--algorithm", "cas", "--param", "ls_iterations=1000000000"], "must be <= 10000000"),
+    (["run", "--backend", "grid", "--param", "workers=100000"], "workers=100000: must be <= 4096"),
+    (["run", "--backend", "grid", "--param", "workers=4096"], "a LocalCluster on this host's"),
 ], ids=["target", "tenure", "threads on cpu", "migrants without islands", "no migrants",
         "crossed migrants without islands", "crossed migrants on epoch islands", "workers twice",
         "a refusal after the output folder was made", "weights without objective=three", "neighbours 10^11",
-        "a key twice", "terms past the floats", "terms 10^8"])
+        "a key twice", "terms past the floats", "terms 10^8", "ants 10^8", "ls_iterations 10^9", "workers 10^5",
+        "more local workers than 8 a core"])
 def test_values_past_their_range_and_options_that_do_not_apply_are_one_line(tmp_path, capsys, args, needle):
     out = ["--out-dir", tmp_path / "ms"] if args[0] == "multistart" else ["--out", tmp_path / "r.json"]
     instance = [] if "--instance" in args else ["--instance", "rnd-qap-8-1"]

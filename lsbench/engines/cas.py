@@ -206,13 +206,13 @@ class CunningAntSystem:
     name = "cas"
     problems = ("qap",)
     parameters = (
-        Param("ants", int, "colony size m (default n; 4n for the real-life class tai*b)", low=1),
+        Param("ants", int, "colony size m (default n; 4n for the real-life class tai*b)", low=1, high=1 << 16),
         Param("rho", float, "pheromone persistence", default=0.5, low=0, high=1, open_high=True),
         Param("gamma", float, "share of facilities an ant reassigns (default 0.4; 0.5 for tai*b)", low=0, high=1,
               open_low=True),
         Param("ls", str, "local search of each ant", default="tabu", choices=("tabu", "2opt")),
         Param("ls_iterations", int, "local-search iterations per ant (default 16n for tabu, 4n for 2opt and tai*b)",
-              low=1),
+              low=1, high=10**7),
         Param("tenure", int, "Ro-TS tenure scale T: floor(T u^3) (default n)", low=1),
         Param("p_best", float, "MAX-MIN AS's p_best for tau_min", default=0.005, low=0, high=1, open_low=True,
               open_high=True),
