@@ -2,7 +2,7 @@
 from .errors import LsbenchError
 from .runner import run_one
 
-REPLAYABLE = ("tabu", "rots", "hc")  # searches whose CPU run is any backend's with the same seed
+REPLAYABLE = ("tabu", "rots", "hc", "pls")  # searches whose CPU run is any backend's with the same seed
 
 
 def replay(record, data=None, iterations=None):
@@ -15,17 +15,13 @@ def replay(record, data=None, iterations=None):
         raise LsbenchError(f"{path}: --replay replays {', '.join(REPLAYABLE)} searches, not {record['algorithm']}")
     if not isinstance(spec, dict) or not isinstance(spec.get("stop"), dict):
         raise LsbenchError(f"{path}: run_spec is not the object a run writes")
+    if record["algorithm"] == "pls":
+        return replay_front(record, spec, data, iterations)
     entries = [("", record)] if "searches" not in record else \
         [(f"searches[{q}]: ", e) for q, e in enumerate(record["searches"])]
     for label, entry in entries:
         n = entry["iterations"] if iterations is None else min(int(iterations), entry["iterations"])
-        try:
-            again = run_one(record["problem"], record.instance_spec(data), record["algorithm"], "cpu",
-                            record["neighbourhood"], seed=entry["seed"], iterations=max(n, 1),
-                            target=spec["stop"].get("target"), problem_params=spec.get("problem_params"),
-                            algorithm_params=spec.get("algorithm_params"), data=data, warmup=0)
-        except LsbenchError as e:
-            raise LsbenchError(f"{path}: {label}replay: {e}") from None
+        again = cpu_run(record, spec, entry["seed"], n, data, label)
         want = [(it, obj) for it, _t, obj in entry["trajectory"] if it <= n]
         got = [(it, obj) for it, _t, obj in again["trajectory"] if it <= n]
         if got != want:
@@ -40,3 +36,38 @@ def replay(record, data=None, iterations=None):
                                f"{entry['best_objective']}, but the replayed search ran {again['iterations']} "
                                f"to {again['best_objective']}")
     return f"{len(entries)} search{'es' if len(entries) > 1 else ''} replayed on the CPU"
+
+
+def cpu_run(record, spec, seed, iterations, data, label=""):
+    """The record's search with `seed`, run again on the CPU for `iterations` iterations."""
+    try:
+        return run_one(record["problem"], record.instance_spec(data), record["algorithm"], "cpu",
+                       record["neighbourhood"], seed=seed, iterations=max(iterations, 1),
+                       target=spec["stop"].get("target"), problem_params=spec.get("problem_params"),
+                       algorithm_params=spec.get("algorithm_params"), data=data, warmup=0)
+    except LsbenchError as e:
+        raise LsbenchError(f"{record.path}: {label}replay: {e}") from None
+
+
+def replay_front(record, spec, data, iterations):
+    """A Pareto local search run again on the CPU: the archive's size after each iteration, and
+    (the whole run) its iterations and front (each point's solution and objectives), must be the
+    record's."""
+    path = record.path
+    n = record["iterations"] if iterations is None else min(int(iterations), record["iterations"])
+    again = cpu_run(record, spec, record["seed"], n, data)
+    want = [tuple(p) for p in record["archive_sizes"] if p[0] <= n]
+    got = [tuple(p) for p in again["archive_sizes"] if p[0] <= n]
+    if got != want:
+        first = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+        raise LsbenchError(f"{path}: the archive differs from the replayed search (seed {record['seed']}) at entry "
+                           f"{first} (iteration, size): recorded {want[first] if first < len(want) else 'none'}, "
+                           f"replayed {got[first] if first < len(got) else 'none'}")
+    if iterations is None:
+        def points(front):
+            return sorted((tuple(p["objectives"]), tuple(p["solution"])) for p in front)
+        if again["iterations"] != record["iterations"] or points(again["front"]) != points(record["front"]):
+            raise LsbenchError(f"{path}: iterations {record['iterations']} and a front of {len(record['front'])} "
+                               f"points, but the replayed search ran {again['iterations']} to a different front of "
+                               f"{len(again['front'])} points")
+    return "the Pareto local search replayed on the CPU"

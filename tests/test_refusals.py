@@ -231,6 +231,11 @@ REPLAY_TAMPERING = [  # edits plain verify cannot see (every solution and object
     ("tabu", lambda r: {**r, "params": {**r["params"], "tenure_max": 3},
                         "run_spec": {**r["run_spec"], "algorithm_params": {"tenure_min": 1, "tenure_max": 3}}},
      "trajectory differs"),
+    ("pls", lambda r: {**r, "front": r["front"][:-1]}, "to a different front of"),  # a front point dropped
+    ("pls", lambda r: {**r, "archive_sizes": [[it, size + (k == 2)] for k, (it, size) in enumerate(r["archive_sizes"])]},
+     "the archive differs from the replayed search"),
+    ("pls", lambda r: {**r, "seed": r["seed"] + 1, "run_spec": {**r["run_spec"], "seed": r["seed"] + 1}},
+     "differs from the replayed search"),
 ]
 
 
