@@ -362,9 +362,9 @@ def test_restart_options_that_cannot_take_effect_are_one_error_line(tmp_path, pa
     perturb is an empty range; walk acts at restarts and would hand renewed pools their walkers'
     records. Each is refused before the run, with no record written."""
     out = tmp_path / "r.json"
+    restart = [] if any(p.startswith("restart=") for p in params) else ["restart=40"]  # (a key once)
     args = ["run", "--instance", "tai12a", "--algorithm", "rots", "--backend", "gpu-resident", "--searches", "4",
-            "--param", "restart=40", *[x for p in params for x in ("--param", p)], "--iterations", "8", "--out", out,
-            "--quiet"]
+            *[x for p in restart + params for x in ("--param", p)], "--iterations", "8", "--out", out, "--quiet"]
     r = subprocess.run([sys.executable, "-m", "lsbench", *map(str, args)], capture_output=True, text=True, cwd=ROOT,
                        env={**os.environ, "LSBENCH_DATA": str(DATA), "NUMBA_ENABLE_CUDASIM": "1"}, timeout=120)
     one_error_line(r, needle)
