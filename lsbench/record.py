@@ -49,11 +49,12 @@ def rate(count, seconds):
 
 
 def rate_agrees(recorded, count, seconds):
-    """Whether a recorded rate is count / seconds (the rate is taken before seconds are rounded to
-    the microsecond: within that rounding and 0.1 %)."""
+    """Whether a recorded rate is count / seconds (`rate` rounds it to 3 decimals, and takes it before
+    seconds are rounded to the microsecond: within those roundings and 0.1 %)."""
     if seconds == 0:
         return recorded is None
-    return type(recorded) in (int, float) and math.isclose(recorded, count / seconds, rel_tol=1e-3 + 1e-6 / seconds)
+    return type(recorded) in (int, float) and math.isclose(recorded, count / seconds, rel_tol=1e-3 + 1e-6 / seconds,
+                                                           abs_tol=5e-4)
 
 
 def instance_digest(prob):

@@ -2,7 +2,7 @@
 from .errors import LsbenchError
 from .runner import run_one
 
-REPLAYABLE = ("tabu", "rots", "hc", "pls")  # searches whose CPU run is any backend's with the same seed
+REPLAYABLE = ("tabu", "rots", "hc", "pls", "ig")  # searches whose CPU run is any backend's with the same seed
 
 
 def replay(record, data=None, iterations=None):
@@ -15,6 +15,10 @@ def replay(record, data=None, iterations=None):
         raise LsbenchError(f"{path}: --replay replays {', '.join(REPLAYABLE)} searches, not {record['algorithm']}")
     if not isinstance(spec, dict) or not isinstance(spec.get("stop"), dict):
         raise LsbenchError(f"{path}: run_spec is not the object a run writes")
+    if "searches" in record and ((record.get("params") or {}).get("restart")
+                                 or (spec.get("algorithm_params") or {}).get("restart")):
+        raise LsbenchError(f"{path}: --replay: its searches restart from each other's elite solutions (restart), so "
+                           "no one search can be run again alone")
     if record["algorithm"] == "pls":
         return replay_front(record, spec, data, iterations)
     entries = [("", record)] if "searches" not in record else \
@@ -30,6 +34,9 @@ def replay(record, data=None, iterations=None):
                                f"{entry['seed']}) at improvement {first}: recorded "
                                f"{want[first] if first < len(want) else 'none'}, replayed "
                                f"{got[first] if first < len(got) else 'none'}")
+        if iterations is None and "evaluations" in entry and again["evaluations"] != entry["evaluations"]:
+            raise LsbenchError(f"{path}: {label}evaluations {entry['evaluations']}, but the replayed search made "
+                               f"{again['evaluations']}")
         if iterations is None and (again["iterations"], again["best_objective"]) != \
                 (entry["iterations"], entry["best_objective"]):
             raise LsbenchError(f"{path}: {label}iterations {entry['iterations']} and best "

@@ -231,12 +231,33 @@ REPLAY_TAMPERING = [  # edits plain verify cannot see (every solution and object
     ("tabu", lambda r: {**r, "params": {**r["params"], "tenure_max": 3},
                         "run_spec": {**r["run_spec"], "algorithm_params": {"tenure_min": 1, "tenure_max": 3}}},
      "trajectory differs"),
+    ("ig", lambda r: {**r, "evaluations": 1}, "evaluations 1, but the replayed search made"),
     ("pls", lambda r: {**r, "front": r["front"][:-1]}, "to a different front of"),  # a front point dropped
     ("pls", lambda r: {**r, "archive_sizes": [[it, size + (k == 2)] for k, (it, size) in enumerate(r["archive_sizes"])]},
      "the archive differs from the replayed search"),
     ("pls", lambda r: {**r, "seed": r["seed"] + 1, "run_spec": {**r["run_spec"], "seed": r["seed"] + 1}},
      "differs from the replayed search"),
 ]
+
+
+@pytest.mark.xdist_group("records")
+def test_a_slow_runs_rounded_rate_verifies_and_searches_sharing_elites_are_not_replayed_alone(tmp_path, capsys,
+                                                                                             records):
+    """A rate under 1 it/s is recorded to 3 decimals (20 iterations in 203.2 s: 0.098) and still
+    agrees with its counts; a record whose searches restart from each other's elites is refused
+    by --replay with the reason, not a wrong 'trajectory differs'."""
+    from lsbench.record import rate
+    slow = {**records["tabu"], "wall_s": 203.223019}
+    slow["iterations_per_s"] = rate(slow["iterations"], slow["wall_s"])
+    path = tmp_path / "slow.json"
+    path.write_text(json.dumps(slow))
+    code, lines = in_process(capsys, "verify", path)
+    assert code in (0, None), lines
+    shared = {**records["several"], "params": {**records["several"]["params"], "restart": 100}}
+    path = tmp_path / "shared.json"
+    path.write_text(json.dumps(shared))
+    code, lines = in_process(capsys, "verify", "--replay", path)
+    one_line(code, lines, "restart from each other's elite solutions")
 
 
 @pytest.mark.xdist_group("records")
