@@ -69,12 +69,21 @@ class SearchResult:
     pareto: dict | None = None  # Pareto searches: front [(solution, vector)], archive_sizes, time_split
 
 
+WARMUP_SECONDS = 5.0  # a warm-up's time budget at most
+
+
+class OutOfTime(Exception):
+    """An evaluation abandoned at the run's time budget (Evaluator.deadline): its iteration does
+    not count, and the search ends with the iterations before it."""
+
+
 class Evaluator(ABC):
     """Evaluates a neighbourhood for a search that keeps its own state."""
 
     name = ""
     parameters = ()  # lsbench.params.Param declarations of its --param keys
     capabilities = frozenset()
+    deadline = None  # time.perf_counter() past which evaluate() may raise OutOfTime (set by the search)
     parallel = False  # the CPU neighbourhood code runs its all-cores build
     is_worker = False  # this process serves another rank's search (cow ranks > 0): it then has serve()
 
@@ -129,9 +138,10 @@ class Engine(ABC):
 
     def warm_up(self, seeds, iterations):
         """Untimed, before run(seeds, ...): JIT compilation and launch tuning happen here, outside
-        the timed run (one search of `iterations` by default)."""
+        the timed run (one search of `iterations` by default, for WARMUP_SECONDS at most: an
+        instance whose iteration takes a minute is not searched for minutes before its run)."""
         if iterations:
-            self.run(seeds[:1], Stop(iterations=iterations))
+            self.run(seeds[:1], Stop(iterations=iterations, seconds=WARMUP_SECONDS))
 
     def close(self):
         pass

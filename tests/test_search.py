@@ -114,6 +114,34 @@ def test_a_long_evaluation_runs_in_row_slices_with_the_same_deltas(instance, nei
         assert np.array_equal(whole.evaluate().copy(), sliced.evaluate())
 
 
+@pytest.mark.parametrize("algorithm", ["tabu", "hc"])
+def test_a_time_budget_ends_inside_a_sliced_evaluation_and_that_iteration_does_not_count(algorithm, monkeypatch):
+    """An evaluation in row slices past the run's time budget is abandoned between slices
+    (OutOfTime): the search ends at once with the iterations before it."""
+    import time as clock
+
+    from lsbench import instances as registry
+    from lsbench.backends.cpu import SLICE_SECONDS, CpuEvaluator
+    from lsbench.interfaces import OutOfTime, Stop
+    from lsbench.search.hill_climbing import HillClimbing
+    from lsbench.search.tabu import TabuSearch
+    p = registry.load("ta001")
+    nb = p.neighbourhood("insertion")
+    monkeypatch.setattr(CpuEvaluator, "_evaluation_seconds", lambda self, parallel: SLICE_SECONDS * 8)
+    ev = CpuEvaluator().bind(p, nb)
+    evaluate_rows = nb.evaluate_rows
+    monkeypatch.setattr(nb, "evaluate_rows", lambda *a, **k: clock.sleep(0.2) or evaluate_rows(*a, **k))
+    search = TabuSearch() if algorithm == "tabu" else HillClimbing()
+    started = clock.perf_counter()
+    result = search.run(p, nb, ev, Stop(seconds=0.3), seed=2)  # (a whole evaluation: 8 slices of 0.2 s)
+    assert result.iterations == 0 and result.evaluations == 0 and clock.perf_counter() - started < 1.2
+    ev.deadline = clock.perf_counter() - 1
+    with pytest.raises(OutOfTime):
+        ev.evaluate()
+    ev.deadline = None
+    assert ev.evaluate() is ev.out  # (no budget: the whole evaluation)
+
+
 def test_a_neighbourhood_of_millions_of_moves_is_timed_on_its_first_rows():
     """bind times an evaluation beyond PROBE_MOVES on 1, 4, 16, ... rows until they take
     TIMING_SECONDS, not on most of the neighbourhood (rnd-pfsp-5000x500: minutes a call)."""

@@ -178,3 +178,19 @@ def test_ctrl_c_is_answered_within_2_s_in_an_evaluation_of_minutes(tmp_path, bac
     _out, err = proc.communicate(timeout=120)
     assert time.monotonic() - sent < 2.0 and proc.returncode == 130
     assert err.strip().splitlines()[-1] == "lsbench: interrupted; no record written" and not out.exists()
+
+
+@pytest.mark.system
+def test_a_time_budget_shorter_than_one_iteration_ends_near_it():
+    """rnd-pfsp-5000x500-1 (an iteration takes about a minute on two cores): --seconds 5 ends the
+    run within a minute in all, its record verified with the iterations that finished (it ran
+    past 90 s, after minutes of timing and warm-up, before)."""
+    import tempfile
+    out = Path(tempfile.mkdtemp()) / "r.json"
+    started = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "lsbench", "run", "--instance", "rnd-pfsp-5000x500-1", "--seconds", "5",
+                        "--quiet", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert time.monotonic() - started < 60
+    rec = json.loads(out.read_text())
+    assert rec["wall_s"] < 6 and subprocess.run([sys.executable, "-m", "lsbench", "verify", str(out)]).returncode == 0

@@ -9,7 +9,7 @@ from contextlib import nullcontext
 import numba
 import numpy as np
 
-from ..interfaces import COMPILED_LOOP, Evaluator
+from ..interfaces import COMPILED_LOOP, Evaluator, OutOfTime
 from ..threads import one_thread, use_threads
 
 PROBE_MOVES = 20_000_000  # a larger neighbourhood of rows is timed on its first rows
@@ -110,6 +110,8 @@ class CpuEvaluator(Evaluator):
                 self.nb.evaluate(self.solution, self.state, self.out, self.parallel)
             else:  # the same rows, the same deltas, a Python step between slices
                 for lo, hi in self.slices:
+                    if self.deadline is not None and time.perf_counter() >= self.deadline:
+                        raise OutOfTime()
                     self.nb.evaluate_rows(self.solution, lo, hi, self.out, self.parallel)
         return self.out
 

@@ -44,6 +44,11 @@ class Trajectory:
     def elapsed(self):
         return time.perf_counter() - self.start
 
+    def deadline(self, stop):
+        """When the run's time budget ends (time.perf_counter()), or None: an evaluator may abandon
+        an evaluation that runs past it (interfaces.OutOfTime)."""
+        return None if stop.seconds is None else self.start + stop.seconds
+
     def improved(self, iteration, objective, seconds=None):
         self.points.append([int(iteration), round(self.elapsed() if seconds is None else seconds, 6),
                             objective])

@@ -3,7 +3,7 @@ import numpy as np
 from numba import njit
 
 from .. import rng
-from ..interfaces import DEVICE_SELECT, SearchResult, plain
+from ..interfaces import DEVICE_SELECT, OutOfTime, SearchResult, plain
 from ..params import Param
 from .common import Trajectory, start_solution
 from .tabu import MODE_ARGMIN
@@ -32,12 +32,17 @@ class HillClimbing:
         traj.improved(0, plain(best))
         evaluator.reset(sol)
         it = evals = restarts = 0
+        evaluator.deadline = traj.deadline(stop)
         while not stop.reached(it, evals, traj.elapsed(), best):
             it += 1
             if DEVICE_SELECT in evaluator.capabilities:
                 k, delta, _ = evaluator.select(MODE_ARGMIN, it, current, best)
             else:
-                deltas = evaluator.evaluate()
+                try:
+                    deltas = evaluator.evaluate()
+                except OutOfTime:  # the budget ended inside this iteration's evaluation: it does not count
+                    it -= 1
+                    break
                 k = best_move(deltas)
                 delta = deltas[k]
             evals += nb.size

@@ -11,7 +11,7 @@ from numba import njit
 
 from .. import rng
 from ..errors import LsbenchError
-from ..interfaces import COMPILED_LOOP, DEVICE_SELECT, SearchResult, plain
+from ..interfaces import COMPILED_LOOP, DEVICE_SELECT, OutOfTime, SearchResult, plain
 from ..neighborhoods import index_to_pair
 from ..params import Param, Rule, in_size_units, size_param
 from ..problems.qap import swap_and_update
@@ -169,13 +169,18 @@ def _tabu_loop(problem, nb, evaluator, stop, rng_state, sol, prm, progress):
     it = evals = 0
     no_aspiration = -np.inf if not problem.integer else np.iinfo(np.int64).min // 2
     aspiration_value = best if prm["aspiration"] else no_aspiration
+    evaluator.deadline = traj.deadline(stop)
     while not stop.reached(it, evals, traj.elapsed(), best):
         it += 1
         tie_key = np.uint64(rng.next_u64(rng_state))
         if on_device:  # the same rule, applied by the device-side reduction
             move, delta, _cls = evaluator.select(MODE_TABU, it, current, aspiration_value, tie_key)
         else:
-            deltas = evaluator.evaluate()
+            try:
+                deltas = evaluator.evaluate()
+            except OutOfTime:  # the budget ended inside this iteration's evaluation: it does not count
+                it -= 1
+                break
             nb.tabu_flags(sol, memory, it, flags)
             move = select_admissible(deltas, flags, current, aspiration_value, tie_key)
             if move < 0:
