@@ -62,5 +62,6 @@ class HillClimbing:
                 traj.improved(it, plain(best))
             if progress:
                 progress.tick(it, plain(best), plain(current))
+        evaluator.deadline = None  # (the evaluator may serve another search after this one)
         return SearchResult(plain(best), best_sol, it, evals, traj.points,
                             {"restarts": bool(self.restarts), "restarts_done": restarts}, plain(current))

@@ -203,6 +203,7 @@ def _tabu_loop(problem, nb, evaluator, stop, rng_state, sol, prm, progress):
                 aspiration_value = best
         if progress:
             progress.tick(it, plain(best), plain(current))
+    evaluator.deadline = None  # (the evaluator may serve another search after this one)
     return SearchResult(plain(best), best_sol, it, evals, traj.points, prm, plain(current))
 
 
