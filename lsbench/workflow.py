@@ -22,19 +22,8 @@ def backend_entry(b):
     (it runs the group's first N seeds only: a row for scale beside rows of many runs)."""
     if isinstance(b, str):
         b = {"name": b, "backend": b}
-    if not isinstance(b, dict) or "name" not in b or "backend" not in b:
-        raise LsbenchError(f"workflow config: backend entry {b!r} needs 'name' and 'backend'")
-    ranks = b.get("ranks", DEFAULT_COW_RANKS)
-    if not isinstance(ranks, int) or ranks < 1:
-        raise LsbenchError(f"workflow config: backend {b['name']}: ranks must be a positive integer, got {ranks!r}")
-    searches = b.get("searches", 1)
-    if not isinstance(searches, int) or isinstance(searches, bool) or searches < 1:
-        raise LsbenchError(f"workflow config: backend {b['name']}: searches must be a positive integer, got {searches!r}")
-    sample = sample_budget(b["name"], b.get("sample"))
-    seeds = b.get("seeds")
-    if seeds is not None and (not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1):
-        raise LsbenchError(f"workflow config: backend {b['name']}: seeds must be a positive number of the group's "
-                           f"first seeds, got {seeds!r}")
+    ranks, searches, seeds = b.get("ranks", DEFAULT_COW_RANKS), b.get("searches", 1), b.get("seeds")
+    sample = sample_budget(b["name"], b.get("sample"))  # (types and ranges: the config's schema, checked first)
     entry = {"name": b["name"], "backend": b["backend"], "params": dict(b.get("params") or {}), "ranks": ranks,
              "searches": searches, "multistart": None, "sample": sample, "seeds": seeds}
     if b.get("multistart") is not None:
@@ -224,17 +213,9 @@ def sampled_group(group, entry):
 
 
 def _seeds(group):
-    """A group's seeds: a count of at least 1 (seeds 1, 1 + K, ...) or a non-empty list of seeds."""
-    seeds = group.get("seeds", 1)
-    if isinstance(seeds, bool) or not (isinstance(seeds, int) and seeds >= 1 or isinstance(seeds, list) and seeds
-                                       and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
-                                               for v in seeds)):
-        raise LsbenchError(f"workflow config group {group['name']}: seeds must be a count of at least 1 or a "
-                           f"non-empty list of seeds, got {seeds!r}")
-    for field in ("instances", "backends"):
-        if not isinstance(group[field], list) or not group[field]:
-            raise LsbenchError(f"workflow config group {group['name']}: {field} must be a non-empty list")
-    return seeds
+    """A group's seeds: a count of at least 1 (seeds 1, 1 + K, ...) or a non-empty list of seeds
+    (the config's schema checked them)."""
+    return group.get("seeds", 1)
 
 
 def group_spec(group, instance, backend, seed, params, out, searches=1):
