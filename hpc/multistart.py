@@ -358,6 +358,7 @@ def _islands(spec, seeds, out_dir, via, every):
         rec.set_best(recheck_before_writing(recheck, prob, prob.solution_from_list(rec["best_solution"]),
                                             rec["best_objective"]))
         rec["seed"] = seeds[i]
+        rec["run_spec"] = replace(spec, seed=seeds[i]).as_record()  # the island's whole budget, not an epoch's
         rec["params"]["islands"] = {"exchange_every": every, "epochs": epochs, "ring_size": len(seeds),
                                     "received_at_epochs": received[i]}
         finals.append((seeds[i], rec, {"host": host_info()["hostname"], "rank": rank}))

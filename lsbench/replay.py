@@ -23,8 +23,10 @@ def replay(record, data=None, iterations=None):
         return replay_front(record, spec, data, iterations)
     entries = [("", record)] if "searches" not in record else \
         [(f"searches[{q}]: ", e) for q, e in enumerate(record["searches"])]
+    alone = []  # per search, the iterations replayed
     for label, entry in entries:
-        n = entry["iterations"] if iterations is None else min(int(iterations), entry["iterations"])
+        n = min(alone_until(record, entry), entry["iterations"] if iterations is None else int(iterations))
+        alone.append(n)
         again = cpu_run(record, spec, entry["seed"], n, data, label)
         want = [(it, obj) for it, _t, obj in entry["trajectory"] if it <= n]
         got = [(it, obj) for it, _t, obj in again["trajectory"] if it <= n]
@@ -34,15 +36,32 @@ def replay(record, data=None, iterations=None):
                                f"{entry['seed']}) at improvement {first}: recorded "
                                f"{want[first] if first < len(want) else 'none'}, replayed "
                                f"{got[first] if first < len(got) else 'none'}")
-        if iterations is None and "evaluations" in entry and again["evaluations"] != entry["evaluations"]:
+        if n < entry["iterations"]:
+            continue  # a prefix: the counts and best of the whole search are not the prefix's
+        if "evaluations" in entry and again["evaluations"] != entry["evaluations"]:
             raise LsbenchError(f"{path}: {label}evaluations {entry['evaluations']}, but the replayed search made "
                                f"{again['evaluations']}")
-        if iterations is None and (again["iterations"], again["best_objective"]) != \
-                (entry["iterations"], entry["best_objective"]):
+        if (again["iterations"], again["best_objective"]) != (entry["iterations"], entry["best_objective"]):
             raise LsbenchError(f"{path}: {label}iterations {entry['iterations']} and best "
                                f"{entry['best_objective']}, but the replayed search ran {again['iterations']} "
                                f"to {again['best_objective']}")
-    return f"{len(entries)} search{'es' if len(entries) > 1 else ''} replayed on the CPU"
+    done = f"{len(entries)} search{'es' if len(entries) > 1 else ''} replayed on the CPU"
+    if any(alone_until(record, e) < e["iterations"] for _label, e in entries):
+        done += f" up to iteration {min(alone)}, where another island's solution entered"
+    return done
+
+
+def alone_until(record, entry):
+    """The iterations a search ran from its own seed alone: an island's search takes another
+    island's solution at the end of its first epoch (--exchange-every islands), or when one
+    restarts it (live islands); after that no search of its seed alone reproduces it."""
+    islands = (record.get("params") or {}).get("islands") or {}
+    if len(record.get("epoch_seeds", [])) > 1:
+        return islands["exchange_every"] - 1  # (epoch 1's start is recorded at its first iteration)
+    restarts = (entry.get("islands") or record.get("islands") or {}).get("restarted_from") or []
+    if restarts:
+        return min(it for it, _cost, _source in restarts) - 1
+    return entry["iterations"]
 
 
 def cpu_run(record, spec, seed, iterations, data, label=""):

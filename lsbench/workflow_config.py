@@ -107,6 +107,18 @@ def message(error, config):
     return f"{place}{error.message}"
 
 
+YAML_BOOLEANS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
+
+
+def command_line_booleans(config):
+    """The config with a boolean key's text read as YAML reads it: Snakemake's `--config` (and a
+    profile's `config:` list) turns only 'True' and 'False' into booleans, so `shared_cores=true`
+    arrives as the text 'true' (and 'false' would be a true value)."""
+    flags = [key for key, rule in SCHEMA["properties"].items() if rule.get("type") == "boolean"]
+    return {**config, **{key: YAML_BOOLEANS[config[key].lower()] for key in flags
+                         if isinstance(config.get(key), str) and config[key].lower() in YAML_BOOLEANS}}
+
+
 def check_config(config):
     """Refuses, in one line, a config the schema does not describe or whose names repeat."""
     import jsonschema

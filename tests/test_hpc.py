@@ -360,7 +360,7 @@ def test_island_ring_exchanges_elites_the_same_way_locally_and_over_mpi(tmp_path
         for e in received[s]:  # an island that received starts its epoch at an elite below its own best
             at = [o for i, _t, o in rec["trajectory"] if i == 50 * e]
             assert at, (s, e, rec["trajectory"])
-    assert lsbench("verify", *map(str, sorted((tmp_path / "mpi").glob("seed-*.json")))).returncode == 0
+    assert lsbench("verify", "--replay", *map(str, sorted((tmp_path / "mpi").glob("seed-*.json")))).returncode == 0
 
 
 def test_grid_on_slurm_builds_worker_jobs_bound_where_told_and_refuses_without_an_address():
@@ -546,6 +546,8 @@ def _check_live_islands(d, tmp_path, ring_size, via):
     assert sum(i["received"] for i in summary["islands"]) >= 1
     recs = _records(d)
     assert lsbench("verify", *map(str, sorted(d.glob("seed-*.json")))).returncode == 0
+    # each search replayed on the CPU up to the first elite that restarted it (the whole of one never restarted)
+    assert lsbench("verify", "--replay", *map(str, sorted(d.glob("seed-*.json")))).returncode == 0
     untouched = []
     for seed, rec in recs.items():
         for it, cost, source in rec["islands"]["restarted_from"]:

@@ -150,6 +150,13 @@ def records(tmp_path_factory):
         r = subprocess.run([sys.executable, "-m", "lsbench", "run", *args, "--quiet", "--out", str(out[name])],
                            capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
         assert r.returncode == 0, r.stderr
+    # islands in a ring: epochs of 20 iterations, each island's later epochs start from an elite
+    r = subprocess.run([sys.executable, "-m", "lsbench", "multistart", "--via", "local", "--searches", "2", "--seed",
+                        "1", "--instance", "rnd-qap-12-3", "--algorithm", "tabu", "--iterations", "60",
+                        "--exchange-every", "20", "--out-dir", str(folder / "islands")],
+                       capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out["island"] = folder / "islands" / "seed-2.json"
     return {name: json.loads(path.read_text()) for name, path in out.items()}
 
 
@@ -237,6 +244,8 @@ REPLAY_TAMPERING = [  # edits plain verify cannot see (every solution and object
      "the archive differs from the replayed search"),
     ("pls", lambda r: {**r, "seed": r["seed"] + 1, "run_spec": {**r["run_spec"], "seed": r["seed"] + 1}},
      "differs from the replayed search"),
+    ("island", lambda r: {**r, "seed": r["seed"] + 1, "run_spec": {**r["run_spec"], "seed": r["seed"] + 1}},
+     "trajectory differs from the replayed search"),
 ]
 
 
@@ -277,6 +286,21 @@ def test_verify_replay_runs_the_search_again_and_refuses_what_it_does_not_reprod
     assert code in (0, None), lines  # (what the plain checks cannot see)
     code, lines = in_process(capsys, "verify", "--replay", bad)
     one_line(code, lines, str(bad), needle)
+
+
+@pytest.mark.xdist_group("records")
+def test_an_islands_record_verifies_against_its_whole_budget_and_replays_its_first_epoch(tmp_path, capsys, records):
+    """An island ran 3 epochs of 20 iterations (60 in all, run_spec's stop); from the end of its
+    first epoch it starts from ring elites, so --replay runs its own seed up to there and says so."""
+    island = records["island"]
+    assert island["iterations"] == island["run_spec"]["stop"]["iterations"] == 60
+    assert island["run_spec"]["seed"] == island["seed"] == 2
+    path = tmp_path / "island.json"
+    path.write_text(json.dumps(island))
+    from lsbench.cli import main
+    assert main(["verify", "--replay", str(path)]) == 0
+    assert "1 search replayed on the CPU up to iteration 19, where another island's solution entered" in \
+        capsys.readouterr().out
 
 
 @pytest.mark.xdist_group("records")
@@ -394,8 +418,24 @@ def test_snakemake_refuses_a_config_file_without_experiment_and_still_runs_the_d
     r = subprocess.run([*snake, "--configfile", str(config)], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 2 and "lsbench: error: workflow config: 'experiment' is missing" in r.stderr.splitlines()
     assert not (tmp_path / "results").exists()
-    r = subprocess.run([*snake, "--config", "scale=quick"], capture_output=True, text=True, env=env, timeout=300)
+    # (shared_cores=true as the SLURM profile writes it: Snakemake passes the text 'true')
+    r = subprocess.run([*snake, "--config", "scale=quick", "shared_cores=true"], capture_output=True, text=True,
+                       env=env, timeout=300)
     assert r.returncode == 0 and "results/default/report.html" in r.stdout, r.stderr[-2000:]
+
+
+def test_a_boolean_given_as_text_on_the_command_line_is_read_as_yaml_reads_it():
+    """Snakemake's --config makes booleans of 'True' and 'False' only: 'false' must not be the
+    true value a non-empty text is, and text no boolean is spelt as stays refused."""
+    from lsbench.errors import LsbenchError
+    from lsbench.workflow import plan_runs
+    from lsbench.workflow_config import command_line_booleans
+    config = {"experiment": "x", "groups": [GROUP]}
+    for text, value in (("false", False), ("FALSE", False), ("no", False), ("true", True), ("on", True)):
+        assert command_line_booleans({**config, "shared_cores": text})["shared_cores"] is value
+    assert command_line_booleans({**config, "title": "yes"})["title"] == "yes"  # (a text key keeps its text)
+    with pytest.raises(LsbenchError, match="shared_cores: 'maybe' is not of type 'boolean'"):
+        plan_runs(command_line_booleans({**config, "shared_cores": "maybe"}), gpu_available=False)
 
 
 # -- generative: any size, seed and value gives a verified record or one line ------------------------

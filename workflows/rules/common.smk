@@ -5,11 +5,13 @@ from pathlib import Path
 from lsbench.errors import LsbenchError
 from lsbench.registry import GPU_BACKENDS
 from lsbench.workflow import gpu_status, mpi_launcher, mpi_tasks, plan_runs, run_command
+from lsbench.workflow_config import command_line_booleans
 
 if "experiment" not in config and "groups" not in config:  # no --configfile: the main job (--config may adjust it)
     import yaml
     default = yaml.safe_load((Path(workflow.basedir) / "workflows" / "config" / "default.yaml").read_text())
     config.update({**default, **config})
+config.update(command_line_booleans(config))  # shared_cores=true on the command line
 GPU = gpu_status()
 try:  # the config is checked and every run's RunSpec built (and checked) here, before any job starts
     RUNS = plan_runs(config, gpu_available=GPU["available"], root=Path(workflow.basedir))
