@@ -470,6 +470,71 @@ def test_random_sizes_seeds_and_values_give_a_verified_record_or_one_line(tmp_pa
         assert not out.exists()
 
 
+def _instance_texts():
+    """A small valid instance file of each readable kind (made here: no data directory needed)."""
+    from lsbench.instances import taillard_text
+    from lsbench.problems.pfsp import PFSP
+    n = 6
+    a = [[(3 * i + 5 * j) % 7 * (i != j) for j in range(n)] for i in range(n)]
+    b = [[(i * j + 1) % 5 * (i != j) for j in range(n)] for i in range(n)]
+    qap = f"{n}\n\n" + "\n".join(" ".join(map(str, r)) for r in a + [[]] + b) + "\n"
+    tsp = ("NAME: t\nTYPE: TSP\nDIMENSION: 7\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n"
+           + "".join(f"{k + 1} {(k * 37) % 11}.5 {(k * 53) % 13}\n" for k in range(7)) + "EOF\n")
+    return {"qap": qap, "tsp": tsp, "pfsp": taillard_text(PFSP.taillard("t", 6, 3, 7))}
+
+
+EDITS = [b"", b"-", b"x", b"\x00", b"1e999", b"nan", b" ", b"\n", b"99999999999999999999", b":", b"EOF", b"0", b"-7",
+         b"2.5", b"\xff"]
+OUT_KINDS = ["fresh", "a text file", "the instance", "an earlier record", "a directory", "under a file",
+             "under a missing folder", "a summary table"]
+
+
+def _snapshot(folder):
+    return {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(problem=st.sampled_from(["qap", "tsp", "pfsp"]), edits=st.lists(
+    st.tuples(st.floats(0, 1), st.sampled_from(EDITS)), max_size=3), cut=st.one_of(st.just(1.0), st.floats(0, 1)),
+       out_kind=st.sampled_from(OUT_KINDS), algorithm=st.sampled_from(["tabu", "hc"]))
+def test_any_instance_file_and_output_path_give_a_verified_record_or_one_line_and_no_file_changed(
+        tmp_path_factory, capsys, problem, edits, cut, out_kind, algorithm):
+    """Issue 88 item 7 over file contents and paths: a small instance file cut short and edited at
+    random, and an --out that is new, a user's file, the instance itself, an earlier record, a
+    folder, below a file or below a missing folder. Exit 0: the record verifies and no other file
+    changed; otherwise one line, exit 2, and every file as it was."""
+    folder = tmp_path_factory.mktemp("gen")
+    raw = _instance_texts()[problem].encode()
+    raw = raw[:max(1, int(len(raw) * cut))] if cut < 0.9 else raw
+    for where, piece in edits:
+        k = int(where * len(raw))
+        raw = raw[:k] + piece + raw[k + 1:]
+    instance = folder / f"mine.{problem}"
+    instance.write_bytes(raw)
+    (folder / "notes.txt").write_text("my notes\n")
+    (folder / "runs.csv").write_text("instance,seconds\nx,1\n")
+    out = {"fresh": folder / "r.json", "a text file": folder / "notes.txt", "the instance": instance,
+           "an earlier record": folder / "earlier.json", "a directory": folder, "under a file":
+           folder / "notes.txt" / "r.json", "under a missing folder": folder / "new" / "r.json",
+           "a summary table": folder / "runs.csv"}[out_kind]
+    if out_kind == "an earlier record":
+        code, lines = in_process(capsys, "run", "--instance", "rnd-qap-8-1", "--iterations", "3", "--quiet",
+                                 "--warmup", "0", "--out", out)
+        assert code in (0, None), lines
+    before = _snapshot(folder)
+    code, lines = in_process(capsys, "run", "--problem", problem, "--instance", instance, "--algorithm", algorithm,
+                             "--iterations", "3", "--quiet", "--warmup", "0", "--out", out)
+    after = _snapshot(folder)
+    if code in (0, None):
+        assert out_kind in ("fresh", "an earlier record", "under a missing folder"), out_kind
+        assert {p: v for p, v in after.items() if p != out} == {p: v for p, v in before.items() if p != out}
+        code, lines = in_process(capsys, "verify", out)
+        assert code in (0, None), lines
+    else:
+        one_line(code, lines)
+        assert after == before
+
+
 JUNK = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**20), st.floats(allow_nan=True, allow_infinity=True),
                 st.text(max_size=8), st.lists(st.integers(-2, 5), max_size=3),
                 st.dictionaries(st.text(max_size=4), st.integers(-1, 3), max_size=2))
