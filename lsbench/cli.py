@@ -379,7 +379,8 @@ def build_parser():
     pv.add_argument("--data-dir", type=path_argument)
     pv.add_argument("--replay", action="store_true",
                     help="also run each search again on the CPU from the record's spec and seed: its trajectory, "
-                         "iterations and best (a Pareto search's archive sizes and front) must be the record's")
+                         "iterations and best (a Pareto search's archive sizes and front) must be the record's; an "
+                         "island's search up to where another island's solution entered it")
     pv.add_argument("--replay-iterations", type=int, metavar="N",
                     help="replay only the first N iterations of each search (a prefix of a long run)")
     pv.set_defaults(func=cmd_verify)

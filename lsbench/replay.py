@@ -2,7 +2,7 @@
 from .errors import LsbenchError
 from .runner import run_one
 
-REPLAYABLE = ("tabu", "rots", "hc", "pls", "ig")  # searches whose CPU run is any backend's with the same seed
+REPLAYABLE = ("tabu", "rots", "hc", "pls", "ig", "cas", "sample")  # a seed's CPU run is every backend's
 
 
 def replay(record, data=None, iterations=None):

@@ -133,20 +133,26 @@ def test_command_line_mistakes_are_one_line(capsys, args, needle):
 @pytest.fixture(scope="module")
 def records(tmp_path_factory):
     """Real records of a permutation search, a Pareto search, a real-valued one, the cunning ant
-    system, the iterated greedy, and several resident searches in one run (simulated GPU)."""
+    system, the iterated greedy, random sampling, and on a simulated GPU several resident searches in
+    one run and a sampling of one block."""
     folder = tmp_path_factory.mktemp("records")
     runs = {"tabu": ["--instance", "rnd-qap-12-3", "--algorithm", "tabu", "--iterations", "60"],
             "pls": ["--problem", "pfsp", "--instance", "rnd-pfsp-8x3-2", "--algorithm", "pls", "--param",
                     "objective=three", "--iterations", "30"],
             "weierstrass": ["--instance", "weierstrass-2", "--algorithm", "tabu", "--iterations", "30"],
-            "cas": ["--instance", "rnd-qap-12-3", "--algorithm", "cas", "--iterations", "2"],
+            "cas": ["--instance", "rnd-qap-20-3", "--algorithm", "cas", "--param", "ants=4", "--param",
+                    "ls_iterations=10", "--iterations", "400"],  # (ten generations, four improvements)
+            "sample": ["--problem", "pfsp", "--instance", "rnd-pfsp-8x3-2", "--algorithm", "sample", "--iterations",
+                       "200"],
             "ig": ["--problem", "pfsp", "--instance", "rnd-pfsp-8x3-2", "--algorithm", "ig", "--iterations", "20"],
             "several": ["--instance", "rnd-qap-12-3", "--algorithm", "rots", "--backend", "gpu-resident",
-                        "--searches", "3", "--iterations", "12"]}
+                        "--searches", "3", "--iterations", "12"],
+            "sample-gpu": ["--problem", "pfsp", "--instance", "rnd-pfsp-8x3-2", "--algorithm", "sample", "--backend",
+                           "gpu", "--param", "block=4", "--iterations", "40"]}
     out = {}
     for name, args in runs.items():
         out[name] = folder / f"{name}.json"
-        env = {**ENV, "NUMBA_ENABLE_CUDASIM": "1"} if name == "several" else ENV  # a GPU run, simulated
+        env = {**ENV, "NUMBA_ENABLE_CUDASIM": "1"} if name in ("several", "sample-gpu") else ENV  # simulated GPU
         r = subprocess.run([sys.executable, "-m", "lsbench", "run", *args, "--quiet", "--out", str(out[name])],
                            capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
         assert r.returncode == 0, r.stderr
@@ -246,6 +252,13 @@ REPLAY_TAMPERING = [  # edits plain verify cannot see (every solution and object
      "differs from the replayed search"),
     ("island", lambda r: {**r, "seed": r["seed"] + 1, "run_spec": {**r["run_spec"], "seed": r["seed"] + 1}},
      "trajectory differs from the replayed search"),
+    ("cas", lambda r: {**r, "seed": r["seed"] + 1, "run_spec": {**r["run_spec"], "seed": r["seed"] + 1}},
+     "trajectory differs from the replayed search"),
+    ("cas", lambda r: {**r, "params": {**r["params"], "rho": 0.9},
+                       "run_spec": {**r["run_spec"], "algorithm_params": {"ants": 4, "ls_iterations": 10, "rho": 0.9}}},
+     "trajectory differs"),
+    ("sample", lambda r: {**r, "seed": r["seed"] + 1, "run_spec": {**r["run_spec"], "seed": r["seed"] + 1}},
+     "trajectory differs from the replayed search"),
 ]
 
 
@@ -310,6 +323,10 @@ def test_verify_replay_reproduces_each_search_of_a_gpu_record_on_the_cpu(tmp_pat
     from lsbench.cli import main
     assert main(["verify", "--replay", str(good)]) == 0
     assert "3 searches replayed on the CPU" in capsys.readouterr().out
+    sampled = tmp_path / "sampled.json"
+    sampled.write_text(json.dumps(records["sample-gpu"]))
+    assert main(["verify", "--replay", str(sampled)]) == 0
+    assert "1 search replayed on the CPU" in capsys.readouterr().out
 
 
 # -- options that do not apply are refused, not ignored --------------------------------------------
