@@ -59,9 +59,13 @@ def main():
         ap.error(f"no GPU found ({(gpu or {}).get('unavailable', 'none visible')}): give --searches K")
     params = {} if cas else {key: v for key, v in restart_args.items() if v is not None}
     try:
-        params.update(split_pairs(args.param or []))
+        pairs = split_pairs(args.param or [])
     except LsbenchError as e:
         ap.error(str(e))
+    twice = sorted(set(params) & set(pairs))
+    if twice:
+        ap.error(f"--param {twice[0]}: given as --{twice[0]} too; give it once")
+    params.update(pairs)
     rows = []
     for name in args.instances.split(","):
         runs = []

@@ -625,3 +625,14 @@ def test_tsp_peer_merges_files_of_one_commit_and_refuses_others(tmp_path):
         merged([one, part("d", "abc1234", ["u2319"], searches=132)])
     with pytest.raises(LsbenchError, match="d2103 measured in more than one file"):
         merged([one, part("e", "abc1234", ["d2103"])])
+
+
+@pytest.mark.parametrize("args, says", [(["--restart", "4000", "--param", "restart=100"], "--param restart: given as "
+                                                                                          "--restart too"),
+                                        (["--algorithm", "cas", "--restart", "10"], "rots' settings")])
+def test_time_to_bks_refuses_a_setting_given_twice_or_not_its_algorithms(args, says):
+    """--restart 4000 with --param restart=100 kept the second silently; now one line, exit 2."""
+    import subprocess
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "time_to_bks.py"), "--searches", "2", *args],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and says in r.stderr.strip().splitlines()[-1] and "Traceback" not in r.stderr
