@@ -10,6 +10,7 @@ from pathlib import Path
 from . import instances as registry
 from .errors import LsbenchError
 from .files import launcher_rank, launcher_size
+from .interrupts import answering_ctrl_c, interrupted, taken
 from .params import split_pairs
 
 
@@ -123,7 +124,10 @@ def cmd_multistart(args):
         summary = run_multistart(spec, args.searches, args.out_dir, args.via, args.workers, args.scheduler,
                                  args.exchange_every, args.searches_per_gpu, args.migrants or 4, args.out,
                                  args.migrant_start)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError) as e:
+        if isinstance(e, SystemError) and not interrupted():
+            raise
+        taken()
         kept = len(list(Path(args.out_dir).glob("seed-*.json"))) if Path(args.out_dir).is_dir() else 0
         print(f"lsbench: interrupted; {kept} search record(s) kept in {args.out_dir}; the same command again "
               "runs only the missing searches", file=sys.stderr)
@@ -390,12 +394,16 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        with answering_ctrl_c():
+            return args.func(args)
     except LsbenchError as e:
         if launcher_rank() == 0:  # the ranks of an MPI job refuse alike: the line once, from rank 0
             print(f"lsbench: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemError) as e:
+        if isinstance(e, SystemError) and not interrupted():  # (a Ctrl-C pending as compiled code returned)
+            raise
+        taken()
         print("lsbench: interrupted; no record written", file=sys.stderr)
         return 130
     except BrokenPipeError:  # `lsbench instances list | head`: the reader is gone, nothing is lost

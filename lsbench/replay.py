@@ -19,6 +19,9 @@ def replay(record, data=None, iterations=None):
                                  or (spec.get("algorithm_params") or {}).get("restart")):
         raise LsbenchError(f"{path}: --replay: its searches restart from each other's elite solutions (restart), so "
                            "no one search can be run again alone")
+    if (record.get("params") or {}).get("first_searches_cut"):
+        raise LsbenchError(f"{path}: --replay: the time budget ended its first local searches part way, where no "
+                           "count of iterations ends a replay")
     if record["algorithm"] == "pls":
         return replay_front(record, spec, data, iterations)
     entries = [("", record)] if "searches" not in record else \

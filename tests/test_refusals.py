@@ -674,3 +674,32 @@ def test_run_under_an_mpi_launch_of_several_ranks_refuses_rather_than_run_the_se
     code, lines = in_process(capsys, "run", "--instance", "rnd-pfsp-6x3-1", "--backend", backend, *TINY,
                              "--out", out)
     assert code == 2 and lines == [] and listing(tmp_path) == []
+
+
+DROPPED_CTRL_C = """
+import os, signal, sys, time
+from lsbench.interrupts import answering_ctrl_c, interrupted
+signal.signal(signal.SIGINT, signal.default_int_handler)
+try:
+    with answering_ctrl_c():
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)
+        except KeyboardInterrupt:
+            pass  # dropped, as a callback from compiled code drops it
+        sent = time.monotonic()
+        time.sleep(30)
+except KeyboardInterrupt:
+    print(f"again after {time.monotonic() - sent:.2f} s", interrupted())
+"""
+
+
+def test_a_dropped_ctrl_c_is_raised_again_within_a_second():
+    """A Ctrl-C that lands in a callback from compiled code (LLVM's while Numba compiles) is printed
+    and dropped by Python: cas on rnd-qap-1000-1 then ran on for its whole budget. The CLI raises it
+    again until a command has it."""
+    r = subprocess.run([sys.executable, "-c", DROPPED_CTRL_C], capture_output=True, text=True, cwd=ROOT, env=ENV,
+                       timeout=60)
+    words = r.stdout.split()
+    assert r.returncode == 0 and words[:2] == ["again", "after"] and words[-1] == "True", r.stdout + r.stderr
+    assert float(words[2]) < 1.0

@@ -243,6 +243,50 @@ def test_cas_with_two_opt_local_search():
     assert rec["gap_percent"] < 5
 
 
+@pytest.mark.parametrize("ls", ["tabu", "2opt"])
+def test_cas_local_searches_in_slices_of_one_ant_and_one_iteration_are_the_same_searches(monkeypatch, ls):
+    """The ants' local searches run in calls of a fraction of a second (Ctrl-C and the time budget
+    are answered between them: rnd-qap-1000-1 took minutes a call): calls of one ant, one
+    iteration and a few delta rows each give the colony of one whole call, on both builds."""
+    from lsbench.engines import cas
+    kw = dict(instance="rnd-qap-20-3", algorithm="cas", iterations=600, seed=4,
+              algorithm_params={"ants": 5, "ls_iterations": 12, "ls": ls})
+    whole = [run(backend=b, **kw) for b in ("cpu", "cpu-parallel")]
+    monkeypatch.setattr(cas, "SLICE_MOVES", 1)
+    monkeypatch.setattr(cas, "ANT_STATE_BYTES", 1)
+    assert cas.begin_calls(5, 20, 1, 1)[:3] == [(0, 1, (0, 1)), (0, 1, (1, 2)), (0, 1, (2, 3))]
+    sliced = [run(backend=b, **kw) for b in ("cpu", "cpu-parallel")]
+    for rec in whole[1:] + sliced:
+        assert [(i, o) for i, _t, o in rec["trajectory"]] == [(i, o) for i, _t, o in whole[0]["trajectory"]]
+        assert rec["best_solution"] == whole[0]["best_solution"] and rec["iterations"] == whole[0]["iterations"]
+    assert whole[0]["params"]["generations"] >= 5 and len(whole[0]["trajectory"]) >= 2
+
+
+def test_a_cas_time_budget_ends_inside_the_first_local_searches(monkeypatch, tmp_path, capsys):
+    """A budget shorter than the first ants' local searches ends them where they are: the best so
+    far is the record's, its iterations those that ran, and --replay says why it cannot replay it."""
+    import time
+
+    from lsbench.cli import main
+    from lsbench.engines import cas
+    monkeypatch.setattr(cas, "SLICE_MOVES", 2000)
+    slow = cas.ants_steps
+
+    def steps(*args):  # each call takes 20 ms: the 0.3 s budget ends the first local searches
+        time.sleep(0.02)
+        return slow(*args)
+    monkeypatch.setattr(cas, "ants_steps", steps)
+    out = tmp_path / "cut.json"
+    assert main(["run", "--instance", "rnd-qap-30-1", "--algorithm", "cas", "--seconds", "0.3", "--warmup", "0",
+                 "--out", str(out), "--quiet"]) == 0
+    rec = json.loads(out.read_text())
+    assert rec["params"]["first_searches_cut"] and rec["params"]["generations"] == 0
+    assert 0 < rec["iterations"] < 30 * 480 and rec["wall_s"] < 1.0
+    assert main(["verify", str(out)]) == 0
+    assert main(["verify", "--replay", str(out)]) == 2
+    assert "the time budget ended its first local searches part way" in capsys.readouterr().err
+
+
 # ------------------------------------------------------------------ iterated greedy (PFSP makespan)
 def test_best_insertion_is_the_first_best_place_by_brute_force():
     from lsbench.problems.pfsp import PFSP

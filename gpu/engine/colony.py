@@ -231,10 +231,12 @@ class DeviceColony(HostColony):
             block = ant_block(problem.n, search.params(problem)["ants"], cuda.get_current_device().MULTIPROCESSOR_COUNT)
         self.rots = ResidentRots(problem, {}, threads=block, persistent=UNEVEN)
 
-    def local_search(self, ants, seeds, costs, prm):
+    def local_search(self, ants, seeds, costs, prm, deadline=None):
+        """The first ants' local searches, one block each (the time budget is checked after them)."""
         pr = self.problem
         self.rots.local_search_batch(pr.a, pr.at, pr.b, ants, seeds, costs, prm["ls_iterations"], prm["tenure"],
                                      prm["ls"] == "tabu")
+        return len(ants) * prm["ls_iterations"], False
 
     def generations(self, *colony):
         return run_generations(self.rots, *colony)

@@ -14,18 +14,20 @@ device: gpu/engine/colony.py), all with identical results.
 `iterations` counts local-search iterations over all ants (IT_TOTAL of the paper).
 """
 import copy
+import time
 
 import numba
 import numpy as np
 from numba import njit, prange
 
 from .. import rng
-from ..interfaces import Engine, SearchResult, Stop
+from ..interfaces import WARMUP_SECONDS, Engine, SearchResult, Stop
 from ..params import Param
 from ..neighborhoods import index_to_pair
 from ..problems.base import serial_and_parallel
 from ..threads import use_threads
-from ..problems.qap import permuted_distances, all_deltas, qap_cost, swap_and_update, symmetric_form
+from ..problems.qap import (all_deltas, permuted_distances, qap_cost, qap_costs, swap_and_update,
+                            symmetric_form)
 from ..search.chunk_loop import NO_TARGET
 from ..search.common import Trajectory
 from ..search.tabu import rots_chunk, rots_expiry
@@ -33,56 +35,142 @@ from ..search.tabu import rots_chunk, rots_expiry
 NO_AGE_ASPIRATION = np.int64(1) << np.int64(40)
 
 
-@njit(cache=True)
-def tabu_local_search(a, b, fa, fat, fb, general, sol, seed, iterations, tenure):
-    """Ro-TS from `sol` (modified in place to its best) for `iterations`; returns the best cost.
-    (fa, fat, fb, general): the move costs' form (lsbench.problems.qap.symmetric_form)."""
-    n = sol.shape[0]
-    bp, bpt = permuted_distances(fb, sol, general)
-    delta = np.empty(n * (n - 1) // 2, dtype=np.int64)
-    all_deltas(fa, fat, bp, bpt, 0, n - 1, delta, general)
-    expiry = rots_expiry(n)
-    expiry_t = np.ascontiguousarray(expiry.T)
-    state = np.empty(1, dtype=np.uint64)
-    state[0] = seed
-    cur = qap_cost(a, b, sol)
-    best_sol = sol.copy()
-    imp = np.empty(iterations + 1, dtype=np.int64)
-    _, _, best, _ = rots_chunk(fa, fat, bp, bpt, sol, delta, expiry, expiry_t, state, 0, iterations, cur, cur,
-                               best_sol, 0, 0, NO_AGE_ASPIRATION, NO_TARGET, imp, imp, tenure, general)
-    sol[:] = best_sol
-    return best
+ANT_STATE_BYTES = 1 << 30  # the local searches' state held at once: ants run in groups that fit it
+SLICE_MOVES = 100_000_000  # move costs a thread updates in one call (a fraction of a second): Ctrl-C and the
+# time budget are answered between calls
 
 
 @njit(cache=True)
-def two_opt_local_search(a, b, fa, fat, fb, general, sol, iterations):
-    """Best-improvement pair exchange until a local optimum or `iterations` moves."""
+def ant_begin(a, b, fa, fat, fb, general, ants, g, lo, hi):
+    """Rows lo..hi of ant g's local-search state (lsbench.engines.cas.ant_group) from its solution:
+    first its permuted distances and (tabu) Taillard's initial tabu list and its transpose, then the
+    deltas of the swaps (r, s) with lo <= r < hi, last its costs."""
+    perms, tables, delta, _states, scores, _ended = ants
+    n = perms.shape[2]
+    if lo == 0:
+        permuted, transposed = permuted_distances(fb, perms[g, 0], general)
+        tables[g, 0] = permuted
+        tables[g, 1] = transposed
+        if tables.shape[1] == 4:
+            tables[g, 2] = rots_expiry(n)
+            tables[g, 3] = tables[g, 2].T
+    all_deltas(fa, fat, tables[g, 0], tables[g, 1], lo, hi, delta[g], general)
+    if hi >= n - 1:
+        scores[g, 0] = scores[g, 1] = qap_cost(a, b, perms[g, 0])
+        perms[g, 1] = perms[g, 0]
+
+
+@njit(cache=True)
+def ant_steps(fa, fat, general, ants, g, it0, count, tenure):
+    """`count` more iterations of ant g's local search: Ro-TS with tenure floor(tenure u^3) and no
+    aspiration by age, or (no tabu tables) 2-opt until a local optimum."""
+    perms, tables, delta, states, scores, ended = ants
+    if tables.shape[1] == 4:
+        imp = np.empty(count, dtype=np.int64)
+        _, scores[g, 0], scores[g, 1], _ = rots_chunk(fa, fat, tables[g, 0], tables[g, 1], perms[g, 0], delta[g],
+                                                      tables[g, 2], tables[g, 3], states[g], it0, count,
+                                                      scores[g, 0], scores[g, 1], perms[g, 1], 0, 0,
+                                                      NO_AGE_ASPIRATION, NO_TARGET, imp, imp, tenure, general)
+    elif not ended[g]:
+        change, ended[g] = two_opt_steps(fa, fat, tables[g, 0], tables[g, 1], perms[g, 0], delta[g], count, general)
+        scores[g, 0] += change
+        scores[g, 1] = scores[g, 0]
+        perms[g, 1] = perms[g, 0]
+
+
+@njit(cache=True)
+def two_opt_steps(fa, fat, bp, bpt, sol, delta, count, general):
+    """Up to `count` best-improvement pair exchanges; returns (cost change, at a local optimum)."""
     n = sol.shape[0]
-    bp, bpt = permuted_distances(fb, sol, general)
-    delta = np.empty(n * (n - 1) // 2, dtype=np.int64)
-    all_deltas(fa, fat, bp, bpt, 0, n - 1, delta, general)
-    cur = qap_cost(a, b, sol)
-    for _ in range(iterations):
+    change = 0
+    for _ in range(count):
         k = np.argmin(delta)
         if delta[k] >= 0:
-            break
-        cur += delta[k]
+            return change, True
+        change += delta[k]
         r, s = index_to_pair(k, n)
         swap_and_update(fa, fat, bp, bpt, sol, delta, r, s, general)
-    return cur
+    return change, False
 
 
-def _local_search_batch(a, at, b, sols, seeds, costs, iterations, tenure, use_tabu):
+def _ants_begin(a, b, fa, fat, fb, general, ants, first, last, lo, hi):
+    for g in prange(first, last):
+        ant_begin(a, b, fa, fat, fb, general, ants, g, lo, hi)
+
+
+def _ants_steps(fa, fat, general, ants, it0, count, tenure):
+    for g in prange(ants[0].shape[0]):
+        ant_steps(fa, fat, general, ants, g, it0, count, tenure)
+
+
+ants_begin, ants_begin_parallel = serial_and_parallel(_ants_begin)
+ants_steps, ants_steps_parallel = serial_and_parallel(_ants_steps)
+
+
+def ant_group(sols, seeds, use_tabu):
+    """The local-search state of a group of ants: (solutions [ant, current or best, n],
+    tables [ant, permuted distances / their transpose / (tabu) expiries / their transpose, n, n],
+    deltas, stream states, costs [ant, current or best], 2-opt ended)."""
+    k, n = sols.shape
+    perms = np.empty((k, 2, n), np.int64)
+    perms[:, 0] = sols
+    return (perms, np.empty((k, 4 if use_tabu else 2, n, n), np.int64), np.empty((k, n * (n - 1) // 2), np.int64),
+            seeds.reshape(k, 1).copy(), np.empty((k, 2), np.int64), np.zeros(k, np.bool_))
+
+
+def local_search_batch(a, at, b, sols, seeds, costs, iterations, tenure, use_tabu, parallel=False, deadline=None):
+    """Each ant's local search from its own stream state seeds[k]: Ro-TS (`use_tabu`) for
+    `iterations`, or 2-opt for at most `iterations` moves; ants become their bests and `costs`
+    their costs. Groups of ants whose state fits ANT_STATE_BYTES run together (on all cores where
+    `parallel`), in calls of about SLICE_MOVES move costs a thread: Ctrl-C is answered between calls,
+    and they end at `deadline` (time.perf_counter()), each ant holding its best so far (an ant not
+    begun, its start). Returns (the iterations the ants ran, ended by the deadline)."""
+    m, n = sols.shape
     fa, fb, general = symmetric_form(a, b)  # once a batch: O(n^2)
     fat = np.ascontiguousarray(fa.T)
-    for k in prange(sols.shape[0]):
-        if use_tabu:
-            costs[k] = tabu_local_search(a, b, fa, fat, fb, general, sols[k], seeds[k], iterations, tenure)
-        else:
-            costs[k] = two_opt_local_search(a, b, fa, fat, fb, general, sols[k], iterations)
+    moves = max(1, n * (n - 1) // 2)
+    size = max(1, min(m, ANT_STATE_BYTES // (8 * ((4 if use_tabu else 2) * n * n + moves + 2 * n))))
+    width = numba.get_num_threads() if parallel else 1
+    per_call = SLICE_MOVES * width
+    begin, steps = (ants_begin_parallel, ants_steps_parallel) if parallel else (ants_begin, ants_steps)
+
+    def late():
+        return deadline is not None and time.perf_counter() >= deadline
+    done = 0
+    for lo in range(0, m, size):
+        hi = min(m, lo + size)
+        group = ant_group(sols[lo:hi], seeds[lo:hi], use_tabu)
+        for first, last, rows in begin_calls(hi - lo, n, per_call, width):
+            if late():
+                costs[lo:] = qap_costs(a, b, sols[lo:])  # (the ants not begun keep their start)
+                return done, True
+            begin(a, b, fa, fat, fb, general, group, first, last, *rows)
+        count = max(1, per_call // ((hi - lo) * moves))
+        try:
+            for it0 in range(0, iterations, count):
+                if late():
+                    costs[hi:] = qap_costs(a, b, sols[hi:])
+                    return done, True
+                steps(fa, fat, general, group, it0, min(count, iterations - it0), tenure)
+                done += (hi - lo) * min(count, iterations - it0)
+                if group[-1].all():
+                    break
+        finally:  # (cut short too: each ant holds its best so far)
+            sols[lo:hi] = group[0][:, 1]
+            costs[lo:hi] = group[4][:, 1]
+    return done, False
 
 
-local_search_batch, local_search_batch_parallel = serial_and_parallel(_local_search_batch)
+def begin_calls(ants, n, per_call, width):
+    """(first ant, last ant, (first row, last row)) of the calls that begin a group's local
+    searches: at least `width` ants a call (the cores that run them), rows split so that a call
+    makes about `per_call` operations (n^3 / 2 an ant: every swap's delta from scratch)."""
+    per_ant = max(1, n * n * (n - 1) // 2)
+    step = max(width, per_call // per_ant)
+    parts = max(1, -(-per_ant * min(step, ants) // per_call))
+    cuts = [round((n - 1) * (1 - (1 - j / parts) ** 0.5)) for j in range(parts + 1)]  # rows of about equal work
+    rows = [(r0, r1) for r0, r1 in zip(cuts, cuts[1:]) if r1 > r0] or [(0, n - 1)]
+    return [(k, min(ants, k + step), r) for k in range(0, ants, step) for r in rows]
 
 
 @njit(cache=True)
@@ -171,21 +259,21 @@ def update_pheromone(tau, ants, costs, best, rho, p_best):
             tau[i, j] = min(max(tau[i, j], tau_min), tau_max)
 
 
-def host_generations(problem, batch, colony, ants, costs, tau, best, best_sol, ls_iters, state, prm, stop, traj,
-                     progress):
-    """The generation loop on the host: `colony` builds the ants, `batch` runs their local searches;
-    ants, costs, tau and the colony stream `state` are updated in place. Returns (generations,
-    local-search iterations, best, best solution)."""
+def host_generations(engine, colony, ants, costs, tau, best, best_sol, ls_iters, state, prm, stop, traj, progress):
+    """The generation loop on the host: `colony` builds the ants, `engine.local_search` runs their
+    local searches; ants, costs, tau and the colony stream `state` are updated in place; a
+    generation the time budget ends does not count. Returns (generations, local-search iterations,
+    best, best solution)."""
     m = ants.shape[0]
     generation = 0
     while not stop.reached(ls_iters, ls_iters, traj.elapsed(), best):
-        generation += 1
         update_pheromone(tau, ants, costs, best, prm["rho"], prm["p_best"])
         child_costs = np.empty(m, dtype=np.int64)
         children = colony(ants, tau, prm["gamma"], draw_seeds(state, m))
         seeds = draw_seeds(state, m)
-        batch(problem.a, problem.at, problem.b, children, seeds, child_costs, prm["ls_iterations"],
-              prm["tenure"], prm["ls"] == "tabu")
+        if engine.local_search(children, seeds, child_costs, prm, traj.deadline(stop))[1]:
+            break
+        generation += 1
         ls_iters += m * prm["ls_iterations"]
         better = child_costs <= costs
         ants[better] = children[better]
@@ -242,8 +330,8 @@ class CunningAntSystem:
         traj = Trajectory()
         ants = np.array([rng.permutation(state, n) for _ in range(m)])
         costs = np.empty(m, dtype=np.int64)
-        colony.local_search(ants, draw_seeds(state, m), costs, prm)
-        ls_iters = m * prm["ls_iterations"]
+        ran, cut = colony.local_search(ants, draw_seeds(state, m), costs, prm, traj.deadline(stop))
+        ls_iters = ran if cut else m * prm["ls_iterations"]  # (cut: the time budget ended the first searches)
         k = int(np.argmin(costs))
         best, best_sol = int(costs[k]), ants[k].copy()
         traj.improved(ls_iters, best)
@@ -251,7 +339,8 @@ class CunningAntSystem:
         generation, ls_iters, best, best_sol = colony.generations(ants, costs, tau, best, best_sol, ls_iters, state,
                                                                   prm, stop, traj, progress)
         return SearchResult(best, best_sol, ls_iters, ls_iters * (n * (n - 1) // 2), traj.points,
-                            {**prm, "generations": generation}, int(costs.min()), seed)
+                            {**prm, "generations": generation, **({"first_searches_cut": True} if cut else {})},
+                            int(costs.min()), seed)
 
 
 class HostColony(Engine):
@@ -265,16 +354,17 @@ class HostColony(Engine):
         self.problem, self.search = problem, search
         if self.parallel:
             use_threads(threads)
-        self.batch = local_search_batch_parallel if self.parallel else local_search_batch
         self.colony = construct_colony_parallel if self.parallel else construct_colony
 
-    def local_search(self, ants, seeds, costs, prm):
-        """Each ant's local search from its own stream state seeds[k]; ants become their bests."""
+    def local_search(self, ants, seeds, costs, prm, deadline=None):
+        """Each ant's local search from its own stream state seeds[k]; ants become their bests.
+        Returns (iterations run, ended by the deadline)."""
         pr = self.problem
-        self.batch(pr.a, pr.at, pr.b, ants, seeds, costs, prm["ls_iterations"], prm["tenure"], prm["ls"] == "tabu")
+        return local_search_batch(pr.a, pr.at, pr.b, ants, seeds, costs, prm["ls_iterations"], prm["tenure"],
+                                  prm["ls"] == "tabu", self.parallel, deadline)
 
     def generations(self, *colony):
-        return host_generations(self.problem, self.batch, self.colony, *colony)
+        return host_generations(self, self.colony, *colony)
 
     def run(self, seeds, stop, progress=None):
         return [self.search.run(self.problem, self, stop, seed, progress) for seed in seeds]
@@ -286,8 +376,8 @@ class HostColony(Engine):
             return
         warm = copy.copy(self.search)
         warm.ls_iterations = 2
-        warm.run(self.problem, self, Stop(iterations=(iterations + 1) * 2 * warm.params(self.problem)["ants"]),
-                 seeds[0])
+        warm.run(self.problem, self, Stop(iterations=(iterations + 1) * 2 * warm.params(self.problem)["ants"],
+                                          seconds=WARMUP_SECONDS), seeds[0])
 
     def describe(self):
         return {"backend": self.name, "threads": numba.get_num_threads() if self.parallel else 1}
