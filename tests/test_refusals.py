@@ -345,6 +345,7 @@ def test_verify_replay_reproduces_each_search_of_a_gpu_record_on_the_cpu(tmp_pat
     (["run", "--param", "tenure=1", "--param", "tenure=2"], "--param tenure: given twice (1 and 2)"),
     (["run", "--instance", "weierstrass-2", "--param", "terms=5000"], "overflows float64 past k = 1022"),
     (["run", "--instance", "weierstrass-2", "--param", "terms=100000000"], "terms=100000000: must be <= 100000"),
+    (["run", "--instance", "weierstrass-100000", "--param", "terms=1023"], "102,300,000 sines, at most 20,000,000"),
     (["run", "--algorithm", "cas", "--param", "ants=100000000"], "ants=100000000: must be <= 65536"),
     (["run", "--algorithm", "cas", "--param", "ls_iterations=1000000000"], "must be <= 10000000"),
     (["run", "--backend", "grid", "--param", "workers=100000"], "workers=100000: must be <= 4096"),

@@ -310,10 +310,11 @@ def test_neh_is_a_permutation_with_its_makespan_and_beats_the_total_time_order()
     from lsbench.instances import load
     from lsbench.engines.iterated_greedy import neh
     p = load("ta001", "pfsp")
-    seq, cmax = neh(p.pt)
+    seq, cmax, cut = neh(p.pt)
     p.check_solution(seq)
     assert cmax == p.exact_objective(seq)
     assert cmax < p.exact_objective(np.argsort(-p.pt.sum(axis=1), kind="stable"))
+    assert not cut
 
 
 def test_iterated_greedy_searches_are_independent_and_equal_on_one_core_and_all_cores():
@@ -337,6 +338,52 @@ def test_iterated_greedy_searches_are_independent_and_equal_on_one_core_and_all_
     for seed, best, sol, its, _evals, _final, traj in together:
         assert its == 30 and p.exact_objective(sol) == best == traj[-1][1]
         assert all(a[1] > b[1] for a, b in zip(traj, traj[1:]))
+
+
+def test_iterated_greedy_in_calls_of_one_insertion_is_the_same_search(monkeypatch):
+    """NEH and the local searches run in calls of about SLICE_CELLS schedule cells (Ctrl-C and the
+    time budget are answered between them: on rnd-pfsp-5000x500-1 one call took 45 s): calls of
+    one insertion each give the searches of whole calls, restarts and both builds included."""
+    from lsbench.engines import iterated_greedy as ig
+    from lsbench.instances import load
+    from lsbench.interfaces import Stop
+    from lsbench.registry import ALGORITHMS
+    p = load("rnd-pfsp-20x5-5", "pfsp")
+    nb = p.neighbourhood("insertion")
+
+    def outcome(cls):
+        results = cls(p, nb, ALGORITHMS["ig"](restart=10, elite=2), {}).run([4, 5, 6], Stop(iterations=40))
+        return [(r.best_objective, list(r.best_solution), r.iterations, r.evaluations, r.final_objective,
+                 [t[::2] for t in r.trajectory]) for r in results]
+    whole, (seq, cost, _cut) = outcome(ig.IteratedGreedyEngine), ig.neh(p.pt)
+    monkeypatch.setattr(ig, "SLICE_CELLS", 1)
+    assert outcome(ig.IteratedGreedyEngine) == outcome(ig.ParallelIteratedGreedyEngine) == whole
+    sliced_seq, sliced_cost, cut = ig.neh(p.pt)
+    assert list(sliced_seq) == list(seq) and sliced_cost == cost and not cut
+
+
+def test_an_iterated_greedy_time_budget_ends_inside_neh_or_the_first_local_searches(monkeypatch, tmp_path):
+    """A budget shorter than NEH and the start's local search ends them where they are: the jobs NEH
+    has not placed go at the end, the local search keeps its last sequence; the record verifies."""
+    import time
+
+    from lsbench.cli import main
+    from lsbench.engines import iterated_greedy as ig
+    monkeypatch.setattr(ig, "SLICE_CELLS", 200)
+    for pause, phase in ((0.02, "neh_steps"), (0.01, "ig_batch")):
+        slow = getattr(ig, phase)
+
+        def slowed(*args, slow=slow, pause=pause):  # each call takes 10-20 ms: the 0.3 s budget ends inside
+            time.sleep(pause)
+            return slow(*args)
+        monkeypatch.setattr(ig, phase, slowed)
+        out = tmp_path / f"{phase}.json"
+        assert main(["run", "--problem", "pfsp", "--instance", "rnd-pfsp-60x5-1", "--algorithm", "ig", "--seconds",
+                     "0.3", "--warmup", "0", "--out", str(out), "--quiet"]) == 0
+        rec = json.loads(out.read_text())
+        assert rec["params"]["first_searches_cut"] and rec["iterations"] == 0 and rec["wall_s"] < 1.0, rec
+        assert main(["verify", str(out)]) == 0
+        monkeypatch.setattr(ig, phase, slow)
 
 
 def test_iterated_greedy_at_zero_temperature_never_accepts_worse():

@@ -118,7 +118,7 @@ def remove_job(seq, tmp, length, i, lane):
 
 @cuda.jit(device=True, inline=True)
 def local_search(PT, seq, cur, state, E, Q, order, tmp, slot, red, xbuf, tid, lane, n, m):
-    """iterated_greedy.local_search by one warp: (makespan, places evaluated, stream state)."""
+    """iterated_greedy.local_search_steps, whole, by one warp: (makespan, places evaluated, stream state)."""
     evals = int64(0)
     improve = True
     while improve:

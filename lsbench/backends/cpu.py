@@ -50,13 +50,15 @@ class CpuEvaluator(Evaluator):
 
     def _evaluation_seconds(self, parallel):
         """Median seconds of one evaluation of a random solution by one build, after an untimed call
-        that compiles it; a slow neighbourhood is timed once rather than five times, and a
-        neighbourhood of rows beyond PROBE_MOVES on its first rows, as many as take TIMING_SECONDS
-        (scaled by their share of the moves)."""
+        that compiles it; a slow neighbourhood is timed once rather than five times, and one of rows
+        that is beyond PROBE_MOVES or takes TIMING_SECONDS on its first rows, as many as take that
+        long (scaled by their share of the moves)."""
         from .. import rng
         solution = self.problem.random_solution(rng.new_state(0))
-        if self.nb.size > PROBE_MOVES and self.nb.rows_alone:
-            return self._probe_seconds(solution, parallel)
+        if self.nb.rows_alone:  # (timed on its first rows first: a neighbourhood may take hours)
+            seconds = self._probe_seconds(solution, parallel)
+            if self.nb.size > PROBE_MOVES or seconds >= TIMING_SECONDS:
+                return seconds
         state = self.nb.state(solution, parallel)
         self.nb.evaluate(solution, state, self.out, parallel)
         times = []

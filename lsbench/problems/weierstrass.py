@@ -23,6 +23,7 @@ from .base import serial_and_parallel, Neighbourhood, Problem
 from ..rng import mix64, unit_interval
 
 _G = rng.GOLDEN
+MOST_SINES = 20_000_000  # d x terms of one point: W(x) takes about a second on a core (5.2 s for 10^8)
 
 
 @njit(cache=True)
@@ -97,6 +98,7 @@ crown_deltas, crown_deltas_parallel = serial_and_parallel(_crown_deltas)
 
 class Crowns(Neighbourhood):
     name = "crowns"
+    rows_alone = True  # a row is one neighbour
 
     def __init__(self, problem):
         super().__init__(problem)
@@ -109,9 +111,11 @@ class Crowns(Neighbourhood):
     def evaluate_rows(self, solution, lo, hi, out, parallel=False):
         pr = self.problem
         key = solution_key(solution, pr.seed)
+        if getattr(self, "_current", (None,))[0] != key:  # (row slices of one evaluation: W(x) once)
+            self._current = (key, pr.objective_raw(solution))
         fn = crown_deltas_parallel if parallel else crown_deltas
-        fn(solution, key, self.size, self.radius, pr.b_value(), pr.h_value(), pr.terms,
-           pr.objective_raw(solution), lo, hi, out)
+        fn(solution, key, self.size, self.radius, pr.b_value(), pr.h_value(), pr.terms, self._current[1], lo, hi,
+           out)
 
     def perform(self, solution, move):
         key = solution_key(solution, self.problem.seed)
@@ -168,6 +172,10 @@ class Weierstrass(Problem):
         if self.terms > most:
             raise LsbenchError(f"--param terms={self.terms}: b^k pi overflows float{precision} past k = {most - 1} "
                                f"(b = {self.b:g}): at most {most} terms")
+        if self.d * self.terms > MOST_SINES:
+            raise LsbenchError(f"--param terms={self.terms}: a point of {self.d} dimensions takes {self.d * self.terms:,} "
+                               f"sines, at most {MOST_SINES:,} (about a second on a core: Ctrl-C is answered between "
+                               f"points); at most {MOST_SINES // self.d} terms here")
 
     def most_terms(self):
         """The terms K whose largest frequency b^(K-1) pi stays finite in the search's floats."""
