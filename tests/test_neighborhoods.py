@@ -53,3 +53,37 @@ def test_triple_mapping_roundtrip(n, data):
     i, j, k = nbh.index_to_triple(idx, n)
     assert 0 <= i < j < k < n
     assert nbh.triple_to_index(i, j, k, n) == idx
+
+
+def test_pfsp_moves_scheduled_from_scratch_split_into_rows_that_each_write_their_own_moves(monkeypatch):
+    """Flow time, three objectives and swaps schedule every move from scratch (n m cells): a
+    position's moves split into blocks of rows (rnd-pfsp-5000x500-1: one position took 9 s, past
+    Ctrl-C). Any split gives the deltas and vectors of one block, and row r writes exactly the moves
+    row_starts gives it."""
+    import numpy as np
+
+    from lsbench.instances import load
+    from lsbench.problems import pfsp
+    from lsbench.problems.base import ObjectiveVectors
+    for objective, name in [("flowtime", "insertion"), ("three", "insertion"), ("three", "swap"),
+                            ("makespan", "swap"), ("makespan", "insertion")]:
+        whole = None
+        for cells in (pfsp.ROW_CELLS, 150, 1):  # 1, 5 and 13 blocks (13 jobs x 4 machines)
+            monkeypatch.setattr(pfsp, "ROW_CELLS", cells)
+            p = load("rnd-pfsp-13x4-2", "pfsp", params={"objective": objective})
+            nb = p.neighbourhood(name)
+            nb = ObjectiveVectors(nb) if objective == "three" else nb
+            sol = p.random_solution(np.array([7], dtype=np.uint64))
+            out = np.zeros(nb.out_shape(), dtype=nb.delta_dtype())
+            nb.evaluate(sol, nb.state(sol), out)
+            whole = out if whole is None else whole
+            assert np.array_equal(out, whole), (objective, name, cells)
+            starts = nb.row_starts()
+            assert len(starts) == nb.rows + 1 and starts[0] == 0 and starts[-1] == nb.size
+            for r in range(nb.rows):
+                alone = np.full(nb.out_shape(), -99, dtype=nb.delta_dtype())
+                nb.evaluate_rows(sol, r, r + 1, alone)
+                written = np.flatnonzero((alone != -99).reshape(nb.size, -1).any(axis=1))
+                assert list(written) == list(range(starts[r], starts[r + 1])), (objective, name, cells, r)
+        blocks = (nb.inner if objective == "three" else nb).blocks
+        assert blocks == (1 if (objective, name) == ("makespan", "insertion") else 13)

@@ -15,7 +15,7 @@ from numba import njit, prange
 from .. import rng
 from ..errors import InstanceFormatError, LsbenchError
 from ..params import Param
-from ..neighborhoods import index_to_insertion, insertion_count, pair_count, pair_row_starts
+from ..neighborhoods import index_to_insertion, insertion_count, pair_count
 from .permutation import PositionSwapMoves
 from .base import serial_and_parallel, Neighbourhood, Problem, check_bound, check_permutation, read_numbers, sha256_of
 
@@ -205,13 +205,32 @@ def remove_at(seq, length, i):
 # ---------------------------------------------------------------------------------------------
 # Insertion neighbourhood
 # ---------------------------------------------------------------------------------------------
-def _insertion_values(pt, due, seq, objective, w, current, lo, hi, out):
-    """Delta (or objective vector, see _store_move) of every insertion move (i -> k) with
-    lo <= i < hi, i-major like index_to_insertion, for the flow time and three-objective costs
-    (the makespan alone has _insertion_makespan_deltas)."""
+ROW_CELLS = 50_000_000  # schedule cells a row of moves evaluated from scratch takes at most (about 0.1 s)
+
+
+def row_blocks(n, m):
+    """Rows each position's moves are split into where every move is scheduled from scratch (n m
+    cells, n moves a position), so that a row takes at most about ROW_CELLS cells: Ctrl-C is
+    answered between rows (rnd-pfsp-5000x500-1: 1.25e10 cells a position)."""
+    return max(1, min(n, -(-n * n * m // ROW_CELLS)))
+
+
+@njit(cache=True)
+def block_of(b, blocks, lo, hi):
+    """Block b of `blocks` about equal parts of [lo, hi)."""
+    return lo + b * (hi - lo) // blocks, lo + (b + 1) * (hi - lo) // blocks
+
+
+def _insertion_values(pt, due, seq, objective, w, current, lo, hi, out, blocks):
+    """Delta (or objective vector, see _store_move) of the insertion moves (i -> k) of rows
+    lo <= r < hi, row r being block r % blocks of the places k of position i = r // blocks
+    (i-major like index_to_insertion), for the flow time and three-objective costs (the makespan
+    alone has _insertion_makespan_deltas)."""
     n = seq.shape[0]
     m = pt.shape[1]
-    for i in prange(lo, hi):
+    for r in prange(lo, hi):
+        i = r // blocks
+        k_lo, k_hi = block_of(r % blocks, blocks, 0, n)
         job = seq[i]
         part = np.empty(n - 1, dtype=np.int64)
         for t in range(n - 1):
@@ -227,7 +246,7 @@ def _insertion_values(pt, due, seq, objective, w, current, lo, hi, out):
             pflow[t + 1] = pflow[t] + ct
             ptard[t + 1] = ptard[t] + max(0, ct - due[jt])
             plate[t + 1] = plate[t] + (1 if ct > due[jt] else 0)
-        for k in range(n):
+        for k in range(k_lo, k_hi):
             if k == i:
                 continue
             idx = i * (n - 1) + (k if k < i else k - 1)
@@ -348,10 +367,11 @@ class _PfspNeighbourhood(Neighbourhood):
         return self.problem.objective(solution)
 
     def _values(self, fn, solution, lo, hi, out):
-        """Run a *_values kernel: deltas into an out of width 1, objective vectors into width 3."""
+        """Run a *_values kernel over rows lo..hi (blocks of a position's moves): deltas into an out
+        of width 1, objective vectors into width 3."""
         pr = self.problem
         current = self._current(solution) if out.shape[1] == 1 else 0
-        fn(pr.pt, pr.due, solution, pr.objective_code, pr.weights, current, lo, hi, out)
+        fn(pr.pt, pr.due, solution, pr.objective_code, pr.weights, current, lo, hi, out, self.blocks)
 
 
 class PfspInsertion(_PfspNeighbourhood):
@@ -360,10 +380,15 @@ class PfspInsertion(_PfspNeighbourhood):
     def __init__(self, problem):
         super().__init__(problem)
         self.size = insertion_count(self.n)
-        self.rows = self.n
+        # a row: a position's moves (Taillard's acceleration: O(n m) for them all), else blocks of them
+        self.blocks = 1 if problem.objective_code == MAKESPAN else row_blocks(self.n, problem.m)
+        self.rows = self.n * self.blocks
 
     def row_starts(self):
-        return [i * (self.n - 1) for i in range(self.n + 1)]
+        n, blocks = self.n, self.blocks
+        places = np.arange(blocks) * n // blocks  # each block's first place k
+        starts = [i * (n - 1) + int(k if k <= i else k - 1) for i in range(n) for k in places]
+        return starts + [self.size]
 
     def evaluate_rows(self, solution, lo, hi, out, parallel=False):
         pr = self.problem
@@ -389,12 +414,15 @@ class PfspInsertion(_PfspNeighbourhood):
         insertion_tabu_record(solution_before, i, k, memory, until)
 
 
-def _swap_values(pt, due, seq, objective, w, current, lo, hi, out):
-    """Delta (or objective vector, see _store_move) of every swap (i, j), lo <= i < hi."""
+def _swap_values(pt, due, seq, objective, w, current, lo, hi, out, blocks):
+    """Delta (or objective vector, see _store_move) of the swaps (i, j) of rows lo <= r < hi, row r
+    being block r % blocks of the partners j > i of i = r // blocks."""
     n = seq.shape[0]
     m = pt.shape[1]
     e, _q = heads_and_tails(pt, seq)
-    for i in prange(lo, hi):
+    for r in prange(lo, hi):
+        i = r // blocks
+        j_lo, j_hi = block_of(r % blocks, blocks, i + 1, n)
         trial = seq.copy()
         # prefix objectives of the unchanged first i jobs
         fl = 0
@@ -406,7 +434,7 @@ def _swap_values(pt, due, seq, objective, w, current, lo, hi, out):
             ta += max(0, ct - due[seq[t]])
             la += 1 if ct > due[seq[t]] else 0
         base = i * (2 * n - i - 1) // 2 - i - 1
-        for j in range(i + 1, n):
+        for j in range(j_lo, j_hi):
             trial[i] = seq[j]
             trial[j] = seq[i]
             cmax, fl2, ta2, la2 = _continue_schedule(pt, due, trial, i, e[i], fl, ta, la)
@@ -424,10 +452,14 @@ class PfspSwap(PositionSwapMoves, _PfspNeighbourhood):
     def __init__(self, problem):
         super().__init__(problem)
         self.size = pair_count(self.n)
-        self.rows = self.n - 1
+        self.blocks = row_blocks(self.n, problem.m)  # (every swap is scheduled from position i on)
+        self.rows = (self.n - 1) * self.blocks
 
     def row_starts(self):
-        return pair_row_starts(self.n)
+        n, blocks = self.n, self.blocks
+        starts = [i * (2 * n - i - 1) // 2 + (i + 1 + b * (n - i - 1) // blocks) - i - 1
+                  for i in range(n - 1) for b in range(blocks)]
+        return starts + [self.size]
 
     def evaluate_rows(self, solution, lo, hi, out, parallel=False):
         self._values(swap_values_parallel if parallel else swap_values, solution, lo, hi, out.reshape(-1, 1))

@@ -21,7 +21,7 @@ from functools import partial
 import numpy as np
 
 from .. import rng
-from ..interfaces import SearchResult
+from ..interfaces import OutOfTime, SearchResult
 from ..params import Param, Rule
 from .archive import ACCEPT, ParetoArchive, insert_batch
 from .common import Trajectory, start_solution
@@ -69,6 +69,7 @@ class ParetoLocalSearch:
         it = evals = restarts = 0
         best = None
         first = True
+        evaluator.deadline = traj.deadline(stop)
         while first or not stop.reached(it, evals, traj.elapsed(), best):
             sol = start_solution(problem, state, self) if first else problem.random_solution(state)
             first = False
@@ -89,18 +90,22 @@ class ParetoLocalSearch:
                 archive.visited[q] = True
                 current, vector = archive.solutions[q], archive.vectors[q].copy()
                 evaluator.reset(current)
-                it += 1
-                evals += nb.size
                 t = time.perf_counter()
                 if on_device:
                     evaluator.evaluate_on_device()
                     t2 = time.perf_counter()
                     left, entered, vectors = evaluator.archive_update(accept, vector)
                 else:
-                    rated = evaluator.evaluate()
+                    try:
+                        rated = evaluator.evaluate()
+                    except OutOfTime:  # the budget ended inside this evaluation: the iteration does not count
+                        archive.visited[q] = False
+                        break
                     t2 = time.perf_counter()
                     left, entered = insert_batch(archive.vectors, rated, accept, vector)
                     vectors = rated[entered]
+                it += 1
+                evals += nb.size
                 archive.apply(left, entered, vectors, partial(neighbour, nb, current))
                 split["evaluation_s"] += t2 - t
                 split["archiving_s"] += time.perf_counter() - t2
@@ -114,6 +119,7 @@ class ParetoLocalSearch:
                 if progress:
                     progress.tick(it, best, f"archive {len(archive)}")
             front.merge(archive)
+        evaluator.deadline = None  # (the evaluator may serve another search after this one)
         values = front.vectors @ weights
         top = int(np.argmin(values))
         split = {k: round(v, 6) for k, v in split.items()}
