@@ -121,6 +121,9 @@ def test_fuse_parameter_from_the_command_line(tmp_path):
     r = subprocess.run(base + ["--param", "fuse=0"], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text())["backend_info"]["fused_selection"] is False
+    r = subprocess.run([sys.executable, "-m", "lsbench", "verify", "--replay", str(out)], capture_output=True,
+                       text=True, cwd=ROOT, timeout=300)  # (the iteration-level GPU search, run again on the CPU)
+    assert r.returncode == 0 and "1 search replayed on the CPU" in r.stdout, r.stdout + r.stderr
 
 
 @pytest.mark.parametrize("instance", ["ta001", "rnd-pfsp-9x4-2"])

@@ -71,7 +71,7 @@ def test_cow_with_three_ranks_follows_the_cpu_trajectory(instance, nb, iteration
     assert info["ranks"] == 3 and sum(info["rows_per_rank"]) > 0 and min(info["rows_per_rank"]) > 0
     split = info["time_split"]
     assert split["evaluate_calls"] == iterations and split["evaluation_s"] > 0 and split["master_s"] >= 0
-    assert lsbench("verify", str(out)).returncode == 0
+    assert lsbench("verify", "--replay", str(out)).returncode == 0  # (the search run again on the CPU)
 
 
 @pytest.mark.system  # end to end: a Dask cluster
@@ -84,6 +84,7 @@ def test_grid_with_two_dask_workers_follows_the_cpu_trajectory(instance, nb, ite
     assert path_of(rec) == path_of(cpu_records[instance])
     assert rec["backend_info"]["workers"] == 2
     assert rec["backend_info"]["time_split"]["communication_s"] > 0
+    assert lsbench("verify", "--replay", str(out)).returncode == 0
 
 
 def _processes_with(marker, env_key=None, env_value=None):

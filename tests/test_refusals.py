@@ -353,7 +353,7 @@ def test_verify_replay_reproduces_each_search_of_a_gpu_record_on_the_cpu(tmp_pat
 ], ids=["target", "tenure", "threads on cpu", "migrants without islands", "no migrants",
         "crossed migrants without islands", "crossed migrants on epoch islands", "workers twice",
         "a refusal after the output folder was made", "weights without objective=three", "neighbours 10^11",
-        "a key twice", "terms past the floats", "terms 10^8", "ants 10^8", "ls_iterations 10^9", "workers 10^5",
+        "a key twice", "terms past the floats", "terms 10^8", "terms x d past 2e7 sines", "ants 10^8", "ls_iterations 10^9", "workers 10^5",
         "more local workers than 8 a core"])
 def test_values_past_their_range_and_options_that_do_not_apply_are_one_line(tmp_path, capsys, args, needle):
     out = ["--out-dir", tmp_path / "ms"] if args[0] == "multistart" else ["--out", tmp_path / "r.json"]
