@@ -13,13 +13,16 @@ about a second, a hung one at `worker_timeout` seconds, and ends the run with on
 import logging
 import os
 import shutil
+import signal
 import time
+from contextlib import suppress
 
 import numpy as np
 
 from lsbench.errors import LsbenchError
 from lsbench.interfaces import Evaluator
-from lsbench.neighborhoods import split_rows
+from lsbench.interrupts import interrupted
+from lsbench.neighborhoods import RowSlicer, split_rows
 from lsbench.params import Param
 
 from . import TimeSplit, cores_per_process
@@ -34,10 +37,11 @@ def _evaluate_slice(nb, solution, lo, hi, threads):
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     t = time.perf_counter()
     out = np.empty(nb.out_shape(), dtype=nb.delta_dtype())
-    starts = nb.row_starts()
-    if hi > lo:
-        nb.evaluate_rows(solution, lo, hi, out, parallel=threads > 1)
-    return out[starts[lo]:starts[hi]], time.perf_counter() - t
+    if not hasattr(nb, "slicer"):  # (kept on the worker's copy: its pace carries over to the next slice)
+        nb.slicer = RowSlicer(nb)
+    if hi > lo:  # (in calls of a fraction of a second: a stopped run's workers end soon)
+        nb.slicer.evaluate(solution, lo, hi, out, parallel=threads > 1)
+    return out[nb.slicer.starts[lo]:nb.slicer.starts[hi]], time.perf_counter() - t
 
 
 
@@ -147,6 +151,8 @@ class DaskGridEvaluator(Evaluator):
         self.client, self.cluster = start_client(self.workers_wanted, self.scheduler, self.threads,
                                                  slurm=self.slurm)
         self.addresses = connected_workers(self.client)
+        # a LocalCluster's worker processes, ended at once on Ctrl-C (a graceful close waits for their task)
+        self.worker_pids = list(self.client.run(os.getpid).values()) if self.scheduler is None else []
         if not self.addresses:
             raise LsbenchError(f"--scheduler {self.scheduler}: no workers connected")
         if not self.threads:
@@ -229,6 +235,10 @@ class DaskGridEvaluator(Evaluator):
     def close(self):
         if self.client is not None:
             client, cluster, self.client, self.cluster = self.client, self.cluster, None, None
+            if interrupted():
+                for pid in self.worker_pids:
+                    with suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
             try:
                 client.close(timeout=10)
                 if cluster is not None:

@@ -1,11 +1,14 @@
-"""Move numbering: pure index functions shared by the CPU evaluators and the GPU kernels.
+"""Move numbering: pure index functions shared by the CPU evaluators and the GPU kernels; and a
+neighbourhood's rows split among ranks or workers (`split_rows`) and into short calls (`RowSlicer`).
 
 Every neighbourhood numbers its moves 0..size-1; these functions map a move index to its
 parameters and back. They are integer arithmetic only, compiled with `numba.njit`, which CUDA
 kernels can call as device functions too, so CPU and GPU number moves identically.
 """
 import math
+import time
 
+import numpy as np
 from numba import njit
 
 
@@ -123,3 +126,33 @@ def split_rows(starts, parts):
         bounds.append(max(bounds[-1], min(r, len(starts) - 1)))
     bounds.append(len(starts) - 1)
     return bounds
+
+
+SLICE_SECONDS = 0.25  # a longer evaluation runs in row slices of about this long: Ctrl-C is answered between them
+
+
+class RowSlicer:
+    """A neighbourhood's rows lo..hi evaluated in calls of about SLICE_SECONDS, each as many rows as
+    the last call's pace allows (the first: one row), so that Ctrl-C is answered between calls and
+    a deadline (time.perf_counter()) checked there: a CPU evaluation that takes long, a cow rank's
+    or a grid worker's share."""
+
+    def __init__(self, nb):
+        self.nb = nb
+        self.starts = np.asarray(nb.row_starts(), dtype=np.int64)
+        self.moves_a_call = None
+
+    def evaluate(self, solution, lo, hi, out, parallel=False, deadline=None, late=None):
+        """evaluate_rows over lo..hi in slices; past `deadline`, `late()` is raised."""
+        r = lo
+        while r < hi:
+            if deadline is not None and time.perf_counter() >= deadline:
+                raise late()
+            end = r + 1 if self.moves_a_call is None else \
+                int(np.searchsorted(self.starts, self.starts[r] + self.moves_a_call, side="right")) - 1
+            end = min(hi, max(r + 1, end))
+            t = time.perf_counter()
+            self.nb.evaluate_rows(solution, r, end, out, parallel)
+            took = max(time.perf_counter() - t, 1e-6)
+            self.moves_a_call = max(1, int((self.starts[end] - self.starts[r]) * SLICE_SECONDS / took))
+            r = end

@@ -96,22 +96,37 @@ def test_a_long_evaluation_runs_in_row_slices_with_the_same_deltas(instance, nei
     """An evaluation timed past SLICE_SECONDS runs as row slices of about that long (Ctrl-C is
     answered between them), every row once, in order, and gives the deltas of one whole call."""
     from lsbench import instances as registry
-    from lsbench.backends.cpu import SLICE_SECONDS, CpuEvaluator, CpuParallelEvaluator
+    import time
+
+    from lsbench import neighborhoods
+    from lsbench.backends import cpu
     from lsbench.rng import new_state
     p = registry.load(instance)
     nb = p.neighbourhood(neighbourhood)
-    whole = CpuEvaluator().bind(p, nb)
-    assert whole.slices is None  # (a small instance: one call)
-    monkeypatch.setattr(CpuEvaluator, "_evaluation_seconds", lambda self, parallel: SLICE_SECONDS * 7.5)
-    for sliced in (CpuEvaluator().bind(p, nb), CpuParallelEvaluator().bind(p, nb)):
-        starts = nb.row_starts()
-        assert len(sliced.slices) >= 7 and sliced.slices[0][0] == 0 and sliced.slices[-1][1] == len(starts) - 1
-        assert all(starts[hi] - starts[lo] <= nb.size / 7.5 or hi - lo == 1 for lo, hi in sliced.slices)
-        assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(sliced.slices, sliced.slices[1:]))
+    whole = cpu.CpuEvaluator().bind(p, nb)
+    assert whole.slicer is None  # (a small instance: one call)
+    for module in (cpu, neighborhoods):
+        monkeypatch.setattr(module, "SLICE_SECONDS", 0.02)
+    monkeypatch.setattr(cpu.CpuEvaluator, "_evaluation_seconds", lambda self, parallel: 0.02 * 7.5)
+    starts = nb.row_starts()
+    for sliced in (cpu.CpuEvaluator().bind(p, nb), cpu.CpuParallelEvaluator().bind(p, nb)):
         solution = p.random_solution(new_state(5))
-        for ev in (whole, sliced):
-            ev.reset(solution)
-        assert np.array_equal(whole.evaluate().copy(), sliced.evaluate())
+        whole.reset(solution)
+        want = whole.evaluate().copy()
+        calls = []
+        evaluate_rows = nb.evaluate_rows
+
+        def slow(s, lo, hi, *a):  # an evaluation of 0.15 s, each row's share of it
+            calls.append((lo, hi))
+            time.sleep(0.15 * (starts[hi] - starts[lo]) / nb.size)
+            return evaluate_rows(s, lo, hi, *a)
+        monkeypatch.setattr(nb, "evaluate_rows", slow)
+        sliced.reset(solution)
+        assert np.array_equal(want, sliced.evaluate())
+        monkeypatch.setattr(nb, "evaluate_rows", evaluate_rows)
+        assert len(calls) >= 5 and calls[0][0] == 0 and calls[-1][1] == len(starts) - 1
+        assert all(starts[hi] - starts[lo] <= 2 * nb.size / 7.5 or hi - lo == 1 for lo, hi in calls)
+        assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(calls, calls[1:]))
 
 
 @pytest.mark.parametrize("algorithm", ["tabu", "hc"])
@@ -121,8 +136,9 @@ def test_a_time_budget_ends_inside_a_sliced_evaluation_and_that_iteration_does_n
     import time as clock
 
     from lsbench import instances as registry
-    from lsbench.backends.cpu import SLICE_SECONDS, CpuEvaluator
+    from lsbench.backends.cpu import CpuEvaluator
     from lsbench.interfaces import OutOfTime, Stop
+    from lsbench.neighborhoods import SLICE_SECONDS
     from lsbench.search.hill_climbing import HillClimbing
     from lsbench.search.tabu import TabuSearch
     p = registry.load("ta001")
@@ -154,7 +170,7 @@ def test_a_neighbourhood_of_millions_of_moves_is_timed_on_its_first_rows():
     nb.evaluate_rows = lambda solution, lo, hi, out, parallel=False: calls.append(hi - lo) or \
         evaluate_rows(solution, lo, hi, out, parallel)
     ev = CpuEvaluator().bind(p, nb)
-    assert calls and max(calls) < 1000 and ev.serial_s > 1.0 and ev.slices is not None
+    assert calls and max(calls) < 1000 and ev.serial_s > 1.0 and ev.slicer is not None
 
 
 def test_compiled_rots_loop_equals_rots_over_the_evaluator_interface():

@@ -10,12 +10,12 @@ import numba
 import numpy as np
 
 from ..interfaces import COMPILED_LOOP, Evaluator, OutOfTime
+from ..neighborhoods import SLICE_SECONDS, RowSlicer
 from ..threads import one_thread, use_threads
 
 PROBE_MOVES = 20_000_000  # a larger neighbourhood of rows is timed on its first rows
 PARALLEL_MIN_SECONDS = 100e-6  # a neighbourhood cheaper than this on one core runs the serial build
 TIMING_SECONDS = 0.05  # timing a build at bind stops once its evaluations took this long (at least one)
-SLICE_SECONDS = 0.25  # a longer evaluation runs in row slices of about this long: Ctrl-C is answered between them
 
 
 class CpuEvaluator(Evaluator):
@@ -40,7 +40,7 @@ class CpuEvaluator(Evaluator):
             with one_thread():
                 self.one_thread_parallel_s = self._evaluation_seconds(parallel=True)
         self.parallel = self.one_thread_parallel_s is not None and self.one_thread_parallel_s < self.serial_s
-        self.slices = self._slice(self.one_thread_parallel_s if self.parallel else self.serial_s)
+        self.slicer = self._slicer(self.one_thread_parallel_s if self.parallel else self.serial_s)
         return self
 
     def _attach(self, problem, neighbourhood):
@@ -81,21 +81,13 @@ class CpuEvaluator(Evaluator):
                 return seconds * starts[-1] / max(1, starts[rows])
             rows = min(len(starts) - 1, rows * 4)
 
-    def _slice(self, seconds):
-        """Row slices [(lo, hi)] of an evaluation that takes `seconds`, each about SLICE_SECONDS
-        (None: one piece)."""
+    def _slicer(self, seconds):
+        """A RowSlicer paced for an evaluation that takes `seconds`, or None (one call)."""
         if not self.nb.rows_alone or seconds <= SLICE_SECONDS:
             return None
-        starts = self.nb.row_starts()
-        per_slice = starts[-1] * SLICE_SECONDS / seconds  # moves a slice
-        cuts, lo = [], 0
-        while lo < len(starts) - 1:
-            hi = lo + 1
-            while hi < len(starts) - 1 and starts[hi + 1] - starts[lo] <= per_slice:
-                hi += 1
-            cuts.append((lo, hi))
-            lo = hi
-        return cuts
+        slicer = RowSlicer(self.nb)
+        slicer.moves_a_call = max(1, int(self.nb.size * SLICE_SECONDS / seconds))
+        return slicer
 
     def _scope(self):
         """The parallel build runs on this thread alone for `cpu`."""
@@ -108,13 +100,11 @@ class CpuEvaluator(Evaluator):
 
     def evaluate(self):
         with self._scope():
-            if self.slices is None:
+            if self.slicer is None:
                 self.nb.evaluate(self.solution, self.state, self.out, self.parallel)
             else:  # the same rows, the same deltas, a Python step between slices
-                for lo, hi in self.slices:
-                    if self.deadline is not None and time.perf_counter() >= self.deadline:
-                        raise OutOfTime()
-                    self.nb.evaluate_rows(self.solution, lo, hi, self.out, self.parallel)
+                self.slicer.evaluate(self.solution, 0, len(self.slicer.starts) - 1, self.out, self.parallel,
+                                     self.deadline, OutOfTime)
         return self.out
 
     def apply(self, move):
@@ -143,7 +133,7 @@ class CpuParallelEvaluator(CpuEvaluator):
         self._attach(problem, neighbourhood)
         self.serial_s = self._evaluation_seconds(parallel=False)
         self.parallel = self.serial_s >= PARALLEL_MIN_SECONDS
-        self.slices = self._slice(self.serial_s)  # (all cores: slices shorter than SLICE_SECONDS)
+        self.slicer = self._slicer(self.serial_s)  # (all cores: slices shorter than SLICE_SECONDS)
         return self
 
     def _scope(self):
