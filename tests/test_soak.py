@@ -190,6 +190,38 @@ def test_ctrl_c_is_answered_within_2_s_in_work_of_minutes(tmp_path, case, backen
     assert err.strip().splitlines()[-1] == "lsbench: interrupted; no record written" and not out.exists()
 
 
+GPU_LONG_CALLS = {  # the GPU engines at the largest sizes: a chunk (or a first iteration) is a wait in CUDA
+    "gpu pfsp tabu": ["--instance", "rnd-pfsp-5000x500-1", "--backend", "gpu"],
+    "resident rots": ["--instance", "rnd-qap-1000-1", "--algorithm", "rots", "--backend", "gpu-resident"],
+    "resident cas": ["--instance", "rnd-qap-1000-1", "--algorithm", "cas", "--backend", "gpu-resident"],
+    "resident hc pla85900": ["--instance", "pla85900", "--algorithm", "hc", "--neighbourhood", "2opt", "--backend",
+                             "gpu-resident", "--searches", "132"],
+    "resident tabu ppp": ["--instance", "3000-3000", "--algorithm", "tabu", "--neighbourhood", "hamming2",
+                          "--backend", "gpu-resident", "--searches", "132"],
+}
+
+
+@pytest.mark.device
+@pytest.mark.parametrize("case", sorted(GPU_LONG_CALLS))
+def test_ctrl_c_is_answered_within_2_s_by_the_gpu_engines(tmp_path, case):
+    """Issue 88 item 3 on a device: Ctrl-C 20 s into each GPU engine's work at the largest sizes
+    ends the run within 2 s, exit 130, no record (a case refused in one line says so instead)."""
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen([sys.executable, "-m", "lsbench", "run", *GPU_LONG_CALLS[case], "--seconds", "600",
+                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(20)
+    if proc.poll() is not None:
+        err = proc.communicate()[1]
+        assert proc.returncode == 2 and err.strip().splitlines()[-1].startswith("lsbench: error: "), err[-2000:]
+        pytest.skip(f"{case}: refused ({err.strip().splitlines()[-1]})")
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=120)
+    assert time.monotonic() - sent < 2.0 and proc.returncode == 130, err[-2000:]
+    assert not out.exists()
+
+
 @pytest.mark.system
 @pytest.mark.parametrize("backend", ["cow", "grid"])
 def test_ctrl_c_ends_cow_ranks_and_grid_workers_within_2_s(tmp_path, backend):
