@@ -235,7 +235,8 @@ class DaskGridEvaluator(Evaluator):
     def close(self):
         if self.client is not None:
             client, cluster, self.client, self.cluster = self.client, self.cluster, None, None
-            if interrupted():
+            if interrupted():  # (the closing client's complaints about the ended workers are no news)
+                logging.getLogger("distributed").setLevel(logging.CRITICAL)
                 for pid in self.worker_pids:
                     with suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGKILL)
