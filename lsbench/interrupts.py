@@ -1,7 +1,7 @@
 """Ctrl-C (SIGINT) answered wherever it lands. Python raises KeyboardInterrupt at the main thread's
 next bytecode, but one raised in a callback from compiled code (LLVM's, while Numba compiles) is
 printed and dropped, and one still pending when a compiled function returns becomes a SystemError.
-`answering_ctrl_c()` (around a CLI command) raises it again every second until the command has it
+`answering_ctrl_c()` (around a CLI command) raises it again every AGAIN_S until the command has it
 (`taken()`), and `interrupted()` tells such a SystemError from others."""
 import signal
 import threading
@@ -28,13 +28,13 @@ def taken():
 def _on_sigint(signum, frame):
     if not _State.pending.is_set():
         _State.pending.set()
-        threading.Thread(target=_raise_again, daemon=True, name="lsbench-ctrl-c").start()
+        threading.Thread(target=_raise_again, args=(_State.taken,), daemon=True, name="lsbench-ctrl-c").start()
     raise KeyboardInterrupt
 
 
-def _raise_again():
+def _raise_again(taken):
     main = threading.main_thread().ident
-    while not _State.taken.wait(AGAIN_S):
+    while not taken.wait(AGAIN_S):  # (this command's event: the next command has its own)
         signal.pthread_kill(main, signal.SIGINT)  # (a wait in the main thread wakes, _on_sigint runs there)
 
 
