@@ -71,7 +71,7 @@ def cpu_run(record, spec, seed, iterations, data, label=""):
     """The record's search with `seed`, run again on the CPU for `iterations` iterations."""
     try:
         return run_one(record["problem"], record.instance_spec(data), record["algorithm"], "cpu",
-                       record["neighbourhood"], seed=seed, iterations=max(iterations, 1),
+                       record["neighbourhood"], seed=seed, iterations=iterations,
                        target=spec["stop"].get("target"), problem_params=spec.get("problem_params"),
                        algorithm_params=spec.get("algorithm_params"), data=data, warmup=0)
     except LsbenchError as e:

@@ -301,6 +301,18 @@ def test_verify_replay_runs_the_search_again_and_refuses_what_it_does_not_reprod
     one_line(code, lines, str(bad), needle)
 
 
+def test_a_search_that_ran_no_iteration_replays_as_none(tmp_path, capsys):
+    """A budget that ends inside the first evaluation leaves a record of 0 iterations (its start):
+    the replay runs 0 iterations too (it ran one, and said the record was wrong)."""
+    out = tmp_path / "zero.json"
+    code, lines = in_process(capsys, "run", "--instance", "rnd-qap-12-3", "--iterations", "0", "--quiet",
+                             "--warmup", "0", "--out", out)
+    assert code in (0, None), lines
+    from lsbench.cli import main
+    assert main(["verify", "--replay", str(out)]) == 0
+    assert "1 search replayed on the CPU" in capsys.readouterr().out
+
+
 @pytest.mark.xdist_group("records")
 def test_an_islands_record_verifies_against_its_whole_budget_and_replays_its_first_epoch(tmp_path, capsys, records):
     """An island ran 3 epochs of 20 iterations (60 in all, run_spec's stop); from the end of its
