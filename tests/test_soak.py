@@ -205,16 +205,15 @@ GPU_LONG_CALLS = {  # the GPU engines at the largest sizes: a chunk (or a first 
 @pytest.mark.parametrize("case", sorted(GPU_LONG_CALLS))
 def test_ctrl_c_is_answered_within_2_s_by_the_gpu_engines(tmp_path, case):
     """Issue 88 item 3 on a device: Ctrl-C 20 s into each GPU engine's work at the largest sizes
-    ends the run within 2 s, exit 130, no record (a case refused in one line says so instead)."""
+    ends the run within 2 s, exit 130, no record. Each engine must still be running then: one that
+    refuses the instance fails here too (an envelope is a defect, issue 86)."""
     out = tmp_path / "r.json"
     proc = subprocess.Popen([sys.executable, "-m", "lsbench", "run", *GPU_LONG_CALLS[case], "--seconds", "600",
                              "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(20)
-    if proc.poll() is not None:
-        err = proc.communicate()[1]
-        assert proc.returncode == 2 and err.strip().splitlines()[-1].startswith("lsbench: error: "), err[-2000:]
-        pytest.skip(f"{case}: refused ({err.strip().splitlines()[-1]})")
+    if proc.poll() is not None:  # (ended before the Ctrl-C: refused or failed; its last lines say which)
+        pytest.fail(f"{case}: ended with exit {proc.returncode} before the Ctrl-C: {proc.communicate()[1][-2000:]}")
     sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=120)
