@@ -11,6 +11,8 @@ import time
 import numpy as np
 from numba import njit
 
+from .interfaces import OutOfTime
+
 
 @njit(cache=True)
 def c2(m):
@@ -142,12 +144,12 @@ class RowSlicer:
         self.starts = np.asarray(nb.row_starts(), dtype=np.int64)
         self.moves_a_call = None
 
-    def evaluate(self, solution, lo, hi, out, parallel=False, deadline=None, late=None):
-        """evaluate_rows over lo..hi in slices; past `deadline`, `late()` is raised."""
+    def evaluate(self, solution, lo, hi, out, parallel=False, deadline=None):
+        """evaluate_rows over lo..hi in slices; past `deadline`, OutOfTime is raised."""
         r = lo
         while r < hi:
             if deadline is not None and time.perf_counter() >= deadline:
-                raise late()
+                raise OutOfTime()
             end = r + 1 if self.moves_a_call is None else \
                 int(np.searchsorted(self.starts, self.starts[r] + self.moves_a_call, side="right")) - 1
             end = min(hi, max(r + 1, end))

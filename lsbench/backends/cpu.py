@@ -104,7 +104,7 @@ class CpuEvaluator(Evaluator):
                 self.nb.evaluate(self.solution, self.state, self.out, self.parallel)
             else:  # the same rows, the same deltas, a Python step between slices
                 self.slicer.evaluate(self.solution, 0, len(self.slicer.starts) - 1, self.out, self.parallel,
-                                     self.deadline, OutOfTime)
+                                     self.deadline)
         return self.out
 
     def apply(self, move):

@@ -134,6 +134,10 @@ def local_search_batch(a, at, b, sols, seeds, costs, iterations, tenure, use_tab
     per_call = SLICE_MOVES * width
     begin, steps = (ants_begin_parallel, ants_steps_parallel) if parallel else (ants_begin, ants_steps)
 
+    def cut(first_not_begun):  # the deadline: the ants not begun keep their start
+        costs[first_not_begun:] = qap_costs(a, b, sols[first_not_begun:])
+        return done, True
+
     def late():
         return deadline is not None and time.perf_counter() >= deadline
     done = 0
@@ -142,15 +146,13 @@ def local_search_batch(a, at, b, sols, seeds, costs, iterations, tenure, use_tab
         group = ant_group(sols[lo:hi], seeds[lo:hi], use_tabu)
         for first, last, rows in begin_calls(hi - lo, n, per_call, width):
             if late():
-                costs[lo:] = qap_costs(a, b, sols[lo:])  # (the ants not begun keep their start)
-                return done, True
+                return cut(lo)
             begin(a, b, fa, fat, fb, general, group, first, last, *rows)
         count = max(1, per_call // ((hi - lo) * moves))
         try:
             for it0 in range(0, iterations, count):
                 if late():
-                    costs[hi:] = qap_costs(a, b, sols[hi:])
-                    return done, True
+                    return cut(hi)
                 steps(fa, fat, general, group, it0, min(count, iterations - it0), tenure)
                 done += (hi - lo) * min(count, iterations - it0)
                 if group[-1].all():

@@ -316,12 +316,12 @@ class IteratedGreedyEngine(Engine):
         self.sts[:, NIMP], self.sts[:, LEFT] = 0, n_iter
         while ((self.sts[:, READY] == 0) | (self.sts[:, LEFT] > 0)).any():
             if self.deadline is not None and time.perf_counter() >= self.deadline:
-                self._stop_at_deadline(before)
+                self._stop_at_deadline(searches, before)
                 break
             batch(pt, self.prm["thresholds"], self.prm["destruction"], searches, target, imp_it, imp_obj, budget)
         return self.sts, imp_it, imp_obj
 
-    def _stop_at_deadline(self, before):
+    def _stop_at_deadline(self, searches, before):
         """The chunk's iterations undone; a start's local search cut where it is (its sequence is
         that makespan's)."""
         if (self.sts[:, READY] == 0).any():  # the start's local searches
@@ -332,7 +332,7 @@ class IteratedGreedyEngine(Engine):
             self.best_seqs[better] = self.seqs[better]
             self.sts[better, BEST] = self.sts[better, CUR]
         else:
-            for now, then in zip((self.seqs, self.best_seqs, self.works, self.orders, self.sts, self.states), before):
+            for now, then in zip(searches, before):
                 now[:] = then
             self.sts[:, NIMP] = 0
         self.sts[:, LEFT], self.sts[:, PHASE] = 0, BETWEEN

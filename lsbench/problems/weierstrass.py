@@ -104,6 +104,7 @@ class Crowns(Neighbourhood):
         super().__init__(problem)
         self.size = problem.neighbours
         self.radius = 1.0 / problem.d
+        self._current = (None, None)  # (solution key, W there): the row slices of one evaluation share it
 
     def evaluate(self, solution, state, out, parallel=False):
         self.evaluate_rows(solution, 0, self.size, out, parallel)
@@ -111,7 +112,7 @@ class Crowns(Neighbourhood):
     def evaluate_rows(self, solution, lo, hi, out, parallel=False):
         pr = self.problem
         key = solution_key(solution, pr.seed)
-        if getattr(self, "_current", (None,))[0] != key:  # (row slices of one evaluation: W(x) once)
+        if self._current[0] != key:
             self._current = (key, pr.objective_raw(solution))
         fn = crown_deltas_parallel if parallel else crown_deltas
         fn(solution, key, self.size, self.radius, pr.b_value(), pr.h_value(), pr.terms, self._current[1], lo, hi,
