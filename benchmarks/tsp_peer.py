@@ -237,13 +237,14 @@ def in_lanes(args):
             for k, first in enumerate(lanes[0])]
 
 
-SAME_RUN = ("versions", "gpu", "peer", "peer_flags", "restarts", "searches", "lanes", "source_files")
+SAME_RUN = ("versions", "gpu", "peer", "peer_flags", "restarts", "searches", "lanes")
 
 
 def merged(paths):
     """One result of several files of the same commit, GPU and settings, each holding other instances
     (a run that a device call's limit cut, continued in the next call): their cases in order, every
-    call's command and date kept."""
+    call's command and date kept; its source_files are every module a call loaded (the commit fixes
+    their code; a call whose instances skip the CPU check loads fewer)."""
     parts = [json.loads(Path(p).read_text()) for p in paths]
     first = parts[0]
     for path, part in zip(paths[1:], parts[1:]):
@@ -257,6 +258,7 @@ def merged(paths):
     command = first["command"] + "".join(" ; then " + " ".join(part["command"].split()[1:]) for part in parts[1:])
     return {**first, "command": command, "date": max(part["date"] for part in parts),
             "calls": [{"command": part["command"], "date": part["date"]} for part in parts],
+            "source_files": sorted({f for part in parts for f in part["source_files"]}),
             "cases": [c for part in parts for c in part["cases"]]}
 
 

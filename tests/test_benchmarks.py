@@ -604,18 +604,20 @@ def test_tsp_peer_merges_files_of_one_commit_and_refuses_others(tmp_path):
     from tsp_peer import merged
     from lsbench.errors import LsbenchError
 
-    def part(name, commit, instances, searches=1056):
+    def part(name, commit, instances, searches=1056, loaded=("gpu/device.py",)):
         data = {"benchmark": "tsp_peer", "command": f"/usr/bin/python3 tsp_peer.py --instances {','.join(instances)}",
                 "date": f"2026-12-02T1{len(name)}:00:00+0000", "versions": {"lsbench_commit": commit},
                 "gpu": {"name": "NVIDIA H200"}, "peer": "TSP_GPU", "peer_flags": [], "restarts": 1056,
-                "searches": searches, "lanes": 1, "source_files": ["gpu/device.py"],
+                "searches": searches, "lanes": 1, "source_files": list(loaded),
                 "cases": [{"summary": {"instance": i}, "rows": []} for i in instances]}
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps(data))
         return str(path)
 
-    one, two = part("a", "abc1234", ["pr2392", "d2103"]), part("bb", "abc1234", ["u2319"])
+    one = part("a", "abc1234", ["pr2392", "d2103"], loaded=("gpu/device.py", "lsbench/backends/cpu.py"))
+    two = part("bb", "abc1234", ["u2319"])  # (no CPU check: fewer modules loaded)
     m = merged([one, two])
+    assert m["source_files"] == ["gpu/device.py", "lsbench/backends/cpu.py"]
     assert [c["summary"]["instance"] for c in m["cases"]] == ["pr2392", "d2103", "u2319"]
     assert [c["date"] for c in m["calls"]] == ["2026-12-02T11:00:00+0000", "2026-12-02T12:00:00+0000"]
     assert m["command"].endswith(" ; then tsp_peer.py --instances u2319")
