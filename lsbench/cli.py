@@ -10,7 +10,7 @@ from pathlib import Path
 from . import instances as registry
 from .errors import LsbenchError
 from .files import launcher_rank, launcher_size
-from .interrupts import answering_ctrl_c, interrupted, taken
+from .interrupts import answering_ctrl_c, end_now_if_left_running, interrupted, taken
 from .params import split_pairs
 
 
@@ -131,6 +131,7 @@ def cmd_multistart(args):
         kept = len(list(Path(args.out_dir).glob("seed-*.json"))) if Path(args.out_dir).is_dir() else 0
         print(f"lsbench: interrupted; {kept} search record(s) kept in {args.out_dir}; the same command again "
               "runs only the missing searches", file=sys.stderr)
+        end_now_if_left_running(130)
         return 130
     if summary is None:  # an MPI rank other than 0: rank 0 reports
         return 0
@@ -405,6 +406,7 @@ def main(argv=None):
             raise
         taken()
         print("lsbench: interrupted; no record written", file=sys.stderr)
+        end_now_if_left_running(130)
         return 130
     except BrokenPipeError:  # `lsbench instances list | head`: the reader is gone, nothing is lost
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

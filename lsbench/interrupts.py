@@ -2,7 +2,11 @@
 next bytecode, but one raised in a callback from compiled code (LLVM's, while Numba compiles) is
 printed and dropped, and one still pending when a compiled function returns becomes a SystemError.
 `answering_ctrl_c()` (around a CLI command) raises it again every AGAIN_S until the command has it
-(`taken()`), and `interrupted()` tells such a SystemError from others."""
+(`taken()`), and `interrupted()` tells such a SystemError from others. Work that a Ctrl-C left running
+where the process cannot stop it (a GPU kernel: gpu/runtime/waits.py) is `left_running`; the
+command then ends the process without its exit-time clean-up (`end_now`), which would wait for it."""
+import os
+import sys
 import signal
 import threading
 from contextlib import contextmanager
@@ -13,6 +17,20 @@ AGAIN_S = 0.5  # a dropped Ctrl-C is raised again after this long
 class _State:
     pending = threading.Event()  # Ctrl-C came
     taken = threading.Event()  # the command has it (or ended): stop raising it again
+    running = None  # what a Ctrl-C left running, if anything
+
+
+def left_running(what):
+    """A Ctrl-C interrupted the wait for `what`, which runs on."""
+    _State.running = what
+
+
+def end_now_if_left_running(code):
+    """Ends the process with `code` at once where a Ctrl-C left work running (the message is out)."""
+    if _State.running:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def interrupted():
@@ -45,7 +63,7 @@ def answering_ctrl_c():
     ignoring it)."""
     own = threading.current_thread() is threading.main_thread() and \
         signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    _State.pending, _State.taken = threading.Event(), threading.Event()
+    _State.pending, _State.taken, _State.running = threading.Event(), threading.Event(), None
     if own:
         signal.signal(signal.SIGINT, _on_sigint)
     try:

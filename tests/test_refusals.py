@@ -716,3 +716,52 @@ def test_a_dropped_ctrl_c_is_raised_again_within_a_second():
     words = r.stdout.split()
     assert r.returncode == 0 and words[:2] == ["again", "after"] and words[-1] == "True", r.stdout + r.stderr
     assert float(words[2]) < 1.0
+
+
+LEFT_RUNNING = """
+import atexit, signal, sys, threading, time
+from types import SimpleNamespace
+from lsbench.interrupts import answering_ctrl_c, end_now_if_left_running
+from lsbench.gpu.runtime import waits
+waits.config = SimpleNamespace(ENABLE_CUDASIM=False)  # (a device's path: poll the event)
+class Kernel:  # an event that never completes: a kernel of minutes
+    def query(self):
+        return False
+atexit.register(lambda: print("exit-time clean-up ran"))
+main = threading.main_thread().ident
+threading.Timer(0.5, lambda: signal.pthread_kill(main, signal.SIGINT)).start()
+sent = time.monotonic() + 0.5
+try:
+    with answering_ctrl_c():
+        waits.wait_for(event=Kernel())
+except KeyboardInterrupt:
+    print(f"raised after {time.monotonic() - sent:.2f} s", flush=True)
+    end_now_if_left_running(130)
+print("not ended")
+"""
+
+
+def test_a_ctrl_c_during_a_gpu_wait_ends_the_process_at_once():
+    """A CUDA synchronisation held Ctrl-C until the kernel ended (a 13 s chunk of pla85900, a PPP
+    3000-3000 iteration of minutes): the wait polls an event, a Ctrl-C raises within a poll, and the
+    command ends the process without the exit-time clean-up (freeing device memory would wait for the
+    kernel)."""
+    r = subprocess.run([sys.executable, "-c", LEFT_RUNNING], capture_output=True, text=True, cwd=ROOT, env=ENV,
+                       timeout=60)
+    words = r.stdout.split()
+    assert r.returncode == 130 and words[:2] == ["raised", "after"] and float(words[2]) < 0.1, r.stdout + r.stderr
+    assert "clean-up ran" not in r.stdout and "not ended" not in r.stdout
+
+
+def test_move_costs_beyond_the_hosts_memory_are_one_error_line(monkeypatch):
+    """pla85900's 2-opt on `cpu` (3.7 G move costs, 27.5 GiB) ended in numpy's MemoryError traceback
+    on a host of 23 GB; it is one line naming the instance, the neighbourhood and the size."""
+    from lsbench import instances as registry
+    from lsbench.errors import LsbenchError
+    from lsbench.registry import get_evaluator
+    p = registry.load("rnd-atsp-20-1")
+    nb = p.neighbourhood("2opt")
+    monkeypatch.setattr(nb, "out_shape", lambda: (1 << 40,))  # 8 TiB of int64
+    with pytest.raises(LsbenchError, match=r"rnd-atsp-20-1's 2opt neighbourhood holds 1,099,511,627,776 move costs "
+                                           r"\(8192\.0 GiB\), more memory than this host gives"):
+        get_evaluator("cpu").bind(p, nb)

@@ -29,6 +29,7 @@ from lsbench.search.chunk_loop import NO_TARGET
 from .ants import build_ants
 from ..runtime.chunks import IMPROVEMENT_CAP
 from ..runtime.rounded import add_rn, div_rn, mul_rn
+from ..runtime.waits import wait_for
 from ..device import GOLDEN, mix64
 from .rots.host import ResidentRots
 from .rots.shape import UNEVEN
@@ -149,7 +150,7 @@ def run_generations(engine, ants, costs, tau, best, best_sol, ls_iters, colony_s
     while not MAP[DONE] and not stop.reached(ls_iters + queued * per_generation, ls_iters + queued * per_generation,
                                              traj.elapsed(), best):
         if queued - seen > AHEAD:  # wait for the oldest generation in flight
-            events[(seen + 1) % len(events)].synchronize()
+            wait_for(event=events[(seen + 1) % len(events)])
             best, seen = _read_bests(MAP, best, seen, ls_iters, per_generation, traj)
             if progress:
                 progress.tick(ls_iters + seen * per_generation, best)
@@ -165,7 +166,7 @@ def run_generations(engine, ants, costs, tau, best, best_sol, ls_iters, colony_s
         select_kernel[1, SELECT_THREADS, stream](ANTS, COSTS, CHILD_COSTS, CHILDREN, BEST_SOL, ACTIVE, COLONY, MAP,
                                                  target, queued)
         events[queued % len(events)].record(stream)
-    stream.synchronize()
+    wait_for(stream)
     best, generations = _read_bests(MAP, best, seen, ls_iters, per_generation, traj)
     colony_state[0] = np.uint64((start_words + generations * 2 * m * int(GOLDEN)) % (1 << 64))
     ants[:] = ANTS.copy_to_host()

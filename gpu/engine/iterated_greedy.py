@@ -23,6 +23,7 @@ from .. import device as dv
 from .. import device_name, require
 from ..runtime.intrinsics import warp_min_u32
 from ..runtime.launch import allow_dynamic_shared, shared_bytes_per_block
+from ..runtime.waits import wait_for
 from ..runtime.lanes import XBUF, from_left2, warp_sync
 
 SIM = config.ENABLE_CUDASIM
@@ -291,6 +292,7 @@ class DeviceIteratedGreedyEngine(IteratedGreedyEngine):
             allow_dynamic_shared(self.compiled, self.need)
         t0 = time.perf_counter()
         ig_kernel[K, WARP, 0, self.need](*args)
+        wait_for()
         sts = self.ST.copy_to_host()
         rows = int(sts[:, NIMP].max())
         imp_it = self.IMP_IT[:max(rows, 1)].copy_to_host()

@@ -23,6 +23,7 @@ from numba import config, cuda
 from lsbench.search import archive as host_archive
 
 from ..device import twin
+from ..runtime.waits import wait_for
 
 THREADS = 32 if config.ENABLE_CUDASIM else 256  # threads per block (the simulator runs each as a Python thread)
 MERGE_THREADS = 32 if config.ENABLE_CUDASIM else 1024
@@ -246,7 +247,7 @@ class DeviceArchive:
         scatter_kernel[self.blocks, THREADS](self.flags, self.size, self.offsets, self.survivors)
         merge_kernel[1, MERGE_THREADS](vectors_d, self.survivors, self.offsets, self.blocks, self.members, self.count,
                                        self.spare, self.message, self.cap, self.size)
-        cuda.synchronize()
+        wait_for()
         msg = self.message
         n_left, n_in = int(msg[0]), int(msg[1])
         left = np.zeros(self.count, dtype=bool)

@@ -25,6 +25,7 @@ from lsbench.problems.pfsp import THREE
 from . import kernels
 from .. import device_name, require
 from ..runtime.launch import ThreadControl, narrow
+from ..runtime.waits import wait_for
 
 TABU_KINDS = {"swap@qap": 1, "swap@pfsp": 2, "swap@tsp": 2, "2opt@tsp": 3, "insertion@pfsp": 4,
               "hamming1@ppp": 5, "hamming2@ppp": 5, "hamming3@ppp": 5, "crowns@weierstrass": 0}
@@ -238,7 +239,7 @@ class GpuEvaluator(Evaluator):
         sol = self.sol_d if self.problem.integer else self.no_params[0]
         select[blocks, kernels.REDUCE_BLOCK](mode, data, self.size, flags, current, best, np.uint64(tie_key),
                                              sol, expiry, it, aspiration, self.n, self.blocks_out, self.result)
-        cuda.synchronize()
+        wait_for()
         self.timer.kernel += time.perf_counter() - t
         t = time.perf_counter()
         c, i, d = self.result.copy_to_host(self.host_result)

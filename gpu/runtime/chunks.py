@@ -15,6 +15,8 @@ from lsbench.interfaces import Stop
 from lsbench.search.chunk_loop import ChunkedSearches, ChunkRead, run_chunks
 from lsbench.search.common import ChunkLength
 
+from .waits import wait_for
+
 SIM = config.ENABLE_CUDASIM
 IMPROVEMENT_CAP = 1 << 12  # improvements recorded per chunk (chunks are no longer than this)
 LONGEST_CHUNK = 1 << 16  # record_rows: the most iterations of a Ro-TS chunk
@@ -247,6 +249,7 @@ class StateSearches(ChunkedSearches):
 
     def run_chunk(self, first, n_iter, target, finished):
         self.launch(n_iter, target)
+        wait_for()
         st = self.state = self.dev["STATE"].copy_to_host()
         err = self.dev["ERR"].copy_to_host()
         if self.dev["QUEUE"].copy_to_host()[1]:

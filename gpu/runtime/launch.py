@@ -14,6 +14,8 @@ import numpy as np
 from numba import config, cuda
 from numba.cuda.cudadrv.devicearray import is_cuda_ndarray
 
+from .waits import wait_for
+
 # the simulator runs each thread as a Python thread: small blocks keep the tests fast there
 DEFAULT_BLOCKS = (32, 64, 128) if config.ENABLE_CUDASIM else (64, 128, 256, 512, 1024)
 DEFAULT_MOVES_PER_THREAD = (1, 4, 16)
@@ -90,7 +92,7 @@ class ThreadControl:
                     self.launch_hook(config)
                 t = time.perf_counter()
                 kernel[grid, block](*args)
-                cuda.synchronize()
+                wait_for()
                 dt = time.perf_counter() - t
             except Exception as e:  # CudaAPIError, resource errors, invalid configurations
                 self.failed.add(config)

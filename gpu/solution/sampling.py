@@ -17,6 +17,7 @@ from lsbench import rng
 
 from .. import device_name
 from ..device import fill_permutation
+from ..runtime.waits import wait_for
 from .makespan import MAX_M, wavefront
 
 MAX_N = 1024  # jobs: the permutation sits in shared memory
@@ -83,6 +84,7 @@ class SolutionLevelEngine(Engine):
         imp_obj = cuda.device_array(IMPROVEMENTS_CAP, np.int64)
         for first, length in chunks(pr, count):  # (each a bounded wait)
             sampling_kernel[1, self.block](self.pt, state, first, length, result, best_perm, imp_it, imp_obj)
+            wait_for()
             best, found = (int(v) for v in result.copy_to_host())
             if progress:
                 progress.tick(first + length, best)

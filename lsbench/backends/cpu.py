@@ -9,6 +9,7 @@ from contextlib import nullcontext
 import numba
 import numpy as np
 
+from ..errors import LsbenchError
 from ..interfaces import COMPILED_LOOP, Evaluator, OutOfTime
 from ..neighborhoods import SLICE_SECONDS, RowSlicer
 from ..threads import one_thread, use_threads
@@ -46,7 +47,13 @@ class CpuEvaluator(Evaluator):
     def _attach(self, problem, neighbourhood):
         self.problem = problem
         self.nb = neighbourhood
-        self.out = np.empty(neighbourhood.out_shape(), dtype=neighbourhood.delta_dtype())
+        shape, dtype = neighbourhood.out_shape(), np.dtype(neighbourhood.delta_dtype())
+        try:
+            self.out = np.empty(shape, dtype=dtype)
+        except MemoryError:  # (pla85900's 2-opt: 3.7 G move costs, 27.5 GiB)
+            raise LsbenchError(f"--backend cpu: {problem.name}'s {neighbourhood.name} neighbourhood holds "
+                               f"{int(np.prod(shape)):,} move costs ({np.prod(shape) * dtype.itemsize / 2**30:.1f} "
+                               "GiB), more memory than this host gives") from None
 
     def _evaluation_seconds(self, parallel):
         """Median seconds of one evaluation of a random solution by one build, after an untimed call

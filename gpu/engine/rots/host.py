@@ -21,6 +21,7 @@ from lsbench.search.restarts import EliteRestarts
 from ... import device_name, require
 from ...runtime.chunks import IMPROVEMENT_CAP, ItemQueue, record_rows
 from ...runtime.launch import PreparedLauncher, clusters_at_once, copy_down, copy_up, register_cap
+from ...runtime.waits import wait_for
 from .kernel import REBASE_AT, REBASE_BY, kernel_for, rebase_kernel
 from .plan import ON_CHIP, plan, row_chunk_table
 from .shape import (LARGE_QUEUE_SUBCHUNK, UNEVEN, auto_cluster_shape, blocks_an_sm, blocks_per_sm, queue_chunk,
@@ -105,7 +106,7 @@ class RotsChunks(ChunkedSearches):
         host_down = b.host_download
         copy_down(host_down["all"], b.download, host_down["all"].nbytes if self.bests_only else self.counted_bytes,
                   e.stream)
-        e.stream.synchronize()
+        wait_for(e.stream)
         if host_down["QUEUE"][1]:
             raise LsbenchError("gpu-resident rots: a block waited too long for a ready queue item (internal error)")
         if self.bests_only:  # a cas generation: only the bests come back
@@ -240,6 +241,8 @@ class ResidentRots:
                 threads = 1024 if large else 256
             else:  # blocks an SM: the automatic shape's, else as many as one wave of the searches needs
                 per_sm = 2 if per_sm == 2 or searches <= 2 * sms else 4
+                while per_sm > 1 and self.problem.n - 1 > 1024 // per_sm:  # (a row of moves needs a thread)
+                    per_sm //= 2
                 threads, regs, shared_limit = blocks_an_sm(dev, per_sm, large)
         self.per_sm = per_sm
         # (a cas generation keeps the plan's short items: 512 of its 16n iterations an ant would leave a
@@ -261,8 +264,11 @@ class ResidentRots:
         self.launch = PreparedLauncher(self.kernel, self.shape["cluster"])
 
     def _fits_twice(self, dev, group, global_only, split):
-        """Whether two 512-thread blocks of this instance fit one SM with every table on chip."""
+        """Whether two 512-thread blocks of this instance fit one SM with every table on chip (and
+        hold its n - 1 rows of moves: a row needs a thread of its own, so not from n = 514 on)."""
         threads, _regs, shared_limit = blocks_an_sm(dev, 2, True)
+        if self.problem.n - 1 > threads:
+            return False
         shape = plan(self.problem, threads, group, shared_limit, global_only, 1, split)
         return all(shape["shared"].values())
 
@@ -385,7 +391,7 @@ class ResidentRots:
         b = self._buffers  # into the pinned buffer: no staging (read here only, copied where kept)
         sols = b.host_download["BEST_SOL"]
         copy_down(sols, b.BEST_SOL, sols.nbytes, self.stream)
-        self.stream.synchronize()
+        wait_for(self.stream)
         walks = policy.walks(it, sols, finished) if stagnant else []
         for q, _start in renewed + walks:
             if best[q] < record[q]:
