@@ -23,6 +23,9 @@ CASES = [
     ("rnd-pfsp-7x3-1", "tabu", "insertion", {}),
     ("rnd-pfsp-7x3-1", "tabu", "insertion", {"objective": "three", "weights": (1, 2, 30)}),
     ("rnd-pfsp-7x3-1", "tabu", "swap", {"objective": "flowtime"}),
+    # beyond the simulator's LOCAL_MACHINES (4): a row of completion times a thread in global memory
+    ("rnd-pfsp-7x6-1", "tabu", "insertion", {"objective": "flowtime"}),
+    ("rnd-pfsp-7x6-1", "tabu", "swap", {"objective": "three", "weights": (1, 2, 30)}),
     ("9-8", "tabu", "hamming1", {}),
     ("9-8", "tabu", "hamming2", {}),
     ("9-8", "tabu", "hamming3", {}),
@@ -32,7 +35,8 @@ CASES = [
 VARIANTS = [{"reduce": "host"}, {"reduce": "device"}, {"reduce": "host", "generate": "cpu"},
             {"reduce": "device", "generate": "cpu", "block": 64, "moves_per_thread": 4}]
 # neighbourhoods whose device-side selection evaluates the moves inside the reduction (fused)
-FUSED = {("rnd-qap-8-1", None), ("rnd-atsp-8-2", "swap"), ("rnd-atsp-8-2", "2opt"), ("rnd-pfsp-7x3-1", "insertion")}
+FUSED = {("rnd-qap-8-1", None), ("rnd-atsp-8-2", "swap"), ("rnd-atsp-8-2", "2opt"), ("rnd-pfsp-7x3-1", "insertion"),
+         ("rnd-pfsp-7x6-1", "insertion")}
 
 
 def trajectory(rec):
@@ -61,6 +65,25 @@ def test_gpu_trajectory_equals_cpu(instance, algorithm, nb, params):
         assert rec["backend_info"]["fused_selection"] == fused, variant
         split = rec["backend_info"]["time_split"]
         assert split["kernel_s"] > 0 and split["transfer_s"] > 0
+
+
+@pytest.mark.parametrize("objective", ["makespan", "flowtime"])
+def test_flow_shop_insertion_in_groups_of_removed_positions_follows_the_cpu(monkeypatch, objective):
+    """rnd-pfsp-5000x500-1's Taillard tables (n x m x n, 50 GB twice) were refused with the machines
+    beyond 64: the gpu backend takes the removed positions in groups whose tables fit SCRATCH_BYTES.
+    Here groups of 3 of 7 positions (and rows of completion times beyond the simulator's 4
+    machines): the same trajectory as the CPU's, at every variant."""
+    from lsbench.gpu.iteration import evaluator
+    params = {"objective": objective}
+    per_position = 2 * 7 * 6 * 8 + 3 * 7 * 8  # (int64 tables under the simulator)
+    monkeypatch.setattr(evaluator, "SCRATCH_BYTES", 3 * per_position)
+    ref = run_one(None, "rnd-pfsp-7x6-1", "tabu", "cpu", "insertion", seed=3, iterations=4, problem_params=params)
+    for variant in VARIANTS:
+        rec = run_one(None, "rnd-pfsp-7x6-1", "tabu", "gpu", "insertion", seed=3, iterations=4,
+                      problem_params=params, backend_params=variant)
+        assert trajectory(rec) == trajectory(ref), variant
+        info = rec["backend_info"]
+        assert info["insertion_groups"] == 3 and not info["fused_selection"], variant
 
 
 def test_thread_control_recovers_from_failing_launches():
@@ -138,6 +161,16 @@ def test_solution_level_wavefront_equals_cpu_for_every_thread_count(instance):
     for threads in range(1, p.m + 2):
         got = makespan_flowtime(p.pt, perms, threads)
         assert [tuple(r) for r in got] == [tuple(int(v) for v in w) for w in want], threads
+
+
+def test_sampling_on_the_gpu_runs_past_64_machines_and_1024_jobs_as_the_cpu():
+    """The permutation and the wavefront's rows were static shared arrays of 1,024 jobs and 64
+    machines (a larger flow shop was refused); they take the block's dynamic shared memory: 1,100 x
+    70 here (9,640 bytes), the CPU's best at the same iterations."""
+    cpu = run_one("pfsp", "rnd-pfsp-1100x70-1", "sample", "cpu", seed=5, iterations=2)
+    gpu = run_one("pfsp", "rnd-pfsp-1100x70-1", "sample", "gpu", seed=5, iterations=2, backend_params={"block": 32})
+    assert gpu["best_solution"] == cpu["best_solution"] and gpu["best_objective"] == cpu["best_objective"]
+    assert [(t[0], t[2]) for t in gpu["trajectory"]] == [(t[0], t[2]) for t in cpu["trajectory"]]
 
 
 @pytest.mark.parametrize("block", [1, 3, 5])

@@ -191,6 +191,8 @@ def _random_problem(kind, seed):
                     weights=(1, 2, 5))
     if kind == "pfsp":
         return PFSP(taillard_times(8, 4, 1000 + seed)[0], name="rnd8x4")
+    if kind == "pfsp-six":  # beyond the simulator's LOCAL_MACHINES (4): completion times in global memory
+        return PFSP(taillard_times(8, 6, 1000 + seed)[0], name="rnd8x6", objective="flowtime")
     return PPP.pointcheval(11, 13, seed=seed)
 
 
@@ -202,6 +204,7 @@ ADAPTER_CASES = [  # problem, neighbourhood, algorithm, search parameters, itera
     ("pfsp", "insertion", "hc", {"restarts": True}, 30),
     ("pfsp-three", "insertion", "hc", {"restarts": False}, 30),
     ("pfsp", "insertion", "tabu", {}, 30),
+    ("pfsp-six", "insertion", "tabu", {}, 20),
     ("ppp", "hamming1", "hc", {"restarts": True}, 40),
     ("ppp", "hamming2", "hc", {"restarts": False}, 20),
     ("ppp", "hamming1", "tabu", {}, 30),
@@ -211,7 +214,7 @@ ADAPTER_CASES = [  # problem, neighbourhood, algorithm, search parameters, itera
 
 @pytest.mark.parametrize("kind, nb_name, algorithm, params, iterations", ADAPTER_CASES)
 def test_every_problems_adapter_follows_the_cpu_search(tmp_path, kind, nb_name, algorithm, params, iterations):
-    """QAP swap, TSP swap, PFSP insertion (every objective) and PPP Hamming-k on the resident
+    """QAP swap, TSP swap, PFSP insertion (every objective, up to and beyond LOCAL_MACHINES) and PPP Hamming-k on the resident
     engine: each search is the CPU search with its seed (restarts, local optima, tabu past them)."""
     from lsbench.gpu.adapters import adapter_for
     from lsbench.gpu.engine.local_search import ResidentLocalSearch

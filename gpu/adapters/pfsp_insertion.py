@@ -7,14 +7,13 @@ Tabu attribute (lsbench.problems.pfsp.insertion_tabu_*): expiry[a, b] per search
 before job b; a move is tabu when the moved job would pass a job it may not.
 """
 import numpy as np
-from numba import cuda, int64
+from numba import config, cuda, int64
 
-from lsbench.errors import LsbenchError
 from lsbench.neighborhoods import insertion_count
 from lsbench.problems import pfsp
 
 from .. import device as dv
-from ..move_costs.pfsp import MAX_MACHINES, append_job
+from ..move_costs.pfsp import LOCAL_MACHINES, append_job
 from .numbered_moves import expiry_matrices, make_scan
 
 score = dv.twin(pfsp._score)
@@ -37,8 +36,11 @@ def job_at(seq, i, k, t):
 @cuda.jit(device=True)
 def sequence_score(data, seq, i, k):
     """The objective of seq after moving position i to k (i == k: seq itself)."""
-    PT, DUE, W, objective = data
-    c = cuda.local.array(MAX_MACHINES, int64)
+    PT, DUE, W, objective, ROWS = data
+    if PT.shape[1] <= LOCAL_MACHINES:
+        c = cuda.local.array(LOCAL_MACHINES, int64)
+    else:
+        c = ROWS[cuda.grid(1)]  # (one a resident thread)
     for j in range(PT.shape[1]):
         c[j] = 0
     flow = int64(0)
@@ -95,22 +97,30 @@ def apply(data, SOL, MEM, s, sh, move, tid, T):
     cuda.syncthreads()
 
 
+def resident_threads():
+    """Threads the GPU runs at once (a persistent grid has no more)."""
+    if config.ENABLE_CUDASIM:
+        return 1 << 12
+    dev = cuda.get_current_device()
+    return dev.MULTIPROCESSOR_COUNT * dev.MAX_THREADS_PER_MULTIPROCESSOR
+
+
 class PfspInsertionAdapter:
-    """Host side: processing times, due dates and weights on the device, an n x n expiry matrix a
-    search; at most MAX_MACHINES machines (a thread's completion-time row)."""
+    """Host side: processing times, due dates and weights on the device (beyond LOCAL_MACHINES
+    machines, a row of completion times for every thread the GPU runs at once), an n x n expiry
+    matrix a search."""
 
     compile_key = None
     shared_bytes = 0
 
     def __init__(self, problem, nb):
-        if problem.m > MAX_MACHINES:
-            raise LsbenchError(f"{problem.name}: {problem.m} machines; the insertion adapter holds at most "
-                               f"{MAX_MACHINES} completion times a thread")
         self.n = problem.n
         self.moves = insertion_count(self.n)
         # due dates read from Liefooghe's files are a column of the file's rows: not contiguous
         self.data = (cuda.to_device(problem.pt), cuda.to_device(np.ascontiguousarray(problem.due)),
-                     cuda.to_device(problem.weights), np.int64(problem.objective_code))
+                     cuda.to_device(problem.weights), np.int64(problem.objective_code),
+                     cuda.device_array((resident_threads(), problem.m) if problem.m > LOCAL_MACHINES else (1, 1),
+                                       np.int64))
 
     def memory(self, K, tenure_max):
         return expiry_matrices(K, self.n)

@@ -36,6 +36,10 @@ MODES = {"tabu": 0, "rots": 1, "argmin": 2}
 DEVICE_REDUCE_FASTER = ("2opt@tsp", "swap@tsp")
 DEVICE_REDUCE_MIN_MOVES = 1 << 15
 PPP_THREADS = 1 << 15  # one scratch histogram row per thread
+# a flow shop's grid (and the fused selection's: 1,024 blocks) beyond LOCAL_MACHINES: a row of
+# completion times a thread
+ROW_THREADS = 1024 * kernels.REDUCE_BLOCK
+SCRATCH_BYTES = 1 << 31  # Taillard's tables of a group of removed positions (flow-shop insertion)
 
 KERNEL_PROBLEMS = ("qap", "tsp", "pfsp", "ppp", "weierstrass")  # the problems gpu/iteration/kernels.py evaluates
 
@@ -111,6 +115,7 @@ class GpuEvaluator(Evaluator):
         self.size = nb.size
         self.dtype = nb.delta_dtype()
         self.n = problem.size
+        self.group_size = self.n  # (flow-shop insertion: removed positions a group of kernels)
         self.vectors = len(nb.out_shape()) == 2  # objective vectors per move (Pareto searches)
         if self.vectors:
             if self.reduce == "device":
@@ -130,19 +135,7 @@ class GpuEvaluator(Evaluator):
         elif self.kind == "tsp":
             self.data = (cuda.to_device(narrow(problem.matrix("--backend gpu"), 4)),)
         elif self.kind == "pfsp":
-            if problem.m > kernels.MAX_MACHINES:
-                raise LsbenchError(f"--backend gpu: PFSP with more than {kernels.MAX_MACHINES} machines")
-            # due dates read from Liefooghe's files are a column of the file's rows: not contiguous
-            self.data = (cuda.to_device(problem.pt), cuda.to_device(np.ascontiguousarray(problem.due)))
-            if nb.name == "insertion":
-                n, m = problem.n, problem.m
-                # [position, machine, removed job]: neighbouring threads (removed jobs) touch
-                # neighbouring words
-                # completion times are at most the sum of all processing times
-                ct = np.int32 if int(problem.pt.sum()) < (1 << 31) and not config.ENABLE_CUDASIM else np.int64
-                self.scratch = (cuda.device_array((n, m, n), ct), cuda.device_array((n, m, n), ct),
-                                cuda.device_array((n, n), np.int64), cuda.device_array((n, n), np.int64),
-                                cuda.device_array((n, n), np.int64))
+            self._bind_flow_shop(problem, nb)
         elif self.kind == "ppp":
             self.data = (cuda.to_device(problem.a), cuda.to_device(problem.target_hist))
             self.ppp_scratch = cuda.to_device(np.zeros((PPP_THREADS, problem.n + 1), dtype=np.int32))
@@ -154,18 +147,39 @@ class GpuEvaluator(Evaluator):
         self.host_out = np.empty(nb.out_shape(), dtype=self.dtype)
         self.no_params = cuda.to_device(np.zeros((1, 3), dtype=np.int64))
         self.params = self.no_params
-        max_threads = PPP_THREADS if self.kind == "ppp" else None
+        max_threads = PPP_THREADS if self.kind == "ppp" else ROW_THREADS if self.kind == "pfsp" else None
         self.control = ThreadControl(self.size, fixed=self.fixed, max_threads=max_threads,
                                      launch_hook=self.launch_hook)
         self.stored_select = kernels.make_select_kernel(kernels.stored_delta, self.dtype)
         fused = kernels.FUSED_MOVES.get(self.key) if self.fuse and self.reduce == "device" and self.generate == "gpu" \
-            else None
+            and self.group_size == self.n else None
         self.fused_select = None if fused is None else kernels.make_select_kernel(fused, self.dtype)
         self.blocks_out = None
         self.tabu_memory = None
         self.tsp_prefix = None
         self.timer.transfer += time.perf_counter() - t
         return self
+
+    def _bind_flow_shop(self, problem, nb):
+        """Processing times and due dates on the device; for insertion, Taillard's tables of as many
+        removed positions as SCRATCH_BYTES holds (a group: every position on every instance of up
+        to ~10^9 table entries); beyond LOCAL_MACHINES machines a row of completion times a thread
+        where moves are scheduled from scratch."""
+        n, m = problem.n, problem.m
+        # due dates read from Liefooghe's files are a column of the file's rows: not contiguous
+        self.data = (cuda.to_device(problem.pt), cuda.to_device(np.ascontiguousarray(problem.due)))
+        scheduled = nb.name == "swap" or self.vectors or problem.objective_code != 0
+        self.rows = cuda.device_array((ROW_THREADS, m) if scheduled and m > kernels.LOCAL_MACHINES else (1, 1),
+                                      np.int64)
+        if nb.name == "insertion":
+            # completion times are at most the sum of all processing times
+            ct = np.int32 if int(problem.pt.sum()) < (1 << 31) and not config.ENABLE_CUDASIM else np.int64
+            per_position = 2 * n * m * np.dtype(ct).itemsize + 3 * n * 8
+            self.group_size = B = max(1, min(n, SCRATCH_BYTES // per_position))
+            # [position, machine, removed job]: neighbouring threads (removed jobs) touch neighbouring words
+            self.scratch = (cuda.device_array((n, m, B), ct), cuda.device_array((n, m, B), ct),
+                            cuda.device_array((n, B), np.int64), cuda.device_array((n, B), np.int64),
+                            cuda.device_array((n, B), np.int64))
 
     # -- the evaluator interface --------------------------------------------------------------------
     def reset(self, solution):
@@ -209,7 +223,8 @@ class GpuEvaluator(Evaluator):
         return {"backend": self.name, "device": device_name(), "generate": self.generate, "reduce": self.reduce,
                 "reduce_asked": self.reduce_asked,
                 "fused_selection": self.fused_select is not None, "thread_control": self.control.describe(),
-                "time_split": self.timer.as_dict()}
+                "time_split": self.timer.as_dict(),
+                **({"insertion_groups": -(-self.n // self.group_size)} if self.key == "insertion@pfsp" else {})}
 
     # -- device-side selection ----------------------------------------------------------------------
     def select(self, mode, it, current, best, tie_key=0, aspiration=0, flags_host=None):
@@ -218,7 +233,8 @@ class GpuEvaluator(Evaluator):
         (move, delta, class)."""
         kernel, args, data = self._prepare()
         if self.fused_select is None:
-            self.timer.kernel += self.control.launch(kernel, *args)
+            if kernel is not None:
+                self.timer.kernel += self.control.launch(kernel, *args)
             data = (self.out,)
             select = self.stored_select
         else:
@@ -280,6 +296,46 @@ class GpuEvaluator(Evaluator):
             self.ppp_state = (self._upload("y", y), self._upload("hist", hist))
         self.timer.transfer += time.perf_counter() - t
 
+    def _flow_shop_kernel(self, t, p, use):
+        """_prepare's flow-shop case. Insertion: Taillard's tables of each group of removed positions,
+        then (several groups) that group's moves, launched here, or (one group) the kernel of every
+        move for the caller."""
+        pr = self.problem
+        current = 0 if self.vectors else pr.objective(self.solution)
+        objective = THREE if self.vectors else pr.objective_code  # vectors need the prefix tardiness too
+        w = pr.weights
+        sched = (*self.data, self.sol_d, self.rows)
+        costs = (objective, w[0], w[1], w[2], current)
+        if self.nb.name == "insertion":
+            one = self.group_size == pr.n
+            for i0 in range(0, pr.n, self.group_size):
+                group = (np.int64(i0), np.int64(min(self.group_size, pr.n - i0)))
+                tt = time.perf_counter()
+                if pr.m <= kernels.WAVE:  # one warp per removed job sweeps anti-diagonals
+                    kernels.pfsp_heads_tails_wave_kernel[2 * int(group[1]), kernels.WAVE](
+                        *self.data, self.sol_d, self.scratch, objective, group)
+                else:
+                    kernels.pfsp_heads_tails_kernel[-(-2 * int(group[1]) // 64), 64](
+                        *self.data, self.sol_d, self.scratch, objective, group)
+                self.timer.kernel += time.perf_counter() - tt  # it finishes before the next kernel starts
+                kernel, args = (kernels.pfsp_insertion_vector_kernel, (sched, self.scratch, group, p, use, self.out)) \
+                    if self.vectors else \
+                    (kernels.pfsp_insertion_kernel, (sched, self.scratch, costs, group, p, use, self.out))
+                if one:
+                    return kernel, args, None if self.vectors else (*sched, *self.scratch, *costs)
+                self.timer.kernel += self.control.launch(kernel, *args)
+            return None, None, None
+        from lsbench.problems.pfsp import heads_and_tails
+        e, _ = heads_and_tails(pr.pt, self.solution)
+        prefix = swap_prefix(pr.pt, pr.due, self.solution, e)
+        self.timer.process += time.perf_counter() - t
+        t = time.perf_counter()
+        e_d, prefix_d = self._upload("heads", e), self._upload("prefix", prefix)
+        self.timer.transfer += time.perf_counter() - t
+        if self.vectors:
+            return kernels.pfsp_swap_vector_kernel, (sched, e_d, prefix_d, p, use, self.out), None
+        return kernels.pfsp_swap_kernel, (sched, e_d, prefix_d, costs, p, use, self.out), None
+
     def _flags_device(self, it):
         if not hasattr(self, "flags_d"):
             self.flags_d = cuda.device_array(self.size, np.bool_)
@@ -293,7 +349,8 @@ class GpuEvaluator(Evaluator):
 
     def _evaluate_on_device(self):
         kernel, args, _ = self._prepare()
-        self.timer.kernel += self.control.launch(kernel, *args)
+        if kernel is not None:
+            self.timer.kernel += self.control.launch(kernel, *args)
 
     def _prepare(self):
         """This iteration's device inputs (host-side prefixes, copies, Taillard's heads and tails):
@@ -332,37 +389,7 @@ class GpuEvaluator(Evaluator):
             self.timer.transfer += time.perf_counter() - t
             return kernels.tsp_two_opt_kernel, (*data, p, use, self.out), data
         if self.kind == "pfsp":
-            pr = self.problem
-            current = 0 if self.vectors else pr.objective(self.solution)
-            objective = THREE if self.vectors else pr.objective_code  # vectors need the prefix tardiness too
-            w = pr.weights
-            if self.nb.name == "insertion":
-                heads, tails, pf, ptd, pl = self.scratch
-                tt = time.perf_counter()
-                if pr.m <= kernels.WAVE:  # one warp per removed job sweeps anti-diagonals
-                    kernels.pfsp_heads_tails_wave_kernel[2 * pr.n, kernels.WAVE](
-                        *self.data, self.sol_d, heads, tails, pf, ptd, pl, objective)
-                else:
-                    kernels.pfsp_heads_tails_kernel[-(-2 * pr.n // 64), 64](
-                        *self.data, self.sol_d, heads, tails, pf, ptd, pl, objective)
-                self.timer.kernel += time.perf_counter() - tt  # it finishes before the next kernel starts
-                if self.vectors:
-                    return kernels.pfsp_insertion_vector_kernel, (*self.data, self.sol_d, heads, pf, ptd, pl, p, use,
-                                                                  self.out), None
-                data = (*self.data, self.sol_d, heads, tails, pf, ptd, pl, objective, w[0], w[1], w[2],
-                        current)
-                return kernels.pfsp_insertion_kernel, (*data, p, use, self.out), data
-            from lsbench.problems.pfsp import heads_and_tails
-            e, _ = heads_and_tails(pr.pt, self.solution)
-            prefix = swap_prefix(pr.pt, pr.due, self.solution, e)
-            self.timer.process += time.perf_counter() - t
-            t = time.perf_counter()
-            e_d, prefix_d = self._upload("heads", e), self._upload("prefix", prefix)
-            self.timer.transfer += time.perf_counter() - t
-            if self.vectors:
-                return kernels.pfsp_swap_vector_kernel, (*self.data, self.sol_d, e_d, prefix_d, p, use, self.out), None
-            return kernels.pfsp_swap_kernel, (*self.data, self.sol_d, e_d, prefix_d, pr.objective_code, w[0], w[1],
-                                              w[2], current, p, use, self.out), None
+            return self._flow_shop_kernel(t, p, use)
         if self.kind == "ppp":
             a, target = self.data
             y, hist = self.ppp_state

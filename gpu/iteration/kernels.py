@@ -7,7 +7,7 @@ import numpy as np
 from numba import config, cuda
 
 from .. import device as dv
-from ..move_costs.pfsp import MAX_MACHINES, append_job
+from ..move_costs.pfsp import LOCAL_MACHINES, append_job
 from ..runtime.block_reduce import block_min, key_less
 
 MAX_DIMENSION = 64  # per-thread neighbour for Weierstrass
@@ -54,52 +54,65 @@ def tsp_two_opt_kernel(d, t, fwd, bwd, edge, params, use_params, out):
         out[idx] = dv.tsp_two_opt_delta(d, t, fwd, bwd, edge, i, j)
 
 
+# A flow shop's insertion moves are evaluated in groups of removed positions i0 <= i < i0 + count
+# (`group`), whose Taillard tables fit the evaluator's scratch: `tables` = (heads, tails, prefix
+# flow time, tardiness, late jobs), laid out [k, machine, i - i0] (one group on every instance of
+# up to ~10^9 table entries; rnd-pfsp-5000x500-1 takes 50). `sched` = (pt, due, seq, rows): a
+# thread schedules in a local row of completion times up to LOCAL_MACHINES machines, in its own row
+# of `rows` (global memory, one a thread of the grid) beyond (gpu/move_costs/pfsp.py); `costs` = (objective, w0, w1, w2,
+# current objective).
+
 @cuda.jit
-def pfsp_heads_tails_kernel(pt, due, seq, heads, tails, pflow, ptard, plate, objective):
-    """(More than WAVE machines.) Taillard's acceleration for the sequence without position i, laid out [k, machine, i]:
-    thread i < n computes its heads (and, for the slower objectives, prefix flow time, tardiness
-    and late jobs of the first k jobs), thread n + i its tails. Rows k < i of the heads equal the
-    full sequence's, but each thread recomputes them: fewer branches, same memory traffic."""
+def pfsp_heads_tails_kernel(pt, due, seq, tables, objective, group):
+    """(More than WAVE machines.) Taillard's acceleration for the sequence without position i, for
+    the group's removed positions: thread t < count computes the heads of i = i0 + t (and, for the
+    slower objectives, prefix flow time, tardiness and late jobs of the first k jobs), thread
+    count + t its tails. Rows k < i of the heads equal the full sequence's, but each thread
+    recomputes them: fewer branches, same memory traffic."""
+    heads, tails, pflow, ptard, plate = tables
+    i0, count = group
     t = cuda.grid(1)
     n = seq.shape[0]
     m = pt.shape[1]
-    if t >= 2 * n:
+    if t >= 2 * count:
         return
-    if t < n:
-        i = t
+    if t < count:
+        col = t
+        i = i0 + col
         for j in range(m):
-            heads[0, j, i] = 0
-        pflow[0, i] = 0
-        ptard[0, i] = 0
-        plate[0, i] = 0
+            heads[0, j, col] = 0
+        pflow[0, col] = 0
+        ptard[0, col] = 0
+        plate[0, col] = 0
         fl = 0
         ta = 0
         la = 0
         for k in range(n - 1):
             job = seq[k] if k < i else seq[k + 1]
-            prev = heads[k, 0, i] + pt[job, 0]
-            heads[k + 1, 0, i] = prev
+            prev = heads[k, 0, col] + pt[job, 0]
+            heads[k + 1, 0, col] = prev
             for j in range(1, m):
-                prev = max(prev, heads[k, j, i]) + pt[job, j]
-                heads[k + 1, j, i] = prev
+                prev = max(prev, heads[k, j, col]) + pt[job, j]
+                heads[k + 1, j, col] = prev
             if objective != 0:
                 fl += prev
                 ta += max(0, prev - due[job])
                 la += 1 if prev > due[job] else 0
-                pflow[k + 1, i] = fl
-                ptard[k + 1, i] = ta
-                plate[k + 1, i] = la
+                pflow[k + 1, col] = fl
+                ptard[k + 1, col] = ta
+                plate[k + 1, col] = la
     else:
-        i = t - n
+        col = t - count
+        i = i0 + col
         for j in range(m):
-            tails[n - 1, j, i] = 0
+            tails[n - 1, j, col] = 0
         for k in range(n - 2, -1, -1):
             job = seq[k] if k < i else seq[k + 1]
-            nxt = tails[k + 1, m - 1, i] + pt[job, m - 1]
-            tails[k, m - 1, i] = nxt
+            nxt = tails[k + 1, m - 1, col] + pt[job, m - 1]
+            tails[k, m - 1, col] = nxt
             for j in range(m - 2, -1, -1):
-                nxt = max(nxt, tails[k + 1, j, i]) + pt[job, j]
-                tails[k, j, i] = nxt
+                nxt = max(nxt, tails[k + 1, j, col]) + pt[job, j]
+                tails[k, j, col] = nxt
 
 
 # threads of the wavefront heads/tails kernel: one warp, one lane per machine (fewer in the
@@ -108,29 +121,33 @@ WAVE = 4 if config.ENABLE_CUDASIM else 32
 
 
 @cuda.jit
-def pfsp_heads_tails_wave_kernel(pt, due, seq, heads, tails, pflow, ptard, plate, objective):
-    """As pfsp_heads_tails_kernel, but block b < n computes the heads of the sequence without
-    position b, block n + b its tails, with lane j owning machine j and sweeping the anti-diagonals
-    of the (position x machine) grid (Bożejko et al.'s wavefront): n + m - 1 steps instead of n m.
-    C[k][j] needs C[k][j-1] (lane j-1, previous step) and C[k-1][j] (own value, previous step)."""
+def pfsp_heads_tails_wave_kernel(pt, due, seq, tables, objective, group):
+    """As pfsp_heads_tails_kernel, but block b < count computes the heads of the sequence without
+    position i0 + b, block count + b its tails, with lane j owning machine j and sweeping the
+    anti-diagonals of the (position x machine) grid (Bożejko et al.'s wavefront): n + m - 1 steps
+    instead of n m. C[k][j] needs C[k][j-1] (lane j-1, previous step) and C[k-1][j] (own value,
+    previous step)."""
+    heads, tails, pflow, ptard, plate = tables
+    i0, count = group
     last = cuda.shared.array(WAVE, np.int64)
     b = cuda.blockIdx.x
     j = cuda.threadIdx.x
     n = seq.shape[0]
     m = pt.shape[1]
-    tails_side = b >= n
-    i = b - n if tails_side else b
+    tails_side = b >= count
+    col = b - count if tails_side else b
+    i = i0 + col
     own = np.int64(0)
     last[j] = 0
     if not tails_side:
         if j < m:
-            heads[0, j, i] = 0
+            heads[0, j, col] = 0
         if j == 0:
-            pflow[0, i] = 0
-            ptard[0, i] = 0
-            plate[0, i] = 0
+            pflow[0, col] = 0
+            ptard[0, col] = 0
+            plate[0, col] = 0
     elif j < m:
-        tails[n - 1, j, i] = 0
+        tails[n - 1, j, col] = 0
     fl = np.int64(0)
     ta = np.int64(0)
     la = np.int64(0)
@@ -149,70 +166,82 @@ def pfsp_heads_tails_wave_kernel(pt, due, seq, heads, tails, pflow, ptard, plate
             job = seq[k] if k < i else seq[k + 1]
             own = max(own, left) + pt[job, mj]
             if tails_side:
-                tails[k, mj, i] = own
+                tails[k, mj, col] = own
             else:
-                heads[k + 1, mj, i] = own
+                heads[k + 1, mj, col] = own
                 if objective != 0 and j == m - 1:
                     fl += own
                     ta += max(0, own - due[job])
                     la += 1 if own > due[job] else 0
-                    pflow[k + 1, i] = fl
-                    ptard[k + 1, i] = ta
-                    plate[k + 1, i] = la
+                    pflow[k + 1, col] = fl
+                    ptard[k + 1, col] = ta
+                    plate[k + 1, col] = la
         last[j] = own
         cuda.syncthreads()
 
 
-
-
 @cuda.jit(device=True, inline=True)
-def insertion_of_item(t, n):
-    """Work item t -> (move index, i, k). Consecutive items remove consecutive positions i, so the
-    threads of a warp read neighbouring words of the [position, machine, removed job] tables."""
-    i = t % n
-    kk = t // n
+def insertion_of_item(t, n, i0, count):
+    """Work item t of the group i0 <= i < i0 + count -> (move index, i, k, column of i in the
+    tables). Consecutive items remove consecutive positions i, so the threads of a warp read
+    neighbouring words of the [position, machine, removed job] tables."""
+    col = t % count
+    i = i0 + col
+    kk = t // count
     k = kk + 1 if kk >= i else kk
-    return i * (n - 1) + kk, i, k
+    return i * (n - 1) + kk, i, k, col
 
 
 @cuda.jit(device=True, inline=True)
-def insertion_move(t, n, params, use_params):
-    """Work item t -> (move index, i, k): from the host's move table, or mapped on the device."""
+def insertion_move(t, n, group, params, use_params):
+    """Work item t of a group -> (move index, i, k, column): from the host's move table (in move
+    order: the group's moves are rows i0 (n - 1) on), or mapped on the device."""
+    i0, count = group
     if use_params:
-        return t, params[t, 0], params[t, 1]
-    return insertion_of_item(t, n)
+        g = i0 * (n - 1) + t
+        i = params[g, 0]
+        return g, i, params[g, 1], i - i0
+    return insertion_of_item(t, n, i0, count)
 
 
 @cuda.jit(device=True, inline=True)
-def pfsp_insertion_delta(pt, due, seq, heads, tails, pflow, ptard, plate, objective, w0, w1, w2, current, i, k):
+def pfsp_insertion_delta(sched, tables, costs, i, k, col):
     """Cost change of moving the job at position i to position k (Taillard's heads and tails)."""
+    pt, _due, seq, _rows = sched
+    heads, tails, _pflow, _ptard, _plate = tables
+    objective, w0, w1, w2, current = costs
     m = pt.shape[1]
     x = seq[i]
     if objective == 0:  # Taillard: O(m) from heads and tails
-        f = heads[k, 0, i] + pt[x, 0]
-        cmax = f + tails[k, 0, i]
+        f = heads[k, 0, col] + pt[x, 0]
+        cmax = f + tails[k, 0, col]
         for j in range(1, m):
-            f = max(f, heads[k, j, i]) + pt[x, j]
-            cmax = max(cmax, f + tails[k, j, i])
+            f = max(f, heads[k, j, col]) + pt[x, j]
+            cmax = max(cmax, f + tails[k, j, col])
         return cmax - current
-    cmax, flow, tard, late = pfsp_insertion_schedule(pt, due, seq, heads, pflow, ptard, plate, i, k)
+    cmax, flow, tard, late = pfsp_insertion_schedule(sched, tables, i, k, col)
     value = flow if objective == 1 else w0 * cmax + w1 * tard + w2 * late
     return value - current
 
 
 @cuda.jit(device=True, inline=True)
-def pfsp_insertion_schedule(pt, due, seq, heads, pflow, ptard, plate, i, k):
+def pfsp_insertion_schedule(sched, tables, i, k, col):
     """(Cmax, flow time, tardiness, late jobs) after moving the job at position i to position k:
     the prefix tables give the first k jobs, the rest is scheduled job by job."""
+    pt, due, seq, rows = sched
+    heads, _tails, pflow, ptard, plate = tables
     n = seq.shape[0]
     m = pt.shape[1]
     x = seq[i]
-    c = cuda.local.array(MAX_MACHINES, np.int64)
+    if m <= LOCAL_MACHINES:
+        c = cuda.local.array(LOCAL_MACHINES, np.int64)
+    else:
+        c = rows[cuda.grid(1)]  # (one a thread of the grid)
     for j in range(m):
-        c[j] = heads[k, j, i]
-    flow = pflow[k, i]
-    tard = ptard[k, i]
-    late = plate[k, i]
+        c[j] = heads[k, j, col]
+    flow = pflow[k, col]
+    tard = ptard[k, col]
+    late = plate[k, col]
     for v in range(k, n):  # virtual sequence: x at k, then the rest of seq without i
         if v == k:
             job = x
@@ -224,38 +253,37 @@ def pfsp_insertion_schedule(pt, due, seq, heads, pflow, ptard, plate, i, k):
 
 
 @cuda.jit
-def pfsp_insertion_vector_kernel(pt, due, seq, heads, pflow, ptard, plate, params, use_params, out):
-    """Objective vectors (makespan, tardiness, late jobs) of every insertion move, out[move, 3]."""
-    n = seq.shape[0]
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for t in range(start, out.shape[0], stride):
-        idx, i, k = insertion_move(t, n, params, use_params)
-        cmax, _flow, tard, late = pfsp_insertion_schedule(pt, due, seq, heads, pflow, ptard, plate, i, k)
+def pfsp_insertion_vector_kernel(sched, tables, group, params, use_params, out):
+    """Objective vectors (makespan, tardiness, late jobs) of the group's insertion moves, out[move, 3]."""
+    n = sched[2].shape[0]
+    for t in range(cuda.grid(1), group[1] * (n - 1), cuda.gridsize(1)):
+        idx, i, k, col = insertion_move(t, n, group, params, use_params)
+        cmax, _flow, tard, late = pfsp_insertion_schedule(sched, tables, i, k, col)
         out[idx, 0] = cmax
         out[idx, 1] = tard
         out[idx, 2] = late
 
 
 @cuda.jit
-def pfsp_insertion_kernel(pt, due, seq, heads, tails, pflow, ptard, plate, objective, w0, w1, w2, current,
-                          params, use_params, out):
-    n = seq.shape[0]
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for t in range(start, out.shape[0], stride):
-        idx, i, k = insertion_move(t, n, params, use_params)
-        out[idx] = pfsp_insertion_delta(pt, due, seq, heads, tails, pflow, ptard, plate, objective, w0, w1, w2,
-                                        current, i, k)
+def pfsp_insertion_kernel(sched, tables, costs, group, params, use_params, out):
+    """Cost changes of the group's insertion moves."""
+    n = sched[2].shape[0]
+    for t in range(cuda.grid(1), group[1] * (n - 1), cuda.gridsize(1)):
+        idx, i, k, col = insertion_move(t, n, group, params, use_params)
+        out[idx] = pfsp_insertion_delta(sched, tables, costs, i, k, col)
 
 
 @cuda.jit(device=True, inline=True)
-def pfsp_swap_schedule(pt, due, seq, heads0, prefix, i, j2):
+def pfsp_swap_schedule(sched, heads0, prefix, i, j2):
     """(Cmax, flow time, tardiness, late jobs) after swapping positions i < j2. heads0: heads of
     the current sequence; prefix[q] = (flow, tardiness, late) of its first q jobs."""
+    pt, due, seq, rows = sched
     n = seq.shape[0]
     m = pt.shape[1]
-    c = cuda.local.array(MAX_MACHINES, np.int64)
+    if m <= LOCAL_MACHINES:
+        c = cuda.local.array(LOCAL_MACHINES, np.int64)
+    else:
+        c = rows[cuda.grid(1)]  # (one a thread of the grid)
     for j in range(m):
         c[j] = heads0[i, j]
     flow = prefix[i, 0]
@@ -268,14 +296,13 @@ def pfsp_swap_schedule(pt, due, seq, heads0, prefix, i, j2):
 
 
 @cuda.jit
-def pfsp_swap_kernel(pt, due, seq, heads0, prefix, objective, w0, w1, w2, current, params, use_params, out):
+def pfsp_swap_kernel(sched, heads0, prefix, costs, params, use_params, out):
     """Deltas of every swap."""
-    n = seq.shape[0]
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for idx in range(start, out.shape[0], stride):
+    objective, w0, w1, w2, current = costs
+    n = sched[2].shape[0]
+    for idx in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
         i, j2 = pair_of(idx, n, params, use_params)
-        cmax, flow, tard, late = pfsp_swap_schedule(pt, due, seq, heads0, prefix, i, j2)
+        cmax, flow, tard, late = pfsp_swap_schedule(sched, heads0, prefix, i, j2)
         if objective == 0:
             value = cmax
         elif objective == 1:
@@ -286,14 +313,12 @@ def pfsp_swap_kernel(pt, due, seq, heads0, prefix, objective, w0, w1, w2, curren
 
 
 @cuda.jit
-def pfsp_swap_vector_kernel(pt, due, seq, heads0, prefix, params, use_params, out):
+def pfsp_swap_vector_kernel(sched, heads0, prefix, params, use_params, out):
     """Objective vectors (makespan, tardiness, late jobs) of every swap, out[move, 3]."""
-    n = seq.shape[0]
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for idx in range(start, out.shape[0], stride):
+    n = sched[2].shape[0]
+    for idx in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
         i, j2 = pair_of(idx, n, params, use_params)
-        cmax, _flow, tard, late = pfsp_swap_schedule(pt, due, seq, heads0, prefix, i, j2)
+        cmax, _flow, tard, late = pfsp_swap_schedule(sched, heads0, prefix, i, j2)
         out[idx, 0] = cmax
         out[idx, 1] = tard
         out[idx, 2] = late
@@ -424,10 +449,11 @@ def tsp_two_opt_move(data, t, n):
 
 @cuda.jit(device=True, inline=True)
 def pfsp_insertion_move(data, t, n):
-    pt, due, seq, heads, tails, pflow, ptard, plate, objective, w0, w1, w2, current = data
-    idx, i, k = insertion_of_item(t, n)
-    return idx, pfsp_insertion_delta(pt, due, seq, heads, tails, pflow, ptard, plate, objective, w0, w1, w2,
-                                     current, i, k)
+    """(One group of every removed position: the tables hold them all.)"""
+    pt, due, seq, rows, heads, tails, pflow, ptard, plate, objective, w0, w1, w2, current = data
+    idx, i, k, col = insertion_of_item(t, n, 0, n)
+    return idx, pfsp_insertion_delta((pt, due, seq, rows), (heads, tails, pflow, ptard, plate),
+                                     (objective, w0, w1, w2, current), i, k, col)
 
 
 FUSED_MOVES = {"swap@qap": qap_swap_move, "swap@tsp": tsp_swap_move, "2opt@tsp": tsp_two_opt_move,

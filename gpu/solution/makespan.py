@@ -4,18 +4,31 @@ of completion times C[machine, position].
 
 Cell (i, j) depends on (i, j-1) and (i-1, j), both on the previous anti-diagonal, so the cells of
 one anti-diagonal are independent: thread t takes every p-th of them, then the block synchronises.
-Only the previous anti-diagonal is kept (indexed by machine, in shared memory).
+Only the previous anti-diagonal is kept (indexed by machine, in the block's dynamic shared memory:
+two rows of m words, `shared_bytes`).
 """
 import numpy as np
-from numba import cuda
+from numba import config, cuda, int64
 
-MAX_M = 64
+from lsbench.errors import LsbenchError
+
+from ..runtime.launch import allow_dynamic_shared, shared_bytes_per_block
+
+
+def shared_bytes(words, what):
+    """Bytes of `words` int64 in a block's shared memory, refused in one line beyond what a block
+    may hold."""
+    need = 8 * words
+    if need > shared_bytes_per_block():
+        raise LsbenchError(f"{what} needs {need:,} bytes of shared memory a block; this GPU gives "
+                           f"{shared_bytes_per_block():,}")
+    return need
 
 
 @cuda.jit(device=True)
 def wavefront(pt, perm, prev, cur, flow, tid, p):
     """(Cmax, sum of completion times) of perm, by the block's p threads over the anti-diagonals
-    (prev, cur: shared, MAX_M; flow: shared, 1); every thread returns them."""
+    (prev, cur: shared, m each; flow: shared, 1); every thread returns them."""
     n = perm.shape[0]
     m = pt.shape[1]
     if tid == 0:
@@ -47,8 +60,10 @@ def wavefront(pt, perm, prev, cur, flow, tid, p):
 def wavefront_kernel(pt, perms, repeats, out):
     """Block b evaluates perms[b] `repeats` times (for timing) with blockDim.x threads;
     out[b] = (Cmax, sum of completion times)."""
-    prev = cuda.shared.array(MAX_M, np.int64)
-    cur = cuda.shared.array(MAX_M, np.int64)
+    rows = cuda.shared.array(0, int64)  # (dynamic: prev, cur)
+    m = pt.shape[1]
+    prev = rows[:m]
+    cur = rows[m:2 * m]
     flow = cuda.shared.array(1, np.int64)
     b = cuda.blockIdx.x
     tid = cuda.threadIdx.x
@@ -61,11 +76,13 @@ def wavefront_kernel(pt, perms, repeats, out):
 
 def makespan_flowtime(pt, perms, threads, repeats=1):
     """(Cmax, Csum) of each permutation (rows of `perms`) with `threads` threads per permutation."""
-    if pt.shape[1] > MAX_M:
-        raise ValueError(f"at most {MAX_M} machines")
+    need = shared_bytes(2 * pt.shape[1], f"a wavefront over {pt.shape[1]} machines")
     perms = np.ascontiguousarray(np.atleast_2d(perms), dtype=np.int64)
     out = cuda.device_array((perms.shape[0], 2), np.int64)
-    wavefront_kernel[perms.shape[0], threads](cuda.to_device(pt), cuda.to_device(perms), repeats, out)
+    args = (cuda.to_device(pt), cuda.to_device(perms), repeats, out)
+    if not config.ENABLE_CUDASIM:
+        allow_dynamic_shared(wavefront_kernel._compile_for_args(*args), need)
+    wavefront_kernel[perms.shape[0], threads, 0, need](*args)
     return out.copy_to_host()
 
 

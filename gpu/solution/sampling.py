@@ -7,34 +7,34 @@ iteration it was found at are lsbench.engines.sampling's on the CPU.
 import time
 
 import numpy as np
-from numba import cuda, int64, uint64
+from numba import config, cuda, int64, uint64
 
 from lsbench.engines.sampling import IMPROVEMENTS_CAP, NO_BEST, chunks, sampling_result
-from lsbench.errors import LsbenchError
 from lsbench.interfaces import Engine
 from lsbench.params import Param
 from lsbench import rng
 
 from .. import device_name
 from ..device import fill_permutation
+from ..runtime.launch import allow_dynamic_shared
 from ..runtime.waits import wait_for
-from .makespan import MAX_M, wavefront
-
-MAX_N = 1024  # jobs: the permutation sits in shared memory
+from .makespan import shared_bytes, wavefront
 
 
 @cuda.jit
 def sampling_kernel(pt, state_io, first, count, result, best_perm, imp_it, imp_obj):
     """Permutations first+1 .. first+count from the stream state_io[0] (written back); result =
-    (best makespan, improvements found) in and out; improvements (1-based iteration, makespan)."""
-    perm = cuda.shared.array(MAX_N, int64)
+    (best makespan, improvements found) in and out; improvements (1-based iteration, makespan). The
+    permutation and the wavefront's two rows sit in the block's dynamic shared memory (n + 2m words)."""
+    words = cuda.shared.array(0, int64)
     state = cuda.shared.array(1, uint64)
-    prev = cuda.shared.array(MAX_M, int64)
-    cur = cuda.shared.array(MAX_M, int64)
     flow = cuda.shared.array(1, int64)
     tid = cuda.threadIdx.x
     n = pt.shape[0]
-    mine = perm[:n]
+    m = pt.shape[1]
+    mine = words[:n]
+    prev = words[n:n + m]
+    cur = words[n + m:n + 2 * m]
     best, found = result[0], result[1]
     if tid == 0:
         state[0] = state_io[0]
@@ -66,9 +66,8 @@ class SolutionLevelEngine(Engine):
                         high=1024),)
 
     def __init__(self, problem, neighbourhood, search, params, threads=None):
-        if problem.n > MAX_N or problem.m > MAX_M:
-            raise LsbenchError(f"--algorithm sample on gpu: at most {MAX_N} jobs and {MAX_M} machines, "
-                               f"got {problem.n} x {problem.m}")
+        self.need = shared_bytes(problem.n + 2 * problem.m, f"--algorithm sample on gpu: {problem.name}'s "
+                                 f"permutation and two rows of {problem.m} machines")
         self.problem = problem
         self.block = params.get("block") or problem.m
         self.pt = cuda.to_device(np.ascontiguousarray(problem.pt, dtype=np.int64))
@@ -82,8 +81,12 @@ class SolutionLevelEngine(Engine):
         best_perm = cuda.device_array(pr.n, np.int64)
         imp_it = cuda.device_array(IMPROVEMENTS_CAP, np.int64)
         imp_obj = cuda.device_array(IMPROVEMENTS_CAP, np.int64)
+        args = (self.pt, state, 0, 0, result, best_perm, imp_it, imp_obj)
+        if not config.ENABLE_CUDASIM:
+            allow_dynamic_shared(sampling_kernel._compile_for_args(*args), self.need)
         for first, length in chunks(pr, count):  # (each a bounded wait)
-            sampling_kernel[1, self.block](self.pt, state, first, length, result, best_perm, imp_it, imp_obj)
+            sampling_kernel[1, self.block, 0, self.need](self.pt, state, first, length, result, best_perm, imp_it,
+                                                         imp_obj)
             wait_for()
             best, found = (int(v) for v in result.copy_to_host())
             if progress:

@@ -10,7 +10,7 @@ import numba
 import numpy as np
 
 from ..errors import LsbenchError
-from ..interfaces import COMPILED_LOOP, Evaluator, OutOfTime
+from ..interfaces import COMPILED_LOOP, Evaluator
 from ..neighborhoods import SLICE_SECONDS, RowSlicer
 from ..threads import one_thread, use_threads
 
