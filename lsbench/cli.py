@@ -98,13 +98,19 @@ def cmd_run(args):
 
 
 def faster_backend_hint(spec):
-    """One line where a faster backend exists here for the same search (same trajectory)."""
+    """One line where a faster backend exists here for the same search (same trajectory) and
+    accepts the instance."""
     from . import registry
+    from .instances import load
+    better = registry.FASTER.get((spec.algorithm, spec.backend, spec.problem), (None,))[0]
+    if better is None:
+        return None
     gpu_here = False
-    if registry.FASTER.get((spec.algorithm, spec.backend, spec.problem), ("",))[0].startswith("gpu"):
+    if better.startswith("gpu"):
         from .gpu import available
         gpu_here = available()
-    better = registry.faster_backend(spec, gpu_here)
+    problem = load(spec.instance, spec.problem, spec.data_dir, spec.problem_params)
+    better = registry.faster_backend(spec, gpu_here, problem)
     return None if better is None else (f"lsbench: note: --backend {better} runs the same {spec.algorithm} search "
                                         f"much faster on this host (docs/performance.md)")
 

@@ -126,14 +126,19 @@ FASTER = {
 }
 
 
-def faster_backend(spec, gpu_here):
+def faster_backend(spec, gpu_here, problem):
     """A backend measured faster than the one the spec asks for, running the same search (same
-    trajectory), if this host can run it: the resident engines run these searches far faster than
-    the iteration-level `gpu`, whose per-iteration launches and copies dominate (docs/performance.md)."""
+    trajectory), if this host can run it on `problem` (an engine's `refusal(problem)` says where it
+    cannot): the resident engines run these searches far faster than the iteration-level `gpu`,
+    whose per-iteration launches and copies dominate (docs/performance.md)."""
     better, needs = FASTER.get((spec.algorithm, spec.backend, spec.problem), (None, {}))
     if better is None or (better.startswith("gpu") and not gpu_here):
         return None
     settings = {"neighbourhood": spec.neighbourhood, **spec.params()}
     if any(settings.get(k, v) != v for k, v in needs.items()):
         return None
-    return better if _lookup(spec.algorithm, better, spec.problem)[0] else None
+    exists, path = _lookup(spec.algorithm, better, spec.problem)
+    if not exists:
+        return None
+    refusal = getattr(load_class(path), "refusal", None) if path else None
+    return None if refusal and refusal(problem) else better

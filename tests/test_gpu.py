@@ -1294,10 +1294,12 @@ def test_a_run_on_a_slower_backend_names_the_faster_one_in_one_line(tmp_path):
     assert r.returncode == 0 and "note:" not in r.stderr
 
 
-@pytest.mark.parametrize("extra,noted", [([], True), (["--param", "objective=flowtime"], False),
-                                         (["--neighbourhood", "swap"], False)])
-def test_pfsp_insertion_makespan_tabu_on_gpu_names_the_resident_engine_only_where_it_runs(extra, noted):
-    r = subprocess.run([sys.executable, "-m", "lsbench", "run", "--instance", "rnd-pfsp-7x3-1", "--algorithm", "tabu",
+@pytest.mark.parametrize("instance,extra,noted", [("rnd-pfsp-7x3-1", [], True),
+                                                  ("rnd-pfsp-7x3-1", ["--param", "objective=flowtime"], False),
+                                                  ("rnd-pfsp-7x3-1", ["--neighbourhood", "swap"], False),
+                                                  ("rnd-pfsp-7x40-1", [], False)])  # (the fast path's 32 machines)
+def test_pfsp_insertion_makespan_tabu_on_gpu_names_the_resident_engine_only_where_it_runs(instance, extra, noted):
+    r = subprocess.run([sys.executable, "-m", "lsbench", "run", "--instance", instance, "--algorithm", "tabu",
                         "--backend", "gpu", "--iterations", "2", "--warmup", "0", "--quiet", *extra],
                        capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert r.returncode == 0, r.stderr

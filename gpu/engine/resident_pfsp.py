@@ -352,15 +352,9 @@ class ResidentPfspTabu:
 
     def __init__(self, problem, prm, threads=None, persistent=None, blocks=None):
         require("gpu-resident")
-        if problem.objective_code != MAKESPAN:
-            raise LsbenchError(f"--backend gpu-resident: the PFSP fast path minimises the makespan (Taillard's "
-                               f"acceleration), not {problem.objective_name}")
-        if problem.m > WARP:
-            raise LsbenchError(f"--backend gpu-resident: the PFSP fast path gives each machine a warp lane, at most "
-                               f"{WARP} machines; {problem.name} has {problem.m}")
-        if int(problem.pt.sum()) >= 1 << 31:
-            raise LsbenchError(f"--backend gpu-resident: {problem.name}'s total processing time exceeds 2^31 "
-                               "(32-bit heads and tails)")
+        reason = refusal(problem)
+        if reason:
+            raise LsbenchError(reason)
         for name, value in (("persistent", persistent), ("blocks", blocks)):
             if value is not None and int(value) < 1:
                 raise LsbenchError(f"--param {name}: must be at least 1, got {value}")
@@ -491,6 +485,19 @@ class ResidentPfspTabu:
         return {"backend": "gpu-resident", "device": device_name(), "model": how, **shape}
 
 
+def refusal(problem):
+    """Why the fast path cannot run this flow shop (one line), or None."""
+    if problem.objective_code != MAKESPAN:
+        return (f"--backend gpu-resident: the PFSP fast path minimises the makespan (Taillard's acceleration), "
+                f"not {problem.objective_name}")
+    if problem.m > WARP:
+        return (f"--backend gpu-resident: the PFSP fast path gives each machine a warp lane, at most {WARP} "
+                f"machines; {problem.name} has {problem.m}")
+    if int(problem.pt.sum()) >= 1 << 31:
+        return f"--backend gpu-resident: {problem.name}'s total processing time exceeds 2^31 (32-bit heads and tails)"
+    return None
+
+
 class ResidentPfspEngine(WholeGpuEngine):
     problems = ("pfsp",)
     parameters = (Param("block", int, "threads per block (default: the largest that fits)", low=32, high=1024),
@@ -498,6 +505,8 @@ class ResidentPfspEngine(WholeGpuEngine):
                         "the searches while each gets two or more)", low=1),
                   Param("persistent", int, "blocks of the persistent grid that runs K > 1 searches (default: as "
                         "many as run at once)", low=1))
+
+    refusal = staticmethod(refusal)  # (registry.faster_backend: no note where the fast path refuses)
 
     def build(self, problem, neighbourhood, prm, params):
         if neighbourhood.name != "insertion":
