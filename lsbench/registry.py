@@ -104,6 +104,17 @@ def engine_path(algorithm, backend, problem):
     return path
 
 
+def engine_for(algorithm, backend, problem):
+    """engine_path for a loaded problem: where the problem's own engine refuses the instance (its
+    `refusal`: the PFSP fast path beyond 32 machines or off the makespan), the resident local search
+    engine runs it over the problem's device adapter."""
+    path = engine_path(algorithm, backend, problem.kind)
+    refusal = getattr(load_class(path), "refusal", None) if path else None
+    if refusal and refusal(problem) and (algorithm, backend) in ON_ADAPTERS and has_adapter(problem.kind):
+        return LOCAL_SEARCH_ENGINE
+    return path
+
+
 def backend_class(algorithm, backend, problem):
     """The class that declares the backend's parameters for this run: the engine, or the evaluator."""
     path = engine_path(algorithm, backend, problem)

@@ -618,8 +618,18 @@ def test_resident_pfsp_tabu_cli_on_ta001_stops_at_the_target_and_verifies(tmp_pa
     assert r.returncode == 0, r.stderr
 
 
+@pytest.mark.parametrize("instance, params", [("ta001", {"objective": "flowtime"}), ("rnd-pfsp-7x40-1", {})])
+def test_pfsp_tabu_beyond_the_fast_path_runs_on_the_flow_shop_adapter_as_the_cpu(instance, params):
+    """`--algorithm tabu --backend gpu-resident` refused a flow shop off the makespan or beyond 32
+    machines (the fast path's warp lane a machine): the resident local search engine runs it over
+    the flow-shop adapter, each search the CPU's."""
+    cpu = run_one("pfsp", instance, algorithm="tabu", backend="cpu", seed=2, iterations=6, problem_params=params)
+    gpu = run_one("pfsp", instance, algorithm="tabu", backend="gpu-resident", seed=2, iterations=6,
+                  problem_params=params)
+    assert trajectory(gpu) == trajectory(cpu) and "PfspInsertionAdapter" in gpu["backend_info"]["model"]
+
+
 @pytest.mark.parametrize("args, message", [
-    (dict(problem_params={"objective": "flowtime"}), "minimises the makespan"),
     (dict(neighbourhood="swap"), "insertion neighbourhood"),
     (dict(backend_params={"block": 96}), "power of two"),
     (dict(backend_params={"persistent": 0}), "--param persistent=0: must be >= 1"),
