@@ -742,7 +742,7 @@ print("not ended")
 
 
 def test_a_ctrl_c_during_a_gpu_wait_ends_the_process_at_once():
-    """A CUDA synchronisation held Ctrl-C until the kernel ended (a 13 s chunk of pla85900, a PPP
+    """A CUDA synchronisation held Ctrl-C until the kernel ended (a 3.3 s chunk of pla85900, a PPP
     3000-3000 iteration of minutes): the wait polls an event, a Ctrl-C raises within a poll, and the
     command ends the process without the exit-time clean-up (freeing device memory would wait for the
     kernel)."""

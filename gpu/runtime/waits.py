@@ -1,6 +1,6 @@
 """The host's wait for the GPU, answering Ctrl-C. A CUDA synchronisation holds Python's signal
-handlers until the work ends: a chunk of pla85900's 1,056 searches is one 13 s iteration, a PPP
-3000-3000 tabu iteration longer. `wait_for` polls an event instead, so a Ctrl-C raises
+handlers until the work ends: a chunk of 132 searches of pla85900 was two iterations of about 1.6 s
+on an H100, a PPP 3000-3000 tabu iteration over a minute. `wait_for` polls an event instead, so a Ctrl-C raises
 KeyboardInterrupt within a poll; the kernel is then left running, and lsbench.interrupts tells the
 command to end the process at once (freeing device memory would wait for the kernel)."""
 import time
