@@ -147,7 +147,8 @@ class GpuEvaluator(Evaluator):
         self.host_out = np.empty(nb.out_shape(), dtype=self.dtype)
         self.no_params = cuda.to_device(np.zeros((1, 3), dtype=np.int64))
         self.params = self.no_params
-        max_threads = PPP_THREADS if self.kind == "ppp" else ROW_THREADS if self.kind == "pfsp" else None
+        rows = self.kind == "pfsp" and self.rows.shape[0] > 1  # (a row of completion times a thread)
+        max_threads = PPP_THREADS if self.kind == "ppp" else ROW_THREADS if rows else None
         self.control = ThreadControl(self.size, fixed=self.fixed, max_threads=max_threads,
                                      launch_hook=self.launch_hook)
         self.stored_select = kernels.make_select_kernel(kernels.stored_delta, self.dtype)
