@@ -59,16 +59,16 @@ def gpu_row_kinds():
     kinds = {}
     for config in CONFIGS:
         cfg = {**yaml.safe_load(config.read_text()), "scale": "quick"}
-        for run in plan_runs(cfg, gpu_available=True):
-            spec = run["spec"]
-            if run["backend"] not in GPU_BACKENDS or run["multistart"] or spec.algorithm in ("ig", "cas"):
+        for planned in plan_runs(cfg, gpu_available=True):
+            spec = planned["spec"]
+            if planned["backend"] not in GPU_BACKENDS or planned["multistart"] or spec.algorithm in ("ig", "cas"):
                 continue  # (ig and cas run whole generations whatever the stop)
             entry = instances.manifest().get(spec.instance)
             choices = {k: v if isinstance(v, str) else "" for k, v in {**spec.algorithm_params,
                                                                          **spec.backend_params}.items()}
             key = (spec.problem, spec.algorithm, spec.backend, spec.neighbourhood, tuple(sorted(choices.items())),
                    instances.folder_of(entry) if entry else "generated")
-            kinds.setdefault(key, (f"{config.stem}:{run['name']}:{run['label']}", spec))
+            kinds.setdefault(key, (f"{config.stem}:{planned['name']}:{planned['label']}", spec))
     return list(kinds.values())
 
 
