@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# Run on the device machine from the checkout: carried wheels in .whl/ (numpy 2.4; pytest-xdist and execnet,
-# which the tests' addopts need; their runs here are serial, -n 0), instance copies in .devdata/, laid
-# out as the data directory (qaplib/, tsplib/, taillard_pfsp/). `tests` needs what tests/test_gpu.py
-# loads: qaplib tai12a, tai40a, tai100a, tai100b, tai150b, tai256c; tsplib burma14, bays29; taillard_pfsp ta001, ta051 (a missing file
-# fails its tests); the file runs as three pytest processes side by side (the resident Ro-TS tests in two
-# parts, and the rest), and tests/test_resident_local_search.py (every adapter against the CPU) as a fourth: at c0a920a the resident half alone, on a fresh machine, ran past 560 s with 3 of
-# its 55 tests left; at b949855 the three took 6:49 (the cluster tests then in the first), 2:26 and
-# 3:33; their slowest tests come with the summary.
+# Run on the device machine from the checkout: carried wheels in .whl/ (numba-cuda 0.30.4 and numpy 2.4;
+# the image has pytest-xdist), instance copies in .devdata/, laid out as the data directory (qaplib/,
+# tsplib/, taillard_pfsp/; `cp -r ../shared/instances/* .devdata/`, 23 MB). `tests`: tests/test_gpu.py
+# and tests/test_resident_local_search.py on the device, the device-marked ones included, in 8 xdist
+# workers (2d817a1 on one H100: 155 tests in 162 s), then the GPU engines' Ctrl-C
+# (tests/test_soak.py -k gpu_engines, 5 side by side, about 2 minutes); their failures and slowest
+# tests come with the summary.
 # Usage: bash benchmarks/device_run.sh [tests] ['iteration ARGS'] [makespan] [rots] ['plan CONFIG ARGS']
 #        ['resident ARGS'] ['ab TREE... ARGS'] ['trees TREE... ARGS' (ab_trees.py)] ['pfsp ARGS'] ['pls ARGS'] ['grid ARGS'] ['cas ARGS'] ['cas-scaling ARGS'] ['ttb ARGS'] ['ig ARGS'] ['tsp ARGS'] ['maxcut ARGS' (examples/maxcut, its wheel in .whl/)] ['cow ARGS'] ['multistart ARGS'] ['sharing ARGS'] ['islands ARGS'] ['pytest ARGS']
 #        ['snakemake ARGS' (from .smk/smk_site.tgz: Snakemake 9 for Python 3.12, its dependencies beside it)]
@@ -29,18 +28,13 @@ python3 -c "import numba, numpy, numba.cuda as c; print('numba', numba.__version
 for step in "$@"; do
   case "$step" in
     tests) mkdir -p /tmp/lsbench-test-data-$(id -u) && cp -r .devdata/* /tmp/lsbench-test-data-$(id -u)/  # what a partial mirror lacks stays missing
-           first="tai100a or two_blocks or queue or restart"
-           parts=("resident_rots and ($first)" "resident_rots and not ($first)" "not resident_rots")
-           for part in "${parts[@]}"; do
-             LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 560 python3 -m pytest -p no:cacheprovider -n 0 -rfE \
-               --durations=5 tests/test_gpu.py -k "$part" > "/tmp/tests-${part//[ ()]/_}.log" 2>&1 &
-           done
-           # every problem's adapter on the resident engine against the CPU search, on the device
-           LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 560 python3 -m pytest -p no:cacheprovider -n 0 -rfE \
-             --durations=5 tests/test_resident_local_search.py > /tmp/tests-adapters.log 2>&1 &
-           wait
-           for part in "${parts[@]}"; do echo "-- $part"; tail -14 "/tmp/tests-${part//[ ()]/_}.log"; done
-           echo "-- tests/test_resident_local_search.py"; tail -14 /tmp/tests-adapters.log ;;
+           LSBENCH_TEST_DATA=$PWD/.devdata LSBENCH_TEST_REAL_GPU=1 timeout 400 python3 -m pytest -p no:cacheprovider \
+             -p no:benchmark -n 8 --dist loadgroup -m "not system" -rfE --durations=8 tests/test_gpu.py \
+             tests/test_resident_local_search.py > /tmp/tests-gpu.log 2>&1
+           grep -E "^(FAILED|ERROR)|passed|failed|^[0-9.]+s " /tmp/tests-gpu.log | tail -24
+           LSBENCH_TEST_DATA=$PWD/.devdata timeout 170 python3 -m pytest -p no:cacheprovider -p no:benchmark -n 5 \
+             -m device -rfE --tb=short tests/test_soak.py -k gpu_engines > /tmp/tests-soak.log 2>&1
+           grep -E "^E  |^(FAILED|ERROR)|passed|failed" /tmp/tests-soak.log | cut -c1-400 | tail -20 ;;
     iteration*) (cd benchmarks && timeout 560 python3 gpu_iteration.py ${step#iteration} --out "${OUT:-results}") ;;
     trees*) (cd benchmarks && timeout 580 python3 research/ab_trees.py ${step#trees} --out "${OUT:-results}") ;;
     ab*) (cd benchmarks && timeout 560 python3 research/ab_resident.py ${step#ab} --out "${OUT:-results}") ;;
