@@ -55,12 +55,13 @@ def tsp_two_opt_kernel(d, t, fwd, bwd, edge, params, use_params, out):
 
 
 # A flow shop's insertion moves are evaluated in groups of removed positions i0 <= i < i0 + count
-# (`group`), whose Taillard tables fit the evaluator's scratch: `tables` = (heads, tails, prefix
-# flow time, tardiness, late jobs), laid out [k, machine, i - i0] (one group on every instance of
-# up to ~10^9 table entries; rnd-pfsp-5000x500-1 takes 50). `sched` = (pt, due, seq, rows): a
-# thread schedules in a local row of completion times up to LOCAL_MACHINES machines, in its own row
-# of `rows` (global memory, one a thread of the grid) beyond (gpu/move_costs/pfsp.py); `costs` = (objective, w0, w1, w2,
-# current objective).
+# (`group`), whose Taillard tables fit the evaluator's scratch: `tables` = (heads, tails, prefix flow
+# time, tardiness, late jobs), laid out [k, machine, i - i0] (one group on every instance of up to ~10^9
+# table entries; rnd-pfsp-5000x500-1 takes 48). `sched` = (pt, due, seq, rows): a thread schedules in a
+# local row of completion times up to LOCAL_MACHINES machines, in its own row of `rows` (global memory,
+# one a thread of the grid) beyond (gpu/move_costs/pfsp.py); `costs` = (objective, w0, w1, w2, current
+# objective).
+
 
 @cuda.jit
 def pfsp_heads_tails_kernel(pt, due, seq, tables, objective, group):
