@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Run on the device machine from the checkout: carried wheels in .whl/ (numba-cuda 0.30.4 and numpy 2.4;
-# the image has pytest-xdist), instance copies in .devdata/, laid out as the data directory (qaplib/,
+# Run on the device machine from the checkout: carried wheels in .whl/ (numba-cuda 0.30.4 and numpy 2.4:
+# `pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp --platform
+# manylinux_2_28_x86_64 -d .whl numba-cuda==0.30.4 numpy==2.4.6`; `pip wheel --no-deps -w .whl
+# examples/maxcut` for `maxcut`; the image has pytest-xdist), instance copies in .devdata/, laid out as
+# the data directory (qaplib/,
 # tsplib/, taillard_pfsp/; `cp -r ../shared/instances/* .devdata/`, 23 MB). `tests`: tests/test_gpu.py
 # and tests/test_resident_local_search.py on the device, the device-marked ones included, in 8 xdist
 # workers (2d817a1 on one H100: 155 tests in 162 s), then the GPU engines' Ctrl-C
