@@ -4,10 +4,11 @@ printed and dropped, and one still pending when a compiled function returns beco
 `answering_ctrl_c()` (around a CLI command) raises it again every AGAIN_S until the command has it
 (`taken()`), and `interrupted()` tells such a SystemError from others. Work that a Ctrl-C left running
 where the process cannot stop it (a GPU kernel: gpu/runtime/waits.py) is `left_running`; the
-command then ends the process without its exit-time clean-up (`end_now`), which would wait for it."""
+command then ends the process without its exit-time clean-up (`end_now_if_left_running`), which
+would wait for it."""
 import os
-import sys
 import signal
+import sys
 import threading
 from contextlib import contextmanager
 
