@@ -10,7 +10,7 @@ import numpy as np
 from numba import config, cuda, int64
 
 from lsbench.errors import LsbenchError
-from lsbench.interfaces import Engine, SearchResult
+from lsbench.interfaces import WARMUP_SECONDS, Engine, SearchResult
 from lsbench.interfaces import Stop
 from lsbench.search.chunk_loop import ChunkedSearches, ChunkRead, run_chunks
 from lsbench.search.common import ChunkLength
@@ -297,8 +297,9 @@ class ResidentEngine(Engine):
 
     def warm_up(self, seeds, iterations):
         """Compiles the kernel and sizes the grid for K = len(seeds) searches: two untimed
-        iterations, whatever `iterations` says."""
-        self.search.run(list(seeds), Stop(iterations=2))
+        iterations, whatever `iterations` says, or one where it outlasts WARMUP_SECONDS (an
+        iteration of 132 PPP 3000-3000 searches takes tens of seconds)."""
+        self.search.run(list(seeds), Stop(iterations=2, seconds=WARMUP_SECONDS))
 
     def run(self, seeds, stop, progress=None):
         return self.search.run(list(seeds), stop, progress)

@@ -9,7 +9,7 @@ from numba import config, cuda
 
 from lsbench import rng
 from lsbench.errors import LsbenchError
-from lsbench.interfaces import Engine, SearchResult
+from lsbench.interfaces import WARMUP_SECONDS, Engine, SearchResult
 from lsbench.params import Param, Rule, with_defaults
 from lsbench.problems.qap import qap_costs
 from lsbench.engines.cas import NO_AGE_ASPIRATION
@@ -595,8 +595,8 @@ class ResidentRotsEngine(Engine):
 
     def warm_up(self, seeds, iterations):
         """Compiles the kernel for K = len(seeds) searches (its shape depends on K): two untimed
-        iterations, whatever `iterations` says."""
-        self.searches.run(seeds, Stop(iterations=2))
+        iterations, whatever `iterations` says, or one where it outlasts WARMUP_SECONDS."""
+        self.searches.run(seeds, Stop(iterations=2, seconds=WARMUP_SECONDS))
 
     def run(self, seeds, stop, progress=None, migration=None):
         self.count, self.migration = len(seeds), migration
