@@ -173,6 +173,18 @@ def test_sampling_on_the_gpu_runs_past_64_machines_and_1024_jobs_as_the_cpu():
     assert [(t[0], t[2]) for t in gpu["trajectory"]] == [(t[0], t[2]) for t in cpu["trajectory"]]
 
 
+def test_sampling_beyond_a_blocks_shared_memory_is_one_error_line(monkeypatch):
+    """A permutation and two machine rows that a block cannot hold (here a GPU of 40,000 bytes a
+    block: 5,000 jobs and 500 machines take 48,000) are refused before the run in one line naming
+    the instance."""
+    from lsbench.errors import LsbenchError
+    monkeypatch.setattr("lsbench.gpu.runtime.launch.shared_bytes_per_block", lambda: 40_000)
+    with pytest.raises(LsbenchError) as refused:
+        run_one("pfsp", "rnd-pfsp-5000x500-1", "sample", "gpu", seed=1, iterations=1)
+    assert str(refused.value) == ("--algorithm sample on gpu: rnd-pfsp-5000x500-1's permutation and two rows of 500 "
+                                  "machines needs 48,000 bytes of shared memory a block, more than this GPU's 40,000")
+
+
 @pytest.mark.parametrize("block", [1, 3, 5])
 def test_sampling_on_the_gpu_keeps_the_cpus_best_at_the_same_iteration_for_every_block_size(block, monkeypatch):
     """--algorithm sample: p threads a permutation (fewer, as many as, more than the 4 machines)

@@ -22,7 +22,7 @@ from lsbench.engines.iterated_greedy import (BEST, CHUNK_CAP, CUR, EVALS, IT, NI
 from .. import device as dv
 from .. import device_name, require
 from ..runtime.intrinsics import warp_min_u32
-from ..runtime.launch import allow_dynamic_shared, shared_bytes_per_block
+from ..runtime.launch import allow_dynamic_shared, within_a_block
 from ..runtime.waits import wait_for
 from ..runtime.lanes import XBUF, from_left2, warp_sync
 
@@ -264,10 +264,8 @@ class DeviceIteratedGreedyEngine(IteratedGreedyEngine):
         if int(pr.pt.sum()) >= NO_PLACE or pr.n >= 1 << 20:
             raise LsbenchError(f"--backend gpu-resident: {pr.name}'s total processing time must stay below 2^31 - 1 "
                                "(32-bit heads and tails) and its jobs below 2^20")
-        self.need = shared_words(pr.n, pr.m, self.prm["destruction"]) * 4
-        if self.need > shared_bytes_per_block():
-            raise LsbenchError(f"--backend gpu-resident: {pr.name} ({pr.n} jobs x {pr.m} machines) needs {self.need} "
-                               f"bytes of shared memory per search, more than this GPU's {shared_bytes_per_block()}")
+        self.need = within_a_block(shared_words(pr.n, pr.m, self.prm["destruction"]) * 4,
+                                   f"--backend gpu-resident: {pr.name} ({pr.n} jobs x {pr.m} machines), a search")
         self.PT = cuda.to_device(np.ascontiguousarray(pr.pt, dtype=np.int32).ravel())
         self.THR = cuda.to_device(self.prm["thresholds"])
         self.kernel_s = 0.0

@@ -32,7 +32,7 @@ from ..runtime.chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, Whole
                               pass_on, run_searches, save_search, start_item, tabu_starts, take_item)
 from ..runtime.block_reduce import block_min, key_less
 from ..runtime.lanes import XBUF, from_left, from_left2, in_window, warp_sync
-from ..runtime.launch import allow_dynamic_shared, shared_bytes_per_block
+from ..runtime.launch import allow_dynamic_shared, within_a_block
 
 SIM = config.ENABLE_CUDASIM  # the simulator has no warp shuffles: lanes talk through shared memory
 FULL = 0xFFFFFFFF
@@ -377,11 +377,8 @@ class ResidentPfspTabu:
         """(blocks of `rounds` rounds resident at once, shared bytes per block) of the lockstep or
         the queued kernel."""
         n, m = self.problem.n, self.problem.m
-        need = shared_words(n, m, rounds, self.pairs) * 4
-        if need > shared_bytes_per_block():
-            raise LsbenchError(f"--backend gpu-resident: {self.problem.name} ({n} jobs x {m} machines) needs "
-                               f"{need} bytes of shared memory per block, more than this GPU's "
-                               f"{shared_bytes_per_block()}")
+        need = within_a_block(shared_words(n, m, rounds, self.pairs) * 4,
+                              f"--backend gpu-resident: {self.problem.name} ({n} jobs x {m} machines)")
         compiled = PFSP_TABU_KERNELS[queued]._compile_for_args(*self._args(self._arrays(K, blocks), rounds, 0))
         allow_dynamic_shared(compiled, need)
         fit = compiled.max_cooperative_grid_blocks(self.threads, need)

@@ -14,6 +14,8 @@ import numpy as np
 from numba import config, cuda
 from numba.cuda.cudadrv.devicearray import is_cuda_ndarray
 
+from lsbench.errors import LsbenchError
+
 from .waits import wait_for
 
 # the simulator runs each thread as a Python thread: small blocks keep the tests fast there
@@ -34,6 +36,15 @@ def shared_bytes_per_block():
         return int(dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
     except (AttributeError, KeyError):
         return STATIC_SHARED_CAP
+
+
+def within_a_block(need, what):
+    """`need` bytes of shared memory a block, refused in one line naming `what` where this GPU's
+    block cannot hold them."""
+    if need > shared_bytes_per_block():
+        raise LsbenchError(f"{what} needs {need:,} bytes of shared memory a block, more than this GPU's "
+                           f"{shared_bytes_per_block():,}")
+    return need
 
 
 class LaunchFailure(RuntimeError):

@@ -5,24 +5,12 @@ of completion times C[machine, position].
 Cell (i, j) depends on (i, j-1) and (i-1, j), both on the previous anti-diagonal, so the cells of
 one anti-diagonal are independent: thread t takes every p-th of them, then the block synchronises.
 Only the previous anti-diagonal is kept (indexed by machine, in the block's dynamic shared memory:
-two rows of m words, `shared_bytes`).
+two rows of m words).
 """
 import numpy as np
 from numba import config, cuda, int64
 
-from lsbench.errors import LsbenchError
-
-from ..runtime.launch import allow_dynamic_shared, shared_bytes_per_block
-
-
-def shared_bytes(words, what):
-    """Bytes of `words` int64 in a block's shared memory, refused in one line beyond what a block
-    may hold."""
-    need = 8 * words
-    if need > shared_bytes_per_block():
-        raise LsbenchError(f"{what} needs {need:,} bytes of shared memory a block; this GPU gives "
-                           f"{shared_bytes_per_block():,}")
-    return need
+from ..runtime.launch import allow_dynamic_shared, within_a_block
 
 
 @cuda.jit(device=True)
@@ -76,7 +64,7 @@ def wavefront_kernel(pt, perms, repeats, out):
 
 def makespan_flowtime(pt, perms, threads, repeats=1):
     """(Cmax, Csum) of each permutation (rows of `perms`) with `threads` threads per permutation."""
-    need = shared_bytes(2 * pt.shape[1], f"a wavefront over {pt.shape[1]} machines")
+    need = within_a_block(8 * 2 * pt.shape[1], f"a wavefront over {pt.shape[1]} machines")
     perms = np.ascontiguousarray(np.atleast_2d(perms), dtype=np.int64)
     out = cuda.device_array((perms.shape[0], 2), np.int64)
     args = (cuda.to_device(pt), cuda.to_device(perms), repeats, out)

@@ -16,9 +16,9 @@ from lsbench import rng
 
 from .. import device_name
 from ..device import fill_permutation
-from ..runtime.launch import allow_dynamic_shared
+from ..runtime.launch import allow_dynamic_shared, within_a_block
 from ..runtime.waits import wait_for
-from .makespan import shared_bytes, wavefront
+from .makespan import wavefront
 
 
 @cuda.jit
@@ -66,8 +66,8 @@ class SolutionLevelEngine(Engine):
                         high=1024),)
 
     def __init__(self, problem, neighbourhood, search, params, threads=None):
-        self.need = shared_bytes(problem.n + 2 * problem.m, f"--algorithm sample on gpu: {problem.name}'s "
-                                 f"permutation and two rows of {problem.m} machines")
+        self.need = within_a_block(8 * (problem.n + 2 * problem.m), f"--algorithm sample on gpu: {problem.name}'s "
+                                   f"permutation and two rows of {problem.m} machines")
         self.problem = problem
         self.block = params.get("block") or problem.m
         self.pt = cuda.to_device(np.ascontiguousarray(problem.pt, dtype=np.int64))
