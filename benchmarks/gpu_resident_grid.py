@@ -96,45 +96,75 @@ def searcher(engine):
     return getattr(engine, "search", engine)
 
 
-def scaling(cases, counts, seconds, repeats, seed, threads, check):
-    """Aggregate it/s of K searches for each K (see the module docstring)."""
+def registry_kernel(kind, p, nb, threads):
+    """A maker of the kernel `--backend gpu-resident` runs for this case."""
+    if kind == "pfsp":
+        from lsbench.gpu.engine.resident_pfsp import ResidentPfspTabu
+        return lambda: ResidentPfspTabu(p, TabuSearch().params(nb), threads=threads or 256)
+    if kind == "tsp":  # on chip from one search an SM, else the matrix
+        from lsbench.gpu.engine.local_search import ResidentLocalSearchEngine
+        return lambda: ResidentLocalSearchEngine(p, nb, TabuSearch(), {"block": threads} if threads else {})
     from lsbench.gpu.engine.whole_gpu_tabu import WholeGpuTabu
+    return lambda: WholeGpuTabu(p, nb, TabuSearch().params(nb), threads=threads or 256)
+
+
+def every_kernel(kind, p, nb, threads):
+    """{kernel: maker} of each kernel that runs this case (issue 86, item 5: a kernel beside the one
+    engine's adapter stays only where it is measured faster): the problem's own (the PFSP fast path,
+    the matrix kernel of whole_gpu_tabu.py) and the resident local search engine over the adapter."""
+    from lsbench.gpu.adapters import adapter_for
+    from lsbench.gpu.engine.local_search import ResidentLocalSearch
+    own = "pfsp-fast-path" if kind == "pfsp" else "matrix"
+    if kind == "tsp":
+        from lsbench.gpu.engine.whole_gpu_tabu import WholeGpuTabu
+        own_maker = lambda: WholeGpuTabu(p, nb, TabuSearch().params(nb), threads=threads or 256)  # noqa: E731
+    else:
+        own_maker = registry_kernel(kind, p, nb, threads)
+    return {own: own_maker,
+            "adapter": lambda: ResidentLocalSearch(p, nb, adapter_for(p, nb), "tabu", TabuSearch().params(nb),
+                                                   threads=threads)}
+
+
+def scaling(cases, counts, seconds, repeats, seed, threads, check, kernels=False):
+    """Aggregate it/s of K searches for each K (see the module docstring); with `kernels`, on every
+    kernel that runs the case (every_kernel), interleaved with the other rows."""
     rows = []
     for spec in cases.split(","):
         kind, name, nb_name, *cap = spec.split(":")
         p = registry.load(name, kind)
         nb = p.neighbourhood(nb_name)
         ks = [k for k in counts if not cap or k <= int(cap[0])]
-        if kind == "pfsp":
-            from lsbench.gpu.engine.resident_pfsp import ResidentPfspTabu
-            engines = {k: ResidentPfspTabu(p, TabuSearch().params(nb), threads=threads or 256) for k in ks}
-        elif kind == "tsp":  # what `--backend gpu-resident` runs: on chip from one search an SM, else the matrix
-            from lsbench.gpu.engine.local_search import ResidentLocalSearchEngine
-            engines = {k: ResidentLocalSearchEngine(p, nb, TabuSearch(), {"block": threads} if threads else {})
-                       for k in ks}
-        else:
-            engines = {k: WholeGpuTabu(p, nb, TabuSearch().params(nb), threads=threads or 256) for k in ks}
-        checked = {}
-        for k in ks:  # JIT, grid sizing; one search of K against the CPU
-            res = engines[k].run(list(range(seed, seed + k)), Stop(iterations=check))
-            q = k // 2
-            cpu = TabuSearch().run(p, nb, get_evaluator("cpu").bind(p, nb), Stop(iterations=check), seed + q)
-            checked[k] = same(cpu, res[q])
-        rates = {k: [] for k in ks}
-        for _ in range(repeats):
-            for k in ks:
-                res = engines[k].run(list(range(seed, seed + k)), Stop(seconds=seconds))
-                rates[k].append(sum(r.iterations for r in res) / searcher(engines[k]).kernel_s)
-        ref = statistics.median(rates[132]) if 132 in rates else None
-        for k in ks:
-            med = statistics.median(rates[k])
+        makers = every_kernel(kind, p, nb, threads) if kernels else {None: registry_kernel(kind, p, nb, threads)}
+        engines = {(kernel, k): make() for kernel, make in makers.items() for k in ks}
+        rates, checked = scaling_rates(p, nb, engines, seconds, repeats, seed, check)
+        for (kernel, k), engine in engines.items():
+            med = statistics.median(rates[kernel, k])
+            ref = statistics.median(rates[kernel, 132]) if (kernel, 132) in rates else None
             row = {"problem": kind, "instance": p.name, "neighbourhood": nb.name, "moves_per_iteration": nb.size,
-                   "searches": k, "iterations_per_s": med, "repeats": rates[k],
-                   "vs_132": med / ref if ref else None, "same_trajectory_as_cpu": checked[k], **searcher(engines[k]).shape}
+                   "kernel": kernel, "searches": k, "iterations_per_s": med, "repeats": rates[kernel, k],
+                   "vs_132": med / ref if ref else None, "same_trajectory_as_cpu": checked[kernel, k],
+                   **searcher(engine).shape}
             rows.append(row)
-            print(f"| {p.name} {nb.name} | {k} | {row['mode']} | {row['blocks']} | {row.get('reduction_blocks', '-')} "
-                  f"| {med:,.0f} | {row['vs_132'] or 0:.2f} | {checked[k]} |", flush=True)
+            print(f"| {p.name} {nb.name}{' ' + kernel if kernel else ''} | {k} | {row['mode']} | {row['blocks']} "
+                  f"| {row.get('reduction_blocks', '-')} | {med:,.0f} | {row['vs_132'] or 0:.2f} | {checked[kernel, k]} |",
+                  flush=True)
     return rows
+
+
+def scaling_rates(p, nb, engines, seconds, repeats, seed, check):
+    """({key: [it/s of each repeat]}, {key: whether search K // 2 followed the CPU}) of engines
+    {key: engine}, key = (kernel, K): K searches a run, the keys interleaved in each repeat."""
+    checked = {}
+    for (kernel, k), engine in engines.items():  # JIT, grid sizing; one search of K against the CPU
+        res = engine.run(list(range(seed, seed + k)), Stop(iterations=check))
+        cpu = TabuSearch().run(p, nb, get_evaluator("cpu").bind(p, nb), Stop(iterations=check), seed + k // 2)
+        checked[kernel, k] = same(cpu, res[k // 2])
+    rates = {key: [] for key in engines}
+    for _ in range(repeats):
+        for (kernel, k), engine in engines.items():
+            res = engine.run(list(range(seed, seed + k)), Stop(seconds=seconds))
+            rates[kernel, k].append(sum(r.iterations for r in res) / searcher(engine).kernel_s)
+    return rates, checked
 
 
 def main():
@@ -146,6 +176,8 @@ def main():
     ap.add_argument("--check", type=int, default=30, help="--scaling: iterations of the trajectory check")
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--kernels", action="store_true",
+                    help="--scaling: every kernel that runs a case (the problem's own and the engine's adapter)")
     ap.add_argument("--threads", type=int, help="threads a block (default: 256; TSP: the engine's own choice)")
     ap.add_argument("--out")
     args = ap.parse_args()
@@ -153,9 +185,10 @@ def main():
         print("| case | searches | shape | blocks | blocks per search | it/s | vs K = 132 | same |")
         print("|---|---|---|---|---|---|---|---|")
         rows = scaling(args.scaling, [int(k) for k in args.searches.split(",")], args.seconds, args.repeats, args.seed,
-                       args.threads, args.check)
+                       args.threads, args.check, args.kernels)
         ok = all(r["same_trajectory_as_cpu"] for r in rows)
-        print(f"-> {write_result('tabu_scaling', {'rows': rows, 'same_trajectory_as_cpu': ok}, args.out)}")
+        name = 'tabu_kernels' if args.kernels else 'tabu_scaling'  # (the page's figure is tabu_scaling's)
+        print(f"-> {write_result(name, {'rows': rows, 'same_trajectory_as_cpu': ok}, args.out)}")
         return 0 if ok else 1
     rows = []
     for spec in args.cases.split(","):
