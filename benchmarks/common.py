@@ -77,7 +77,8 @@ def write_result(name, payload, out_dir=None, gpu_tag=None):
     record = {"benchmark": name, "command": " ".join([sys.executable] + sys.argv),
               "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host": host_info(), "versions": versions(),
               "gpu": gpu, "python_implementation": platform.python_implementation(),
-              "source_files": source_files_run(), **payload}
+              "source_files": source_files_run(), **payload,
+              "device_gpu": gpu}  # (a payload's own "gpu", its GPU rows, replaces the one above)
     gpu_tag = gpu_tag or ((gpu or {}).get("name", "cpu").lower().replace("nvidia", "").strip().split()[0]
                           if gpu and "name" in gpu else "cpu")
     # the file name in letters, digits, '.', '_' and '-' alone (a '+' kept a device run's files from coming back)

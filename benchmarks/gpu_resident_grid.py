@@ -97,32 +97,20 @@ def searcher(engine):
 
 
 def registry_kernel(kind, p, nb, threads):
-    """A maker of the kernel `--backend gpu-resident` runs for this case."""
-    if kind == "pfsp":
-        from lsbench.gpu.engine.resident_pfsp import ResidentPfspTabu
-        return lambda: ResidentPfspTabu(p, TabuSearch().params(nb), threads=threads or 256)
-    if kind == "tsp":  # on chip from one search an SM, else the matrix
-        from lsbench.gpu.engine.local_search import ResidentLocalSearchEngine
-        return lambda: ResidentLocalSearchEngine(p, nb, TabuSearch(), {"block": threads} if threads else {})
-    from lsbench.gpu.engine.whole_gpu_tabu import WholeGpuTabu
-    return lambda: WholeGpuTabu(p, nb, TabuSearch().params(nb), threads=threads or 256)
+    """A maker of what `--backend gpu-resident` runs for this case (the engine picks a kernel per K)."""
+    from lsbench.gpu.engine.local_search import ResidentLocalSearchEngine
+    return lambda: ResidentLocalSearchEngine(p, nb, TabuSearch(), {"block": threads} if threads else {})
 
 
 def every_kernel(kind, p, nb, threads):
-    """{kernel: maker} of each kernel that runs this case (issue 86, item 5: a kernel beside the one
-    engine's adapter stays only where it is measured faster): the problem's own (the PFSP fast path,
-    the matrix kernel of whole_gpu_tabu.py) and the resident local search engine over the adapter."""
+    """{kernel: maker} of each kernel that runs this case (issue 86, item 5: the engine's choice,
+    own_kernel_faster, comes from these figures): the problem's own (the matrix kernel of
+    whole_gpu_tabu.py, the PFSP fast path) and the resident local search engine's over the adapter."""
     from lsbench.gpu.adapters import adapter_for
-    from lsbench.gpu.engine.local_search import ResidentLocalSearch
-    own = "pfsp-fast-path" if kind == "pfsp" else "matrix"
-    if kind == "tsp":
-        from lsbench.gpu.engine.whole_gpu_tabu import WholeGpuTabu
-        own_maker = lambda: WholeGpuTabu(p, nb, TabuSearch().params(nb), threads=threads or 256)  # noqa: E731
-    else:
-        own_maker = registry_kernel(kind, p, nb, threads)
-    return {own: own_maker,
-            "adapter": lambda: ResidentLocalSearch(p, nb, adapter_for(p, nb), "tabu", TabuSearch().params(nb),
-                                                   threads=threads)}
+    from lsbench.gpu.engine.local_search import ResidentLocalSearch, own_kernel
+    prm = TabuSearch().params(nb)
+    return {"pfsp-fast-path" if kind == "pfsp" else "matrix": lambda: own_kernel(p, nb, prm, {"block": threads}),
+            "adapter": lambda: ResidentLocalSearch(p, nb, adapter_for(p, nb), "tabu", prm, threads=threads)}
 
 
 def scaling(cases, counts, seconds, repeats, seed, threads, check, kernels=False):

@@ -38,6 +38,8 @@ ONE_GPU_STEPS = {
     "gpu_resident": "resident --threads auto --searches 1,132,264,1056 --seconds 1.5 --repeats 3",
     "tabu_scaling": "grid --scaling tsp:eil101:2opt,ppp:101-117:hamming2,tsp:pr2392:2opt,pfsp:ta001:insertion "
                     "--searches 1,132,1056 --seconds 0.5 --repeats 3 --check 8",
+    "tabu_kernels": "grid --scaling tsp:eil101:2opt,ppp:101-117:hamming2,pfsp:ta001:insertion,tsp:pr2392:2opt:132 "
+                    "--searches 1,132,1056 --seconds 0.5 --repeats 3 --check 8 --kernels",
     "gpu_resident_pfsp": "pfsp --threads 256 --repeats 3",
     "cas_gpu": "cas --instances tai40a,tai60a,tai100a,tai60b,tai100b --runs 3 --cpu-runs 0 --cap 10",
     "ig_pfsp": "ig --instances ta051 --runs 3 --cap 5 --restart 1000 --elite 16",
@@ -61,9 +63,15 @@ def giga(x):
     return f"{x / 1e9:,.1f}"
 
 
+def measured_on(name):
+    """The GPU a result file names (benchmark-GPU-commit.json, GPU from the device's name), where
+    its record's "gpu" is the benchmark's rows (files before device_gpu)."""
+    return "NVIDIA " + name.rsplit("-", 2)[-2].upper()
+
+
 def provenance(data, name):
-    gpu = data.get("gpu")
-    gpu = gpu.get("name") if isinstance(gpu, dict) else (data.get("device") or "NVIDIA H200")
+    gpu = data.get("device_gpu") or data.get("gpu")
+    gpu = gpu.get("name") if isinstance(gpu, dict) else measured_on(name)
     command = " ".join(data["command"].split()[1:])
     command = re.sub(r" --out \S+", "", command)
     return (f"{gpu}, **{data['versions']['lsbench_commit']}**, {data['date'][:10]}: `benchmarks/{command}` "
@@ -115,6 +123,22 @@ def render_tabu_scaling(d, name):
     return [provenance(d, name), "", f"Aggregate iterations per second over the seconds in kernels; every row's "
             f"middle search followed the CPU search: {same}.", "",
             table(["instance", "moves", *[f"K = {k:,}" for k in ks], "K >= 132 vs 132"], body)]
+
+
+def render_tabu_kernels(d, name):
+    cases, ks = {}, sorted({r["searches"] for r in d["rows"]})
+    for r in d["rows"]:
+        cases.setdefault((r["instance"], r["neighbourhood"]), {})[r["kernel"], r["searches"]] = r["iterations_per_s"]
+    body = []
+    for (instance, hood), rate in cases.items():
+        own = next(kernel for kernel, _k in rate if kernel != "adapter")
+        body.append([f"{instance} {hood}", own] + [
+            f"{n(rate[own, k])} / {n(rate['adapter', k])} (**{rate[own, k] / rate['adapter', k]:.2f}x**)"
+            if (own, k) in rate and ("adapter", k) in rate else "-" for k in ks])
+    same = "yes" if d.get("same_trajectory_as_cpu") else "**no**"
+    return [provenance(d, name), "", f"Aggregate it/s, own kernel / adapter (own / adapter); every row's middle "
+            f"search followed the CPU search: {same}.", "",
+            table(["instance", "own kernel", *[f"K = {k:,}" for k in ks]], body)]
 
 
 def render_gpu_resident_pfsp(d, name):
@@ -208,7 +232,7 @@ def render_maxcut_gset(d, name):
             table(["graph", "n", "G moves/s", *(f"cut at {m[:-1]} s (gap)" for m in marks), "best known (BLS)"], body)]
 
 
-RENDERERS = {"gpu_resident": render_gpu_resident, "tabu_scaling": render_tabu_scaling,
+RENDERERS = {"gpu_resident": render_gpu_resident, "tabu_scaling": render_tabu_scaling, "tabu_kernels": render_tabu_kernels,
              "gpu_resident_pfsp": render_gpu_resident_pfsp, "cas_gpu": render_cas_gpu, "ig_pfsp": render_ig_pfsp,
              "tsp_peer": render_tsp_peer, "multistart_scaling": render_multistart_scaling,
              "maxcut_gset": render_maxcut_gset}

@@ -30,8 +30,7 @@ EVALUATORS = {
 SEARCHES_OVER_EVALUATORS = ("tabu", "rots", "hc", "pls")
 ENGINES = {
     ("rots", "gpu-resident"): "lsbench.gpu.engine.rots.host:ResidentRotsEngine",
-    ("tabu", "gpu-resident"): {"pfsp": "lsbench.gpu.engine.resident_pfsp:ResidentPfspEngine",
-                               "ppp": "lsbench.gpu.engine.whole_gpu_tabu:WholeGpuTabuEngine"},
+    ("tabu", "gpu-resident"): {},
     ("hc", "gpu-resident"): {},
     ("cas", "cpu"): "lsbench.engines.cas:HostColony",
     ("cas", "cpu-parallel"): "lsbench.engines.cas:ParallelHostColony",
@@ -104,17 +103,6 @@ def engine_path(algorithm, backend, problem):
     return path
 
 
-def engine_for(algorithm, backend, problem):
-    """engine_path for a loaded problem: where the problem's own engine refuses the instance (its
-    `refusal`: the PFSP fast path beyond 32 machines or off the makespan), the resident local search
-    engine runs it over the problem's device adapter."""
-    path = engine_path(algorithm, backend, problem.kind)
-    refusal = getattr(load_class(path), "refusal", None) if path else None
-    if refusal and refusal(problem) and (algorithm, backend) in ON_ADAPTERS and has_adapter(problem.kind):
-        return LOCAL_SEARCH_ENGINE
-    return path
-
-
 def backend_class(algorithm, backend, problem):
     """The class that declares the backend's parameters for this run: the engine, or the evaluator."""
     path = engine_path(algorithm, backend, problem)
@@ -130,26 +118,26 @@ def combinations():
     return [(p, a, b) for p in PROBLEMS for a in ALGORITHMS for b in BACKENDS if _lookup(a, b, p)[0]]
 
 
-# (algorithm, backend asked for, problem) -> (measured faster backend, the run settings it needs)
+# (algorithm, backend asked for, problem) -> (measured faster backend, the run settings it needs, the
+# "module:function" that says where the measured kernel refuses an instance, or None)
 FASTER = {
-    ("rots", "gpu", "qap"): ("gpu-resident", {}),
-    ("tabu", "gpu", "pfsp"): ("gpu-resident", {"neighbourhood": "insertion", "objective": "makespan"}),
+    ("rots", "gpu", "qap"): ("gpu-resident", {}, None),
+    ("tabu", "gpu", "pfsp"): ("gpu-resident", {"neighbourhood": "insertion", "objective": "makespan"},
+                             "lsbench.gpu.engine.resident_pfsp:refusal"),
 }
 
 
 def faster_backend(spec, gpu_here, problem):
     """A backend measured faster than the one the spec asks for, running the same search (same
-    trajectory), if this host can run it on `problem` (an engine's `refusal(problem)` says where it
+    trajectory), if this host can run it on `problem` (FASTER's refusal says where the measured kernel
     cannot): the resident engines run these searches far faster than the iteration-level `gpu`,
     whose per-iteration launches and copies dominate (docs/performance.md)."""
-    better, needs = FASTER.get((spec.algorithm, spec.backend, spec.problem), (None, {}))
+    better, needs, refusal = FASTER.get((spec.algorithm, spec.backend, spec.problem), (None, {}, None))
     if better is None or (better.startswith("gpu") and not gpu_here):
         return None
     settings = {"neighbourhood": spec.neighbourhood, **spec.params()}
     if any(settings.get(k, v) != v for k, v in needs.items()):
         return None
-    exists, path = _lookup(spec.algorithm, better, spec.problem)
-    if not exists:
+    if not _lookup(spec.algorithm, better, spec.problem)[0]:
         return None
-    refusal = getattr(load_class(path), "refusal", None) if path else None
-    return None if refusal and refusal(problem) else better
+    return None if refusal and load_class(refusal)(problem) else better

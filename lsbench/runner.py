@@ -11,7 +11,7 @@ from .engines.over_evaluator import SearchOverEvaluator
 from .errors import LsbenchError
 from .files import release, reserve
 from .record import Record
-from .registry import ALGORITHMS, EVALUATORS, engine_for, load_class
+from .registry import ALGORITHMS, EVALUATORS, engine_path, load_class
 from .search.common import Progress
 from .spec import build_spec
 
@@ -30,7 +30,7 @@ def run_one(problem, instance, algorithm="tabu", backend="cpu", neighbourhood=No
 def make_engine(spec, prob, nb):
     """The registry's engine for the spec, set up for this problem (data on devices, workers up)."""
     search = ALGORITHMS[spec.algorithm](**spec.algorithm_params)
-    path = engine_for(spec.algorithm, spec.backend, prob)
+    path = engine_path(spec.algorithm, spec.backend, prob.kind)
     if path is None:
         evaluator = load_class(EVALUATORS[spec.backend])(threads=spec.threads, **spec.backend_params)
         engine = SearchOverEvaluator(prob, nb, search, evaluator)

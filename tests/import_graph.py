@@ -131,21 +131,25 @@ def gpu_layers_from_doc(text):
 
 
 def gpu_layer_breaches(graph, layers, known):
-    """(imports that go up a gpu sub-layer or from one engine to another, [(a, b), ...]; the
-    engine pairs of `known` that no import makes any more)."""
-    engines = layers[0]
+    """(imports that go up a gpu sub-layer or from one module of the engines' or the kernels' row
+    to another of its row, [(a, b), ...]; the engine pairs of `known` that no import makes any more)."""
 
-    def engine_of(module):
-        return max((e for e in engines if module == e or module.startswith(e + ".")), key=len, default=None)
+    def owner(module):
+        """(row, the name of the engines' or kernels' row that `module` is or is inside), or None."""
+        for r, row in enumerate(layers[:2]):
+            name = max((e for e in row if module == e or module.startswith(e + ".")), key=len, default=None)
+            if name:
+                return r, name
+        return None
     breaches, pairs = [], set()
     for module in sorted(m for m in graph if m.startswith("lsbench.gpu")):
         for target in sorted(t for t in graph[module] if t.startswith("lsbench.gpu")):
             mine, theirs = layer_of(module, layers), layer_of(target, layers)
             if mine is not None and theirs is not None and theirs < mine:
                 breaches.append((module, target))
-            a, b = engine_of(module), engine_of(target)
-            if a and b and a != b:
-                pairs.add((a, b))
-                if (a, b) not in known:
+            a, b = owner(module), owner(target)
+            if a and b and a[0] == b[0] and a != b:
+                pairs.add((a[1], b[1]))
+                if (a[1], b[1]) not in known:
                     breaches.append((module, target))
     return breaches, sorted(known - pairs)

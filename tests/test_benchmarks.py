@@ -94,6 +94,20 @@ def test_a_result_file_lists_the_modules_its_process_and_its_lsbench_children_ra
     assert {"lsbench/params.py", "lsbench/neighborhoods.py", "lsbench/__init__.py"} <= set(rec["source_files"])
 
 
+def test_a_figure_names_the_gpu_its_file_was_measured_on_when_the_benchmark_has_rows_called_gpu(tmp_path):
+    """gpu_resident.py and gpu_resident_pfsp.py keep their rows under "gpu", over write_result's
+    device: the page named such H100 files "NVIDIA H200"."""
+    from common import write_result
+    from performance_page import provenance
+    rec = json.loads(write_result("probe", {"gpu": [{"searches": 1}]}, tmp_path, gpu_tag="h100").read_text())
+    assert rec["gpu"] == [{"searches": 1}] and "device_gpu" in rec
+    rec["device_gpu"] = None  # (this host has no GPU; a device's record has its name here)
+    line = provenance(rec, "gpu_resident-h100-26a5c81.json")
+    assert line.startswith("NVIDIA H100, **")
+    rec["device_gpu"] = {"name": "NVIDIA H200"}
+    assert provenance(rec, "gpu_resident-h200-26a5c81.json").startswith("NVIDIA H200, **")
+
+
 def test_device_run_pack_leaves_every_file_of_the_call_in_one_archive(tmp_path):
     """`device_run.sh pack`, a call's last step: the machine sends back only a few files a call, so
     every file under $OUT, nested ones too, goes into $OUT/results.tgz and nothing else is left."""

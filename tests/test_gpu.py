@@ -73,9 +73,10 @@ def test_flow_shop_insertion_in_groups_of_removed_positions_follows_the_cpu(monk
     beyond 64: the gpu backend takes the removed positions in groups whose tables fit SCRATCH_BYTES.
     Here groups of 3 of 7 positions (and rows of completion times beyond the simulator's 4
     machines): the same trajectory as the CPU's, at every variant."""
+    from lsbench import instances as registry
     from lsbench.gpu.iteration import evaluator
     params = {"objective": objective}
-    per_position = 2 * 7 * 6 * 8 + 3 * 7 * 8  # (int64 tables under the simulator)
+    per_position = evaluator.bytes_per_removed_position(registry.load("rnd-pfsp-7x6-1", "pfsp"))
     monkeypatch.setattr(evaluator, "SCRATCH_BYTES", 3 * per_position)
     ref = run_one(None, "rnd-pfsp-7x6-1", "tabu", "cpu", "insertion", seed=3, iterations=4, problem_params=params)
     for variant in VARIANTS:
@@ -642,7 +643,7 @@ def test_pfsp_tabu_beyond_the_fast_path_runs_on_the_flow_shop_adapter_as_the_cpu
 
 
 @pytest.mark.parametrize("args, message", [
-    (dict(neighbourhood="swap"), "insertion neighbourhood"),
+    (dict(neighbourhood="swap"), "no device adapter for swap on pfsp"),
     (dict(backend_params={"block": 96}), "power of two"),
     (dict(backend_params={"persistent": 0}), "--param persistent=0: must be >= 1"),
     (dict(backend_params={"blocks": 0}), "--param blocks=0: must be >= 1"),

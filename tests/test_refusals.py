@@ -622,8 +622,8 @@ def test_the_report_of_a_table_without_runs_says_so(tmp_path):
 
 def test_run_help_lists_each_engine_once_with_its_algorithms_and_problems(capsys):
     """`run --help`: one section an engine, naming every algorithm and problem it runs once (the
-    resident local search engine serves hill climbing on every problem with a device adapter, tabu
-    search on those without an engine of their own)."""
+    resident local search engine serves hill climbing and tabu search on every problem with a device
+    adapter, tabu search on the problem's own kernel where that is faster)."""
     from lsbench.cli import main
     with pytest.raises(SystemExit) as done:
         main(["run", "--help"])
@@ -638,8 +638,8 @@ def test_run_help_lists_each_engine_once_with_its_algorithms_and_problems(capsys
     plug_ins = set(registered("lsbench.problems")) - set(BUILTIN["lsbench.problems"])  # (e.g. the example's)
     own = [re.sub(rf", ({'|'.join(map(re.escape, plug_ins))})(?=[;:,])", "", label) if plug_ins else label
            for label in labels]
-    assert "backend gpu-resident with --algorithm tabu on qap, tsp; hc on qap, pfsp, tsp, ppp: the whole search " \
-        "on the GPU (many searches at once for rots):" in own
+    assert "backend gpu-resident with --algorithm tabu on qap, pfsp, tsp, ppp; hc on qap, pfsp, tsp, ppp: the " \
+        "whole search on the GPU (many searches at once for rots):" in own
 
 
 # -- sampling (Bożejko's solution level): a fixed count of permutations, on the makespan ---------

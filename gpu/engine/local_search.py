@@ -25,6 +25,7 @@ import numpy as np
 from numba import config, cuda, float32, int64, uint64
 
 from lsbench.errors import LsbenchError
+from lsbench.params import Param
 
 from .. import device as dv
 from ..adapters import adapter_for
@@ -35,7 +36,8 @@ from ..runtime import chunks
 from ..runtime.block_reduce import block_min
 from ..runtime.launch import PreparedLauncher, allow_dynamic_shared
 from ..runtime.tenure import next_tenure
-from .whole_gpu_tabu import WholeGpuTabu, WholeGpuTabuEngine
+from .resident_pfsp import ResidentPfspTabu
+from .whole_gpu_tabu import WholeGpuTabu
 
 SIM = config.ENABLE_CUDASIM
 QUEUE_ITEM = 64  # iterations of a search per queue item, at most
@@ -273,60 +275,95 @@ class ResidentLocalSearch:
         return {"backend": "gpu-resident", "device": device_name(), "model": how, **shape}
 
 
-class ResidentLocalSearchEngine(ResidentEngine):
-    """The registry's engine for `--algorithm hc|tabu --backend gpu-resident` where a problem has a
-    device adapter. Tabu search runs the matrix kernel of gpu/engine/whole_gpu_tabu.py on instances without
-    an adapter (asymmetric 2-opt), when `blocks` is given, and, where its K n x n tabu expiries fit,
-    for fewer searches than the GPU has SMs (its lockstep spreads one search over many blocks; the
-    adapter's kernel runs one block a search) and on neighbourhoods below ONCHIP_FROM_MOVES
-    (measured: eil101's 5,050 moves ran 14x faster on the matrix queue, pr2392's 2.9 M moves 40x
-    faster on chip)."""
+def own_kernel(problem, nb, prm, params):
+    """The problem's own tabu kernel, where it has one: the matrix kernel of whole_gpu_tabu.py (TSP
+    swap/2-opt, PPP), the PFSP fast path of resident_pfsp.py (insertion); LsbenchError where it
+    refuses the instance."""
+    shape = {"threads": params.get("block"), "blocks": params.get("blocks"), "persistent": params.get("persistent")}
+    if problem.kind in ("tsp", "ppp"):
+        return WholeGpuTabu(problem, nb, prm, **shape)
+    if problem.kind == "pfsp" and nb.name == "insertion":
+        return ResidentPfspTabu(problem, prm, **shape)
+    return None
 
-    parameters = WholeGpuTabuEngine.parameters
+
+def own_kernel_faster(kind, moves, K, multiprocessors):
+    """Whether a problem's own tabu kernel runs K searches faster than the adapter's, as measured
+    side by side on one H100 at 26a5c81 (benchmarks/gpu_resident_grid.py --kernels,
+    tabu_kernels-h100-26a5c81.json; docs/architecture.md): below one search an SM the own kernels
+    spread each search over many blocks (K = 1: 2.9x on ta001, 24x on PPP 101-117, 30x on eil101,
+    5.5x on pr2392); at one an SM they keep the lead on small neighbourhoods (K = 132: eil101 15x,
+    PPP 1.3x, ta001 1.3x; pr2392's 2.9 M moves 17x slower); beyond it the adapter's grid of
+    several blocks an SM wins on PPP and PFSP (K = 1,056: 2.0x, 1.8x) but not on eil101 (2.9x
+    slower)."""
+    if K < multiprocessors:
+        return True
+    if kind == "tsp":
+        return moves < ONCHIP_FROM_MOVES
+    return K <= multiprocessors
+
+
+class ResidentLocalSearchEngine(ResidentEngine):
+    """The registry's engine for `--algorithm hc|tabu --backend gpu-resident`: the searches run on
+    the problem's device adapter (ResidentLocalSearch) or, for tabu search, on the problem's own
+    kernel (own_kernel), whichever `own_kernel_faster` says for K searches, and on the one that
+    takes the instance where the other refuses it (the PFSP fast path: makespan, at most 32
+    machines; the matrix kernel: a dense matrix whose K n x n tabu expiries fit a quarter of the
+    free memory); `blocks` asks for the own kernel. Under the simulator (no SMs, no timing) the
+    choice is what each kernel's tests cover: the adapter for TSP, the own kernel for PPP and PFSP."""
+
+    parameters = (
+        Param("block", int, "threads per block (default: the kernel's own choice)", low=32, high=1024),
+        Param("blocks", int, "tabu search on the problem's own kernel (TSP, PPP, PFSP insertion), this many blocks "
+              "a search in lockstep (default: the resident blocks shared among the searches)", low=1),
+        Param("persistent", int, "blocks of the persistent grid that takes the searches' sub-chunks from a queue "
+              "(default: as many as run at once)", low=1),
+    )
 
     def __init__(self, problem, neighbourhood, search, params, threads=None):
         algorithm = search.name
-        self.onchip = self.matrix = None
-        try:
-            adapter = adapter_for(problem, neighbourhood)
-        except LsbenchError as why:
-            if algorithm != "tabu" or problem.kind not in WholeGpuTabuEngine.problems:
-                raise LsbenchError(f"--algorithm {algorithm} --backend gpu-resident: {why}") from None
-            adapter = None
-        if algorithm == "tabu" and problem.kind in WholeGpuTabuEngine.problems:
-            prm = search.params(neighbourhood)
+        self.kind = problem.kind
+        prm = search.params(neighbourhood) if algorithm == "tabu" else {"restarts": bool(search.restarts)}
+        self.own = self.adapter = None
+        refused = None
+        if algorithm == "tabu":
             try:
-                self.matrix = WholeGpuTabu(problem, neighbourhood, prm, threads=params.get("block"),
-                                           blocks=params.get("blocks"), persistent=params.get("persistent"))
-            except LsbenchError:  # (no dense matrix: the adapter runs it)
-                if adapter is None or params.get("blocks") is not None:
-                    raise
-        elif params.get("blocks") is not None:
-            raise LsbenchError(f"--param blocks: {algorithm} on {problem.kind} runs one block a search; leave it out")
+                self.own = own_kernel(problem, neighbourhood, prm, params)
+            except LsbenchError as why:
+                refused = why
+        if params.get("blocks") is not None:
+            if self.own is None:
+                raise refused or LsbenchError(f"--param blocks: {algorithm} on {problem.kind} runs one block a "
+                                              "search; leave it out")
         else:
-            prm = search.params(neighbourhood) if algorithm == "tabu" else {"restarts": bool(search.restarts)}
-        if adapter is not None and params.get("blocks") is None:
             try:
-                self.onchip = ResidentLocalSearch(problem, neighbourhood, adapter, algorithm, prm,
-                                                  threads=params.get("block"), persistent=params.get("persistent"))
-            except LsbenchError:
-                if self.matrix is None:  # no other kernel runs it
-                    raise
-        self.search = self.onchip or self.matrix
+                self.adapter = ResidentLocalSearch(problem, neighbourhood, adapter_for(problem, neighbourhood),
+                                                   algorithm, prm, threads=params.get("block"),
+                                                   persistent=params.get("persistent"))
+            except LsbenchError as why:
+                if self.own is None:
+                    raise LsbenchError(f"--algorithm {algorithm} --backend gpu-resident: {why}") from None
+        self.search = self.adapter or self.own
 
     def _pick(self, seeds):
         """The search object for K = len(seeds) searches (see the class's note)."""
-        few = not SIM and len(seeds) < cuda.get_current_device().MULTIPROCESSOR_COUNT
-        small = not SIM and self.onchip is not None and self.onchip.adapter.moves < ONCHIP_FROM_MOVES
-        matrix = self.matrix is not None and (self.onchip is None or ((few or small) and self._matrix_fits(seeds)))
-        self.search = self.matrix if matrix else self.onchip
+        if self.own is None or self.adapter is None:
+            return self.search
+        if SIM:
+            own = self.kind != "tsp"
+        else:
+            own = own_kernel_faster(self.kind, self.adapter.adapter.moves, len(seeds),
+                                    cuda.get_current_device().MULTIPROCESSOR_COUNT) and self._own_fits(seeds)
+        self.search = self.own if own else self.adapter
         return self.search
 
-    def _matrix_fits(self, seeds):
+    def _own_fits(self, seeds):
         """Whether the matrix kernel's K tabu memories (at most n x n expiries each) take at most a
-        quarter of the free GPU memory (the adapters' are O(n) a search)."""
-        n = self.matrix.problem.size
-        return SIM or len(seeds) * n * n * 8 <= cuda.current_context().get_memory_info()[0] // 4
+        quarter of the free GPU memory (the adapters' are O(n) a search; the PFSP fast path's O(n))."""
+        if not isinstance(self.own, WholeGpuTabu):
+            return True
+        n = self.own.problem.size
+        return len(seeds) * n * n * 8 <= cuda.current_context().get_memory_info()[0] // 4
 
     def warm_up(self, seeds, iterations):
         self._pick(seeds)

@@ -23,12 +23,11 @@ import numpy as np
 from numba import config, cuda, int32, int64, uint32, uint64
 
 from lsbench.errors import LsbenchError
-from lsbench.params import Param
 from lsbench.problems.pfsp import MAKESPAN
 
 from .. import device as dv
 from .. import device_name, require
-from ..runtime.chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, chunk_launcher, item_of, never_tabu,
+from ..runtime.chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, chunk_launcher, item_of, never_tabu,
                               pass_on, run_searches, save_search, start_item, tabu_starts, take_item)
 from ..runtime.block_reduce import block_min, key_less
 from ..runtime.lanes import XBUF, from_left, from_left2, in_window, warp_sync
@@ -493,21 +492,3 @@ def refusal(problem):
     if int(problem.pt.sum()) >= 1 << 31:
         return f"--backend gpu-resident: {problem.name}'s total processing time exceeds 2^31 (32-bit heads and tails)"
     return None
-
-
-class ResidentPfspEngine(WholeGpuEngine):
-    problems = ("pfsp",)
-    parameters = (Param("block", int, "threads per block (default: the largest that fits)", low=32, high=1024),
-                  Param("blocks", int, "blocks per search in lockstep (default: the resident blocks shared among "
-                        "the searches while each gets two or more)", low=1),
-                  Param("persistent", int, "blocks of the persistent grid that runs K > 1 searches (default: as "
-                        "many as run at once)", low=1))
-
-    refusal = staticmethod(refusal)  # (registry.faster_backend: no note where the fast path refuses)
-
-    def build(self, problem, neighbourhood, prm, params):
-        if neighbourhood.name != "insertion":
-            raise LsbenchError(f"--neighbourhood: the PFSP fast path searches the insertion neighbourhood, "
-                               f"not {neighbourhood.name}")
-        return ResidentPfspTabu(problem, prm, threads=params.get("block"), persistent=params.get("persistent"),
-                                blocks=params.get("blocks"))

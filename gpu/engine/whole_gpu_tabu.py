@@ -29,11 +29,10 @@ import numpy as np
 from numba import config, cuda, int64, uint64
 
 from lsbench.errors import LsbenchError
-from lsbench.params import Param
 
 from .. import device as dv
 from .. import device_name, require
-from ..runtime.chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, WholeGpuEngine, chunk_launcher, end_lockstep,
+from ..runtime.chunks import (IMPROVEMENT_CAP, MAX_THREADS, NO_ASPIRATION, chunk_launcher, end_lockstep,
                               item_of, never_tabu, pass_on, read_search, run_searches, save_search, start_item,
                               tabu_starts, take_item, write_search)
 from ..adapters.ppp_flip import flip_indices
@@ -526,19 +525,3 @@ class WholeGpuTabu:
         else:
             how = f"one {self.nb.name} tabu search over the whole GPU (cooperative kernel, grid-wide two-stage reduction)"
         return {"backend": "gpu-resident", "device": device_name(), "model": how, **shape}
-
-
-class WholeGpuTabuEngine(WholeGpuEngine):
-    problems = ("tsp", "ppp")
-    parameters = (
-        Param("block", int, "threads per block (default 256)", low=32, high=1024),
-        Param("blocks", int, "blocks per search (default: the resident blocks shared among the searches, no more "
-              "than the moves need)", low=1),
-        Param("persistent", int, "a persistent grid of this many blocks taking the searches' sub-chunks from a queue "
-              "(default: a queue once the searches outnumber the resident blocks)", low=1),
-    )
-
-    def build(self, problem, neighbourhood, prm, params):
-        return WholeGpuTabu(problem, neighbourhood, prm, threads=params.get("block"), blocks=params.get("blocks"),
-                            persistent=params.get("persistent"))
-

@@ -75,6 +75,18 @@ class Timer:
         return split
 
 
+def completion_time_type(problem):
+    """The integer type of a flow shop's Taillard tables: completion times are at most the sum of
+    all processing times."""
+    return np.int32 if int(problem.pt.sum()) < (1 << 31) and not config.ENABLE_CUDASIM else np.int64
+
+
+def bytes_per_removed_position(problem):
+    """Device memory of the insertion tables of one removed position (SCRATCH_BYTES holds a group)."""
+    n, m = problem.n, problem.m
+    return 2 * n * m * np.dtype(completion_time_type(problem)).itemsize + 3 * n * 8
+
+
 class GpuEvaluator(Evaluator):
     name = "gpu"
     parameters = (
@@ -173,10 +185,8 @@ class GpuEvaluator(Evaluator):
         self.rows = cuda.device_array((ROW_THREADS, m) if scheduled and m > kernels.LOCAL_MACHINES else (1, 1),
                                       np.int64)
         if nb.name == "insertion":
-            # completion times are at most the sum of all processing times
-            ct = np.int32 if int(problem.pt.sum()) < (1 << 31) and not config.ENABLE_CUDASIM else np.int64
-            per_position = 2 * n * m * np.dtype(ct).itemsize + 3 * n * 8
-            self.group_size = B = max(1, min(n, SCRATCH_BYTES // per_position))
+            ct = completion_time_type(problem)
+            self.group_size = B = max(1, min(n, SCRATCH_BYTES // bytes_per_removed_position(problem)))
             # [position, machine, removed job]: neighbouring threads (removed jobs) touch neighbouring words
             self.scratch = (cuda.device_array((n, m, B), ct), cuda.device_array((n, m, B), ct),
                             cuda.device_array((n, B), np.int64), cuda.device_array((n, B), np.int64),

@@ -4,7 +4,6 @@ iterations done, current, best, improvements this chunk; the stream state in RNG
 between lockstep steps), the queue of (search, sub-chunk) items, and their side of the host loop
 (lsbench/search/chunk_loop.py): chunks of iterations and the improvements they found, read back
 between chunks (the searches never leave the device)."""
-from abc import abstractmethod
 
 import numpy as np
 from numba import config, cuda, int64
@@ -306,15 +305,3 @@ class ResidentEngine(Engine):
 
     def describe(self):
         return {**self.search.describe(), "kernel_s": round(self.search.kernel_s, 6)}
-
-
-class WholeGpuEngine(ResidentEngine):
-    """A resident engine whose subclass `build`s its search object (gpu/engine/resident_pfsp.py,
-    gpu/engine/whole_gpu_tabu.py) from the tabu parameters and the engine's own."""
-
-    def __init__(self, problem, neighbourhood, search, params, threads=None):
-        self.search = self.build(problem, neighbourhood, search.params(neighbourhood), params)
-
-    @abstractmethod
-    def build(self, problem, neighbourhood, prm, params):
-        """The search object, from the tabu parameters and the engine's own."""
