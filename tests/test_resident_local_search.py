@@ -317,3 +317,26 @@ def test_searches_beyond_the_gpus_memory_are_refused_before_any_allocation_namin
     fit = int(refused.value.args[0].rsplit("at most ", 1)[1].split()[0])
     assert 1 <= fit < 64
     assert len(_resident(p, "tabu", TabuSearch(), 2, list(range(fit)), 1)) == fit
+
+
+def test_the_engine_picks_the_tabu_kernel_the_cited_measurement_found_faster():
+    """own_kernel_faster (the one place that chooses between a problem's own tabu kernel and the
+    adapter's) agrees with every pair of rows of the kernels table docs/performance.md cites, where
+    one kernel ran at least 1.2x the other's rate, for that GPU's SM count."""
+    import json
+    import re
+    from conftest import ROOT
+    from lsbench.gpu.engine.local_search import own_kernel_faster
+    cited = re.search(r"<!-- figure: (tabu_kernels-\S+) -->", (ROOT / "docs" / "performance.md").read_text())
+    data = json.loads((ROOT / "benchmarks" / "results" / cited.group(1)).read_text())
+    sms = data["device_gpu"]["multiprocessors"] if data.get("device_gpu") else data["gpu"]["multiprocessors"]
+    rate = {(r["problem"], r["instance"], r["moves_per_iteration"], r["searches"], r["kernel"] == "adapter"):
+            r["iterations_per_s"] for r in data["rows"]}
+    decided = 0
+    for (kind, instance, moves, K, adapter), own_rate in rate.items():
+        other = rate.get((kind, instance, moves, K, True))
+        if adapter or other is None or max(own_rate, other) < 1.2 * min(own_rate, other):
+            continue
+        assert own_kernel_faster(kind, moves, K, sms) == (own_rate > other), (instance, K, own_rate, other)
+        decided += 1
+    assert decided >= 10
