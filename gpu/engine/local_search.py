@@ -41,7 +41,8 @@ from .whole_gpu_tabu import WholeGpuTabu
 
 SIM = config.ENABLE_CUDASIM
 QUEUE_ITEM = 64  # iterations of a search per queue item, at most
-ONCHIP_FROM_MOVES = 500_000  # tabu search: smaller neighbourhoods run the matrix kernel (see the engine)
+ONCHIP_FROM_MOVES = 500_000  # tabu search: smaller neighbourhoods run the matrix kernel (own_kernel_faster)
+ADAPTER_PFSP_MOVES = 380  # flow-shop insertion tabu search: the adapter at most this size (own_kernel_faster)
 REGISTERS = 96  # a thread's registers at most (measured best of 64-96): the rare exact path spills
 
 
@@ -295,11 +296,15 @@ def own_kernel_faster(kind, moves, K, multiprocessors):
     5.5x on pr2392); at one an SM they keep the lead on small neighbourhoods (K = 132: eil101 15x,
     PPP 1.3x, ta001 1.3x; pr2392's 2.9 M moves 17x slower); beyond it the adapter's grid of
     several blocks an SM wins on PPP and PFSP (K = 1,056: 2.0x, 1.8x) but not on eil101 (2.9x
-    slower)."""
+    slower). PPP's two kernels cost a move alike (ppp_flip_delta); the flow-shop adapter costs one
+    in O(nm), Taillard's fast path in O(m) amortised, so the adapter takes flow shops no larger than
+    the one measured (ta001's 380 moves, 20 jobs)."""
     if K < multiprocessors:
         return True
     if kind == "tsp":
         return moves < ONCHIP_FROM_MOVES
+    if kind == "pfsp" and moves > ADAPTER_PFSP_MOVES:
+        return True
     return K <= multiprocessors
 
 
