@@ -29,7 +29,7 @@ EVALUATORS = {
 }
 SEARCHES_OVER_EVALUATORS = ("tabu", "rots", "hc", "pls")
 ENGINES = {
-    ("rots", "gpu-resident"): "lsbench.gpu.engine.rots.host:ResidentRotsEngine",
+    ("rots", "gpu-resident"): "lsbench.gpu.engine.robust_tabu:ResidentRotsEngine",
     ("tabu", "gpu-resident"): {},
     ("hc", "gpu-resident"): {},
     ("cas", "cpu"): "lsbench.engines.cas:HostColony",

@@ -1258,26 +1258,26 @@ def test_resident_rots_queue_with_separate_recomputing_warps_follows_the_cpu():
         _same_search(_cpu_rots(p, seed, Stop(iterations=12)), dev)
 
 
-def test_cas_ants_built_on_the_gpu_are_the_cpu_ants_after_the_same_local_search():
-    """colony_batch: ant_kernel builds each ant from its donor, a random pheromone matrix and its own
-    stream (the CPU's construct, float64 roulette in the same order), then searches from it; ants
-    and costs equal construct_colony followed by the CPU tabu local searches."""
+def test_cas_local_searches_on_the_gpu_are_the_cpu_ones():
+    """ResidentRots.batch, one block an ant (the colony's first local searches): from the CPU's ants
+    of a random pheromone matrix, Ro-TS with tenure floor(tenure u^3) and no aspiration by age gives
+    each ant's best and cost as lsbench.engines.cas.local_search_batch does (the ants themselves:
+    test_ant_kernel_builds_the_cpu_ants_word_for_word)."""
     from lsbench.gpu.engine.rots.host import ResidentRots
     from lsbench import instances as registry
     from lsbench import rng
-    from lsbench.engines.cas import construct_colony, draw_seeds, local_search_batch
+    from lsbench.engines.cas import NO_AGE_ASPIRATION, construct_colony, draw_seeds, local_search_batch
     p = registry.load("tai12a")
     state = rng.new_state(9)
     donors = np.array([rng.permutation(state, p.n) for _ in range(5)])
     tau = np.random.default_rng(3).random((p.n, p.n)) + 0.01
     colony_seeds, seeds = draw_seeds(state, 5), draw_seeds(state, 5)
     ants = construct_colony(donors, tau, 0.6, colony_seeds)
-    assert (ants != donors).any()
+    starts = ants.copy()
     costs = np.empty(5, dtype=np.int64)
     local_search_batch(p.a, p.at, p.b, ants, seeds, costs, 6, p.n, True)
-    gpu_costs = np.empty(5, dtype=np.int64)
-    engine = ResidentRots(p, {})
-    gpu_ants = engine.colony_batch(donors.copy(), tau, 0.6, colony_seeds, seeds, gpu_costs, 6, p.n)
+    assert (ants != starts).any()
+    gpu_costs, gpu_ants = ResidentRots(p, {}).batch(starts, seeds, 6, NO_AGE_ASPIRATION, p.n)
     assert np.array_equal(gpu_ants, ants) and np.array_equal(gpu_costs, costs)
 
 

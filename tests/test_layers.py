@@ -79,7 +79,7 @@ def test_inside_gpu_engines_build_on_adapters_and_runtime_and_not_on_each_other(
     exists), no kernel another."""
     layers, known = gpu_layers_from_doc((ROOT / "docs" / "architecture.md").read_text())
     graph = import_graph(ROOT)
-    assert [len(row) for row in layers] == [7, 2, 1, 5]
+    assert [len(row) for row in layers] == [6, 4, 1, 5]
     assert all(layer_of(m, layers) is not None for m in graph if m.startswith("lsbench.gpu")), \
         [m for m in graph if m.startswith("lsbench.gpu") and layer_of(m, layers) is None]
     assert gpu_layer_breaches(graph, layers, known) == ([], [])

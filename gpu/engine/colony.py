@@ -234,9 +234,8 @@ class DeviceColony(HostColony):
 
     def local_search(self, ants, seeds, costs, prm, deadline=None):
         """The first ants' local searches, one block each (the time budget is checked after them)."""
-        pr = self.problem
-        self.rots.local_search_batch(pr.a, pr.at, pr.b, ants, seeds, costs, prm["ls_iterations"], prm["tenure"],
-                                     prm["ls"] == "tabu")
+        best, best_sol = self.rots.batch(ants, seeds, prm["ls_iterations"], NO_AGE_ASPIRATION, prm["tenure"])
+        ants[:], costs[:] = best_sol, best  # each ant becomes its search's best (cas.local_search_batch)
         return len(ants) * prm["ls_iterations"], False
 
     def generations(self, *colony):
