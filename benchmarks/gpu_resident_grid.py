@@ -96,7 +96,7 @@ def searcher(engine):
     return getattr(engine, "search", engine)
 
 
-def registry_kernel(kind, p, nb, threads):
+def registry_kernel(p, nb, threads):
     """A maker of what `--backend gpu-resident` runs for this case (the engine picks a kernel per K)."""
     from lsbench.gpu.engine.local_search import ResidentLocalSearchEngine
     return lambda: ResidentLocalSearchEngine(p, nb, TabuSearch(), {"block": threads} if threads else {})
@@ -122,7 +122,7 @@ def scaling(cases, counts, seconds, repeats, seed, threads, check, kernels=False
         p = registry.load(name, kind)
         nb = p.neighbourhood(nb_name)
         ks = [k for k in counts if not cap or k <= int(cap[0])]
-        makers = every_kernel(kind, p, nb, threads) if kernels else {None: registry_kernel(kind, p, nb, threads)}
+        makers = every_kernel(kind, p, nb, threads) if kernels else {None: registry_kernel(p, nb, threads)}
         engines = {(kernel, k): make() for kernel, make in makers.items() for k in ks}
         rates, checked = scaling_rates(p, nb, engines, seconds, repeats, seed, check)
         for (kernel, k), engine in engines.items():
