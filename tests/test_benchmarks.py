@@ -94,10 +94,12 @@ def test_a_result_file_lists_the_modules_its_process_and_its_lsbench_children_ra
     assert {"lsbench/params.py", "lsbench/neighborhoods.py", "lsbench/__init__.py"} <= set(rec["source_files"])
 
 
-def test_a_figure_names_the_gpu_its_file_was_measured_on_when_the_benchmark_has_rows_called_gpu(tmp_path):
+def test_a_figure_names_the_gpu_its_file_was_measured_on_when_the_benchmark_has_rows_called_gpu(tmp_path,
+                                                                                               monkeypatch):
     """gpu_resident.py and gpu_resident_pfsp.py keep their rows under "gpu", over write_result's
     device: the page named such H100 files "NVIDIA H200"."""
     from common import write_result
+    monkeypatch.setenv("LSBENCH_COMMIT", "26a5c81")  # (as on the device machine; a source archive has no git)
     from performance_page import provenance
     rec = json.loads(write_result("probe", {"gpu": [{"searches": 1}]}, tmp_path, gpu_tag="h100").read_text())
     assert rec["gpu"] == [{"searches": 1}] and "device_gpu" in rec
