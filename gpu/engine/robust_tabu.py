@@ -1,18 +1,17 @@
 """The registry's engine for `--algorithm rots --backend gpu-resident`: K robust tabu searches
 (QAP) on the resident Ro-TS kernel of gpu/engine/rots/, with its parameters (shape, iterated
 restarts, pools) declared once."""
-from lsbench.interfaces import WARMUP_SECONDS, Engine, Stop
 from lsbench.params import Param, Rule, with_defaults
 
+from ..runtime.chunks import ResidentEngine
 from .rots.host import ResidentRots
 
 
-class ResidentRotsEngine(Engine):
-    """The registry's engine for rots on gpu-resident: K searches (seeds s..s+K-1) in one run."""
+class ResidentRotsEngine(ResidentEngine):
+    """The registry's engine for rots on gpu-resident: K searches (seeds s..s+K-1) in one run (the
+    warm-up of every resident engine)."""
 
-    name = "gpu-resident"
     problems = ("qap",)
-    several_searches = True
     takes_migration = True
     parameters = (
         Param("block", int, "threads per search block (default: chosen for the instance and K)", low=32, high=1024),
@@ -60,7 +59,7 @@ class ResidentRotsEngine(Engine):
 
     def __init__(self, problem, neighbourhood, search, params, threads=None):
         params = with_defaults(self.parameters, params)
-        self.searches = ResidentRots(problem, search.params(problem), threads=params.get("block"),
+        self.search = ResidentRots(problem, search.params(problem), threads=params.get("block"),
                                      cluster=params.get("cluster"), split=params.get("split"),
                                      persistent=params.get("persistent"),
                                      restart={"stagnation": params.get("restart") or 0, "elite": params["elite"],
@@ -71,18 +70,13 @@ class ResidentRotsEngine(Engine):
         self.count = 0
         self.migration = None
 
-    def warm_up(self, seeds, iterations):
-        """Compiles the kernel for K = len(seeds) searches (its shape depends on K): two untimed
-        iterations, whatever `iterations` says, or one where it outlasts WARMUP_SECONDS."""
-        self.searches.run(seeds, Stop(iterations=2, seconds=WARMUP_SECONDS))
-
     def run(self, seeds, stop, progress=None, migration=None):
         self.count, self.migration = len(seeds), migration
-        return self.searches.run(seeds, stop, progress, migration=migration)
+        return self.search.run(seeds, stop, progress, migration=migration)
 
     def describe(self):
-        info = {**self.searches.describe(), "searches": self.count, "kernel_s": round(self.searches.kernel_s, 6),
-                "chunks": self.searches.chunks_run, "max_chunk_s": round(self.searches.max_chunk_s, 6)}
+        info = {**super().describe(), "searches": self.count, "chunks": self.search.chunks_run,
+                "max_chunk_s": round(self.search.max_chunk_s, 6)}
         if self.migration:
             info["islands"] = self.migration.describe()
         return info
