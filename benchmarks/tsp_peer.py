@@ -159,6 +159,7 @@ def compare(args, instance, binary):
     """The peer and each algorithm, interleaved; medians and ratios."""
     peer_file = Path(args.peer) / f"{instance}.tsp"
     with_peer = args.peer_on is None or instance in args.peer_on
+    restarts = args.restarts.get(instance, args.restarts["*"]) if with_peer else None
     if with_peer:
         n, coordinates = peer_input(instance_file(instance, args.data_dir), peer_file)
     else:
@@ -169,7 +170,7 @@ def compare(args, instance, binary):
         run_lsbench(instance, a, args.searches, 1.0, args.data_dir)  # JIT compile and first launches
     rows = []
     for _ in range(args.repeats):
-        peer = run_peer(binary, peer_file, args.restarts) if with_peer else None
+        peer = run_peer(binary, peer_file, restarts) if with_peer else None
         row = {"peer": peer}
         for a in args.algorithms:
             seconds = args.seconds or (peer["kernel_s"] if peer else 5.0)
@@ -179,14 +180,16 @@ def compare(args, instance, binary):
                                      if peer else "(not run)   ") +
               "   ".join(f"{a} {row[a]['moves_per_s'] / 1e9:8.1f} G (best {row[a]['best_tsplib_metric']})"
                          for a in args.algorithms), flush=True)
-    return case(instance, n, rows, checks, args.algorithms, coordinates)
+    return case(instance, n, rows, checks, args.algorithms, coordinates, restarts)
 
 
-def case(instance, n, rows, checks, algorithms, coordinates=None):
-    """An instance's rows with their medians and ratios (`checks`: each algorithm's trajectory check)."""
+def case(instance, n, rows, checks, algorithms, coordinates=None, restarts=None):
+    """An instance's rows with their medians and ratios (`checks`: each algorithm's trajectory check;
+    `restarts`: the peer's climbs a launch)."""
     peers = [r["peer"] for r in rows if r["peer"]]
     peer_rate = statistics.median(p["moves_per_s"] for p in peers) if peers else None
     summary = {"instance": instance, "n": n, "coordinates": coordinates, "peer_moves_per_s": peer_rate,
+               "peer_restarts": restarts,
                "peer_best_truncated_metric": min(p["best_truncated_metric"] for p in peers) if peers else None}
     for a in algorithms:
         rate = statistics.median(r[a]["moves_per_s"] for r in rows)
@@ -212,7 +215,7 @@ def in_lanes(args):
         children = []
         for lane in range(args.lanes):
             cmd = [sys.executable, __file__, "--instances", ",".join(args.instances), "--algorithms",
-                   ",".join(args.algorithms), "--peer", args.peer, "--restarts", str(args.restarts), "--searches",
+                   ",".join(args.algorithms), "--peer", args.peer, "--restarts", restarts_text(args.restarts), "--searches",
                    str(args.searches), "--check", str(args.check), "--check-below", str(args.check_below),
                    "--repeats", "1", "--built", "--out", f"{tmp}/{lane}",
                    *(["--data-dir", args.data_dir] if args.data_dir else []),
@@ -233,33 +236,77 @@ def in_lanes(args):
     return [case(first["summary"]["instance"], first["summary"]["n"],
                  [row for lane in lanes for row in lane[k]["rows"]],
                  {a: all(lane[k]["summary"][a]["same_trajectory_as_cpu"] for lane in lanes) for a in args.algorithms},
-                 args.algorithms, first["summary"].get("coordinates"))
+                 args.algorithms, first["summary"].get("coordinates"), first["summary"].get("peer_restarts"))
             for k, first in enumerate(lanes[0])]
 
 
-SAME_RUN = ("versions", "gpu", "peer", "peer_flags", "restarts", "searches", "lanes")
+SAME_RUN = ("versions", "gpu", "peer", "peer_flags", "searches", "lanes")
 
 
 def merged(paths):
-    """One result of several files of the same commit, GPU and settings, each holding other instances
-    (a run that a device call's limit cut, continued in the next call): their cases in order, every
-    call's command and date kept; its source_files are every module a call loaded (the commit fixes
-    their code; a call whose instances skip the CPU check loads fewer)."""
+    """One result of several files of the same commit, GPU and settings (a run that a device call's
+    limit cut, continued in the next call): their instances in order, an instance measured in several
+    files as one case of all its repeats (its peer at the same climbs); every call's command and date
+    kept; its source_files are every module a call loaded (the commit fixes their code; a call whose
+    instances skip the CPU check loads fewer)."""
     parts = [json.loads(Path(p).read_text()) for p in paths]
     first = parts[0]
     for path, part in zip(paths[1:], parts[1:]):
         differs = [k for k in SAME_RUN if part.get(k) != first.get(k)]
         if differs:
             raise LsbenchError(f"--merge {path}: its {', '.join(differs)} differ from {paths[0]}'s")
-    names = [c["summary"]["instance"] for part in parts for c in part["cases"]]
-    twice = sorted({x for x in names if names.count(x) > 1})
-    if twice:
-        raise LsbenchError(f"--merge: {', '.join(twice)} measured in more than one file")
     command = first["command"] + "".join(" ; then " + " ".join(part["command"].split()[1:]) for part in parts[1:])
     return {**first, "command": command, "date": max(part["date"] for part in parts),
             "calls": [{"command": part["command"], "date": part["date"]} for part in parts],
             "source_files": sorted({f for part in parts for f in part["source_files"]}),
-            "cases": [c for part in parts for c in part["cases"]]}
+            "cases": repeats_joined([c for part in parts for c in part["cases"]])}
+
+
+def repeats_joined(cases):
+    """One case an instance, in the order they first come: the rows of its cases (repeats measured in
+    several calls), medians again; a trajectory check differs if any of them did."""
+    by_instance = {}
+    for c in cases:
+        by_instance.setdefault(c["summary"]["instance"], []).append(c)
+    joined = []
+    for instance, same in by_instance.items():
+        if len(same) == 1:
+            joined.append(same[0])
+            continue
+        first = same[0]["summary"]
+        climbs = {c["summary"].get("peer_restarts") for c in same}
+        if len(climbs) > 1:
+            shown = " and ".join(str(c) for c in sorted(climbs, key=lambda c: c or 0))
+            raise LsbenchError(f"--merge: {instance}'s peer ran at {shown} climbs in different files")
+        algorithms = [a for a in ("hc", "tabu") if a in first]
+        checks = {a: checked([c["summary"][a]["same_trajectory_as_cpu"] for c in same]) for a in algorithms}
+        joined.append(case(instance, first["n"], [r for c in same for r in c["rows"]], checks, algorithms,
+                           first.get("coordinates"), first.get("peer_restarts")))
+    return joined
+
+
+def checked(results):
+    """True, False or None (not checked) of several calls' trajectory checks of one instance."""
+    if False in results:
+        return False
+    return True if True in results else None
+
+
+def parse_restarts(text):
+    """--restarts: N, or N,INSTANCE:N,...: the peer's climbs a launch, per instance where named."""
+    spec = {}
+    for item in text.split(","):
+        name, _, value = item.rpartition(":")
+        if not value.isdigit() or int(value) < 1:
+            raise argparse.ArgumentTypeError(f"{item!r}: give N or INSTANCE:N (N >= 1 climbs)")
+        spec[name or "*"] = int(value)
+    if "*" not in spec:
+        raise argparse.ArgumentTypeError(f"{text!r}: give the climbs of the other instances too (e.g. 1056,{text})")
+    return spec
+
+
+def restarts_text(spec):
+    return ",".join(str(v) if k == "*" else f"{k}:{v}" for k, v in spec.items())
 
 
 def save(args, cases):
@@ -273,7 +320,9 @@ def main():
     ap.add_argument("--instances", default="pr2392,rl5915", type=lambda v: v.split(","))
     ap.add_argument("--algorithms", default="hc,tabu", type=lambda v: v.split(","))
     ap.add_argument("--peer", default=str(Path(__file__).resolve().parent.parent / ".peers" / "tsp_gpu"))
-    ap.add_argument("--restarts", type=int, default=1056, help="the peer's climbs a launch (8 blocks x 132 SMs)")
+    ap.add_argument("--restarts", type=parse_restarts, default="1056",
+                    help="the peer's climbs a launch: N (1,056: 8 blocks x 132 SMs), or N,INSTANCE:N,... (e.g. "
+                         "1056,fnl4461:528: the peer's launch of a large instance outlasts a device call)")
     ap.add_argument("--searches", type=int, default=1056, help="lsbench's resident searches")
     ap.add_argument("--check", type=int, default=30, help="iterations of the GPU-against-CPU trajectory check (0: none)")
     ap.add_argument("--check-below", type=int, default=20_000,

@@ -615,17 +615,24 @@ def test_best_distances_counts_the_positions_each_runs_best_differs_from_the_ref
 
 def test_tsp_peer_merges_files_of_one_commit_and_refuses_others(tmp_path):
     """A run cut by a device call's limit continues in another call: their files merge into one
-    result when commit, GPU and settings agree and no instance is measured twice."""
+    result when commit, GPU and settings agree; an instance measured in two calls is one case of all
+    its repeats, refused where its peer ran at other climbs."""
     import json
     from tsp_peer import merged
     from lsbench.errors import LsbenchError
 
-    def part(name, commit, instances, searches=1056, loaded=("gpu/device.py",)):
+    def row(g):
+        return {"peer": {"moves_per_s": 800e9, "best_truncated_metric": 9},
+                "hc": {"moves_per_s": g * 1e9, "moves_per_wall_s": g * 1e9 / 2, "best_tsplib_metric": g}}
+
+    def part(name, commit, instances, searches=1056, loaded=("gpu/device.py",), hc=(1000,), climbs=1056, check=True):
+        cases = [{"summary": {"instance": i, "n": 99, "peer_restarts": climbs,
+                              "hc": {"same_trajectory_as_cpu": check}}, "rows": [row(g) for g in hc]}
+                 for i in instances]
         data = {"benchmark": "tsp_peer", "command": f"/usr/bin/python3 tsp_peer.py --instances {','.join(instances)}",
                 "date": f"2026-12-02T1{len(name)}:00:00+0000", "versions": {"lsbench_commit": commit},
-                "gpu": {"name": "NVIDIA H200"}, "peer": "TSP_GPU", "peer_flags": [], "restarts": 1056,
-                "searches": searches, "lanes": 1, "source_files": list(loaded),
-                "cases": [{"summary": {"instance": i}, "rows": []} for i in instances]}
+                "gpu": {"name": "NVIDIA H200"}, "peer": "TSP_GPU", "peer_flags": [], "restarts": {"*": climbs},
+                "searches": searches, "lanes": 1, "source_files": list(loaded), "cases": cases}
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps(data))
         return str(path)
@@ -638,11 +645,31 @@ def test_tsp_peer_merges_files_of_one_commit_and_refuses_others(tmp_path):
     assert [c["date"] for c in m["calls"]] == ["2026-12-02T11:00:00+0000", "2026-12-02T12:00:00+0000"]
     assert m["command"].endswith(" ; then tsp_peer.py --instances u2319")
     with pytest.raises(LsbenchError, match="versions differ"):
-        merged([one, part("c", "def5678", ["u2319"])])
+        merged([one, part("c", "abc1234"[::-1], ["u2319"])])
     with pytest.raises(LsbenchError, match="searches differ"):
         merged([one, part("d", "abc1234", ["u2319"], searches=132)])
-    with pytest.raises(LsbenchError, match="d2103 measured in more than one file"):
-        merged([one, part("e", "abc1234", ["d2103"])])
+    # d2103's third repeat in a call of its own: one case, the median of all three, unchecked there
+    m = merged([part("e", "abc1234", ["d2103"], hc=(900, 1100)),
+                part("ff", "abc1234", ["d2103"], hc=(1200,), check=None)])
+    (joined,) = m["cases"]
+    assert len(joined["rows"]) == 3 and joined["summary"]["hc"]["moves_per_s"] == 1100e9
+    assert joined["summary"]["hc"]["ratio_to_peer"] == 1100 / 800 and joined["summary"]["peer_restarts"] == 1056
+    assert joined["summary"]["hc"]["same_trajectory_as_cpu"] is True
+    m = merged([part("g", "abc1234", ["d2103"]), part("hh", "abc1234", ["d2103"], check=False)])
+    assert m["cases"][0]["summary"]["hc"]["same_trajectory_as_cpu"] is False
+    with pytest.raises(LsbenchError, match="d2103's peer ran at 528 and 1056 climbs"):
+        merged([one, part("i", "abc1234", ["d2103"], climbs=528)])
+
+
+def test_tsp_peer_takes_the_peers_climbs_per_instance():
+    import argparse
+    from tsp_peer import parse_restarts, restarts_text
+    assert parse_restarts("1056") == {"*": 1056}
+    spec = parse_restarts("1056,fnl4461:528,rl5915:528")
+    assert spec == {"*": 1056, "fnl4461": 528, "rl5915": 528} and restarts_text(spec) == "1056,fnl4461:528,rl5915:528"
+    for bad in ("fnl4461:528", "1056,rl5915:0", "many"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            parse_restarts(bad)
 
 
 @pytest.mark.parametrize("args, says", [(["--restart", "4000", "--param", "restart=100"], "--param restart: given as "
