@@ -88,11 +88,12 @@ def parse_peer(text):
     return {"kernel_s": kernel, "moves_per_s": gmoves * 1e9, "best_truncated_metric": best, "climbs": climbs}
 
 
-def run_peer(binary, instance_file, restarts):
-    """One measured launch after one warm-up launch (the peer times launches after its first)."""
-    r = subprocess.run([str(binary), str(instance_file), str(restarts), "1"], capture_output=True, text=True,
-                       timeout=900)
-    return parse_peer(r.stdout)
+def run_peer(binary, instance_file, restarts, launches=1):
+    """`launches` measured launches after one warm-up launch (the peer times launches after its
+    first and reports their mean)."""
+    r = subprocess.run([str(binary), str(instance_file), str(restarts), str(launches)], capture_output=True,
+                       text=True, timeout=900)
+    return {**parse_peer(r.stdout), "timed_launches": launches}
 
 
 def run_lsbench(instance, algorithm, searches, seconds, data):
@@ -168,12 +169,13 @@ def compare(args, instance, binary):
     checks = {a: same_as_cpu(instance, a, check, args.data_dir) if check else None for a in args.algorithms}
     for a in args.algorithms:
         run_lsbench(instance, a, args.searches, 1.0, args.data_dir)  # JIT compile and first launches
+    once = run_peer(binary, peer_file, restarts, args.repeats) if with_peer and instance in args.peer_once else None
     rows = []
-    for _ in range(args.repeats):
-        peer = run_peer(binary, peer_file, restarts) if with_peer else None
+    for k in range(args.repeats):
+        peer = (once if k == 0 else None) if once else run_peer(binary, peer_file, restarts) if with_peer else None
         row = {"peer": peer}
         for a in args.algorithms:
-            seconds = args.seconds or (peer["kernel_s"] if peer else 5.0)
+            seconds = args.seconds or ((peer or once)["kernel_s"] if with_peer else 5.0)
             row[a] = run_lsbench(instance, a, args.searches, seconds, args.data_dir)
         rows.append(row)
         print(f"{instance} peer " + (f"{peer['moves_per_s'] / 1e9:8.1f} G moves/s in {peer['kernel_s']:.2f} s   "
@@ -220,6 +222,7 @@ def in_lanes(args):
                    "--repeats", "1", "--built", "--out", f"{tmp}/{lane}",
                    *(["--data-dir", args.data_dir] if args.data_dir else []),
                    *(["--peer-on", ",".join(args.peer_on)] if args.peer_on else []),
+                   *(["--peer-once", ",".join(args.peer_once)] if args.peer_once else []),
                    *(["--seconds", str(args.seconds)] if args.seconds else [])]
             lane_cores = cores[lane * share:(lane + 1) * share] or cores
             env = {**os.environ, "CUDA_VISIBLE_DEVICES": gpus[lane], "NUMBA_NUM_THREADS": str(len(lane_cores))}
@@ -331,6 +334,10 @@ def main():
     ap.add_argument("--peer-on", type=lambda v: v.split(","),
                     help="instances the peer runs on (default: all); the others run lsbench alone (the peer's "
                          "launch of --restarts climbs of a large instance outlasts a device call)")
+    ap.add_argument("--peer-once", type=lambda v: v.split(","), default=[],
+                    help="instances whose peer runs once, before the repeats: --repeats timed launches after its "
+                         "warm-up launch, their mean as it reports it (saves --repeats - 1 warm-up launches of "
+                         "minutes each on a large instance; not interleaved with lsbench's repeats)")
     ap.add_argument("--seconds", type=float, help="each lsbench run's seconds (default: the peer's kernel time "
                                                   "in that repeat, 5 where the peer does not run)")
     ap.add_argument("--lanes", type=int, default=1, help="N: N repeats side by side, one a GPU (replaces --repeats)")

@@ -661,6 +661,30 @@ def test_tsp_peer_merges_files_of_one_commit_and_refuses_others(tmp_path):
         merged([one, part("i", "abc1234", ["d2103"], climbs=528)])
 
 
+def test_tsp_peer_runs_the_peer_once_where_asked_and_at_each_repeat_elsewhere(tmp_path, monkeypatch):
+    """--peer-once: one peer process of --repeats timed launches before the repeats (its own mean),
+    not a warm-up and a launch at every repeat; the case keeps that one figure."""
+    import argparse
+    import tsp_peer
+    launches = []
+    monkeypatch.setattr(tsp_peer, "peer_input", lambda source, out: (99, "EUC_2D whole"))
+    monkeypatch.setattr(tsp_peer, "instance_file", lambda instance, data: tmp_path / "x.tsp")
+    monkeypatch.setattr(tsp_peer, "run_peer", lambda binary, path, restarts, n=1: launches.append((restarts, n)) or
+                        {"kernel_s": 1.0, "moves_per_s": 8e11 + len(launches), "best_truncated_metric": 9,
+                         "timed_launches": n})
+    monkeypatch.setattr(tsp_peer, "run_lsbench", lambda *a: {"moves_per_s": 1e12, "moves_per_wall_s": 9e11,
+                                                             "best_tsplib_metric": 7, "layout": "chip"})
+    args = argparse.Namespace(peer=str(tmp_path), peer_on=None, restarts={"*": 1056, "big": 528}, check=0,
+                              check_below=20_000, algorithms=["hc"], searches=4, repeats=3, seconds=3.0, data_dir=None,
+                              peer_once=["big"])
+    big = tsp_peer.compare(args, "big", "peer")
+    assert launches == [(528, 3)] and [r["peer"] is not None for r in big["rows"]] == [True, False, False]
+    assert big["summary"]["peer_moves_per_s"] == 8e11 + 1 and big["summary"]["peer_restarts"] == 528
+    small = tsp_peer.compare(args, "small", "peer")
+    assert launches[1:] == [(1056, 1)] * 3 and all(r["peer"] for r in small["rows"])
+    assert small["summary"]["peer_moves_per_s"] == 8e11 + 3
+
+
 def test_tsp_peer_takes_the_peers_climbs_per_instance():
     import argparse
     from tsp_peer import parse_restarts, restarts_text
