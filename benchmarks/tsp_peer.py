@@ -33,7 +33,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import run_main, write_atomic, write_result
+from common import run_main, source_files_run, write_atomic, write_result
 
 from lsbench import instances as registry
 from lsbench.errors import LsbenchError
@@ -312,7 +312,12 @@ def restarts_text(spec):
     return ",".join(str(v) if k == "*" else f"{k}:{v}" for k, v in spec.items())
 
 
-def save(args, cases):
+def save(args, cases, path=None):
+    """The result file, written again after each instance (where `path` is this run's file: a run cut
+    short keeps what it measured, in one file)."""
+    if path is not None:
+        write_atomic(path, {**json.loads(path.read_text()), "cases": cases, "source_files": source_files_run()})
+        return path
     return write_result("tsp_peer", {"lanes": args.lanes, "peer": "TSP_GPU v2.3 (O'Neil & Burtscher 2015)",
                                      "peer_flags": PEER_FLAGS, "restarts": args.restarts, "searches": args.searches,
                                      "cases": cases}, args.out)
@@ -364,12 +369,12 @@ def main():
     binary = Path(args.peer) / "tsp_gpu" if args.built else build_peer(args.peer)
     if args.lanes > 1:
         cases = in_lanes(args)
+        path = save(args, cases)
     else:
-        cases = []
-        for instance in args.instances:  # the file written after each instance: a cut run keeps what it measured
+        cases, path = [], None
+        for instance in args.instances:
             cases.append(compare(args, instance, binary))
-            path = save(args, cases)
-    path = save(args, cases)
+            path = save(args, cases, path)
     for case in cases:
         sm = case["summary"]
         peer = sm["peer_moves_per_s"]
