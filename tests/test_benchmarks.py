@@ -221,7 +221,8 @@ SIMULATED_BENCHMARKS = {  # performance_page.py remeasure's scripts (and the A/B
                           ["ta001"]),
     "tsp_peer": ("--instances berlin52 --peer {peer} --built --lanes 2 --searches 2 --restarts 2 --check 2",
                  ["berlin52"]),
-    "tabu_register_cap": ("--cases tsp:eil51:2opt --searches 2 --caps 0,128 --seconds 0.05 --repeats 1 --check 3",
+    "tabu_register_cap": ("--cases tsp:eil51:2opt --searches 2 --caps 0,128 --threads 32 --seconds 0.05 --repeats 1 "
+                          "--check 3",
                           ["eil51"]),
     "islands_target": ("--instance tai12a --ranks 2 --searches 4 --cap 2 --runs 1 --variants one-gpu,copy:200 "
                        "--param restart=100 --share-gpu", ["tai12a"]),

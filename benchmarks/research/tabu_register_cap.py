@@ -1,15 +1,16 @@
-"""Does a register cap let the matrix tabu kernel's queue hold two blocks an SM, and is it faster?
+"""Does a register cap or a smaller block let the matrix tabu kernel's queue hold more blocks an SM,
+and is it faster?
 
     python research/tabu_register_cap.py [--cases tsp:eil101:2opt,ppp:101-117:hamming2] [--searches 132,1056]
-        [--caps 0,128] [--seconds 0.5] [--repeats 3] [--check 8]      (device_run.sh 'regcap ARGS')
+        [--caps 0,128] [--threads 256,128] [--seconds 0.5] [--repeats 3] [--check 8]   (device_run.sh 'regcap ARGS')
     python research/tabu_register_cap.py --offline [--cases ...] [--caps 0,128,96,64]   (no GPU)
 
 The TSP/PPP tabu kernel of gpu/engine/whole_gpu_tabu.py (the own kernel `own_kernel_faster` picks
 for small neighbourhoods) runs K >= 132 searches as a queue over every block resident at once; at
 sm_90 it compiles to so many registers a thread that one block of 256 threads fits an SM.
 --offline: ptxas's registers and spill bytes at each cap (0: none), from Numba's PTX, no GPU
-(the tools as benchmarks/kernel_registers.py finds them). On a GPU: each cap's kernel runs every
-case at each K, rows interleaved (gpu_resident_grid.py's scaling_rates), one search of each run
+(the tools as benchmarks/kernel_registers.py finds them). On a GPU: each cap's kernel, at each
+block size, runs every case at each K, rows interleaved (gpu_resident_grid.py's scaling_rates), one search of each run
 checked against the CPU's; aggregate it/s over the seconds in kernels, and the grid it ran.
 The answer is in docs/notes/one-engine.md.
 """
@@ -32,13 +33,14 @@ from lsbench import instances as registry  # noqa: E402
 from lsbench.search.tabu import TabuSearch  # noqa: E402
 
 
-def capped_engine(p, nb, cap):
-    """WholeGpuTabu whose kernel is compiled with at most `cap` registers a thread (0: as shipped)."""
+def capped_engine(p, nb, cap, threads):
+    """WholeGpuTabu of `threads` a block whose kernel is compiled with at most `cap` registers a
+    thread (0: as shipped)."""
     from lsbench.gpu.engine import whole_gpu_tabu as w
     kernel = {"tsp": w.tsp_tabu_kernel, "ppp": w.ppp_tabu_kernel}[p.kind]
     if cap:  # (the simulator has no registers: it runs the kernel again, uncapped)
         kernel = cuda.jit(kernel.py_func) if numba.config.ENABLE_CUDASIM else cuda.jit(max_registers=cap)(kernel.py_func)
-    engine = w.WholeGpuTabu(p, nb, TabuSearch().params(nb))
+    engine = w.WholeGpuTabu(p, nb, TabuSearch().params(nb), threads=threads)
     engine._kernel = lambda: kernel
     return engine
 
@@ -75,6 +77,7 @@ def main():
     ap.add_argument("--cases", default="tsp:eil101:2opt,ppp:101-117:hamming2")
     ap.add_argument("--searches", default="132,1056")
     ap.add_argument("--caps", default="0,128", help="registers a thread at most (0: the kernel as shipped)")
+    ap.add_argument("--threads", default="256", help="threads a block (the engine's default: 256)")
     ap.add_argument("--seconds", type=float, default=0.5)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--check", type=int, default=8, help="iterations of the trajectory check")
@@ -94,11 +97,13 @@ def main():
                 print(f"{p.name} {nb.name} cap {row['cap'] or 'none'}: {row['registers']} registers, spills "
                       f"{row['spill_store_bytes']} / {row['spill_load_bytes']} bytes stored / loaded", flush=True)
             continue
-        engines = {(f"cap {cap}", k): capped_engine(p, nb, cap) for cap in caps for k in map(int, args.searches.split(","))}
+        engines = {(f"cap {cap} threads {t}", k): capped_engine(p, nb, cap, int(t))
+                   for cap in caps for t in args.threads.split(",") for k in map(int, args.searches.split(","))}
         rates, checked = scaling_rates(p, nb, engines, args.seconds, args.repeats, args.seed, args.check)
         for (label, k), engine in engines.items():
             shape = searcher(engine).shape
             rows.append({"instance": p.name, "neighbourhood": nb.name, "cap": int(label.split()[1]), "searches": k,
+                         "threads": int(label.split()[3]),
                          "iterations_per_s": statistics.median(rates[label, k]), "repeats": rates[label, k],
                          "same_trajectory_as_cpu": checked[label, k], **shape})
             print(f"| {p.name} {nb.name} | {label} | {k} | {shape['mode']} {shape['blocks']} blocks "
