@@ -1,7 +1,8 @@
 """TSP 2-opt side by side with TSP_GPU (O'Neil & Burtscher, GPGPU-8 2015), one process, one GPU (or one a lane).
 
     python benchmarks/tsp_peer.py [--instances pr2392,rl5915] [--algorithms hc,tabu] [--repeats 3 | --lanes N]
-                                  [--peer .peers/tsp_gpu]
+                                  [--peer .peers/tsp_gpu] [--restarts 1056,rl5915:528] [--peer-once rl5915]
+    python benchmarks/tsp_peer.py --merge FILE... --out DIR   (one table of several calls' files)
 
 The peer's CUDA source is not part of lsbench: place its `main.cu` (TSP_GPU v2.3, e.g. from
 HeCBench's src/tsp-cuda) in the ignored folder `--peer`; this script builds it with nvcc (its own
