@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 import signal
+import threading
 import time
 from contextlib import suppress
 
@@ -45,6 +46,22 @@ def _evaluate_slice(nb, solution, lo, hi, threads):
 
 
 
+def jobqueue_slurm_cluster():
+    """dask_jobqueue's SLURMCluster class. Importing dask_jobqueue sets SIGINT's handler to
+    `sys.exit()` (dask_jobqueue.runner): Ctrl-C would end the run with exit code 0, past lsbench's
+    own answer (lsbench.interrupts). The handler is put back as it was."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if main else None
+    try:
+        from dask_jobqueue import SLURMCluster
+    except ImportError as e:
+        raise LsbenchError(f"--scheduler slurm needs dask-jobqueue (pip install -e '.[hpc]'): {e}")
+    finally:
+        if main and previous is not None and signal.getsignal(signal.SIGINT) is not previous:
+            signal.signal(signal.SIGINT, previous)
+    return SLURMCluster
+
+
 def slurm_cluster(threads=None, slurm_host=None, slurm_partition=None, slurm_account=None, slurm_memory="4GB",
                   slurm_walltime="01:00:00"):
     """A dask-jobqueue SLURMCluster (one worker per SLURM job, `threads` cores each), not yet
@@ -54,10 +71,7 @@ def slurm_cluster(threads=None, slurm_host=None, slurm_partition=None, slurm_acc
     if not slurm_host:
         raise LsbenchError("--scheduler slurm: give --param slurm_host=ADDRESS (this node's address on the "
                            "cluster network, where the compute nodes' workers connect)")
-    try:
-        from dask_jobqueue import SLURMCluster
-    except ImportError as e:
-        raise LsbenchError(f"--scheduler slurm needs dask-jobqueue (pip install -e '.[hpc]'): {e}")
+    SLURMCluster = jobqueue_slurm_cluster()
     if slurm_host.startswith("interface:"):  # e.g. interface:ib0, the address of that interface
         where = {"interface": slurm_host.split(":", 1)[1]}
     else:

@@ -364,6 +364,21 @@ def test_island_ring_exchanges_elites_the_same_way_locally_and_over_mpi(tmp_path
     assert lsbench("verify", "--replay", *map(str, sorted((tmp_path / "mpi").glob("seed-*.json")))).returncode == 0
 
 
+def test_the_slurm_grid_leaves_ctrl_c_to_lsbench(monkeypatch):
+    """Importing dask_jobqueue sets SIGINT's handler to sys.exit(): a Ctrl-C ended a SLURM grid run
+    with exit code 0. The handler lsbench had is put back."""
+    import signal
+    from lsbench.hpc.dask_grid import jobqueue_slurm_cluster
+    for name in [m for m in sys.modules if m == "dask_jobqueue" or m.startswith("dask_jobqueue.")]:
+        monkeypatch.delitem(sys.modules, name)  # (imported afresh, as in a new process)
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        assert jobqueue_slurm_cluster().__name__ == "SLURMCluster"
+        assert signal.getsignal(signal.SIGINT) is before
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def test_grid_on_slurm_builds_worker_jobs_bound_where_told_and_refuses_without_an_address():
     from lsbench.hpc.dask_grid import slurm_cluster
     from lsbench.errors import LsbenchError
