@@ -218,8 +218,8 @@ def in_lanes(args):
         children = []
         for lane in range(args.lanes):
             cmd = [sys.executable, __file__, "--instances", ",".join(args.instances), "--algorithms",
-                   ",".join(args.algorithms), "--peer", args.peer, "--restarts", restarts_text(args.restarts), "--searches",
-                   str(args.searches), "--check", str(args.check), "--check-below", str(args.check_below),
+                   ",".join(args.algorithms), "--peer", args.peer, "--restarts", restarts_text(args.restarts),
+                   "--searches", str(args.searches), "--check", str(args.check), "--check-below", str(args.check_below),
                    "--repeats", "1", "--built", "--out", f"{tmp}/{lane}",
                    *(["--data-dir", args.data_dir] if args.data_dir else []),
                    *(["--peer-on", ",".join(args.peer_on)] if args.peer_on else []),

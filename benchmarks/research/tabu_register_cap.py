@@ -39,7 +39,8 @@ def capped_engine(p, nb, cap, threads):
     from lsbench.gpu.engine import whole_gpu_tabu as w
     kernel = {"tsp": w.tsp_tabu_kernel, "ppp": w.ppp_tabu_kernel}[p.kind]
     if cap:  # (the simulator has no registers: it runs the kernel again, uncapped)
-        kernel = cuda.jit(kernel.py_func) if numba.config.ENABLE_CUDASIM else cuda.jit(max_registers=cap)(kernel.py_func)
+        jit = cuda.jit if numba.config.ENABLE_CUDASIM else cuda.jit(max_registers=cap)
+        kernel = jit(kernel.py_func)
     engine = w.WholeGpuTabu(p, nb, TabuSearch().params(nb), threads=threads)
     engine._kernel = lambda: kernel
     return engine
@@ -63,8 +64,9 @@ def offline(p, nb, caps):
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "k.ptx").write_text(ptx)
         for cap in caps:
-            info = subprocess.run([nvidia_tool("ptxas"), "-arch=sm_90", "-v", "-c", *([f"--maxrregcount={cap}"] if cap else []),
-                                   "-o", f"{tmp}/k.o", f"{tmp}/k.ptx"], capture_output=True, text=True, check=True).stderr
+            limit = [f"--maxrregcount={cap}"] if cap else []
+            info = subprocess.run([nvidia_tool("ptxas"), "-arch=sm_90", "-v", "-c", *limit, "-o", f"{tmp}/k.o",
+                                   f"{tmp}/k.ptx"], capture_output=True, text=True, check=True).stderr
             spill = [int(re.search(rf"(\d+) bytes spill {kind}", info).group(1)) for kind in ("stores", "loads")]
             rows.append({"cap": cap, "registers": int(re.search(r"Used (\d+) registers", info).group(1)),
                          "spill_store_bytes": spill[0], "spill_load_bytes": spill[1]})
