@@ -173,7 +173,10 @@ def compare(args, instance, binary):
     once = run_peer(binary, peer_file, restarts, args.repeats) if with_peer and instance in args.peer_once else None
     rows = []
     for k in range(args.repeats):
-        peer = (once if k == 0 else None) if once else run_peer(binary, peer_file, restarts) if with_peer else None
+        if once:
+            peer = once if k == 0 else None
+        else:
+            peer = run_peer(binary, peer_file, restarts) if with_peer else None
         row = {"peer": peer}
         for a in args.algorithms:
             seconds = args.seconds or ((peer or once)["kernel_s"] if with_peer else 5.0)
@@ -237,11 +240,7 @@ def in_lanes(args):
                 child.kill()  # (a lane past its time, or one left when another failed)
         lanes = [json.loads(next(Path(f"{tmp}/{lane}").glob("tsp_peer-*.json")).read_text())["cases"]
                  for lane in range(args.lanes)]
-    return [case(first["summary"]["instance"], first["summary"]["n"],
-                 [row for lane in lanes for row in lane[k]["rows"]],
-                 {a: all(lane[k]["summary"][a]["same_trajectory_as_cpu"] for lane in lanes) for a in args.algorithms},
-                 args.algorithms, first["summary"].get("coordinates"), first["summary"].get("peer_restarts"))
-            for k, first in enumerate(lanes[0])]
+    return repeats_joined([c for lane in lanes for c in lane])
 
 
 SAME_RUN = ("versions", "gpu", "peer", "peer_flags", "searches", "lanes")
