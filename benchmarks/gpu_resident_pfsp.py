@@ -19,6 +19,7 @@ import time
 from common import write_result
 
 from lsbench import instances as registry
+from lsbench.errors import LsbenchError
 from lsbench.registry import get_evaluator
 from lsbench.interfaces import Stop
 from lsbench.search.tabu import TabuSearch
@@ -64,7 +65,12 @@ def main():
     same = None
     for threads in [int(t) for t in args.threads.split(",")]:
         engine = ResidentPfspTabu(p, prm, threads=threads)
-        engine.run([args.seed], Stop(iterations=20))  # JIT, cooperative grid sizing
+        try:
+            engine.run([args.seed], Stop(iterations=20))  # JIT, cooperative grid sizing
+        except LsbenchError as e:  # a block size this GPU cannot hold: said, and the others still run
+            gpu_rows.append({"threads": threads, "fits": False, "why": str(e)})
+            print(f"gpu threads={threads}: does not fit ({e})", flush=True)
+            continue
         check = engine.run([args.seed], Stop(iterations=args.cpu_iterations))[0]
         ok = ([(i, o) for i, _t, o in check.trajectory] == [(i, o) for i, _t, o in cpu_traj.trajectory]
               and list(check.best_solution) == list(cpu_traj.best_solution)
@@ -84,7 +90,11 @@ def main():
         print(f"gpu threads={threads} blocks={engine.shape['blocks']}: {row['iterations_per_s']:.0f} it/s "
               f"= {row['speedup_vs_cpu_one_core']:.0f}x one core, {row['speedup_vs_cpu_all_cores']:.1f}x all cores, "
               f"same trajectory {ok}", flush=True)
-    top = max(gpu_rows, key=lambda r: r["iterations_per_s"])
+    ran = [r for r in gpu_rows if r.get("fits", True)]
+    if not ran:
+        print("lsbench: error: no --threads block size fits this GPU", file=sys.stderr)
+        return 2
+    top = max(ran, key=lambda r: r["iterations_per_s"])
     path = write_result("gpu_resident_pfsp", {
         "instance": p.name, "n": p.n, "m": p.m, "moves_per_iteration": nb.size, "seed": args.seed,
         "tabu_params": prm, "cpu": rows, "gpu": gpu_rows, "same_trajectory_as_cpu": same,
@@ -93,7 +103,7 @@ def main():
     print("|---|---|---|")
     for k, v in rows.items():
         print(f"| {k} | {v['iterations_per_s']:.1f} | {v['iterations_per_s'] / rows['cpu']['iterations_per_s']:.1f} |")
-    for g in gpu_rows:
+    for g in ran:
         print(f"| gpu-resident {g['threads']}x{g['blocks']} | {g['iterations_per_s']:.0f} | "
               f"{g['speedup_vs_cpu_one_core']:.0f} |")
     print(f"-> {path}")

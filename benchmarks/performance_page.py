@@ -89,11 +89,23 @@ def shape_of(s):
         return f"{s['blocks_per_search']} blocks of {s['threads_per_block']} a search"
     if s.get("persistent_blocks"):
         return f"a queue on {s['persistent_blocks']} blocks of {s['threads_per_block']}"
-    return f"one {s['threads_per_block']}-thread block a search, {s['blocks_per_sm']} an SM"
+    per_sm = f", {s['blocks_per_sm']} an SM" if s.get("blocks_per_sm") else ""
+    return f"one {s['threads_per_block']}-thread block a search{per_sm}"
+
+
+def forced_block_sizes(rows):
+    """One sentence on the rows run at a block size the user forced (`--threads`), beside the engine's choice."""
+    best = {}
+    for r in rows:
+        if r.get("spec", "auto") != "auto" and r["aggregate_it_per_s"] > best.get(r["spec"], {}).get("aggregate_it_per_s", 0):
+            best[r["spec"]] = r
+    said = [f"`{spec}` at most {n(r['aggregate_it_per_s'])} it/s (K = {r['searches']:,})" for spec, r in best.items()]
+    return [f"Forced block sizes (`--threads`, rows in the result file): {'; '.join(said)}.", ""] if said else []
 
 
 def render_gpu_resident(d, name):
-    cpu, rows = d["cpu"], sorted(d["gpu"], key=lambda r: r["searches"])
+    cpu, every = d["cpu"], sorted(d["gpu"], key=lambda r: r["searches"])
+    rows = [r for r in every if r.get("spec", "auto") == "auto"]
     at132 = next((r["aggregate_it_per_s"] for r in rows if r["searches"] == 132), None)
     lines = [provenance(d, name), "",
              f"{d['instance']}; the CPU code of the same run: one core {n(cpu['one_core_it_per_s'])} it/s, "
@@ -104,8 +116,8 @@ def render_gpu_resident(d, name):
              f"{r['aggregate_it_per_s'] / at132:.3f}" if at132 else "-",
              f"{r['vs_cpu_one_core']:,.0f}x",
              f"{statistics.median(r['kernel_s']):.2f} / {statistics.median(r['loop_s']):.2f}"] for r in rows]
-    return lines + [table(["searches", "shape", "aggregate it/s", "vs K = 132", "vs one core",
-                           "kernel s / wall s"], body)]
+    return lines + forced_block_sizes(every) + [table(["searches", "shape", "aggregate it/s", "vs K = 132",
+                                                       "vs one core", "kernel s / wall s"], body)]
 
 
 def render_tabu_scaling(d, name):
@@ -143,17 +155,19 @@ def render_tabu_kernels(d, name):
 
 
 def render_gpu_resident_pfsp(d, name):
-    cpu, gpu = d["cpu"], d["gpu"][0]
+    cpu = d["cpu"]
     one = cpu["cpu"]["iterations_per_s"]
     body = [["`cpu` (one core)", n(one, 1), "1"],
             [f"`cpu-parallel` ({d['host']['cpu_count']} cores)", n(cpu["cpu-parallel"]["iterations_per_s"], 1),
-             f"{cpu['cpu-parallel']['iterations_per_s'] / one:.1f}"],
-            [f"`gpu-resident`, {gpu['blocks']} blocks of {gpu['threads']}", n(gpu["iterations_per_s"]),
-             f"**{gpu['iterations_per_s'] / one:,.0f}**"]]
+             f"{cpu['cpu-parallel']['iterations_per_s'] / one:.1f}"]]
+    body += [[f"`gpu-resident`, {g['blocks']} blocks of {g['threads']}", n(g["iterations_per_s"]),
+              f"**{g['iterations_per_s'] / one:,.0f}**"] for g in d["gpu"] if g.get("fits", True)]
+    too_big = [str(g["threads"]) for g in d["gpu"] if not g.get("fits", True)]
     same = "yes" if d.get("same_trajectory_as_cpu") else "**no**"
     return [provenance(d, name), "", f"{d['instance']} ({d['n']} x {d['m']}), one search, "
             f"{d['moves_per_iteration']:,} insertion moves an iteration; the same trajectory as the CPU search: "
-            f"{same}.", "", table(["side", "it/s", "vs one core"], body)]
+            f"{same}." + (f" Blocks of {', '.join(too_big)} threads do not fit this GPU." if too_big else ""), "",
+            table(["side", "it/s", "vs one core"], body)]
 
 
 def render_cas_gpu(d, name):

@@ -110,6 +110,40 @@ def test_a_figure_names_the_gpu_its_file_was_measured_on_when_the_benchmark_has_
     assert provenance(rec, "gpu_resident-h200-26a5c81.json").startswith("NVIDIA H200, **")
 
 
+def test_the_ro_ts_figure_tabulates_the_engine_s_own_shapes_and_names_the_forced_block_sizes():
+    """gpu_resident.py's default run adds forced block sizes (`--threads 1024,512/64@110`) beside the
+    engine's choice: the table keeps one row per K (the engine's), the forced ones get a sentence with
+    their best, and a forced shape without blocks an SM is not written "None an SM"."""
+    from performance_page import render_gpu_resident
+    shape = {"blocks_per_search": 1, "threads_per_block": 512, "persistent_blocks": 0}
+    row = {"kernel_s": [1.0], "loop_s": [1.1], "vs_cpu_one_core": 10.0}
+    rows = [{**row, "spec": "auto", "searches": 132, "aggregate_it_per_s": 7e7, "shape": {**shape, "blocks_per_sm": 2}},
+            {**row, "spec": "1024", "searches": 132, "aggregate_it_per_s": 6e7, "shape": {**shape, "blocks_per_sm": None}},
+            {**row, "spec": "1024", "searches": 264, "aggregate_it_per_s": 6.5e7, "shape": shape}]
+    d = {"cpu": {"one_core_it_per_s": 1e4, "all_cores_it_per_s": 1e5, "cores": 16}, "gpu": rows, "instance": "tai100a",
+         "trajectory_check": {"iterations": 10, "seed": 7, "same": True}, "command": "python gpu_resident.py",
+         "date": "2026-12-06", "versions": {"lsbench_commit": "0000000"}, "host": {"cpu_count": 16}}
+    text = "\n".join(render_gpu_resident(d, "gpu_resident-h100-0000000.json"))
+    assert text.count("| 132 |") == 1 and "70,000,000" in text and "None" not in text
+    assert "`1024` at most 65,000,000 it/s (K = 264)" in text
+
+
+def test_the_pfsp_figure_shows_every_block_size_that_ran_and_names_those_that_did_not_fit():
+    """gpu_resident_pfsp.py's default `--threads 128,256,512`: on an H100 512 threads do not fit an SM;
+    the run goes on with the others, and the table has a row for each size that ran."""
+    from performance_page import render_gpu_resident_pfsp
+    ran = {"iterations_per_s": 9e3, "blocks": 125}
+    d = {"cpu": {"cpu": {"iterations_per_s": 45.0}, "cpu-parallel": {"iterations_per_s": 360.0}},
+         "gpu": [{**ran, "threads": 128}, {**ran, "threads": 256, "iterations_per_s": 1e4},
+                 {"threads": 512, "fits": False, "why": "does not fit"}],
+         "instance": "ta111", "n": 500, "m": 20, "moves_per_iteration": 249500, "same_trajectory_as_cpu": True,
+         "command": "python gpu_resident_pfsp.py", "date": "2026-12-06", "versions": {"lsbench_commit": "0000000"},
+         "host": {"cpu_count": 16}}
+    text = "\n".join(render_gpu_resident_pfsp(d, "gpu_resident_pfsp-h100-0000000.json"))
+    assert "125 blocks of 128 | 9,000 | **200**" in text and "125 blocks of 256 | 10,000 | **222**" in text
+    assert "Blocks of 512 threads do not fit this GPU." in text
+
+
 def test_device_run_pack_leaves_every_file_of_the_call_in_one_archive(tmp_path):
     """`device_run.sh pack`, a call's last step: the machine sends back only a few files a call, so
     every file under $OUT, nested ones too, goes into $OUT/results.tgz and nothing else is left."""
