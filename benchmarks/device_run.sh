@@ -10,7 +10,7 @@
 # (tests/test_soak.py -k gpu_engines, 5 side by side, about 2 minutes); their failures and slowest
 # tests come with the summary.
 # Usage: bash benchmarks/device_run.sh [tests] ['iteration ARGS'] [makespan] [rots] ['plan CONFIG ARGS']
-#        ['resident ARGS'] ['ab TREE... ARGS'] ['regcap ARGS' (research/tabu_register_cap.py)] ['trees TREE... ARGS' (ab_trees.py)] ['pfsp ARGS'] ['pls ARGS'] ['grid ARGS'] ['cas ARGS'] ['cas-scaling ARGS'] ['ttb ARGS'] ['ig ARGS'] ['tsp ARGS'] ['maxcut ARGS' (examples/maxcut, its wheel in .whl/)] ['cow ARGS'] ['multistart ARGS'] ['sharing ARGS'] ['islands ARGS'] ['pytest ARGS']
+#        ['resident ARGS'] ['ab TREE... ARGS'] ['regcap ARGS' (research/tabu_register_cap.py)] ['small2opt ARGS' (research/small_two_opt.py)] ['trees TREE... ARGS' (ab_trees.py)] ['pfsp ARGS'] ['pls ARGS'] ['grid ARGS'] ['cas ARGS'] ['cas-scaling ARGS'] ['ttb ARGS'] ['ig ARGS'] ['tsp ARGS'] ['maxcut ARGS' (examples/maxcut, its wheel in .whl/)] ['cow ARGS'] ['multistart ARGS'] ['sharing ARGS'] ['islands ARGS'] ['pytest ARGS']
 #        ['snakemake ARGS' (from .smk/smk_site.tgz: Snakemake 9 for Python 3.12, its dependencies beside it)]
 #        ['reports ARGS NAME...' (regenerate_reports.py --archive-only: reports/NAME/records.tgz, e.g. --budget-s 1500, --continue)]
 #        ['profile-cas INSTANCE... --generations G [--tree DIR]'] ['ncu-cas INSTANCE --generations G'] ['ncu-source INSTANCE SEARCHES']
@@ -41,6 +41,7 @@ for step in "$@"; do
     iteration*) (cd benchmarks && timeout 560 python3 gpu_iteration.py ${step#iteration} --out "${OUT:-results}") ;;
     trees*) (cd benchmarks && timeout 580 python3 research/ab_trees.py ${step#trees} --out "${OUT:-results}") ;;
     regcap*) (cd benchmarks && timeout 560 python3 research/tabu_register_cap.py ${step#regcap} --out "${OUT:-results}") ;;
+    small2opt*) (cd benchmarks && timeout 560 python3 research/small_two_opt.py ${step#small2opt} --out "${OUT:-results}") ;;
     ab*) (cd benchmarks && timeout 560 python3 research/ab_resident.py ${step#ab} --out "${OUT:-results}") ;;
     resident*) (cd benchmarks && timeout 560 python3 gpu_resident.py ${step#resident} --out "${OUT:-results}") ;;
     grid*) (cd benchmarks && timeout 560 python3 gpu_resident_grid.py ${step#grid} --out "${OUT:-results}") ;;
