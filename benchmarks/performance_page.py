@@ -97,8 +97,9 @@ def forced_block_sizes(rows):
     """One sentence on the rows run at a block size the user forced (`--threads`), beside the engine's choice."""
     best = {}
     for r in rows:
-        if r.get("spec", "auto") != "auto" and r["aggregate_it_per_s"] > best.get(r["spec"], {}).get("aggregate_it_per_s", 0):
-            best[r["spec"]] = r
+        spec = r.get("spec", "auto")
+        if spec != "auto" and r["aggregate_it_per_s"] > best.get(spec, {}).get("aggregate_it_per_s", 0):
+            best[spec] = r
     said = [f"`{spec}` at most {n(r['aggregate_it_per_s'])} it/s (K = {r['searches']:,})" for spec, r in best.items()]
     return [f"Forced block sizes (`--threads`, rows in the result file): {'; '.join(said)}.", ""] if said else []
 

@@ -118,7 +118,8 @@ def test_the_ro_ts_figure_tabulates_the_engine_s_own_shapes_and_names_the_forced
     shape = {"blocks_per_search": 1, "threads_per_block": 512, "persistent_blocks": 0}
     row = {"kernel_s": [1.0], "loop_s": [1.1], "vs_cpu_one_core": 10.0}
     rows = [{**row, "spec": "auto", "searches": 132, "aggregate_it_per_s": 7e7, "shape": {**shape, "blocks_per_sm": 2}},
-            {**row, "spec": "1024", "searches": 132, "aggregate_it_per_s": 6e7, "shape": {**shape, "blocks_per_sm": None}},
+            {**row, "spec": "1024", "searches": 132, "aggregate_it_per_s": 6e7,
+             "shape": {**shape, "blocks_per_sm": None}},
             {**row, "spec": "1024", "searches": 264, "aggregate_it_per_s": 6.5e7, "shape": shape}]
     d = {"cpu": {"one_core_it_per_s": 1e4, "all_cores_it_per_s": 1e5, "cores": 16}, "gpu": rows, "instance": "tai100a",
          "trajectory_check": {"iterations": 10, "seed": 7, "same": True}, "command": "python gpu_resident.py",
