@@ -9,7 +9,9 @@ NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"  # a path component: experiment, group an
 SAMPLE = r"^[0-9]*\.?[0-9]+s$"
 TARGET = r"^bks(\+[0-9]*\.?[0-9]+%)?$"
 POSITIVE = {"type": "integer", "minimum": 1}
-SEEDS = {"oneOf": [POSITIVE, {"type": "array", "minItems": 1, "uniqueItems": True,
+MOST_RUNS = 100_000  # seeds or replicas a group may count: each is a planned run (a Snakemake job) or more
+COUNT = {"type": "integer", "minimum": 1, "maximum": MOST_RUNS}
+SEEDS = {"oneOf": [COUNT, {"type": "array", "minItems": 1, "uniqueItems": True,
                               "items": {"type": "integer", "minimum": 0}}]}
 SCALAR = {"type": ["string", "number", "boolean", "null"]}
 PARAMS = {"type": "object", "additionalProperties": {"oneOf": [SCALAR, {"type": "array", "items": SCALAR}]}}
@@ -29,7 +31,7 @@ SETTINGS = {
     "seconds": {"type": "number", "exclusiveMinimum": 0},
     "target": {"oneOf": [{"type": "number"}, {"type": "string", "pattern": TARGET}]},  # --target's
     "params": PARAMS,
-    "replicas": POSITIVE,
+    "replicas": COUNT,
 }
 GROUP = {"type": "object", "required": ["name", "problem", "instances", "algorithm", "backends"],
          "additionalProperties": False,

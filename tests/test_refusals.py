@@ -382,8 +382,10 @@ def test_describe_explains_a_combination_that_does_not_exist(capsys):
 
 @pytest.mark.parametrize("group, needle", [
     ({"seeds": -3}, "seeds"), ({"seeds": []}, "seeds"), ({"seeds": 1.5}, "seeds"), ({"instances": []}, "instances"),
-    ({"backends": []}, "backends"),
-], ids=["negative seeds", "no seeds", "fractional seeds", "no instances", "no backends"])
+    ({"backends": []}, "backends"), ({"seeds": 10**20}, "seeds: .* greater than the maximum of 100000"),
+    ({"instances": ["rnd-qap-8-1"], "replicas": 10**12}, "replicas: .* greater than the maximum of 100000"),
+], ids=["negative seeds", "no seeds", "fractional seeds", "no instances", "no backends",
+        "seeds past what a workflow plans (it hung building the list)", "replicas past it"])
 def test_a_workflow_that_plans_nothing_or_bad_seeds_fails_when_planned(group, needle):
     from lsbench.errors import LsbenchError
     from lsbench.workflow import plan_runs
