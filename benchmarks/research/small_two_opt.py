@@ -9,8 +9,8 @@ Side by side, rows interleaved repeat by repeat, K searches of each algorithm on
 - the resident engine's coordinate 2-opt adapter (gpu/adapters/tsp_two_opt.py) with lanes of each
   `--rows` rows: a warp's work item is 32 x rows rows of the move triangle, so below 32 x rows + 1
   cities one warp of the block scans all of it;
-- tabu search only: the matrix kernel of gpu/engine/whole_gpu_tabu.py (what the engine runs below
-  500,000 moves, `own_kernel_faster`).
+- tabu search only, where the engine runs it (below 500,000 moves, `own_kernel_faster`): the matrix
+  kernel of gpu/engine/whole_gpu_tabu.py.
 Moves/s are every search's iterations x n(n-1)/2 over the seconds in kernels; each row's ratio is to
 the last instance's (the reference, pr2392) best row of the same algorithm. Search K // 2 of each row
 is first checked against the CPU search with its seed. The answer goes to docs/notes/one-engine.md.
@@ -34,13 +34,13 @@ def engines_for(p, nb, algorithm, rows, threads):
     """{label: engine} of one instance and algorithm: the adapter at each rows x threads, and for
     tabu search the matrix kernel."""
     from lsbench.gpu.adapters.tsp_two_opt import adapter
-    from lsbench.gpu.engine.local_search import ResidentLocalSearch
+    from lsbench.gpu.engine.local_search import ONCHIP_FROM_MOVES, ResidentLocalSearch
     from lsbench.gpu.engine.whole_gpu_tabu import WholeGpuTabu
     prm = TabuSearch().params(nb) if algorithm == "tabu" else {"restarts": True}
     engines = {f"adapter rows {r} threads {t}": ResidentLocalSearch(p, nb, adapter(p, nb, rows=r), algorithm, prm,
                                                                     threads=t)
                for r in rows for t in threads}
-    if algorithm == "tabu":
+    if algorithm == "tabu" and nb.size < ONCHIP_FROM_MOVES:  # (where the engine runs it: K n x n expiries)
         engines["matrix kernel"] = WholeGpuTabu(p, nb, prm)
     return engines
 
