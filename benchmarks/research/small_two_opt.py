@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from common import run_main, write_result  # noqa: E402
+from gpu_resident_grid import same  # noqa: E402
 from lsbench import instances as registry  # noqa: E402
 from lsbench.interfaces import Stop  # noqa: E402
 from lsbench.registry import get_evaluator  # noqa: E402
@@ -50,8 +51,7 @@ def followed_cpu(p, nb, algorithm, engine, seeds, check):
     res = engine.run(seeds, Stop(iterations=check))[len(seeds) // 2]
     search = TabuSearch() if algorithm == "tabu" else HillClimbing()
     cpu = search.run(p, nb, get_evaluator("cpu").bind(p, nb), Stop(iterations=check), seeds[len(seeds) // 2])
-    return ([(i, o) for i, _t, o in cpu.trajectory] == [(i, o) for i, _t, o in res.trajectory]
-            and list(cpu.best_solution) == list(res.best_solution) and cpu.iterations == res.iterations)
+    return same(cpu, res)
 
 
 def measure(p, nb, algorithm, engines, args):
