@@ -1,18 +1,21 @@
 """Where does 2-opt's speed go below about 2,000 cities (issue 86, item 3: every instance at 0.5x or more
 of pr2392's moves/s at the same K)?
 
-    python research/small_two_opt.py [--instances eil101,kroA200,pr1002,pr2392] [--algorithms hc,tabu]
-        [--rows 1,2,4] [--threads 128] [--searches 1056] [--seconds 0.5] [--repeats 3] [--check 8]
+    python research/small_two_opt.py [--reference pr2392] [--instances eil101,kroA200,pr1002]
+        [--algorithms hc,tabu] [--rows 1,2,4] [--threads 128] [--searches 1056] [--seconds 0.5] [--repeats 3]
+        [--check 8]
         (device_run.sh 'small2opt ARGS')
 
 Side by side, rows interleaved repeat by repeat, K searches of each algorithm on:
 - the resident engine's coordinate 2-opt adapter (gpu/adapters/tsp_two_opt.py) with lanes of each
   `--rows` rows: a warp's work item is 32 x rows rows of the move triangle, so below 32 x rows + 1
   cities one warp of the block scans all of it;
+- the distance-matrix adapter (gpu/adapters/tsp_two_opt_matrix.py, GEO's and explicit weights') at
+  each `--threads`: one move a thread, its four distances read, no estimate and no exact path;
 - tabu search only, where the engine runs it (below 500,000 moves, `own_kernel_faster`): the matrix
   kernel of gpu/engine/whole_gpu_tabu.py.
 Moves/s are every search's iterations x n(n-1)/2 over the seconds in kernels; each row's ratio is to
-the last instance's (the reference, pr2392) best row of the same algorithm. Search K // 2 of each row
+the reference instance's (measured first) best row of the same algorithm. Search K // 2 of each row
 is first checked against the CPU search with its seed. The answer goes to docs/notes/one-engine.md.
 """
 import argparse
@@ -22,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import run_main, write_result  # noqa: E402
+from common import run_main, write_atomic, write_result  # noqa: E402
 from gpu_resident_grid import same  # noqa: E402
 from lsbench import instances as registry  # noqa: E402
 from lsbench.interfaces import Stop  # noqa: E402
@@ -35,12 +38,16 @@ def engines_for(p, nb, algorithm, rows, threads):
     """{label: engine} of one instance and algorithm: the adapter at each rows x threads, and for
     tabu search the matrix kernel."""
     from lsbench.gpu.adapters.tsp_two_opt import adapter
+    from lsbench.gpu.adapters.tsp_two_opt_matrix import TspTwoOptMatrixAdapter
     from lsbench.gpu.engine.local_search import ONCHIP_FROM_MOVES, ResidentLocalSearch
     from lsbench.gpu.engine.whole_gpu_tabu import WholeGpuTabu
     prm = TabuSearch().params(nb) if algorithm == "tabu" else {"restarts": True}
     engines = {f"adapter rows {r} threads {t}": ResidentLocalSearch(p, nb, adapter(p, nb, rows=r), algorithm, prm,
                                                                     threads=t)
                for r in rows for t in threads}
+    for t in threads:
+        engines[f"matrix adapter threads {t}"] = ResidentLocalSearch(p, nb, TspTwoOptMatrixAdapter(p, nb), algorithm,
+                                                                     prm, threads=t)
     if algorithm == "tabu" and nb.size < ONCHIP_FROM_MOVES:  # (where the engine runs it: K n x n expiries)
         engines["matrix kernel"] = WholeGpuTabu(p, nb, prm)
     return engines
@@ -70,7 +77,8 @@ def measure(p, nb, algorithm, engines, args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--instances", default="eil101,kroA200,pr1002,pr2392", help="the last is the reference")
+    ap.add_argument("--reference", default="pr2392", help="measured first: each row's ratio is to its best")
+    ap.add_argument("--instances", default="eil101,kroA200,pr1002")
     ap.add_argument("--algorithms", default="hc,tabu")
     ap.add_argument("--rows", default="1,2,4", help="rows a lane evaluates together (the adapter's ROWS)")
     ap.add_argument("--threads", default="128", help="threads a block of the adapter's kernel")
@@ -83,18 +91,20 @@ def main():
     args = ap.parse_args()
     rows_of, threads = [int(r) for r in args.rows.split(",")], [int(t) for t in args.threads.split(",")]
     rows = []
-    for name in args.instances.split(","):
+    for name in [args.reference] + args.instances.split(","):
         p = registry.load(name, "tsp")
         nb = p.neighbourhood("2opt")
         for algorithm in args.algorithms.split(","):
-            rows += measure(p, nb, algorithm, engines_for(p, nb, algorithm, rows_of, threads), args)
-    reference = args.instances.split(",")[-1]
-    for r in rows:
-        best = max(x["moves_per_s"] for x in rows if x["instance"] == reference and x["algorithm"] == r["algorithm"])
-        r["vs_reference_best"] = r["moves_per_s"] / best
-        print(f"| {r['instance']} | {r['algorithm']} | {r['kernel']} | {r['moves_per_s'] / 1e9:,.3f} G moves/s | "
-              f"{r['vs_reference_best']:.3f}x {reference} | {r['same_trajectory_as_cpu']} |", flush=True)
-    print(f"-> {write_result('small_two_opt', {'reference': reference, 'rows': rows}, args.out)}")
+            measured = measure(p, nb, algorithm, engines_for(p, nb, algorithm, rows_of, threads), args)
+            best = max(x["moves_per_s"] for x in rows + measured
+                       if x["instance"] == (rows + measured)[0]["instance"] and x["algorithm"] == algorithm)
+            for r in measured:
+                r["vs_reference_best"] = r["moves_per_s"] / best
+                print(f"| {r['instance']} | {r['algorithm']} | {r['kernel']} | {r['moves_per_s'] / 1e9:,.3f} G moves/s "
+                      f"| {r['vs_reference_best']:.3f}x {args.reference} | {r['same_trajectory_as_cpu']} |", flush=True)
+            rows += measured
+        write_atomic(Path(args.out or "results") / "small_two_opt-partial.json", {"rows": rows})  # (a cut call's)
+    print(f"-> {write_result('small_two_opt', {'reference': args.reference, 'rows': rows}, args.out)}")
     return 0 if all(r["same_trajectory_as_cpu"] for r in rows) else 1
 
 
