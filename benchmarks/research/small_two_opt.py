@@ -10,6 +10,8 @@ Side by side, rows interleaved repeat by repeat, K searches of each algorithm on
 - the resident engine's coordinate 2-opt adapter (gpu/adapters/tsp_two_opt.py) with lanes of each
   `--rows` rows: a warp's work item is 32 x rows rows of the move triangle, so below 32 x rows + 1
   cities one warp of the block scans all of it;
+- the same, its last rows x threads, with the exact path reading the tour and the float64 coordinates
+  from global memory (as before whole-number coordinates took it from the on-chip X, Y);
 - the distance-matrix adapter (gpu/adapters/tsp_two_opt_matrix.py, GEO's and explicit weights') at
   each `--threads`: one move a thread, its four distances read, no estimate and no exact path;
 - tabu search only, where the engine runs it (below 500,000 moves, `own_kernel_faster`): the matrix
@@ -45,6 +47,9 @@ def engines_for(p, nb, algorithm, rows, threads):
     engines = {f"adapter rows {r} threads {t}": ResidentLocalSearch(p, nb, adapter(p, nb, rows=r), algorithm, prm,
                                                                     threads=t)
                for r in rows for t in threads}
+    if adapter(p, nb).whole:  # the exact path as before whole coordinates took it from the views
+        engines[f"adapter rows {rows[-1]} threads {threads[-1]} exact path global"] = ResidentLocalSearch(
+            p, nb, adapter(p, nb, rows=rows[-1], whole=False), algorithm, prm, threads=threads[-1])
     for t in threads:
         engines[f"matrix adapter threads {t}"] = ResidentLocalSearch(p, nb, TspTwoOptMatrixAdapter(p, nb), algorithm,
                                                                      prm, threads=t)

@@ -80,10 +80,18 @@ def make_views(on_chip):
     return views
 
 
-def make_moves(views, stored_exact):
+def make_moves(views, stored_exact, whole):
     """load, consider and apply over a layout's views; `stored_exact`: EF holds every edge exactly
     enough to give back its exact length (see `stored_lengths_exact`), so a move's two removed edges
-    are read, not computed."""
+    are read, not computed; `whole`: X and Y hold the coordinates exactly (see `whole_coordinates`),
+    so a move's two added edges are computed from them, not from the tour and FX, FY in global
+    memory (short distances make many estimates fall within the margin: eil101's exact path)."""
+
+    @cuda.jit(device=True, inline=True)
+    def added_edge(data, SOL, X, Y, s, a, b):
+        if whole:  # the same differences as the CPU's: whole numbers, exact in float32 and float64
+            return exact_distance(data[4], float64(X[a]), float64(Y[a]), float64(X[b]), float64(Y[b]))
+        return exact_edge(data, SOL, s, a, b)
 
     @cuda.jit(device=True, inline=True)
     def removed_edge(data, SOL, EF, s, a, b):
@@ -116,12 +124,12 @@ def make_moves(views, stored_exact):
         delta, lowest move first; tabu search the least admissible delta, ties by rank
         (lsbench.search.tabu.select_admissible)."""
         n = SOL.shape[1]
-        EF = views(sh, MEM, s, n)[2]
+        X, Y, EF = views(sh, MEM, s, n)
         h = wrap(i - 1, n)
         nx = wrap(j + 1, n)
         d = int64(0)
         if i != 0 or j != n - 1:  # reversing the whole tour changes nothing
-            d = (exact_edge(data, SOL, s, h, j) + exact_edge(data, SOL, s, i, nx)
+            d = (added_edge(data, SOL, X, Y, s, h, j) + added_edge(data, SOL, X, Y, s, i, nx)
                  - removed_edge(data, SOL, EF, s, h, i) - removed_edge(data, SOL, EF, s, j, nx))
         k = int64(i * (2 * n - i - 1) // 2 + j - i - 1)
         if not rule_tabu:
@@ -244,11 +252,11 @@ def make_scan(views, consider, rows):
     return scan
 
 
-def make_adapter(rows, on_chip, stored_exact):
-    """The adapter's device functions for lanes of `rows` rows, the layout, and whether EF's lengths
-    are exact enough to read the removed edges from."""
+def make_adapter(rows, on_chip, stored_exact, whole):
+    """The adapter's device functions for lanes of `rows` rows, the layout, whether EF's lengths
+    are exact enough to read the removed edges from, and whether X, Y are the exact coordinates."""
     views = make_views(on_chip)
-    load, consider, apply = make_moves(views, stored_exact)
+    load, consider, apply = make_moves(views, stored_exact, whole)
     return load, make_scan(views, consider, rows), record, apply, dv.fill_permutation
 
 
@@ -271,6 +279,12 @@ def stored_lengths_exact(extent, scale):
     return math.hypot(*extent) + 2 * scale < 2.0 ** 24
 
 
+def whole_coordinates(xy, corner):
+    """Whether the float32 coordinates shifted to `corner` are the instance's exactly, with the
+    differences the CPU computes: whole numbers below 2^24 from the corner."""
+    return bool(np.all(xy == np.floor(xy)) and np.all(xy - corner < 2.0 ** 24))
+
+
 def estimate_margin(rule, extent, scale):
     """How far an estimated delta may lie from the exact one, in distance units: TSPLIB's rounding
     of the two added edges (1/2 each for nint, 1 for ceilings), plus the float32 error of the four
@@ -288,7 +302,7 @@ class TspTwoOptAdapter:
 
     neighbourhood = "2opt"
 
-    def __init__(self, problem, nb, rows=None, layout=None):
+    def __init__(self, problem, nb, rows=None, layout=None, whole=None):
         if nb.name != "2opt" or problem.weight_type not in COORDINATE_RULES or problem.coordinates is None:
             raise LsbenchError(f"{problem.name}: the coordinate 2-opt adapter needs EUC_2D, CEIL_2D or ATT "
                                f"coordinates, not {problem.weight_type}")
@@ -301,7 +315,8 @@ class TspTwoOptAdapter:
         extent = tuple(xy.max(axis=0) - corner)
         scale = math.sqrt(10.0) if rule == PSEUDO_EUCLIDEAN else 1.0  # file units a unit of distance
         self.stored_exact = stored_lengths_exact(extent, scale)
-        self.compile_key = (self.rows, self.layout, self.stored_exact)
+        self.whole = whole_coordinates(xy, corner) if whole is None else bool(whole)
+        self.compile_key = (self.rows, self.layout, self.stored_exact, self.whole)
         self.moves = pair_count(self.n)
         margin = estimate_margin(rule, extent, scale)
         shifted = (xy - corner).astype(np.float32)
@@ -316,12 +331,12 @@ class TspTwoOptAdapter:
         return (*tabu_lists(K, tenure_max), cuda.device_array(rows, np.float32))
 
     def device_functions(self):
-        return make_adapter(self.rows, self.layout == "chip", self.stored_exact)
+        return make_adapter(self.rows, self.layout == "chip", self.stored_exact, self.whole)
 
 
-def adapter(problem, nb, rows=None, layout=None):
+def adapter(problem, nb, rows=None, layout=None, whole=None):
     """The 2-opt adapter for this instance: computed distances where it has coordinates (on chip or in
     global memory by size), the distance matrix otherwise (GEO, explicit weights)."""
     if problem.weight_type in COORDINATE_RULES and getattr(problem, "coordinates", None) is not None:
-        return TspTwoOptAdapter(problem, nb, rows=rows, layout=layout)
+        return TspTwoOptAdapter(problem, nb, rows=rows, layout=layout, whole=whole)
     return TspTwoOptMatrixAdapter(problem, nb)
