@@ -25,6 +25,12 @@ The scan (O'Neil & Burtscher's compute-bound idea, with TSPLIB's rounding kept e
   loads); its work items are (row block, column block) pairs of a triangle, dealt round the warps.
   One loop serves every item, so the exact path is compiled once (a kernel too large for the
   instruction cache measured a third of its stalls waiting for instructions).
+- The threshold is the block's best so far, not the lane's own: a thread that finds a better exact
+  delta lowers one shared slot (an atomic min), and every lane reads it back at each item, after
+  each of its exact looks and every 16 columns. A lane alone sees a few hundred moves on a small
+  instance, and its running minimum kept most of its columns on the exact path (eil101: two thirds
+  of a warp's columns); a move whose estimate passes the block's best by more than the margin
+  cannot be the block's choice, so the chosen move is unchanged.
 
 Tabu attribute: gpu/adapters/two_opt_edges.py.
 """
@@ -177,8 +183,14 @@ def make_scan(views, consider, rows):
     span = WARP * rows
     points = rows + 1  # the cities at positions i-1 .. i+rows-1 of a lane's rows
 
+    @cuda.jit(device=True, inline=True)
+    def block_limit(block_best, bd, margin, scale):
+        """limit() of the better of the thread's best and the block's, bd first lowering the block's."""
+        return limit(min(bd, cuda.atomic.min(block_best, 0, bd)), margin, scale)
+
     @cuda.jit(device=True, fastmath=True)
-    def scan_item(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c, lane, best):
+    def scan_item(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c, lane, best,
+                  block_best):
         """Rows g*span + lane*rows ... (+rows) against columns c*span ... (+span), g <= c: a distance
         computed once serves two moves; on the diagonal block (g == c) the estimates of j <= i are
         other moves' and are dropped where they pass the threshold."""
@@ -197,7 +209,7 @@ def make_scan(views, consider, rows):
             rx[r] = X[p]
             ry[r] = Y[p]
         top = min(c * span + span, n) - 1
-        thr = limit(bd, margin, scale)
+        thr = block_limit(block_best, bd, margin, scale)
         xj = X[wrap(top + 1, n)]
         yj = Y[wrap(top + 1, n)]
         for r in range(rows):
@@ -207,6 +219,10 @@ def make_scan(views, consider, rows):
             dy = ry[r + 1] - yj
             dnext[r + 1] = math.sqrt(dx * dx + dy * dy)
         for j in range(int32(top), int32(c * span - 1), int32(-1)):
+            if j & 15 == 0:  # (the same column across the warp: no divergence)
+                thr = block_limit(block_best, bd, margin, scale)
+                for r in range(rows):
+                    lim[r] = thr + base[r]
             ju = uint32(j)  # unsigned: no negative-index wrap-around test on the hot loads
             xj = X[ju]
             yj = Y[ju]
@@ -231,7 +247,7 @@ def make_scan(views, consider, rows):
                     if j > i0 + r and dnext[r] + math.sqrt(dx * dx + dy * dy) - ej <= lim[r]:
                         bd, br, bk = consider(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key,
                                               int64(i0 + r), int64(j), bd, br, bk)
-                thr = limit(bd, margin, scale)
+                thr = block_limit(block_best, bd, margin, scale)
                 for r in range(rows):
                     lim[r] = thr + base[r]
         return bd, br, bk
@@ -242,11 +258,15 @@ def make_scan(views, consider, rows):
         n = SOL.shape[1]
         lane = tid % WARP
         blocks = (n + span - 1) // span
+        block_best = cuda.shared.array(1, int64)  # the least exact delta any thread has found (see above)
+        if tid == 0:
+            block_best[0] = NO_BEST
+        cuda.syncthreads()
         best = (int64(NO_BEST), uint64(0), int64(-1))
         for u in range(tid // WARP, blocks * (blocks + 1) // 2, T // WARP):
             g, c1 = dv.index_to_pair(u, blocks + 1)
             best = scan_item(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c1 - 1, lane,
-                             best)
+                             best, block_best)
         return best
 
     return scan
