@@ -55,12 +55,12 @@ def _explicit(folder, n, seed=0):
     return TSP.from_file(path)
 
 
-def _resident(p, algorithm, search, rows, seeds, iterations, layout=None):
+def _resident(p, algorithm, search, rows, seeds, iterations, layout=None, threads=32):
     from lsbench.gpu.adapters.tsp_two_opt import adapter
     from lsbench.gpu.engine.local_search import ResidentLocalSearch
     nb = p.neighbourhood("2opt")
     prm = search.params(nb) if algorithm == "tabu" else {"restarts": search.restarts}
-    engine = ResidentLocalSearch(p, nb, adapter(p, nb, rows=rows, layout=layout), algorithm, prm, threads=32)
+    engine = ResidentLocalSearch(p, nb, adapter(p, nb, rows=rows, layout=layout), algorithm, prm, threads=threads)
     return engine.run(seeds, Stop(iterations=iterations), chunk=3)
 
 
@@ -71,19 +71,21 @@ def _same(cpu, dev):
         (dev.best_objective, dev.final_objective, dev.iterations)
 
 
-HC_CASES = [  # cities, weight type, decimals, rows a lane, restarts, iterations
-    (9, "CEIL_2D", 1, 2, True, 40),  # several local optima, each a restart from the search's stream
-    (9, "EUC_2D", 0, 1, False, 40),  # ends at its first local optimum
-    (40, "EUC_2D", 0, 1, True, 10),  # past one warp's rows: the blocks of rows against columns
+HC_CASES = [  # cities, weight type, decimals, rows a lane, restarts, iterations, threads a block
+    (9, "CEIL_2D", 1, 2, True, 40, 32),  # several local optima, each a restart from the search's stream
+    (9, "EUC_2D", 0, 1, False, 40, 32),  # ends at its first local optimum
+    (40, "EUC_2D", 0, 1, True, 10, 32),  # past one warp's rows: the blocks of rows against columns
+    (70, "EUC_2D", 1, 1, True, 6, 64),  # two warps' items, pruned against the block's best
 ]
 
 
-@pytest.mark.parametrize("n, weight_type, decimals, rows, restarts, iterations", HC_CASES)
-def test_resident_hill_climbing_follows_the_cpu(tmp_path, n, weight_type, decimals, rows, restarts, iterations):
+@pytest.mark.parametrize("n, weight_type, decimals, rows, restarts, iterations, threads", HC_CASES)
+def test_resident_hill_climbing_follows_the_cpu(tmp_path, n, weight_type, decimals, rows, restarts, iterations,
+                                                threads):
     p = TSP.from_file(tsplib_file(tmp_path, n, weight_type, decimals, seed=n))
     search = HillClimbing(restarts=restarts)
     nb = p.neighbourhood("2opt")
-    devs = _resident(p, "hc", search, rows, [4, 5], iterations)
+    devs = _resident(p, "hc", search, rows, [4, 5], iterations, threads=threads)
     for seed, dev in zip([4, 5], devs):
         cpu = search.run(p, nb, get_evaluator("cpu").bind(p, nb), Stop(iterations=iterations), seed)
         _same(cpu, dev)
@@ -94,20 +96,21 @@ def test_resident_hill_climbing_follows_the_cpu(tmp_path, n, weight_type, decima
         assert min(d.params["restarts_done"] for d in devs) >= 2
 
 
-TABU_CASES = [  # cities, weight type, decimals, rows a lane, tabu parameters, iterations
-    (10, "ATT", 0, 4, {"tenure_min": 1, "tenure_max": 4}, 40),
-    (10, "EUC_2D", 1, 1, {"aspiration": False}, 30),
-    (36, "EUC_2D", 0, 1, {}, 8),
+TABU_CASES = [  # cities, weight type, decimals, rows a lane, tabu parameters, iterations, threads a block
+    (10, "ATT", 0, 4, {"tenure_min": 1, "tenure_max": 4}, 40, 32),
+    (10, "EUC_2D", 1, 1, {"aspiration": False}, 30, 32),
+    (36, "EUC_2D", 0, 1, {}, 8, 32),
+    (70, "EUC_2D", 0, 1, {}, 6, 64),  # two warps' items, pruned against the block's best
 ]
 
 
-@pytest.mark.parametrize("n, weight_type, decimals, rows, params, iterations", TABU_CASES)
-def test_resident_tabu_on_chip_follows_the_cpu(tmp_path, n, weight_type, decimals, rows, params, iterations):
+@pytest.mark.parametrize("n, weight_type, decimals, rows, params, iterations, threads", TABU_CASES)
+def test_resident_tabu_on_chip_follows_the_cpu(tmp_path, n, weight_type, decimals, rows, params, iterations, threads):
     """Past the local optimum (the edges' tabu list on the device decides), with random tenures."""
     p = TSP.from_file(tsplib_file(tmp_path, n, weight_type, decimals, seed=n))
     search = TabuSearch(**params)
     nb = p.neighbourhood("2opt")
-    devs = _resident(p, "tabu", search, rows, [6, 7], iterations)
+    devs = _resident(p, "tabu", search, rows, [6, 7], iterations, threads=threads)
     for seed, dev in zip([6, 7], devs):
         cpu = search.run(p, nb, get_evaluator("cpu").bind(p, nb), Stop(iterations=iterations), seed)
         _same(cpu, dev)
