@@ -1,5 +1,8 @@
 """The resident local search engine (gpu/engine/local_search.py) over the TSP 2-opt adapter
 (gpu/adapters/tsp_two_opt.py), in the CUDA simulator: each search is the CPU search with its seed."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -343,3 +346,18 @@ def test_the_engine_picks_the_tabu_kernel_the_cited_measurement_found_faster():
         assert own_kernel_faster(kind, moves, K, sms) == (own_rate > other), (instance, K, own_rate, other)
         decided += 1
     assert decided >= 10
+
+
+def test_the_scans_replay_walks_every_move_once_and_the_blocks_best_looks_less(tmp_path):
+    """research/two_opt_hits.py replays the 2-opt adapter's walk of the move triangle: every move
+    once, whatever the rows a lane and the warps; the block's threshold is never above a lane's own,
+    so it sends fewer moves down the exact path."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks" / "research"))
+    from two_opt_hits import exact_looks
+    p = TSP.from_file(tsplib_file(tmp_path, 70, "EUC_2D", 0, seed=3))
+    tour = np.random.default_rng(3).permutation(70)
+    for rows, warps in ((1, 1), (2, 3), (4, 4)):
+        lane = exact_looks(p, tour, rows, warps, block_best=False)
+        block = exact_looks(p, tour, rows, warps, block_best=True)
+        assert lane[0] == block[0] == 70 * 69 // 2
+        assert 1 <= block[1] < lane[1]
