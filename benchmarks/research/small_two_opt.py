@@ -2,8 +2,8 @@
 of pr2392's moves/s at the same K)?
 
     python research/small_two_opt.py [--reference pr2392] [--instances eil101,kroA200,pr1002]
-        [--algorithms hc,tabu] [--rows 1,2,4] [--threads 128] [--searches 1056] [--seconds 0.5] [--repeats 3]
-        [--check 8]
+        [--algorithms hc,tabu] [--rows 1,2,4|auto] [--threads 128] [--searches 1056] [--seconds 0.5] [--repeats 3]
+        [--check 8] [--matrix-adapter]
         (device_run.sh 'small2opt ARGS')
 
 Side by side, rows interleaved repeat by repeat, K searches of each algorithm on:
@@ -12,8 +12,8 @@ Side by side, rows interleaved repeat by repeat, K searches of each algorithm on
   cities one warp of the block scans all of it;
 - the same, its last rows x threads, with the exact path reading the tour and the float64 coordinates
   from global memory (as before whole-number coordinates took it from the on-chip X, Y);
-- the distance-matrix adapter (gpu/adapters/tsp_two_opt_matrix.py, GEO's and explicit weights') at
-  each `--threads`: one move a thread, its four distances read, no estimate and no exact path;
+- with `--matrix-adapter`, the distance-matrix adapter (gpu/adapters/tsp_two_opt_matrix.py, GEO's and
+  explicit weights') at each `--threads`: one move a thread, its four distances read, no estimate and no exact path;
 - tabu search only, where the engine runs it (below 500,000 moves, `own_kernel_faster`): the matrix
   kernel of gpu/engine/whole_gpu_tabu.py.
 Moves/s are every search's iterations x n(n-1)/2 over the seconds in kernels; each row's ratio is to
@@ -36,7 +36,7 @@ from lsbench.search.hill_climbing import HillClimbing  # noqa: E402
 from lsbench.search.tabu import TabuSearch  # noqa: E402
 
 
-def engines_for(p, nb, algorithm, rows, threads):
+def engines_for(p, nb, algorithm, rows, threads, matrix_adapter):
     """{label: engine} of one instance and algorithm: the adapter at each rows x threads, and for
     tabu search the matrix kernel."""
     from lsbench.gpu.adapters.tsp_two_opt import adapter
@@ -44,13 +44,12 @@ def engines_for(p, nb, algorithm, rows, threads):
     from lsbench.gpu.engine.local_search import ONCHIP_FROM_MOVES, ResidentLocalSearch
     from lsbench.gpu.engine.whole_gpu_tabu import WholeGpuTabu
     prm = TabuSearch().params(nb) if algorithm == "tabu" else {"restarts": True}
-    engines = {f"adapter rows {r} threads {t}": ResidentLocalSearch(p, nb, adapter(p, nb, rows=r), algorithm, prm,
-                                                                    threads=t)
-               for r in rows for t in threads}
+    engines = {f"adapter rows {r or f'auto ({adapter(p, nb).rows})'} threads {t}": ResidentLocalSearch(
+        p, nb, adapter(p, nb, rows=r), algorithm, prm, threads=t) for r in rows for t in threads}
     if adapter(p, nb).whole:  # the exact path as before whole coordinates took it from the views
-        engines[f"adapter rows {rows[-1]} threads {threads[-1]} exact path global"] = ResidentLocalSearch(
+        engines[f"adapter rows {rows[-1] or 'auto'} threads {threads[-1]} exact path global"] = ResidentLocalSearch(
             p, nb, adapter(p, nb, rows=rows[-1], whole=False), algorithm, prm, threads=threads[-1])
-    for t in threads:
+    for t in threads if matrix_adapter else ():
         engines[f"matrix adapter threads {t}"] = ResidentLocalSearch(p, nb, TspTwoOptMatrixAdapter(p, nb), algorithm,
                                                                      prm, threads=t)
     if algorithm == "tabu" and nb.size < ONCHIP_FROM_MOVES:  # (where the engine runs it: K n x n expiries)
@@ -85,7 +84,9 @@ def main():
     ap.add_argument("--reference", default="pr2392", help="measured first: each row's ratio is to its best")
     ap.add_argument("--instances", default="eil101,kroA200,pr1002")
     ap.add_argument("--algorithms", default="hc,tabu")
-    ap.add_argument("--rows", default="1,2,4", help="rows a lane evaluates together (the adapter's ROWS)")
+    ap.add_argument("--rows", default="1,2,4", help="rows a lane evaluates together (the adapter's ROWS; auto: "
+                    "the adapter's own choice, rows_for)")
+    ap.add_argument("--matrix-adapter", action="store_true", help="the distance-matrix adapter too")
     ap.add_argument("--threads", default="128", help="threads a block of the adapter's kernel")
     ap.add_argument("--searches", type=int, default=1056)
     ap.add_argument("--seconds", type=float, default=0.5)
@@ -94,13 +95,15 @@ def main():
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--out")
     args = ap.parse_args()
-    rows_of, threads = [int(r) for r in args.rows.split(",")], [int(t) for t in args.threads.split(",")]
+    rows_of = [None if r == "auto" else int(r) for r in args.rows.split(",")]
+    threads = [int(t) for t in args.threads.split(",")]
     rows = []
     for name in [args.reference] + args.instances.split(","):
         p = registry.load(name, "tsp")
         nb = p.neighbourhood("2opt")
         for algorithm in args.algorithms.split(","):
-            measured = measure(p, nb, algorithm, engines_for(p, nb, algorithm, rows_of, threads), args)
+            measured = measure(p, nb, algorithm, engines_for(p, nb, algorithm, rows_of, threads,
+                                                                args.matrix_adapter), args)
             best = max(x["moves_per_s"] for x in rows + measured
                        if x["instance"] == (rows + measured)[0]["instance"] and x["algorithm"] == algorithm)
             for r in measured:

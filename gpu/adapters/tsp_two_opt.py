@@ -49,6 +49,7 @@ from .two_opt_edges import record, tabu_lists, two_opt_is_tabu, wrap
 
 WARP = 32
 ROWS = 4  # rows a lane evaluates together: (ROWS + 1) / ROWS square roots a move (4 measured fastest)
+ITEMS_A_BLOCK = 8  # work items of the triangle below which lanes take one row (rows_for)
 NO_BEST = np.int64(1) << np.int64(61)
 BYTES_PER_CITY = 12  # X, Y, EF
 SIM_SHARED_LIMIT = 232_448  # an H100's or H200's opt-in shared memory a block
@@ -280,6 +281,16 @@ def make_adapter(rows, on_chip, stored_exact, whole):
     return load, make_scan(views, consider, rows), record, apply, dv.fill_permutation
 
 
+def rows_for(n):
+    """ROWS where the triangle's items of 32 x ROWS rows number ITEMS_A_BLOCK or more (two for each
+    warp of a 128-thread block: above 384 cities), else lanes of one row, so that a small instance's
+    triangle is shared among the warps, not scanned by one of them. Measured (one H200, f9d97f6,
+    research/small_two_opt.py, K = 1,056, 128 threads): one row against four gives eil101 hc 1.86x and
+    tabu 1.44x, kroA200 1.16x and 1.36x, but pr1002 0.41x and 0.45x."""
+    blocks = -(-n // (WARP * ROWS))
+    return ROWS if blocks * (blocks + 1) // 2 >= ITEMS_A_BLOCK else 1
+
+
 def layout_for(n, shared_limit):
     """"chip" where a search's X, Y, EF fit a block's shared memory (`shared_limit` bytes) beside the
     engine's reduction at up to 512 threads (gpu/engine/local_search.py), else "global"."""
@@ -329,7 +340,7 @@ class TspTwoOptAdapter:
         rule = COORDINATE_RULES[problem.weight_type]
         self.n = problem.n
         self.layout = layout or layout_for(self.n, shared_limit())
-        self.rows = int(rows or ROWS)
+        self.rows = int(rows or rows_for(self.n))
         xy = np.asarray(problem.coordinates, np.float64)
         corner = xy.min(axis=0)
         extent = tuple(xy.max(axis=0) - corner)
