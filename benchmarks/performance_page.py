@@ -47,6 +47,7 @@ ONE_GPU_STEPS = {
                 "--peer-on pr2392,d2103,fnl4461,rl5915 --restarts 1056,fnl4461:528,rl5915:528 --peer-once rl5915 "
                 "--seconds 3 --repeats 3 --check 4",
     "maxcut_gset": "maxcut --graphs G22,G43,G55,G70 --seconds 60",
+    "small_two_opt": "small2opt --reference pr2392 --instances eil101,kroA200,pr1002 --rows 1,4 --threads 64,128",
 }
 REMEASURE_S = 570  # the steps of one call, within a device call of 10 minutes (tsp_peer alone; then the rest)
 MULTI_GPU_STEPS = {"multistart_scaling": "multistart --gpus 1,2 --islands 500000 --repeats 3 --timeout 150"}
@@ -255,10 +256,38 @@ def render_maxcut_gset(d, name):
             table(["graph", "n", "G moves/s", *(f"cut at {m[:-1]} s (gap)" for m in marks), "best known (BLS)"], body)]
 
 
+def render_small_two_opt(d, name):
+    """Per instance and algorithm, the 2-opt adapter at each rows a lane (the run's largest block
+    size) and the matrix kernel, G moves/s and the ratio to the reference's best."""
+    threads = max(r["shape"]["threads"] for r in d["rows"] if r["kernel"].startswith("adapter"))
+    kernels = sorted({r["kernel"] for r in d["rows"] if r["kernel"].startswith("adapter rows")
+                      and r["kernel"].endswith(f"threads {threads}")}) + ["matrix kernel"]
+    cases = {}
+    for r in d["rows"]:
+        cases.setdefault((r["instance"], r["n"], r["algorithm"]), {})[r["kernel"]] = r
+    body = [[instance, f"{size:,}", algorithm] + [
+        f"{by[k]['moves_per_s'] / 1e9:,.1f} ({by[k]['vs_reference_best']:.2f}x)" if k in by else "-" for k in kernels]
+        for (instance, size, algorithm), by in cases.items()]
+    same = "yes" if all(r["same_trajectory_as_cpu"] for r in d["rows"]) else "**no**"
+    first = d["rows"][0]
+    return [provenance(d, name), "", f"G moves/s by kernel time, {first['searches']:,} searches, {threads} threads a "
+            f"block (ratio to {d['reference']}'s best of the same algorithm); every row's middle search followed "
+            f"the CPU search: {same}.", "",
+            table(["instance", "n", "algorithm", *(lanes_of(k) for k in kernels)], body)]
+
+
+def lanes_of(kernel):
+    """'adapter rows 4 threads 128' -> '4 rows a lane'; other kernels as named."""
+    if not kernel.startswith("adapter rows "):
+        return kernel
+    rows = kernel.split()[2]
+    return f"{rows} row{'' if rows == '1' else 's'} a lane"
+
+
 RENDERERS = {"gpu_resident": render_gpu_resident, "tabu_scaling": render_tabu_scaling, "tabu_kernels": render_tabu_kernels,
              "gpu_resident_pfsp": render_gpu_resident_pfsp, "cas_gpu": render_cas_gpu, "ig_pfsp": render_ig_pfsp,
              "tsp_peer": render_tsp_peer, "multistart_scaling": render_multistart_scaling,
-             "maxcut_gset": render_maxcut_gset}
+             "maxcut_gset": render_maxcut_gset, "small_two_opt": render_small_two_opt}
 
 
 def stale_line(name, old_body):

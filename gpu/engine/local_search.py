@@ -295,14 +295,16 @@ def own_kernel_faster(kind, moves, K, multiprocessors):
     spread each search over many blocks (K = 1: 2.9x on ta001, 24x on PPP 101-117, 30x on eil101,
     5.5x on pr2392); at one an SM they keep the lead on small neighbourhoods (K = 132: eil101 15x,
     PPP 1.3x, ta001 1.3x; pr2392's 2.9 M moves 17x slower); beyond it the adapter's grid of
-    several blocks an SM wins on PPP and PFSP (K = 1,056: 2.0x, 1.8x) but not on eil101 (2.9x
-    slower). PPP's two kernels cost a move alike (ppp_flip_delta); the flow-shop adapter costs one
-    in O(nm), Taillard's fast path in O(m) amortised, so the adapter takes flow shops no larger than
-    the one measured (ta001's 380 moves, 20 jobs)."""
+    several blocks an SM wins on PPP and PFSP (K = 1,056: 2.0x, 1.8x), and on TSP 2-opt since its
+    lanes prune against the block's best (one H200 at f9d97f6, research/small_two_opt.py,
+    small_two_opt-h200-f9d97f6.json, K = 1,056: eil101 2.7x, kroA200 7.2x the matrix kernel's rate;
+    K = 132 not measured again). PPP's two kernels cost a move alike (ppp_flip_delta); the
+    flow-shop adapter costs one in O(nm), Taillard's fast path in O(m) amortised, so the adapter
+    takes flow shops no larger than the one measured (ta001's 380 moves, 20 jobs)."""
     if K < multiprocessors:
         return True
     if kind == "tsp":
-        return moves < ONCHIP_FROM_MOVES
+        return moves < ONCHIP_FROM_MOVES and K <= multiprocessors
     if kind == "pfsp" and moves > ADAPTER_PFSP_MOVES:
         return True
     return K <= multiprocessors
