@@ -172,8 +172,8 @@ def make_moves(views, stored_exact, whole):
         cuda.syncthreads()
         if tid == 0:
             h = wrap(i - 1, n)
-            EF[h] = float32(exact_edge(data, SOL, s, h, i) * scale)
-            EF[j] = float32(exact_edge(data, SOL, s, j, wrap(j + 1, n)) * scale)
+            EF[h] = float32(added_edge(data, SOL, X, Y, s, h, i) * scale)
+            EF[j] = float32(added_edge(data, SOL, X, Y, s, j, wrap(j + 1, n)) * scale)
         cuda.syncthreads()
 
     return load, consider, apply
