@@ -92,7 +92,7 @@ def make_moves(views, stored_exact, whole):
     enough to give back its exact length (see `stored_lengths_exact`), so a move's two removed edges
     are read, not computed; `whole`: X and Y hold the coordinates exactly (see `whole_coordinates`),
     so a move's two added edges are computed from them, not from the tour and FX, FY in global
-    memory (short distances make many estimates fall within the margin: eil101's exact path)."""
+    memory (an exact look then waits on no dependent global loads)."""
 
     @cuda.jit(device=True, inline=True)
     def added_edge(data, SOL, X, Y, s, a, b):
