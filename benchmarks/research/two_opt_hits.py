@@ -8,8 +8,9 @@ The scan of gpu/adapters/tsp_two_opt.py, replayed in NumPy on one tour: a block'
 triangle's (row block, column block) items in turn, each lane `rows` rows against one column at a
 time, the warps interleaved column by column. A move goes down the exact path where its estimate
 is within the margin (estimate_margin) of the threshold; the threshold is either the lane's own best
-exact delta so far (the adapter before the block's best) or the block's (one shared slot, read at
-each column). The tour: the CPU tabu search's best after `--iterations` iterations from `--seed`.
+exact delta so far (the adapter before the block's best) or the better of it and the block's (one
+shared slot), read back as the adapter does: at each item, after the lane's exact looks, and at
+every column j with j % 16 == 0. The tour: the CPU tabu search's best after `--iterations` iterations from `--seed`.
 Printed and written: exact looks per move, and the share of warp columns where any lane looks (a
 divergent branch the whole warp waits for).
 """
@@ -33,7 +34,8 @@ WARP = 32
 
 
 def warp_columns(n, rows, warps):
-    """Per warp, its (row block, column) steps in the order it walks them (the adapter's scan)."""
+    """Per warp, its (row block, column, first of its item) steps in the order it walks them (the
+    adapter's scan)."""
     span = WARP * rows
     blocks = (n + span - 1) // span
     walks = []
@@ -42,7 +44,7 @@ def warp_columns(n, rows, warps):
         for u in range(w, blocks * (blocks + 1) // 2, warps):
             g, c1 = index_to_pair(u, blocks + 1)
             top = min(c1 * span, n) - 1
-            steps += [(g, j) for j in range(top, (c1 - 1) * span - 1, -1)]
+            steps += [(g, j, j == top) for j in range(top, (c1 - 1) * span - 1, -1)]
         walks.append(steps)
     return walks
 
@@ -59,6 +61,7 @@ def exact_looks(p, tour, rows, warps, block_best):
     edge = np.array([D[tour[k], tour[(k + 1) % n]] for k in range(n)], np.float64)
     offsets = np.arange(WARP)[:, None] * rows + np.arange(rows)[None, :]
     best = np.full((warps, WARP), np.inf)
+    threshold = np.full((warps, WARP), np.inf)
     shared = np.inf
     counts = np.zeros(4, np.int64)
     walks = warp_columns(n, rows, warps)
@@ -66,17 +69,20 @@ def exact_looks(p, tour, rows, warps, block_best):
         for w, steps in enumerate(walks):
             if k >= len(steps):
                 continue
-            g, j = steps[k]
+            g, j, first = steps[k]
+            if block_best and (first or j % 16 == 0):
+                threshold[w] = np.minimum(best[w], shared)
             i = g * WARP * rows + offsets
             valid = (i < n) & (j > i)
             i = np.minimum(i, n - 1)
             h, nx = (i - 1) % n, (j + 1) % n
             estimate = np.hypot(X[h] - X[j], Y[h] - Y[j]) + np.hypot(X[i] - X[nx], Y[i] - Y[nx]) - edge[h] - edge[j]
             exact = D[tour[h], tour[j]] + D[tour[i], tour[nx]] - edge[h] - edge[j]
-            threshold = np.minimum(best[w], shared) if block_best else best[w]
-            look = valid & (estimate <= threshold[:, None] + margin)
+            look = valid & (estimate <= threshold[w][:, None] + margin)
             best[w] = np.minimum(best[w], np.where(look, exact, np.inf).min(axis=1))
             shared = min(shared, best[w].min())
+            looked = look.any(axis=1)
+            threshold[w] = np.where(looked, np.minimum(best[w], shared) if block_best else best[w], threshold[w])
             counts += (valid.sum(), look.sum(), 1, look.any())
     return counts
 
