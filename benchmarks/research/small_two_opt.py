@@ -44,9 +44,10 @@ def engines_for(p, nb, algorithm, rows, threads, matrix_adapter):
     from lsbench.gpu.engine.local_search import ONCHIP_FROM_MOVES, ResidentLocalSearch
     from lsbench.gpu.engine.whole_gpu_tabu import WholeGpuTabu
     prm = TabuSearch().params(nb) if algorithm == "tabu" else {"restarts": True}
-    engines = {f"adapter rows {r or f'auto ({adapter(p, nb).rows})'} threads {t}": ResidentLocalSearch(
+    own = adapter(p, nb)  # the adapter's own choices: rows_for, whole_coordinates
+    engines = {f"adapter rows {r or f'auto ({own.rows})'} threads {t}": ResidentLocalSearch(
         p, nb, adapter(p, nb, rows=r), algorithm, prm, threads=t) for r in rows for t in threads}
-    if adapter(p, nb).whole:  # the exact path as before whole coordinates took it from the views
+    if own.whole:  # the exact path as before whole coordinates took it from the views
         engines[f"adapter rows {rows[-1] or 'auto'} threads {threads[-1]} exact path global"] = ResidentLocalSearch(
             p, nb, adapter(p, nb, rows=rows[-1], whole=False), algorithm, prm, threads=threads[-1])
     for t in threads if matrix_adapter else ():

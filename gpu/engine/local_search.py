@@ -41,7 +41,7 @@ from .whole_gpu_tabu import WholeGpuTabu
 
 SIM = config.ENABLE_CUDASIM
 QUEUE_ITEM = 64  # iterations of a search per queue item, at most
-ONCHIP_FROM_MOVES = 500_000  # tabu search: smaller neighbourhoods run the matrix kernel (own_kernel_faster)
+ONCHIP_FROM_MOVES = 500_000  # TSP tabu, up to a search an SM: smaller ones on the matrix kernel (own_kernel_faster)
 ADAPTER_PFSP_MOVES = 380  # flow-shop insertion tabu search: the adapter at most this size (own_kernel_faster)
 REGISTERS = 96  # a thread's registers at most (measured best of 64-96): the rare exact path spills
 
