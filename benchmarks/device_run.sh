@@ -13,7 +13,7 @@
 #        ['resident ARGS'] ['ab TREE... ARGS'] ['regcap ARGS' (research/tabu_register_cap.py)] ['small2opt ARGS' (research/small_two_opt.py)] ['trees TREE... ARGS' (ab_trees.py)] ['pfsp ARGS'] ['pls ARGS'] ['grid ARGS'] ['cas ARGS'] ['cas-scaling ARGS'] ['ttb ARGS'] ['ig ARGS'] ['tsp ARGS'] ['maxcut ARGS' (examples/maxcut, its wheel in .whl/)] ['cow ARGS'] ['multistart ARGS'] ['sharing ARGS'] ['islands ARGS'] ['pytest ARGS']
 #        ['snakemake ARGS' (from .smk/smk_site.tgz: Snakemake 9 for Python 3.12, its dependencies beside it)]
 #        ['reports ARGS NAME...' (regenerate_reports.py --archive-only: reports/NAME/records.tgz, e.g. --budget-s 1500, --continue)]
-#        ['profile-cas INSTANCE... --generations G [--tree DIR]'] ['ncu-cas INSTANCE --generations G'] ['ncu-source INSTANCE SEARCHES']
+#        ['profile-cas INSTANCE... --generations G [--tree DIR]'] ['ncu-cas INSTANCE --generations G'] ['ncu-source INSTANCE SEARCHES'] ['ncu-2opt INSTANCE SEARCHES hc|tabu [THREADS ROWS ITERATIONS]']
 #        [pack (last: every file under $OUT into $OUT/results.tgz)]
 set -u
 [ -n "${LSBENCH_INSTALLED:-}" ] ||  # (performance_page.py remeasure installs once for its steps)
@@ -58,6 +58,18 @@ for step in "$@"; do
     cow*) (cd benchmarks && timeout 560 python3 cow_table.py ${step#cow} --out "${OUT:-results}") ;;
     maxcut*) timeout 590 python3 examples/maxcut/benchmark.py ${step#maxcut} --data-dir .devdata --out "${OUT:-benchmarks/results}" ;;
     multistart*) (cd benchmarks && timeout 590 python3 multistart_scaling.py ${step#multistart} --out "${OUT:-results}") ;;
+    ncu-2opt*) set -- ${step#ncu-2opt}; tag=$(echo "$@" | tr ' ' _)  # research/profile_two_opt.py's launch
+            timeout 120 python3 benchmarks/research/profile_two_opt.py "$@"  # its time, without ncu
+            timeout 240 /usr/local/cuda/bin/ncu --kernel-name regex:make_kernel --launch-skip 1 --launch-count 1 \
+            --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
+            --section InstructionStats --section SchedulerStats python3 benchmarks/research/profile_two_opt.py "$@" 2>&1 |
+              grep -v "^==PROF==" | tail -90
+            for shown in cuda,sass cuda sass; do  # the Python lines with their SASS, where this ncu can
+              timeout 240 /usr/local/cuda/bin/ncu --kernel-name regex:make_kernel --launch-skip 1 --launch-count 1 \
+                --section SourceCounters --section WarpStateStats --page source --print-source $shown --csv \
+                python3 benchmarks/research/profile_two_opt.py "$@" > "${OUT:-.}/ncu_2opt_${tag}_${shown/,/_}.csv" \
+                2> "${OUT:-.}/ncu_2opt_${tag}.err" && break
+            done; tail -3 "${OUT:-.}/ncu_2opt_${tag}.err"; wc -l "${OUT:-.}"/ncu_2opt_${tag}_*.csv ;;
     ncu-pfsp*) timeout 300 /usr/local/cuda/bin/ncu --kernel-name regex:pfsp --launch-skip 2 --launch-count 1 \
             --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
             --section SourceCounters --section InstructionStats --section SchedulerStats ${NCU_EXTRA:-} python3 benchmarks/research/profile_resident_pfsp.py ${step#ncu-pfsp} 2>&1 | grep -v "^==PROF==" | tail -120 ;;
