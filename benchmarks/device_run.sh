@@ -60,16 +60,14 @@ for step in "$@"; do
     multistart*) (cd benchmarks && timeout 590 python3 multistart_scaling.py ${step#multistart} --out "${OUT:-results}") ;;
     ncu-2opt*) set -- ${step#ncu-2opt}; tag=$(echo "$@" | tr ' ' _)  # research/profile_two_opt.py's launch
             timeout 120 python3 benchmarks/research/profile_two_opt.py "$@"  # its time, without ncu
-            timeout 240 /usr/local/cuda/bin/ncu --kernel-name regex:make_kernel --launch-skip 1 --launch-count 1 \
+            timeout 240 /usr/local/cuda/bin/ncu --kernel-name regex:^kernel --launch-skip 1 --launch-count 1 \
             --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
             --section InstructionStats --section SchedulerStats python3 benchmarks/research/profile_two_opt.py "$@" 2>&1 |
-              grep -v "^==PROF==" | tail -90
-            for shown in cuda,sass cuda sass; do  # the Python lines with their SASS, where this ncu can
-              timeout 240 /usr/local/cuda/bin/ncu --kernel-name regex:make_kernel --launch-skip 1 --launch-count 1 \
-                --section SourceCounters --section WarpStateStats --page source --print-source $shown --csv \
-                python3 benchmarks/research/profile_two_opt.py "$@" > "${OUT:-.}/ncu_2opt_${tag}_${shown/,/_}.csv" \
-                2> "${OUT:-.}/ncu_2opt_${tag}.err" && break
-            done; tail -3 "${OUT:-.}/ncu_2opt_${tag}.err"; wc -l "${OUT:-.}"/ncu_2opt_${tag}_*.csv ;;
+              grep -av "^==PROF==" | tail -90
+            timeout 240 /usr/local/cuda/bin/ncu --kernel-name regex:^kernel --launch-skip 1 --launch-count 1 \
+              --section SourceCounters --section WarpStateStats --page source --print-source sass --csv \
+              python3 benchmarks/research/profile_two_opt.py "$@" > "${OUT:-.}/ncu_2opt_$tag.csv" 2> "${OUT:-.}/ncu_2opt_$tag.err"
+            tail -3 "${OUT:-.}/ncu_2opt_$tag.err"; wc -l "${OUT:-.}/ncu_2opt_$tag.csv" ;;
     ncu-pfsp*) timeout 300 /usr/local/cuda/bin/ncu --kernel-name regex:pfsp --launch-skip 2 --launch-count 1 \
             --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
             --section SourceCounters --section InstructionStats --section SchedulerStats ${NCU_EXTRA:-} python3 benchmarks/research/profile_resident_pfsp.py ${step#ncu-pfsp} 2>&1 | grep -v "^==PROF==" | tail -120 ;;

@@ -1,34 +1,20 @@
 """One resident 2-opt launch to profile under Nsight Compute (ncu): where does a small instance's
-iteration go (issue 86, item 3)? Kernels are compiled with line information, so ncu's source page
-maps samples to lsbench's Python lines.
+iteration go (issue 86, item 3)? (Line information is not asked for: NVVM refuses Numba's symbol
+names with it.)
 
     python research/profile_two_opt.py INSTANCE SEARCHES hc|tabu [THREADS] [ROWS] [ITERATIONS]
-        (device_run.sh 'ncu-2opt INSTANCE SEARCHES hc|tabu ...': ncu --kernel-name regex:make_kernel
+        (device_run.sh 'ncu-2opt INSTANCE SEARCHES hc|tabu ...': ncu --kernel-name regex:^kernel
          --launch-skip 1 --launch-count 1; the first launch is the warm-up's)
 
 Without ncu it prints the launch's iterations a second a search and microseconds an iteration.
 """
 import sys
 
-import numba
-import numba.cuda
-
-_jit = numba.cuda.jit
-
-
-def jit_with_lines(*args, **options):
-    options.setdefault("lineinfo", True)
-    return _jit(*args, **options)
-
-
-if not numba.config.ENABLE_CUDASIM:  # (the simulator takes no line information)
-    numba.cuda.jit = jit_with_lines  # before lsbench's kernels are defined
-
-from lsbench import instances as registry  # noqa: E402
-from lsbench.gpu.adapters.tsp_two_opt import adapter  # noqa: E402
-from lsbench.gpu.engine.local_search import ResidentLocalSearch  # noqa: E402
-from lsbench.interfaces import Stop  # noqa: E402
-from lsbench.search.tabu import TabuSearch  # noqa: E402
+from lsbench import instances as registry
+from lsbench.gpu.adapters.tsp_two_opt import adapter
+from lsbench.gpu.engine.local_search import ResidentLocalSearch
+from lsbench.interfaces import Stop
+from lsbench.search.tabu import TabuSearch
 
 
 def main(argv):
