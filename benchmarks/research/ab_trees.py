@@ -7,8 +7,8 @@ TREE1 TREE2 ... TREE1 TREE2 ... (`--passes` times), each pass a fresh process ru
 (PYTHONPATH=TREE) through `lsbench.runner.run_one`, whose signature both trees share: every case
 once untimed (JIT and kernel compilation for that shape), then `--repeats` timed runs. Cases:
 the resident engines (`RESIDENT`: Ro-TS on tai100a, 1 and 132 searches; PFSP tabu search over the
-whole GPU and 1,056 at once; PPP tabu; TSP 2-opt hill climbing and tabu search; the iterated
-greedy; aggregate it/s over 2 s); cas + TS on gpu-resident,
+whole GPU and 1,056 at once; PPP tabu; TSP 2-opt hill climbing and tabu search, pr2392 and
+three instances below 2,000 cities; the iterated greedy; aggregate it/s over 2 s); cas + TS on gpu-resident,
 tai60b, seconds to the best known value (Tsutsui & Fujimoto's Table 6 target; median of seeds 1-5),
 and milliseconds a generation over 100 generations of seed 1 on tai40a (40 ants, one block each)
 and tai60b (240 ants; time to target hides a per-generation cost in the few generations it takes);
@@ -37,7 +37,9 @@ RESIDENT = {"rots-1": ("qap", "tai100a", "rots", None, 1),
             "ppp-tabu-132": ("ppp", "101-117", "tabu", "hamming2", 132),
             "tsp-hc-1056": ("tsp", "pr2392", "hc", "2opt", 1056),
             "tsp-tabu-1056": ("tsp", "pr2392", "tabu", "2opt", 1056),
-            "ig-1056": ("pfsp", "ta051", "ig", None, 1056)}
+            "ig-1056": ("pfsp", "ta051", "ig", None, 1056),
+            **{f"tsp-{a}-{name}-1056": ("tsp", name, a, "2opt", 1056)  # below 2,000 cities (issue 86, item 3)
+               for name in ("eil101", "kroA200", "pr1002") for a in ("hc", "tabu")}}
 CASES = (*RESIDENT, "cas-tai60b", "cas-tai40a-generation", "cas-tai60b-generation", "rl5915-2opt", "ta111-insertion")
 HIGHER_IS_BETTER = {"cas-tai60b": False, "cas-tai40a-generation": False,
                     "cas-tai60b-generation": False, "rl5915-2opt": True, "ta111-insertion": True, "rots-cpu": True,

@@ -51,6 +51,8 @@ WARP = 32
 ROWS = 4  # rows a lane evaluates together: (ROWS + 1) / ROWS square roots a move (4 measured fastest)
 ITEMS_A_BLOCK = 8  # work items of the triangle below which lanes take one row (rows_for)
 NO_BEST = np.int64(1) << np.int64(61)
+NO_LIMIT = np.float32(-3.4e38)  # a row's threshold where its column is no move: below any estimate, even
+# after limit()'s 3e38 (no best yet) is added to it (finite: the scan is compiled with fastmath)
 BYTES_PER_CITY = 12  # X, Y, EF
 SIM_SHARED_LIMIT = 232_448  # an H100's or H200's opt-in shared memory a block
 exact_distance = dv.twin(coordinate_distance, **DEVICE_OPS)
@@ -193,8 +195,9 @@ def make_scan(views, consider, rows):
     def scan_item(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c, lane, best,
                   block_best):
         """Rows g*span + lane*rows ... (+rows) against columns c*span ... (+span), g <= c: a distance
-        computed once serves two moves; on the diagonal block (g == c) the estimates of j <= i are
-        other moves' and are dropped where they pass the threshold."""
+        computed once serves two moves. On the diagonal block (g == c) a row i meets columns j <= i,
+        which are no move (j = i - 1 estimates -2 x edge i-1, below any threshold near a local
+        optimum); from the column where j <= i its threshold is NO_LIMIT."""
         scale, margin = data[5], data[6]
         n = SOL.shape[1]
         X, Y, EF = views(sh, MEM, s, n)
@@ -205,6 +208,7 @@ def make_scan(views, consider, rows):
         lim = cuda.local.array(rows, float32)
         dnext = cuda.local.array(points, float32)
         i0 = g * span + lane * rows
+        own_end = int32(i0 + rows) if g == c else int32(0)  # columns below it reach the lane's own rows
         for r in range(points):
             p = int32(i0 - 1 + r) % int32(n)
             rx[r] = X[p]
@@ -224,6 +228,11 @@ def make_scan(views, consider, rows):
                 thr = block_limit(block_best, bd, margin, scale)
                 for r in range(rows):
                     lim[r] = thr + base[r]
+            if j < own_end:  # (the diagonal block: rows i >= j see no move from here on)
+                for r in range(rows):
+                    if j <= i0 + r:
+                        base[r] = NO_LIMIT
+                        lim[r] = NO_LIMIT
             ju = uint32(j)  # unsigned: no negative-index wrap-around test on the hot loads
             xj = X[ju]
             yj = Y[ju]
@@ -245,7 +254,7 @@ def make_scan(views, consider, rows):
                 for r in range(rows):
                     dx = rx[r + 1] - xr
                     dy = ry[r + 1] - yr
-                    if j > i0 + r and dnext[r] + math.sqrt(dx * dx + dy * dy) - ej <= lim[r]:
+                    if dnext[r] + math.sqrt(dx * dx + dy * dy) - ej <= lim[r]:
                         bd, br, bk = consider(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key,
                                               int64(i0 + r), int64(j), bd, br, bk)
                 thr = block_limit(block_best, bd, margin, scale)
