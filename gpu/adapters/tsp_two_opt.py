@@ -50,6 +50,7 @@ from .two_opt_edges import record, tabu_lists, two_opt_is_tabu, wrap
 WARP = 32
 ROWS = 4  # rows a lane evaluates together: (ROWS + 1) / ROWS square roots a move (4 measured fastest)
 ITEMS_A_BLOCK = 8  # work items of the triangle below which lanes take one row (rows_for)
+ONE_ROW_REGISTERS = 64  # a thread's registers at most where lanes take one row (TspTwoOptAdapter.registers)
 NO_BEST = np.int64(1) << np.int64(61)
 NO_LIMIT = np.float32(-3.4e38)  # a row's threshold where its column is no move: below any estimate, even
 # after limit()'s 3e38 (no best yet) is added to it (finite: the scan is compiled with fastmath)
@@ -185,6 +186,7 @@ def make_scan(views, consider, rows):
     """The scan for lanes of `rows` rows (a compile-time constant)."""
     span = WARP * rows
     points = rows + 1  # the cities at positions i-1 .. i+rows-1 of a lane's rows
+    mask_rows = rows == 1  # lanes of one row test their diagonal columns (see scan_item)
 
     @cuda.jit(device=True, inline=True)
     def block_limit(block_best, bd, margin, scale):
@@ -197,7 +199,12 @@ def make_scan(views, consider, rows):
         """Rows g*span + lane*rows ... (+rows) against columns c*span ... (+span), g <= c: a distance
         computed once serves two moves. On the diagonal block (g == c) a row i meets columns j <= i,
         which are no move (j = i - 1 estimates -2 x edge i-1, below any threshold near a local
-        optimum); from the column where j <= i its threshold is NO_LIMIT."""
+        optimum), so a lane's estimate there may send its warp down the exact path: lanes of one row
+        (small instances, where the diagonal is a large share of the triangle) set such a row's
+        threshold to NO_LIMIT from the column where j <= i on; lanes of ROWS rows do not pay that
+        test on every column, and their exact path skips such rows and reads the block's best back
+        only after a real look. (One H100, ab_trees.py, K = 1,056: the test on every column took
+        7-11 % from pr2392 and gave eil101 15-20 %.)"""
         scale, margin = data[5], data[6]
         n = SOL.shape[1]
         X, Y, EF = views(sh, MEM, s, n)
@@ -228,7 +235,7 @@ def make_scan(views, consider, rows):
                 thr = block_limit(block_best, bd, margin, scale)
                 for r in range(rows):
                     lim[r] = thr + base[r]
-            if j < own_end:  # (the diagonal block: rows i >= j see no move from here on)
+            if mask_rows and j < own_end:  # (the diagonal block: rows i >= j see no move from here on)
                 for r in range(rows):
                     if j <= i0 + r:
                         base[r] = NO_LIMIT
@@ -251,15 +258,18 @@ def make_scan(views, consider, rows):
             if hit:  # rare: this column's candidates exactly
                 xr = X[wrap(j + 1, n)]
                 yr = Y[wrap(j + 1, n)]
+                looked = False
                 for r in range(rows):
                     dx = rx[r + 1] - xr
                     dy = ry[r + 1] - yr
-                    if dnext[r] + math.sqrt(dx * dx + dy * dy) - ej <= lim[r]:
+                    if j > i0 + r and dnext[r] + math.sqrt(dx * dx + dy * dy) - ej <= lim[r]:
                         bd, br, bk = consider(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key,
                                               int64(i0 + r), int64(j), bd, br, bk)
-                thr = block_limit(block_best, bd, margin, scale)
-                for r in range(rows):
-                    lim[r] = thr + base[r]
+                        looked = True
+                if looked:
+                    thr = block_limit(block_best, bd, margin, scale)
+                    for r in range(rows):
+                        lim[r] = thr + base[r]
         return bd, br, bk
 
     @cuda.jit(device=True)
@@ -357,6 +367,10 @@ class TspTwoOptAdapter:
         self.stored_exact = stored_lengths_exact(extent, scale)
         self.whole = whole_coordinates(xy, corner) if whole is None else bool(whole)
         self.compile_key = (self.rows, self.layout, self.stored_exact, self.whole)
+        # lanes of one row need fewer registers: a cap of 64 (not the engine's 96) lets 8 blocks of 128
+        # threads share an SM (one H100, ab_trees.py, K = 1,056: eil101 hc 1.21x, tabu 1.18x, kroA200 hc
+        # 1.08x; it took pr2392's tabu search to 0.4x, so lanes of ROWS rows keep the engine's cap)
+        self.registers = ONE_ROW_REGISTERS if self.rows == 1 else None
         self.moves = pair_count(self.n)
         margin = estimate_margin(rule, extent, scale)
         shifted = (xy - corner).astype(np.float32)

@@ -19,7 +19,8 @@ An adapter supplies device functions (see gpu/adapters/tsp_two_opt.py):
     apply(data, SOL, MEM, s, sh, move, tid, T)
     draw(stream, solution)    a random solution, as the problem's random_solution (one thread)
 and on the host: data (device arrays and scalars), shared_bytes, memory(K, tenure_max) -> MEM,
-moves (the neighbourhood's size), compile_key (what its device functions are compiled for).
+moves (the neighbourhood's size), compile_key (what its device functions are compiled for), and
+optionally registers (a thread's cap where it wants another than REGISTERS).
 """
 import numpy as np
 from numba import config, cuda, float32, int64, uint64
@@ -190,7 +191,7 @@ class ResidentLocalSearch:
                                f"on chip ({type(adapter).__name__}, {self.threads} threads); this GPU allows "
                                f"{cuda.get_current_device().MAX_SHARED_MEMORY_PER_BLOCK_OPTIN}")
         self.want_persistent = persistent
-        self.registers = None if SIM else int(registers or REGISTERS)
+        self.registers = None if SIM else int(registers or getattr(adapter, "registers", None) or REGISTERS)
         key = (type(adapter), adapter.compile_key, self.threads, algorithm, self.registers)
         if key not in _KERNELS:
             _KERNELS[key] = make_kernel(adapter.device_functions(), self.threads, algorithm == "tabu", self.registers)
