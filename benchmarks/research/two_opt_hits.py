@@ -12,7 +12,9 @@ exact delta so far (the adapter before the block's best) or the better of it and
 shared slot), read back as the adapter does: at each item, after the lane's exact looks, and at
 every column j with j % 16 == 0. The tour: the CPU tabu search's best after `--iterations` iterations from `--seed`.
 Printed and written: exact looks per move, and the share of warp columns where any lane looks (a
-divergent branch the whole warp waits for).
+divergent branch the whole warp waits for). Only moves (j > i) are replayed: the diagonal block's
+non-moves, whose estimates sent warps down the exact path on the device until 2cafea4 (an ncu
+profile, docs/notes/one-engine.md), are not.
 """
 import argparse
 import sys
