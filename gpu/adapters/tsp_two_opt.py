@@ -199,12 +199,11 @@ def make_scan(views, consider, rows):
         """Rows g*span + lane*rows ... (+rows) against columns c*span ... (+span), g <= c: a distance
         computed once serves two moves. On the diagonal block (g == c) a row i meets columns j <= i,
         which are no move (j = i - 1 estimates -2 x edge i-1, below any threshold near a local
-        optimum), so a lane's estimate there may send its warp down the exact path: lanes of one row
-        (small instances, where the diagonal is a large share of the triangle) set such a row's
-        threshold to NO_LIMIT from the column where j <= i on; lanes of ROWS rows do not pay that
-        test on every column, and their exact path skips such rows and reads the block's best back
-        only after a real look. (One H100, ab_trees.py, K = 1,056: the test on every column took
-        7-11 % from pr2392 and gave eil101 15-20 %.)"""
+        optimum), so a lane's estimate there may send its warp down the exact path, which then skips
+        such rows. Lanes of one row (small instances, where the diagonal is a large share of the
+        triangle) set such a row's threshold to NO_LIMIT from the column where j <= i on; lanes of
+        ROWS rows do not pay that test on every column (one H100, ab_trees.py, K = 1,056: it gave
+        eil101 1.15-1.20x and took pr2392 to 0.89-0.93x)."""
         scale, margin = data[5], data[6]
         n = SOL.shape[1]
         X, Y, EF = views(sh, MEM, s, n)
@@ -258,18 +257,15 @@ def make_scan(views, consider, rows):
             if hit:  # rare: this column's candidates exactly
                 xr = X[wrap(j + 1, n)]
                 yr = Y[wrap(j + 1, n)]
-                looked = False
                 for r in range(rows):
                     dx = rx[r + 1] - xr
                     dy = ry[r + 1] - yr
                     if j > i0 + r and dnext[r] + math.sqrt(dx * dx + dy * dy) - ej <= lim[r]:
                         bd, br, bk = consider(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key,
                                               int64(i0 + r), int64(j), bd, br, bk)
-                        looked = True
-                if looked:
-                    thr = block_limit(block_best, bd, margin, scale)
-                    for r in range(rows):
-                        lim[r] = thr + base[r]
+                thr = block_limit(block_best, bd, margin, scale)
+                for r in range(rows):
+                    lim[r] = thr + base[r]
         return bd, br, bk
 
     @cuda.jit(device=True)
