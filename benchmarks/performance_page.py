@@ -47,7 +47,7 @@ ONE_GPU_STEPS = {
                 "--peer-on pr2392,d2103,fnl4461,rl5915 --restarts 1056,fnl4461:528,rl5915:528 --peer-once rl5915 "
                 "--seconds 3 --repeats 3 --check 4",
     "maxcut_gset": "maxcut --graphs G22,G43,G55,G70 --seconds 60",
-    "small_two_opt": "small2opt --reference pr2392 --instances eil101,kroA200,pr1002 --rows 1,4 --threads 64,128",
+    "small_two_opt": "small2opt --reference pr2392 --instances eil101,kroA200,pr1002 --rows auto --threads 128",
 }
 REMEASURE_S = 570  # the steps of one call, within a device call of 10 minutes (tsp_peer alone; then the rest)
 MULTI_GPU_STEPS = {"multistart_scaling": "multistart --gpus 1,2 --islands 500000 --repeats 3 --timeout 150"}
@@ -260,13 +260,14 @@ def render_small_two_opt(d, name):
     """Per instance and algorithm, the 2-opt adapter at each rows a lane (the run's largest block
     size) and the matrix kernel, G moves/s and the ratio to the reference's best."""
     threads = max(r["shape"]["threads"] for r in d["rows"] if r["kernel"].startswith("adapter"))
-    kernels = sorted({r["kernel"] for r in d["rows"] if r["kernel"].startswith("adapter rows")
+    kernels = sorted({column_of(r["kernel"]) for r in d["rows"] if r["kernel"].startswith("adapter rows")
                       and r["kernel"].endswith(f"threads {threads}")}) + ["matrix kernel"]
     cases = {}
     for r in d["rows"]:
-        cases.setdefault((r["instance"], r["n"], r["algorithm"]), {})[r["kernel"]] = r
+        cases.setdefault((r["instance"], r["n"], r["algorithm"]), {})[column_of(r["kernel"])] = r
     body = [[instance, f"{size:,}", algorithm] + [
-        f"{by[k]['moves_per_s'] / 1e9:,.1f} ({by[k]['vs_reference_best']:.2f}x)" if k in by else "-" for k in kernels]
+        f"{by[k]['moves_per_s'] / 1e9:,.1f} ({by[k]['vs_reference_best']:.2f}x{rows_chosen(by[k]['kernel'])})"
+        if k in by else "-" for k in kernels]
         for (instance, size, algorithm), by in cases.items()]
     same = "yes" if all(r["same_trajectory_as_cpu"] for r in d["rows"]) else "**no**"
     first = d["rows"][0]
@@ -277,11 +278,24 @@ def render_small_two_opt(d, name):
 
 
 def lanes_of(kernel):
-    """'adapter rows 4 threads 128' -> '4 rows a lane'; other kernels as named."""
+    """'adapter rows 4 threads 128' -> '4 rows a lane', 'adapter rows auto ...' -> the adapter's own
+    choice; other kernels as named."""
     if not kernel.startswith("adapter rows "):
         return kernel
     rows = kernel.split()[2]
-    return f"{rows} row{'' if rows == '1' else 's'} a lane"
+    return "`rows_for`'s rows a lane" if rows == "auto" else f"{rows} row{'' if rows == '1' else 's'} a lane"
+
+
+def column_of(kernel):
+    """'adapter rows auto (1) threads 128' -> 'adapter rows auto threads 128': one column for the
+    adapter's own choice, whatever it chose."""
+    return re.sub(r"auto \(\d+\)", "auto", kernel)
+
+
+def rows_chosen(kernel):
+    """'; 1 row' where the row is the adapter's own choice ('adapter rows auto (1) ...'), else ''."""
+    chosen = re.search(r"auto \((\d+)\)", kernel)
+    return f"; {chosen.group(1)} row{'' if chosen.group(1) == '1' else 's'}" if chosen else ""
 
 
 RENDERERS = {"gpu_resident": render_gpu_resident, "tabu_scaling": render_tabu_scaling, "tabu_kernels": render_tabu_kernels,

@@ -353,7 +353,8 @@ def test_the_engine_picks_the_tabu_kernel_the_cited_measurement_found_faster():
     small, sms = cited("small_two_opt")
     rate = {(r["n"], r["algorithm"], r["searches"], r["kernel"]): r["moves_per_s"] for r in small["rows"]}
     for (n, algorithm, K, kernel), own_rate in rate.items():
-        adapter = rate.get((n, algorithm, K, f"adapter rows {rows_for(n)} threads 128"))
+        adapter = (rate.get((n, algorithm, K, f"adapter rows {rows_for(n)} threads 128"))
+                   or rate.get((n, algorithm, K, f"adapter rows auto ({rows_for(n)}) threads 128")))
         if kernel == "matrix kernel" and adapter:
             pairs["tsp", n * (n - 1) // 2, K] = (own_rate, adapter, sms)
     decided = 0
