@@ -265,7 +265,9 @@ def test_a_time_budget_ends_inside_the_first_searches_of_the_largest_instances(t
     assert r.returncode == 0, r.stderr[-2000:]
     assert time.monotonic() - started < 60
     rec = json.loads(out.read_text())
-    assert rec["wall_s"] < 7 and rec["params"]["first_searches_cut"]
+    # past the budget: cas prices the ants not begun from scratch (1.5-1.8 s alone on a 2-core host,
+    # 2.6 s beside another test), which the budget does not reserve; the calls cut here took hours
+    assert rec["wall_s"] < 8 and rec["params"]["first_searches_cut"]
     assert subprocess.run([sys.executable, "-m", "lsbench", "verify", str(out)]).returncode == 0
 
 
