@@ -378,3 +378,10 @@ def test_the_scans_replay_walks_every_move_once_and_the_blocks_best_looks_less(t
         block = exact_looks(p, tour, rows, warps, block_best=True)
         assert lane[0] == block[0] == 70 * 69 // 2
         assert 1 <= block[1] < lane[1]
+    # at a local optimum, row i's non-move at column i - 1 (-2 x edge i-1) is within any threshold:
+    # lanes of several rows enter the exact path for it on most columns of the diagonal block
+    nb = p.neighbourhood("2opt")
+    optimum = np.asarray(HillClimbing().run(p, nb, get_evaluator("cpu").bind(p, nb), Stop(iterations=10_000),
+                                            3).best_solution)
+    moves, looks, columns, looking, entering = exact_looks(p, optimum, 4, 1, True)  # (one item: the diagonal)
+    assert looking < columns // 4 and entering >= columns // 2

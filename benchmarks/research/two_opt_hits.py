@@ -11,10 +11,10 @@ is within the margin (estimate_margin) of the threshold; the threshold is either
 exact delta so far (the adapter before the block's best) or the better of it and the block's (one
 shared slot), read back as the adapter does: at each item, after the lane's exact looks, and at
 every column j with j % 16 == 0. The tour: the CPU tabu search's best after `--iterations` iterations from `--seed`.
-Printed and written: exact looks per move, and the share of warp columns where any lane looks (a
-divergent branch the whole warp waits for). Only moves (j > i) are replayed: the diagonal block's
-non-moves, whose estimates sent warps down the exact path on the device until 2cafea4 (an ncu
-profile, docs/notes/one-engine.md), are not.
+Printed and written: exact looks per move, the share of warp columns where any lane looks (a
+divergent branch the whole warp waits for), and the share where the warp enters that branch as the
+kernel does: lanes of several rows also for the diagonal block's non-moves (row i at column j <= i;
+j = i - 1 estimates -2 x edge i-1), which lanes of one row mask (docs/notes/one-engine.md).
 """
 import argparse
 import sys
@@ -52,7 +52,9 @@ def warp_columns(n, rows, warps):
 
 
 def exact_looks(p, tour, rows, warps, block_best):
-    """(moves, exact looks, warp columns, warp columns with a look) of one scan of `tour`."""
+    """(moves, exact looks, warp columns, warp columns with a look, warp columns that enter the
+    kernel's exact path: with a look, or for lanes of several rows a non-move's estimate within the
+    threshold) of one scan of `tour`."""
     from lsbench.gpu.adapters.tsp_two_opt import estimate_margin
     n = p.n
     xy = np.asarray(p.coordinates, np.float64)
@@ -65,7 +67,7 @@ def exact_looks(p, tour, rows, warps, block_best):
     best = np.full((warps, WARP), np.inf)
     threshold = np.full((warps, WARP), np.inf)
     shared = np.inf
-    counts = np.zeros(4, np.int64)
+    counts = np.zeros(5, np.int64)
     walks = warp_columns(n, rows, warps)
     for k in range(max(len(w) for w in walks)):
         for w, steps in enumerate(walks):
@@ -76,16 +78,21 @@ def exact_looks(p, tour, rows, warps, block_best):
                 threshold[w] = np.minimum(best[w], shared)
             i = g * WARP * rows + offsets
             valid = (i < n) & (j > i)
-            i = np.minimum(i, n - 1)
+            i = i % n  # (the kernel reads a lane's points modulo n)
             h, nx = (i - 1) % n, (j + 1) % n
             estimate = np.hypot(X[h] - X[j], Y[h] - Y[j]) + np.hypot(X[i] - X[nx], Y[i] - Y[nx]) - edge[h] - edge[j]
             exact = D[tour[h], tour[j]] + D[tour[i], tour[nx]] - edge[h] - edge[j]
-            look = valid & (estimate <= threshold[w][:, None] + margin)
+            exact = np.where((i == 0) & (j == n - 1), 0.0, exact)  # (reversing the whole tour changes nothing)
+            within = estimate <= threshold[w][:, None] + margin
+            look = valid & within
+            enter = look if rows == 1 else within  # lanes of several rows keep the diagonal's non-moves
             best[w] = np.minimum(best[w], np.where(look, exact, np.inf).min(axis=1))
             shared = min(shared, best[w].min())
             looked = look.any(axis=1)
             threshold[w] = np.where(looked, np.minimum(best[w], shared) if block_best else best[w], threshold[w])
-            counts += (valid.sum(), look.sum(), 1, look.any())
+            if block_best and enter.any():  # (the kernel: the warp's lanes read the block's best back)
+                threshold[w] = np.minimum(best[w], shared)
+            counts += (valid.sum(), look.sum(), 1, look.any(), enter.any())
     return counts
 
 
@@ -106,13 +113,14 @@ def main():
                                            args.seed).best_solution)
         for rows in (int(r) for r in args.rows.split(",")):
             for threshold in ("lane", "block"):
-                moves, looks, columns, columns_looking = (int(c) for c in
-                                                          exact_looks(p, tour, rows, args.warps, threshold == "block"))
+                moves, looks, columns, columns_looking, columns_entering = (
+                    int(c) for c in exact_looks(p, tour, rows, args.warps, threshold == "block"))
                 out.append({"instance": p.name, "n": p.n, "rows": rows, "warps": args.warps, "threshold": threshold,
                             "moves": moves, "exact_looks_per_move": looks / moves,
-                            "warp_columns_looking": columns_looking / columns})
+                            "warp_columns_looking": columns_looking / columns,
+                            "warp_columns_entering": columns_entering / columns})
                 print(f"| {p.name} | {p.n} | rows {rows} | {threshold}'s best | {looks / moves:.4f} | "
-                      f"{columns_looking / columns:.3f} |", flush=True)
+                      f"{columns_looking / columns:.3f} | {columns_entering / columns:.3f} |", flush=True)
     print(f"-> {write_result('two_opt_hits', {'rows': out, 'iterations': args.iterations}, args.out)}")
     return 0
 
