@@ -182,11 +182,47 @@ def make_moves(views, stored_exact, whole):
     return load, consider, apply
 
 
-def make_scan(views, consider, rows):
-    """The scan for lanes of `rows` rows (a compile-time constant)."""
+def make_scan(views, consider, rows, diagonal_loop=False):
+    """The scan for lanes of `rows` rows (a compile-time constant). `diagonal_loop` (research, not
+    yet measured: small_two_opt.py --diagonal-loop): the diagonal block's items on a loop of their
+    own that masks its non-moves, the others on one without the test, for any rows a lane."""
+    span = WARP * rows
+    scan_item = make_scan_item(views, consider, rows, rows == 1)  # lanes of one row mask (see there)
+    diagonal_item = make_scan_item(views, consider, rows, True) if diagonal_loop else scan_item
+    other_item = make_scan_item(views, consider, rows, False) if diagonal_loop else scan_item
+
+    @cuda.jit(device=True)
+    def scan(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, tid, T):
+        """This thread's best (delta, rank, move) over its lanes' items; move -1 if it saw none."""
+        n = SOL.shape[1]
+        lane = tid % WARP
+        blocks = (n + span - 1) // span
+        block_best = cuda.shared.array(1, int64)  # the least exact delta any thread has found (see above)
+        if tid == 0:
+            block_best[0] = NO_BEST
+        cuda.syncthreads()
+        best = (int64(NO_BEST), uint64(0), int64(-1))
+        for u in range(tid // WARP, blocks * (blocks + 1) // 2, T // WARP):
+            g, c1 = dv.index_to_pair(u, blocks + 1)
+            if not diagonal_loop:
+                best = scan_item(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c1 - 1, lane,
+                                 best, block_best)
+            elif g == c1 - 1:
+                best = diagonal_item(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c1 - 1,
+                                     lane, best, block_best)
+            else:
+                best = other_item(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c1 - 1,
+                                  lane, best, block_best)
+        return best
+
+    return scan
+
+
+def make_scan_item(views, consider, rows, mask_rows):
+    """scan_item for lanes of `rows` rows; `mask_rows`: test each column for the diagonal's
+    non-moves (below)."""
     span = WARP * rows
     points = rows + 1  # the cities at positions i-1 .. i+rows-1 of a lane's rows
-    mask_rows = rows == 1  # lanes of one row test their diagonal columns (see scan_item)
 
     @cuda.jit(device=True, inline=True)
     def block_limit(block_best, bd, margin, scale):
@@ -268,32 +304,16 @@ def make_scan(views, consider, rows):
                     lim[r] = thr + base[r]
         return bd, br, bk
 
-    @cuda.jit(device=True)
-    def scan(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, tid, T):
-        """This thread's best (delta, rank, move) over its lanes' items; move -1 if it saw none."""
-        n = SOL.shape[1]
-        lane = tid % WARP
-        blocks = (n + span - 1) // span
-        block_best = cuda.shared.array(1, int64)  # the least exact delta any thread has found (see above)
-        if tid == 0:
-            block_best[0] = NO_BEST
-        cuda.syncthreads()
-        best = (int64(NO_BEST), uint64(0), int64(-1))
-        for u in range(tid // WARP, blocks * (blocks + 1) // 2, T // WARP):
-            g, c1 = dv.index_to_pair(u, blocks + 1)
-            best = scan_item(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c1 - 1, lane,
-                             best, block_best)
-        return best
-
-    return scan
+    return scan_item
 
 
-def make_adapter(rows, on_chip, stored_exact, whole):
+def make_adapter(rows, on_chip, stored_exact, whole, diagonal_loop=False):
     """The adapter's device functions for lanes of `rows` rows, the layout, whether EF's lengths
-    are exact enough to read the removed edges from, and whether X, Y are the exact coordinates."""
+    are exact enough to read the removed edges from, whether X, Y are the exact coordinates, and
+    whether the diagonal's items take a loop of their own (make_scan)."""
     views = make_views(on_chip)
     load, consider, apply = make_moves(views, stored_exact, whole)
-    return load, make_scan(views, consider, rows), record, apply, dv.fill_permutation
+    return load, make_scan(views, consider, rows, diagonal_loop), record, apply, dv.fill_permutation
 
 
 def rows_for(n):
@@ -348,7 +368,7 @@ class TspTwoOptAdapter:
 
     neighbourhood = "2opt"
 
-    def __init__(self, problem, nb, rows=None, layout=None, whole=None):
+    def __init__(self, problem, nb, rows=None, layout=None, whole=None, diagonal_loop=False):
         if nb.name != "2opt" or problem.weight_type not in COORDINATE_RULES or problem.coordinates is None:
             raise LsbenchError(f"{problem.name}: the coordinate 2-opt adapter needs EUC_2D, CEIL_2D or ATT "
                                f"coordinates, not {problem.weight_type}")
@@ -362,7 +382,8 @@ class TspTwoOptAdapter:
         scale = math.sqrt(10.0) if rule == PSEUDO_EUCLIDEAN else 1.0  # file units a unit of distance
         self.stored_exact = stored_lengths_exact(extent, scale)
         self.whole = whole_coordinates(xy, corner) if whole is None else bool(whole)
-        self.compile_key = (self.rows, self.layout, self.stored_exact, self.whole)
+        self.diagonal_loop = bool(diagonal_loop)
+        self.compile_key = (self.rows, self.layout, self.stored_exact, self.whole, self.diagonal_loop)
         # lanes of one row need fewer registers: a cap of 64 (not the engine's 96) lets 8 blocks of 128
         # threads share an SM (one H100, ab_trees.py, K = 1,056: eil101 hc 1.21x, tabu 1.18x, kroA200 hc
         # 1.08x; it took pr2392's tabu search to 0.4x, so lanes of ROWS rows keep the engine's cap)
@@ -381,12 +402,12 @@ class TspTwoOptAdapter:
         return (*tabu_lists(K, tenure_max), cuda.device_array(rows, np.float32))
 
     def device_functions(self):
-        return make_adapter(self.rows, self.layout == "chip", self.stored_exact, self.whole)
+        return make_adapter(self.rows, self.layout == "chip", self.stored_exact, self.whole, self.diagonal_loop)
 
 
-def adapter(problem, nb, rows=None, layout=None, whole=None):
+def adapter(problem, nb, rows=None, layout=None, whole=None, diagonal_loop=False):
     """The 2-opt adapter for this instance: computed distances where it has coordinates (on chip or in
     global memory by size), the distance matrix otherwise (GEO, explicit weights)."""
     if problem.weight_type in COORDINATE_RULES and getattr(problem, "coordinates", None) is not None:
-        return TspTwoOptAdapter(problem, nb, rows=rows, layout=layout, whole=whole)
+        return TspTwoOptAdapter(problem, nb, rows=rows, layout=layout, whole=whole, diagonal_loop=diagonal_loop)
     return TspTwoOptMatrixAdapter(problem, nb)
