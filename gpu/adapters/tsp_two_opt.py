@@ -236,10 +236,10 @@ def make_scan_item(views, consider, rows, mask_rows):
         computed once serves two moves. On the diagonal block (g == c) a row i meets columns j <= i,
         which are no move (j = i - 1 estimates -2 x edge i-1, below any threshold near a local
         optimum), so a lane's estimate there may send its warp down the exact path, which then skips
-        such rows. Lanes of one row (small instances, where the diagonal is a large share of the
-        triangle) set such a row's threshold to NO_LIMIT from the column where j <= i on; lanes of
-        ROWS rows do not pay that test on every column (one H100, ab_trees.py, K = 1,056: it gave
-        eil101 1.15-1.20x and took pr2392 to 0.89-0.93x)."""
+        such rows. With `mask_rows` (by default lanes of one row: small instances, where the diagonal
+        is a large share of the triangle) a row's threshold is NO_LIMIT from the column where j <= i
+        on; by default lanes of ROWS rows do not pay that test on every column (one H100,
+        ab_trees.py, K = 1,056: it gave eil101 1.15-1.20x and took pr2392 to 0.89-0.93x)."""
         scale, margin = data[5], data[6]
         n = SOL.shape[1]
         X, Y, EF = views(sh, MEM, s, n)
