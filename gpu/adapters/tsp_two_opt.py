@@ -204,7 +204,7 @@ def make_scan(views, consider, rows, diagonal_loop=False):
         best = (int64(NO_BEST), uint64(0), int64(-1))
         for u in range(tid // WARP, blocks * (blocks + 1) // 2, T // WARP):
             g, c1 = dv.index_to_pair(u, blocks + 1)
-            if not diagonal_loop:
+            if not diagonal_loop:  # (one call site: the default kernel keeps one copy of the loop)
                 best = scan_item(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c1 - 1, lane,
                                  best, block_best)
             elif g == c1 - 1:
