@@ -109,10 +109,11 @@ TABU_CASES = [  # cities, weight type, decimals, rows a lane, tabu parameters, i
 
 
 @pytest.mark.parametrize("algorithm", ["hc", "tabu"])
-@pytest.mark.parametrize("rows", [1, 2])
+@pytest.mark.parametrize("rows", [1, 2, 4])
 def test_several_row_blocks_and_a_short_last_chunk_follow_the_cpu(tmp_path, algorithm, rows):
-    """Items off and on the diagonal, two warps, and a last column block of 6 columns: a chunk of
-    the scan's estimates shorter than CHUNK (gpu/adapters/tsp_two_opt.py)."""
+    """Items off and on the diagonal, two warps, and a last chunk of the scan's estimates shorter
+    than CHUNK (gpu/adapters/tsp_two_opt.py): 6 columns (1 and 2 rows a lane), or one item of five
+    chunks (4 rows)."""
     p = TSP.from_file(tsplib_file(tmp_path, 70, "EUC_2D", 0, seed=4))
     search = HillClimbing(restarts=True) if algorithm == "hc" else TabuSearch()
     nb = p.neighbourhood("2opt")
