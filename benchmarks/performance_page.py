@@ -47,7 +47,7 @@ ONE_GPU_STEPS = {
                 "--peer-on pr2392,d2103,fnl4461,rl5915 --restarts 1056,fnl4461:528,rl5915:528 --peer-once rl5915 "
                 "--seconds 3 --repeats 3 --check 4",
     "maxcut_gset": "maxcut --graphs G22,G43,G55,G70 --seconds 60",
-    "small_two_opt": "small2opt --reference pr2392 --instances eil101,kroA200,pr1002 --rows auto --threads 128",
+    "small_two_opt": "small2opt --reference pr2392 --instances eil51,eil101,kroA200,pr1002 --rows auto --threads 128",
 }
 REMEASURE_S = 570  # the steps of one call, within a device call of 10 minutes (tsp_peer alone; then the rest)
 MULTI_GPU_STEPS = {"multistart_scaling": "multistart --gpus 1,2 --islands 500000 --repeats 3 --timeout 150"}

@@ -259,7 +259,7 @@ SIMULATED_BENCHMARKS = {  # performance_page.py remeasure's scripts (and the A/B
     "tabu_register_cap": ("--cases tsp:eil51:2opt --searches 2 --caps 0,128 --threads 32 --seconds 0.05 --repeats 1 "
                           "--check 3",
                           ["eil51"]),
-    "small_two_opt": ("--reference eil51 --instances berlin52 --rows 1,auto --matrix-adapter "
+    "small_two_opt": ("--reference eil51 --instances berlin52 --rows 1,auto --matrix-adapter --diagonal-loop "
                       "--threads 32 --searches 2 "
                       "--seconds 0.05 --repeats 1 --check 3", ["eil51", "berlin52"]),
     "two_opt_hits": ("--instances eil51 --rows 1 --warps 2 --iterations 20", ["eil51"]),

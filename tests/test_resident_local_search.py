@@ -58,12 +58,12 @@ def _explicit(folder, n, seed=0):
     return TSP.from_file(path)
 
 
-def _resident(p, algorithm, search, rows, seeds, iterations, layout=None, threads=32):
+def _resident(p, algorithm, search, rows, seeds, iterations, layout=None, threads=32, diagonal_loop=False):
     from lsbench.gpu.adapters.tsp_two_opt import adapter
     from lsbench.gpu.engine.local_search import ResidentLocalSearch
     nb = p.neighbourhood("2opt")
     prm = search.params(nb) if algorithm == "tabu" else {"restarts": search.restarts}
-    engine = ResidentLocalSearch(p, nb, adapter(p, nb, rows=rows, layout=layout),
+    engine = ResidentLocalSearch(p, nb, adapter(p, nb, rows=rows, layout=layout, diagonal_loop=diagonal_loop),
                                  algorithm, prm, threads=threads)
     return engine.run(seeds, Stop(iterations=iterations), chunk=3)
 
@@ -109,15 +109,14 @@ TABU_CASES = [  # cities, weight type, decimals, rows a lane, tabu parameters, i
 
 
 @pytest.mark.parametrize("algorithm", ["hc", "tabu"])
-@pytest.mark.parametrize("rows", [1, 2, 4])
-def test_several_row_blocks_and_a_short_last_chunk_follow_the_cpu(tmp_path, algorithm, rows):
-    """Items off and on the diagonal, two warps, and a last chunk of the scan's estimates shorter
-    than CHUNK (gpu/adapters/tsp_two_opt.py): 6 columns (1 and 2 rows a lane), or one item of five
-    chunks (4 rows)."""
+@pytest.mark.parametrize("rows", [1, 2])
+def test_the_diagonal_items_on_a_loop_of_their_own_follow_the_cpu(tmp_path, algorithm, rows):
+    """research: the diagonal block's items on their own masking loop (make_scan's diagonal_loop),
+    several row blocks so that both loops run."""
     p = TSP.from_file(tsplib_file(tmp_path, 70, "EUC_2D", 0, seed=4))
     search = HillClimbing(restarts=True) if algorithm == "hc" else TabuSearch()
     nb = p.neighbourhood("2opt")
-    devs = _resident(p, algorithm, search, rows, [6, 7], 6, threads=64)
+    devs = _resident(p, algorithm, search, rows, [6, 7], 6, threads=64, diagonal_loop=True)
     for seed, dev in zip([6, 7], devs):
         _same(search.run(p, nb, get_evaluator("cpu").bind(p, nb), Stop(iterations=6), seed), dev)
 

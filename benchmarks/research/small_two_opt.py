@@ -3,7 +3,7 @@ of pr2392's moves/s at the same K)?
 
     python research/small_two_opt.py [--reference pr2392] [--instances eil101,kroA200,pr1002]
         [--algorithms hc,tabu] [--rows 1,2,4|auto] [--threads 128] [--searches 1056] [--seconds 0.5] [--repeats 3]
-        [--check 8] [--matrix-adapter]
+        [--check 8] [--matrix-adapter] [--diagonal-loop]
         (device_run.sh 'small2opt ARGS')
 
 Side by side, rows interleaved repeat by repeat, K searches of each algorithm on:
@@ -14,6 +14,8 @@ Side by side, rows interleaved repeat by repeat, K searches of each algorithm on
   from global memory (as before whole-number coordinates took it from the on-chip X, Y);
 - with `--matrix-adapter`, the distance-matrix adapter (gpu/adapters/tsp_two_opt_matrix.py, GEO's and
   explicit weights') at each `--threads`: one move a thread, its four distances read, no estimate and no exact path;
+- with `--diagonal-loop`, the adapter at the last rows and threads with the diagonal block's items
+  on a loop of their own that masks their non-moves (research: not yet the default);
 - tabu search only, where the engine runs it (below 500,000 moves, `own_kernel_faster`): the matrix
   kernel of gpu/engine/whole_gpu_tabu.py.
 Moves/s are every search's iterations x n(n-1)/2 over the seconds in kernels; each row's ratio is to
@@ -36,7 +38,7 @@ from lsbench.search.hill_climbing import HillClimbing  # noqa: E402
 from lsbench.search.tabu import TabuSearch  # noqa: E402
 
 
-def engines_for(p, nb, algorithm, rows, threads, matrix_adapter):
+def engines_for(p, nb, algorithm, rows, threads, matrix_adapter, diagonal_loop=False):
     """{label: engine} of one instance and algorithm: the adapter at each rows x threads, and for
     tabu search the matrix kernel."""
     from lsbench.gpu.adapters.tsp_two_opt import adapter
@@ -50,6 +52,9 @@ def engines_for(p, nb, algorithm, rows, threads, matrix_adapter):
     if own.whole:  # the exact path as before whole coordinates took it from the views
         engines[f"adapter rows {rows[-1] or 'auto'} threads {threads[-1]} exact path global"] = ResidentLocalSearch(
             p, nb, adapter(p, nb, rows=rows[-1], whole=False), algorithm, prm, threads=threads[-1])
+    if diagonal_loop:  # the diagonal block's items on a masking loop of their own (make_scan's diagonal_loop)
+        engines[f"adapter rows {rows[-1] or 'auto'} threads {threads[-1]} diagonal loop"] = ResidentLocalSearch(
+            p, nb, adapter(p, nb, rows=rows[-1], diagonal_loop=True), algorithm, prm, threads=threads[-1])
     for t in threads if matrix_adapter else ():
         engines[f"matrix adapter threads {t}"] = ResidentLocalSearch(p, nb, TspTwoOptMatrixAdapter(p, nb), algorithm,
                                                                      prm, threads=t)
@@ -88,6 +93,8 @@ def main():
     ap.add_argument("--rows", default="1,2,4", help="rows a lane evaluates together (the adapter's ROWS; auto: "
                     "the adapter's own choice, rows_for)")
     ap.add_argument("--matrix-adapter", action="store_true", help="the distance-matrix adapter too")
+    ap.add_argument("--diagonal-loop", action="store_true", help="the adapter (last rows and threads) with the "
+                    "diagonal block's items on a masking loop of their own too")
     ap.add_argument("--threads", default="128", help="threads a block of the adapter's kernel")
     ap.add_argument("--searches", type=int, default=1056)
     ap.add_argument("--seconds", type=float, default=0.5)
@@ -104,7 +111,7 @@ def main():
         nb = p.neighbourhood("2opt")
         for algorithm in args.algorithms.split(","):
             measured = measure(p, nb, algorithm, engines_for(p, nb, algorithm, rows_of, threads,
-                                                                args.matrix_adapter), args)
+                                                                args.matrix_adapter, args.diagonal_loop), args)
             best = max(x["moves_per_s"] for x in rows + measured
                        if x["instance"] == (rows + measured)[0]["instance"] and x["algorithm"] == algorithm)
             for r in measured:

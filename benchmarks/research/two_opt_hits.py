@@ -4,9 +4,7 @@ item 3; docs/notes/one-engine.md). CPU only: no GPU, no timing.
     python research/two_opt_hits.py [--instances eil101,kroA200,fl417,pr1002,pr2392] [--rows 4,1]
         [--warps 4] [--iterations 2000] [--seed 3] [--out DIR]
 
-The scan of gpu/adapters/tsp_two_opt.py as it was up to ab4ba99 (a column's estimates, then at once
-its exact looks; since, a lane estimates CHUNK columns before it looks at any, and a row's columns
-j <= i cost nothing), replayed in NumPy on one tour: a block's warps take the
+The scan of gpu/adapters/tsp_two_opt.py, replayed in NumPy on one tour: a block's warps take the
 triangle's (row block, column block) items in turn, each lane `rows` rows against one column at a
 time, the warps interleaved column by column. A move goes down the exact path where its estimate
 is within the margin (estimate_margin) of the threshold; the threshold is either the lane's own best

@@ -25,13 +25,9 @@ The scan (O'Neil & Burtscher's compute-bound idea, with TSPLIB's rounding kept e
   loads); its work items are (row block, column block) pairs of a triangle, dealt round the warps.
   One loop serves every item, so the exact path is compiled once (a kernel too large for the
   instruction cache measured a third of its stalls waiting for instructions).
-- A lane takes CHUNK columns at a time: their estimates first, in straight-line code that only
-  sets a bit for a column that may hold a move (no branch, no best carried through it), then the
-  flagged columns exactly. Columns at or below a lane's first row (the diagonal block's non-moves)
-  are cleared from the bits at no cost a column.
 - The threshold is the block's best so far, not the lane's own: a thread that finds a better exact
   delta lowers one shared slot (an atomic min), and every lane reads it back at each item, after
-  each of its exact looks and every CHUNK columns. A lane alone sees a few hundred moves on a small
+  each of its exact looks and every 16 columns. A lane alone sees a few hundred moves on a small
   instance, and its running minimum kept most of its columns on the exact path (eil101: two thirds
   of a warp's columns); a move whose estimate passes the block's best by more than the margin
   cannot be the block's choice, so the chosen move is unchanged.
@@ -52,11 +48,12 @@ from .tsp_two_opt_matrix import TspTwoOptMatrixAdapter
 from .two_opt_edges import record, tabu_lists, two_opt_is_tabu, wrap
 
 WARP = 32
-CHUNK = 16  # columns a lane estimates before it looks at any exactly (estimate_columns)
 ROWS = 4  # rows a lane evaluates together: (ROWS + 1) / ROWS square roots a move (4 measured fastest)
 ITEMS_A_BLOCK = 8  # work items of the triangle below which lanes take one row (rows_for)
 ONE_ROW_REGISTERS = 64  # a thread's registers at most where lanes take one row (TspTwoOptAdapter.registers)
 NO_BEST = np.int64(1) << np.int64(61)
+NO_LIMIT = np.float32(-3.4e38)  # a row's threshold where its column is no move: below any estimate, even
+# after limit()'s 3e38 (no best yet) is added to it (finite: the scan is compiled with fastmath)
 BYTES_PER_CITY = 12  # X, Y, EF
 SIM_SHARED_LIMIT = 232_448  # an H100's or H200's opt-in shared memory a block
 exact_distance = dv.twin(coordinate_distance, **DEVICE_OPS)
@@ -185,10 +182,14 @@ def make_moves(views, stored_exact, whole):
     return load, consider, apply
 
 
-def make_scan(views, consider, rows):
-    """The scan for lanes of `rows` rows (a compile-time constant)."""
+def make_scan(views, consider, rows, diagonal_loop=False):
+    """The scan for lanes of `rows` rows (a compile-time constant). `diagonal_loop` (research, not
+    yet measured: small_two_opt.py --diagonal-loop): the diagonal block's items on a loop of their
+    own that masks its non-moves, the others on one without the test, for any rows a lane."""
     span = WARP * rows
-    scan_item = make_scan_item(views, consider, rows)
+    scan_item = make_scan_item(views, consider, rows, rows == 1)  # lanes of one row mask (see there)
+    diagonal_item = make_scan_item(views, consider, rows, True) if diagonal_loop else scan_item
+    other_item = make_scan_item(views, consider, rows, False) if diagonal_loop else scan_item
 
     @cuda.jit(device=True)
     def scan(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, tid, T):
@@ -203,154 +204,116 @@ def make_scan(views, consider, rows):
         best = (int64(NO_BEST), uint64(0), int64(-1))
         for u in range(tid // WARP, blocks * (blocks + 1) // 2, T // WARP):
             g, c1 = dv.index_to_pair(u, blocks + 1)
-            best = scan_item(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c1 - 1, lane,
-                             best, block_best)
+            if not diagonal_loop:  # (one call site: the default kernel keeps one copy of the loop)
+                best = scan_item(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c1 - 1, lane,
+                                 best, block_best)
+            elif g == c1 - 1:
+                best = diagonal_item(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c1 - 1,
+                                     lane, best, block_best)
+            else:
+                best = other_item(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c1 - 1,
+                                  lane, best, block_best)
         return best
 
     return scan
 
 
-@cuda.jit(device=True, inline=True)
-def block_limit(block_best, bd, margin, scale):
-    """limit() of the better of the thread's best and the block's, bd first lowering the block's."""
-    return limit(min(bd, cuda.atomic.min(block_best, 0, bd)), margin, scale)
-
-
-def make_estimates(rows):
-    """estimate_columns for lanes of `rows` rows."""
-
-    @cuda.jit(device=True, inline=True, fastmath=True)
-    def estimate_columns(X, Y, EF, P, dnext, lim, jc, count):
-        """Columns jc, jc-1, ..., jc-count+1 against the lane's rows (P[0], P[1]: the x, y of its
-        points): bit q of the result is set where a row's estimate at column jc-q is within its
-        limit. dnext[r] holds the distance from point r to the column last seen (jc+1 on entry,
-        jc-count+1 on return): a distance serves two moves. No branch and no best carried through:
-        the loop unrolls into straight-line code (ptxas 13.0 for sm_90: 24 instructions a column at
-        one row a lane, 53 at four, where a loop that looked at each column at once took about 50
-        and 65; docs/notes/one-engine.md)."""
-        hits = int64(0)
-        bit = int64(1)
-        j = jc
-        while j > jc - count:
-            ju = uint64(j)  # unsigned: no negative-index wrap-around test on the hot loads
-            xj = X[ju]
-            yj = Y[ju]
-            ej = EF[ju]
-            hit = False
-            for r in range(rows):
-                dx = P[0, r] - xj
-                dy = P[1, r] - yj
-                dr = math.sqrt(dx * dx + dy * dy)
-                if dr + dnext[r + 1] - ej <= lim[r]:
-                    hit = True
-                dnext[r] = dr
-            dx = P[0, rows] - xj
-            dy = P[1, rows] - yj
-            dnext[rows] = math.sqrt(dx * dx + dy * dy)
-            if hit:
-                hits |= bit
-            bit += bit
-            j -= 1
-        return hits
-
-    return estimate_columns
-
-
-def make_look(views, consider, rows):
-    """look_exactly for lanes of `rows` rows."""
-
-    @cuda.jit(device=True, fastmath=True)
-    def look_exactly(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, i0, j, P, lim, best):
-        """The thread's best once the moves (i0 + r, j) whose estimates are within their rows'
-        limits are looked at exactly."""
-        n = SOL.shape[1]
-        X, Y, EF = views(sh, MEM, s, n)
-        bd, br, bk = best
-        xj = X[j]
-        yj = Y[j]
-        ej = EF[j]
-        xr = X[wrap(j + 1, n)]
-        yr = Y[wrap(j + 1, n)]
-        for r in range(rows):
-            if j > i0 + r:
-                dx = P[0, r] - xj
-                dy = P[1, r] - yj
-                ex = P[0, r + 1] - xr
-                ey = P[1, r + 1] - yr
-                if math.sqrt(dx * dx + dy * dy) + math.sqrt(ex * ex + ey * ey) - ej <= lim[r]:
-                    bd, br, bk = consider(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key,
-                                          i0 + r, j, bd, br, bk)
-        return bd, br, bk
-
-    return look_exactly
-
-
-def make_scan_item(views, consider, rows):
-    """scan_item for lanes of `rows` rows."""
+def make_scan_item(views, consider, rows, mask_rows):
+    """scan_item for lanes of `rows` rows; `mask_rows`: test each column for the diagonal's
+    non-moves (below)."""
     span = WARP * rows
     points = rows + 1  # the cities at positions i-1 .. i+rows-1 of a lane's rows
-    estimate_columns = make_estimates(rows)
-    look_exactly = make_look(views, consider, rows)
+
+    @cuda.jit(device=True, inline=True)
+    def block_limit(block_best, bd, margin, scale):
+        """limit() of the better of the thread's best and the block's, bd first lowering the block's."""
+        return limit(min(bd, cuda.atomic.min(block_best, 0, bd)), margin, scale)
 
     @cuda.jit(device=True, fastmath=True)
     def scan_item(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key, g, c, lane, best,
                   block_best):
-        """Rows g*span + lane*rows ... (+rows) against columns c*span ... (+span), g <= c, from the
-        top column down, CHUNK at a time: first every column's estimates (estimate_columns: a bit a
-        column that may hold a move), then the flagged columns exactly, each against the block's
-        best of the moment. A column j <= i is no move for row i (on the diagonal block j = i - 1
-        estimates -2 x edge i-1, below any threshold near a local optimum): its bits are cleared
-        for the lane's first row, and look_exactly tests j > i for the others."""
+        """Rows g*span + lane*rows ... (+rows) against columns c*span ... (+span), g <= c: a distance
+        computed once serves two moves. On the diagonal block (g == c) a row i meets columns j <= i,
+        which are no move (j = i - 1 estimates -2 x edge i-1, below any threshold near a local
+        optimum), so a lane's estimate there may send its warp down the exact path, which then skips
+        such rows. With `mask_rows` (by default lanes of one row: small instances, where the diagonal
+        is a large share of the triangle) a row's threshold is NO_LIMIT from the column where j <= i
+        on; by default lanes of ROWS rows do not pay that test on every column (one H100,
+        ab_trees.py, K = 1,056: it gave eil101 1.15-1.20x and took pr2392 to 0.89-0.93x)."""
         scale, margin = data[5], data[6]
         n = SOL.shape[1]
         X, Y, EF = views(sh, MEM, s, n)
-        P = cuda.local.array((2, points), float32)
+        bd, br, bk = best
+        rx = cuda.local.array(points, float32)
+        ry = cuda.local.array(points, float32)
         base = cuda.local.array(rows, float32)
         lim = cuda.local.array(rows, float32)
         dnext = cuda.local.array(points, float32)
         i0 = g * span + lane * rows
+        own_end = int32(i0 + rows) if g == c else int32(0)  # columns below it reach the lane's own rows
         for r in range(points):
             p = int32(i0 - 1 + r) % int32(n)
-            P[0, r] = X[p]
-            P[1, r] = Y[p]
-        low = c * span
-        top = min(low + span, n) - 1
-        thr = block_limit(block_best, best[0], margin, scale)
+            rx[r] = X[p]
+            ry[r] = Y[p]
+        top = min(c * span + span, n) - 1
+        thr = block_limit(block_best, bd, margin, scale)
         xj = X[wrap(top + 1, n)]
         yj = Y[wrap(top + 1, n)]
         for r in range(rows):
             base[r] = EF[int32(i0 - 1 + r) % int32(n)]
             lim[r] = thr + base[r]
-            dx = P[0, r + 1] - xj
-            dy = P[1, r + 1] - yj
+            dx = rx[r + 1] - xj
+            dy = ry[r + 1] - yj
             dnext[r + 1] = math.sqrt(dx * dx + dy * dy)
-        for jc in range(int32(top), int32(low - 1), int32(-CHUNK)):
-            count = min(int32(CHUNK), jc - int32(low) + 1)
-            hits = estimate_columns(X, Y, EF, P, dnext, lim, jc, count)
-            valid = jc - int32(i0)  # columns above the lane's first row: bits 0 .. valid - 1
-            if valid < count:
-                hits &= (int32(1) << int32(max(valid, 0))) - 1
-            for q in range(count if hits != 0 else 0):  # rare: the flagged columns exactly
-                if (hits >> q) & 1:
-                    best = look_exactly(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key,
-                                        int64(i0), int64(jc - q), P, lim, best)
-                    thr = block_limit(block_best, best[0], margin, scale)
-                    for r in range(rows):
-                        lim[r] = thr + base[r]
-            thr = block_limit(block_best, best[0], margin, scale)
+        for j in range(int32(top), int32(c * span - 1), int32(-1)):
+            if j & 15 == 0:  # (the same column across the warp: no divergence)
+                thr = block_limit(block_best, bd, margin, scale)
+                for r in range(rows):
+                    lim[r] = thr + base[r]
+            if mask_rows and j < own_end:  # (the diagonal block: rows i >= j see no move from here on)
+                for r in range(rows):
+                    if j <= i0 + r:
+                        base[r] = NO_LIMIT
+                        lim[r] = NO_LIMIT
+            ju = uint32(j)  # unsigned: no negative-index wrap-around test on the hot loads
+            xj = X[ju]
+            yj = Y[ju]
+            ej = EF[ju]
+            hit = False
             for r in range(rows):
-                lim[r] = thr + base[r]
-        return best
+                dx = rx[r] - xj
+                dy = ry[r] - yj
+                dr = math.sqrt(dx * dx + dy * dy)
+                if dr + dnext[r + 1] - ej <= lim[r]:
+                    hit = True
+                dnext[r] = dr
+            dx = rx[rows] - xj
+            dy = ry[rows] - yj
+            dnext[rows] = math.sqrt(dx * dx + dy * dy)
+            if hit:  # rare: this column's candidates exactly
+                xr = X[wrap(j + 1, n)]
+                yr = Y[wrap(j + 1, n)]
+                for r in range(rows):
+                    dx = rx[r + 1] - xr
+                    dy = ry[r + 1] - yr
+                    if j > i0 + r and dnext[r] + math.sqrt(dx * dx + dy * dy) - ej <= lim[r]:
+                        bd, br, bk = consider(data, SOL, MEM, s, sh, rule_tabu, use_tabu, it, current, asp, key,
+                                              int64(i0 + r), int64(j), bd, br, bk)
+                thr = block_limit(block_best, bd, margin, scale)
+                for r in range(rows):
+                    lim[r] = thr + base[r]
+        return bd, br, bk
 
     return scan_item
 
 
-def make_adapter(rows, on_chip, stored_exact, whole):
+def make_adapter(rows, on_chip, stored_exact, whole, diagonal_loop=False):
     """The adapter's device functions for lanes of `rows` rows, the layout, whether EF's lengths
-    are exact enough to read the removed edges from, and whether X, Y are the exact coordinates."""
+    are exact enough to read the removed edges from, whether X, Y are the exact coordinates, and
+    whether the diagonal's items take a loop of their own (make_scan)."""
     views = make_views(on_chip)
     load, consider, apply = make_moves(views, stored_exact, whole)
-    return load, make_scan(views, consider, rows), record, apply, dv.fill_permutation
+    return load, make_scan(views, consider, rows, diagonal_loop), record, apply, dv.fill_permutation
 
 
 def rows_for(n):
@@ -405,7 +368,7 @@ class TspTwoOptAdapter:
 
     neighbourhood = "2opt"
 
-    def __init__(self, problem, nb, rows=None, layout=None, whole=None):
+    def __init__(self, problem, nb, rows=None, layout=None, whole=None, diagonal_loop=False):
         if nb.name != "2opt" or problem.weight_type not in COORDINATE_RULES or problem.coordinates is None:
             raise LsbenchError(f"{problem.name}: the coordinate 2-opt adapter needs EUC_2D, CEIL_2D or ATT "
                                f"coordinates, not {problem.weight_type}")
@@ -419,7 +382,8 @@ class TspTwoOptAdapter:
         scale = math.sqrt(10.0) if rule == PSEUDO_EUCLIDEAN else 1.0  # file units a unit of distance
         self.stored_exact = stored_lengths_exact(extent, scale)
         self.whole = whole_coordinates(xy, corner) if whole is None else bool(whole)
-        self.compile_key = (self.rows, self.layout, self.stored_exact, self.whole)
+        self.diagonal_loop = bool(diagonal_loop)
+        self.compile_key = (self.rows, self.layout, self.stored_exact, self.whole, self.diagonal_loop)
         # lanes of one row need fewer registers: a cap of 64 (not the engine's 96) lets 8 blocks of 128
         # threads share an SM (one H100, ab_trees.py, K = 1,056: eil101 hc 1.21x, tabu 1.18x, kroA200 hc
         # 1.08x; it took pr2392's tabu search to 0.4x, so lanes of ROWS rows keep the engine's cap)
@@ -438,12 +402,12 @@ class TspTwoOptAdapter:
         return (*tabu_lists(K, tenure_max), cuda.device_array(rows, np.float32))
 
     def device_functions(self):
-        return make_adapter(self.rows, self.layout == "chip", self.stored_exact, self.whole)
+        return make_adapter(self.rows, self.layout == "chip", self.stored_exact, self.whole, self.diagonal_loop)
 
 
-def adapter(problem, nb, rows=None, layout=None, whole=None):
+def adapter(problem, nb, rows=None, layout=None, whole=None, diagonal_loop=False):
     """The 2-opt adapter for this instance: computed distances where it has coordinates (on chip or in
     global memory by size), the distance matrix otherwise (GEO, explicit weights)."""
     if problem.weight_type in COORDINATE_RULES and getattr(problem, "coordinates", None) is not None:
-        return TspTwoOptAdapter(problem, nb, rows=rows, layout=layout, whole=whole)
+        return TspTwoOptAdapter(problem, nb, rows=rows, layout=layout, whole=whole, diagonal_loop=diagonal_loop)
     return TspTwoOptMatrixAdapter(problem, nb)
