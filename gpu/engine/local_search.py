@@ -297,9 +297,9 @@ def own_kernel_faster(kind, moves, K, multiprocessors):
     5.5x on pr2392); at one an SM they keep the lead on small neighbourhoods (K = 132: eil101 15x,
     PPP 1.3x, ta001 1.3x; pr2392's 2.9 M moves 17x slower); beyond it the adapter's grid of
     several blocks an SM wins on PPP and PFSP (K = 1,056: 2.0x, 1.8x), and on TSP 2-opt since its
-    lanes prune against the block's best (one H200 at f9d97f6, research/small_two_opt.py,
-    small_two_opt-h200-f9d97f6.json, K = 1,056: eil101 2.7x, kroA200 7.2x the matrix kernel's rate;
-    K = 132 not measured again). PPP's two kernels cost a move alike (ppp_flip_delta); the
+    lanes prune against the block's best (one H200 at e05433a, research/small_two_opt.py,
+    small_two_opt-h200-e05433a.json, K = 1,056: eil51 1.9x, eil101 3.7x, kroA200 8.5x the matrix
+    kernel's rate; K = 132 not measured again). PPP's two kernels cost a move alike (ppp_flip_delta); the
     flow-shop adapter costs one in O(nm), Taillard's fast path in O(m) amortised, so the adapter
     takes flow shops no larger than the one measured (ta001's 380 moves, 20 jobs)."""
     if K < multiprocessors:
